@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sqlite"
+)
+
+// runCmd runs the command line args with an empty environment and returns
+// its standard output.
+func runCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
+	return stdout.String(), err
+}
+
+// seed writes a thread with two messages for user into the database at db
+// and returns its id; updated is its updated_at.
+func seed(t *testing.T, db, user string, updated time.Time) string {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Now = func() time.Time { return updated }
+	th := &agentmem.Thread{UserID: user, AgentID: "helper"}
+	if err := s.CreateThread(context.Background(), th); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.AppendMessages(context.Background(), user, th.ID, []*agentmem.Message{{Role: "user", Content: "Hello from " + user}, {Role: "assistant", Content: "Hi!"}}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th.ID
+}
+
+func TestExportImport(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	id := seed(t, db, "alice", time.Now())
+
+	md, err := runCmd(t, "export", "--db", db, "--user", "alice", "--thread", id, "--format", "markdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "# Hello from alice\n") || !strings.Contains(md, "## 👤 User\n\nHello from alice") {
+		t.Fatalf("markdown export:\n%s", md)
+	}
+	out := filepath.Join(dir, "alice.json")
+	if _, err := runCmd(t, "export", "--db", db, "--user", "alice", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	var x agentmem.UserExport
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &x); err != nil || len(x.Threads) != 1 || len(x.Threads[0].Messages) != 2 {
+		t.Fatalf("user export: %v, %s", err, b)
+	}
+	db2 := filepath.Join(dir, "b.db")
+	got, err := runCmd(t, "import", "--db", db2, "--user", "bob", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "imported thread "+id+" (2 messages)") {
+		t.Fatalf("import said %q", got)
+	}
+	// Importing again conflicts and says which thread.
+	if _, err := runCmd(t, "import", "--db", db2, "--user", "bob", out); err == nil || !strings.Contains(err.Error(), id) {
+		t.Fatalf("second import: %v, want a conflict naming %s", err, id)
+	}
+	for _, bad := range [][]string{
+		{"export", "--db", db}, // no user
+		{"export", "--db", db, "--user", "alice", "--format", "yaml"}, // bad format
+		{"import", "--db", db2, "--user", "bob"},                      // no file
+		{"import", "--db", db2, "--user", "bob", filepath.Join(dir, "missing.json")},
+		{"cleanup", "--db", db},                            // no age
+		{"cleanup", "--db", db, "--older-than", "soon"},    // bad age
+		{"serve", "--db", db, "--max-message-bytes", "-1"}, // bad limit
+		{"frobnicate"},
+	} {
+		if _, err := runCmd(t, bad...); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}
+
+func TestCleanup(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "a.db")
+	old := seed(t, db, "alice", time.Now().Add(-40*24*time.Hour))
+	seed(t, db, "bob", time.Now().Add(-31*24*time.Hour))
+	recent := seed(t, db, "alice", time.Now().Add(-2*24*time.Hour))
+
+	got, err := runCmd(t, "cleanup", "--db", db, "--older-than", "30d", "--dry-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "would delete 2 threads, 4 messages, 0 elements of 2 users") {
+		t.Fatalf("dry run said %q", got)
+	}
+	got, err = runCmd(t, "cleanup", "--db", db, "--older-than", "30d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "deleted 2 threads, 4 messages") {
+		t.Fatalf("cleanup said %q", got)
+	}
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.FindThreadByID(context.Background(), "alice", old); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("old thread: %v", err)
+	}
+	if _, err := s.FindThreadByID(context.Background(), "alice", recent); err != nil {
+		t.Fatalf("recent thread: %v", err)
+	}
+}
+
+func TestMigrateAndVersion(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	if got, err := runCmd(t, "migrate", "--db", "sqlite:"+db); err != nil || got != "migrated sqlite:"+db+"\n" {
+		t.Fatalf("migrate: %q, %v", got, err)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("migrate made no database: %v", err)
+	}
+	if got, err := runCmd(t, "version"); err != nil || !strings.HasPrefix(got, "agentmem ") {
+		t.Fatalf("version: %q, %v", got, err)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "12h": 12 * time.Hour, "0d": 0} {
+		if got, err := parseAge(in); err != nil || got != want {
+			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "d", "-3d", "x", "-1h"} {
+		if _, err := parseAge(bad); err == nil {
+			t.Errorf("parseAge(%q): no error", bad)
+		}
+	}
+}

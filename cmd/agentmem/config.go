@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/postgres"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/tokens"
+)
+
+// Config is everything agentmem can be told. Values come from flags, then
+// AGENTMEM_* environment variables, then these defaults; no package but
+// main ever sees it.
+type Config struct {
+	Addr            string        // serve: listen address
+	DB              string        // sqlite:PATH, a plain path, or postgres://…
+	Synchronous     string        // SQLite synchronous pragma: FULL or NORMAL
+	MaxMessageBytes int           // per message
+	MaxBodyBytes    int64         // per request body
+	ShutdownTimeout time.Duration // serve: grace period for in-flight requests
+	LogLevel        string        // debug, info, warn, error
+}
+
+// defaults returns the zero-configuration setup: an SQLite file in the
+// working directory, served on loopback.
+func defaults() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		DB:              "sqlite:./agentmem.db",
+		Synchronous:     "FULL",
+		MaxMessageBytes: agentmem.DefaultMaxMessageBytes,
+		MaxBodyBytes:    8 << 20,
+		ShutdownTimeout: 30 * time.Second,
+		LogLevel:        "info",
+	}
+}
+
+// envString registers a string flag whose default is the environment
+// variable env if set, else def.
+func envString(fs *flag.FlagSet, p *string, name, env, usage string, getenv func(string) string) {
+	if v := getenv(env); v != "" {
+		*p = v
+	}
+	fs.StringVar(p, name, *p, usage+" ("+env+")")
+}
+
+// dbFlags adds the flags every command that opens the store shares.
+func dbFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) {
+	envString(fs, &cfg.DB, "db", "AGENTMEM_DB", "database: sqlite:PATH or postgres://…", getenv)
+	envString(fs, &cfg.Synchronous, "sqlite-synchronous", "AGENTMEM_SQLITE_SYNCHRONOUS", "SQLite synchronous pragma: FULL (durable on power loss) or NORMAL", getenv)
+}
+
+// parse parses args with fs, reads numeric environment variables, and
+// validates the result.
+func (cfg *Config) parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	for env, p := range map[string]*int{"AGENTMEM_MAX_MESSAGE_BYTES": &cfg.MaxMessageBytes} {
+		if v := getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s=%q is not a number", env, v)
+			}
+			*p = n
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return cfg.Validate()
+}
+
+// Validate reports the first setting that cannot work.
+func (cfg *Config) Validate() error {
+	switch {
+	case cfg.DB == "":
+		return fmt.Errorf("--db is empty")
+	case cfg.MaxMessageBytes <= 0:
+		return fmt.Errorf("--max-message-bytes must be positive")
+	case cfg.MaxBodyBytes < int64(cfg.MaxMessageBytes):
+		return fmt.Errorf("--max-body-bytes (%d) must be at least --max-message-bytes (%d)", cfg.MaxBodyBytes, cfg.MaxMessageBytes)
+	}
+	if _, err := logLevel(cfg.LogLevel); err != nil {
+		return err
+	}
+	return nil
+}
+
+func logLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("log level %q: use debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	l, _ := logLevel(level)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// openStore opens the database named by cfg.DB, migrating it, with exact
+// token counting and the configured message size limit.
+func openStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
+	if strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://") {
+		s, err := postgres.Open(ctx, cfg.DB)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		s.Tokens, s.MaxMessageBytes = tokens.Default(), cfg.MaxMessageBytes
+		return s, nil
+	}
+	s, err := sqlite.Open(ctx, cfg.DB, sqlite.Options{Synchronous: cfg.Synchronous})
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", cfg.DB, err)
+	}
+	s.Tokens, s.MaxMessageBytes = tokens.Default(), cfg.MaxMessageBytes
+	return s, nil
+}
+
+// parseAge reads a retention age such as 30d, 12h or 90m.
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("age %q: want a number of days such as 30d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("age %q: want a duration such as 30d or 12h", s)
+	}
+	return d, nil
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,336 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// encode writes v as the JSON response with the given status. It marshals
+// before writing, so that a value that cannot be encoded (metadata that is
+// not JSON, read from a damaged database) becomes a logged 500 rather than
+// a half-written body; hence the logger.
+func encode(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, r, log, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	writeJSON(w, status, append(b, '\n'))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a failed write means the client left; nothing to tell it
+}
+
+// statusOf maps an agentmem error code to its HTTP status.
+func statusOf(code string) int {
+	switch code {
+	case agentmem.EINVALID:
+		return http.StatusBadRequest
+	case agentmem.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case agentmem.ENOTFOUND:
+		return http.StatusNotFound
+	case agentmem.ECONFLICT:
+		return http.StatusConflict
+	case agentmem.ETOOLARGE:
+		return http.StatusRequestEntityTooLarge
+	case agentmem.EUNPROCESSABLE:
+		return http.StatusUnprocessableEntity
+	case agentmem.ERATELIMIT:
+		return http.StatusTooManyRequests
+	case agentmem.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// statusClientClosedRequest is nginx's status for a request whose client
+// went away before the answer; nobody reads it, but logs and metrics then
+// do not count the disconnect as a server error.
+const statusClientClosedRequest = 499
+
+// writeError answers with err as {"error":{"code","message"}}: the status
+// follows agentmem.ErrorCode(err) and the message is
+// agentmem.ErrorMessage(err), so internal text never reaches the client.
+// This is where a failed request's error is logged, at Error and only for
+// 5xx; client errors are the client's business.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := agentmem.ErrorCode(err)
+	msg := agentmem.ErrorMessage(err)
+	status := statusOf(code)
+	if code == agentmem.EINTERNAL && r.Context().Err() != nil {
+		if errors.Is(r.Context().Err(), context.Canceled) {
+			log.DebugContext(r.Context(), "client went away", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()), "err", err)
+			w.WriteHeader(statusClientClosedRequest)
+			return
+		}
+		code, msg, status = agentmem.EUNAVAILABLE, "The request timed out.", http.StatusServiceUnavailable
+	}
+	if status >= 500 {
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()),
+			"status", status, "code", code, "err", err)
+	}
+	writeErrorBody(w, status, code, msg)
+}
+
+func writeErrorBody(w http.ResponseWriter, status int, code, message string) {
+	type body struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct { // strings only: cannot fail
+		Error body `json:"error"`
+	}{body{code, message}})
+	writeJSON(w, status, append(b, '\n'))
+}
+
+// decode reads the request body, one JSON object, into a new T. Every
+// request body of this API is an object, so anything else is rejected, as
+// are unknown fields, a wrong JSON type, invalid UTF-8 (which
+// encoding/json would otherwise turn silently into U+FFFD), trailing data
+// and an empty body. Errors are EINVALID naming the field or the position,
+// or ETOOLARGE naming the limit; never internal.
+func decode[T any](r *http.Request) (T, error) {
+	var v T
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			return v, agentmem.Errorf(agentmem.ETOOLARGE, "The request body is larger than the limit of %d bytes.", tooLarge.Limit)
+		}
+		return v, agentmem.Errorf(agentmem.EINVALID, "The request body could not be read.")
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return v, agentmem.Errorf(agentmem.EINVALID, "A request body is required: a JSON object.")
+	case !utf8.Valid(body):
+		return v, invalidUTF8(body)
+	case trimmed[0] != '{':
+		return v, agentmem.Errorf(agentmem.EINVALID, "The request body must be a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, decodeError(body, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return v, agentmem.Errorf(agentmem.EINVALID, "The request body has data after the JSON object, at %s.", position(body, dec.InputOffset()))
+	}
+	return v, nil
+}
+
+// invalidUTF8 names the JSON value of body holding its first invalid UTF-8
+// byte.
+func invalidUTF8(body []byte) error {
+	bad := 0
+	for bad < len(body) {
+		r, size := utf8.DecodeRune(body[bad:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		bad += size
+	}
+	if path := pathAt(body, int64(bad)); path != "" {
+		return agentmem.Errorf(agentmem.EINVALID, "%s is not valid UTF-8.", path)
+	}
+	return agentmem.Errorf(agentmem.EINVALID, "The request body is not valid UTF-8 (at %s).", position(body, int64(bad)))
+}
+
+// decodeError turns an encoding/json error about body into a client error.
+func decodeError(body []byte, err error) error {
+	var (
+		syntax    *json.SyntaxError
+		typ       *json.UnmarshalTypeError
+		parseTime *time.ParseError
+	)
+	switch {
+	case errors.As(err, &syntax):
+		return agentmem.Errorf(agentmem.EINVALID, "The request body is not valid JSON at %s: %s.", position(body, syntax.Offset-1), syntax.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return agentmem.Errorf(agentmem.EINVALID, "The request body ends before its JSON object is complete.")
+	case errors.As(err, &typ):
+		// Offset is where the offending value ends; its path names the
+		// field with array indexes, which typ.Field lacks.
+		field := pathAt(body, typ.Offset-1)
+		if field == "" {
+			field = typ.Field
+		}
+		return agentmem.Errorf(agentmem.EINVALID, "%s must be %s, not %s.", field, jsonKind(typ.Type), typ.Value)
+	case errors.As(err, &parseTime):
+		return agentmem.Errorf(agentmem.EINVALID, "The request body has a time %q that is not in RFC 3339 format.", parseTime.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// encoding/json gives this error no type; its text names the key.
+		return agentmem.Errorf(agentmem.EINVALID, "The request body has an unknown field %s.", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	// What remains are errors of UnmarshalJSON methods, such as a time
+	// that is not a string. They describe the input only.
+	return agentmem.Errorf(agentmem.EINVALID, "The request body has an invalid value: %s.", err.Error())
+}
+
+// jsonKind names the JSON type that decodes into t.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a " + t.String()
+}
+
+// position describes the byte of body at offset as a line and column,
+// both counted from 1.
+func position(body []byte, offset int64) string {
+	offset = min(max(offset, 0), int64(len(body)))
+	before := body[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := offset - int64(bytes.LastIndexByte(before, '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// pathAt returns the path, like messages[0].content, of the innermost JSON
+// value (or object key) of body whose text covers byte offset; "" for the
+// top-level value or when body cannot be tokenised that far.
+func pathAt(body []byte, offset int64) string {
+	type frame struct {
+		array bool
+		index int    // of the current element, in an array
+		key   string // of the current member, in an object
+		isKey bool   // in an object, the next string is a key
+	}
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for i, f := range stack {
+			if f.array {
+				fmt.Fprintf(&b, "[%d]", f.index)
+			} else {
+				if i > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		start := dec.InputOffset() // separators before a token count as part of it
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		end := dec.InputOffset()
+		covers := offset >= start && offset < end
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if covers {
+				return path()
+			}
+			continue
+		}
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
+			switch {
+			case !top.array && top.isKey:
+				top.key, _ = tok.(string)
+				top.isKey = false
+				if covers {
+					return path()
+				}
+				continue
+			case top.array:
+				top.index++
+			default:
+				top.isKey = true // after this value comes the next key
+			}
+		}
+		if covers {
+			return path()
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, frame{array: d == '[', index: -1, isKey: d == '{'})
+		}
+	}
+}
+
+// queryInt returns the non-negative integer query parameter name, 0 when
+// it is absent or empty.
+func queryInt(q url.Values, name string) (int64, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, agentmem.Errorf(agentmem.EINVALID, "%s must be a non-negative integer, not %q.", name, s)
+	}
+	return n, nil
+}
+
+// queryBool returns the boolean query parameter name: true or 1, false or
+// 0, false when absent. Anything else is EINVALID rather than a guess.
+func queryBool(q url.Values, name string) (bool, error) {
+	if !q.Has(name) {
+		return false, nil
+	}
+	switch s := q.Get(name); s {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	default:
+		return false, agentmem.Errorf(agentmem.EINVALID, "%s must be true or false, not %q.", name, s)
+	}
+}
+
+// pathIDs are the identifiers of a request's path.
+type pathIDs struct {
+	user, thread, agent string
+}
+
+// readPath returns the {user}, {thread} and {agent} values of the route
+// that matched, each checked with agentmem.ValidateID before any store
+// call sees it.
+func readPath(r *http.Request) (pathIDs, error) {
+	p := pathIDs{user: r.PathValue("user"), thread: r.PathValue("thread"), agent: r.PathValue("agent")}
+	for _, f := range []struct{ wildcard, field, v string }{
+		{"{user}", "user_id", p.user}, {"{thread}", "thread_id", p.thread}, {"{agent}", "agent_id", p.agent},
+	} {
+		if strings.Contains(r.Pattern, f.wildcard) {
+			if err := agentmem.ValidateID(f.field, f.v); err != nil {
+				return p, err
+			}
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,273 @@
+// Package httpapi is agentmem's REST API: NewHandler serves the routes of
+// routes.go over an agentmem.Store, with JSON errors, request logging,
+// panic recovery and Prometheus metrics.
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"net/http"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultMaxBodyBytes bounds a request body when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 8 << 20
+
+// Options tune NewHandler. The zero value works.
+type Options struct {
+	// MaxBodyBytes bounds every request body (DefaultMaxBodyBytes when 0);
+	// a larger body is answered 413. Thread imports are bounded by it too.
+	MaxBodyBytes int64
+	// Registry receives the HTTP metrics and is served at /metrics. When
+	// nil, no metrics are recorded and /metrics is not served.
+	Registry *prometheus.Registry
+	// Version is the server's version, reported by /healthz.
+	Version string
+}
+
+// WithDefaults returns o with zero fields set to their defaults.
+func (o Options) WithDefaults() Options {
+	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
+	return o
+}
+
+// NewHandler returns the REST API over store. A nil log discards.
+func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opt = opt.WithDefaults()
+	mux := http.NewServeMux()
+	addRoutes(mux, log, store, opt)
+	var h http.Handler = route(mux)
+	h = recoverPanics(log)(h)
+	h = limitBody(opt.MaxBodyBytes)(h)
+	if opt.Registry != nil {
+		h = newHTTPMetrics(opt.Registry).measure(h)
+	}
+	return logRequests(log)(h)
+}
+
+// requestInfo is what the middleware learn about a request as it is
+// served. The first middleware to see a request creates it (see track), so
+// each middleware works in any order.
+type requestInfo struct {
+	id     string // from X-Request-ID, or generated
+	route  string // the ServeMux pattern that matched; "" until the router ran or when none did
+	status int    // 0 until the response header is written
+}
+
+// code returns the status sent, 200 if the handler wrote nothing (the
+// server then sends 200).
+func (info *requestInfo) code() int { return cmp.Or(info.status, http.StatusOK) }
+
+// routeLabel returns the matched pattern of the request.
+func (info *requestInfo) routeLabel() string { return routeLabel(info.route) }
+
+// routeLabel returns a ServeMux pattern without its method ("GET
+// /v1/users/{user}/threads" → "/v1/users/{user}/threads"), or "unmatched"
+// for none. Patterns, unlike paths, hold no user data, so they are safe as
+// log fields and metric labels.
+func routeLabel(pattern string) string {
+	if pattern == "" {
+		return "unmatched"
+	}
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return path
+	}
+	return pattern
+}
+
+type infoKey struct{}
+
+// track returns the request's info, creating it on first use together with
+// a ResponseWriter that records the status and a request carrying the info
+// in its context. The request ID comes from X-Request-ID when it is a
+// well-formed ID, else a new one, and is echoed in the response header.
+func track(w http.ResponseWriter, r *http.Request) (*requestInfo, http.ResponseWriter, *http.Request) {
+	if info, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
+		return info, w, r
+	}
+	info := &requestInfo{id: r.Header.Get("X-Request-ID")}
+	if len(info.id) > 128 || agentmem.ValidateID("X-Request-ID", info.id) != nil {
+		info.id = agentmem.NewID()
+	}
+	w.Header().Set("X-Request-ID", info.id)
+	return info, &statusWriter{ResponseWriter: w, info: info}, r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+}
+
+// requestID returns the ID of the request, "" outside the middleware.
+func requestID(ctx context.Context) string {
+	if info, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		return info.id
+	}
+	return ""
+}
+
+// statusWriter records the status of the response in its info.
+type statusWriter struct {
+	http.ResponseWriter
+	info *requestInfo
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.info.status == 0 && code >= 200 { // 1xx are informational; the final status follows
+		w.info.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.info.status == 0 {
+		w.info.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the server's writer (Flush…).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// route serves mux, records the pattern it matched in the request info and
+// turns the mux's own plain-text 404 and 405 replies into JSON errors (the
+// Allow header of a 405 stays).
+//
+// ServeMux sets Pattern on the *http.Request it is given, so the pattern is
+// read from the very request passed to mux, after it returns (in a defer,
+// so that a panicking handler is labelled too). A middleware further out
+// holds a different *http.Request (r.WithContext copies it) and would see
+// an empty Pattern, hence the info holder.
+//
+// A path that is not clean (an empty, "." or ".." segment) is refused
+// rather than redirected as ServeMux would: its 307 keeps the method, so a
+// client following it would send DELETE …/threads/.. to DELETE
+// /v1/users/{user} and erase the user.
+func route(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, w, r := track(w, r)
+		if p := r.URL.EscapedPath(); r.RequestURI != "*" && !isClean(p) {
+			writeErrorBody(w, http.StatusBadRequest, agentmem.EINVALID,
+				"The path "+strconv.Quote(p)+" has an empty, . or .. segment; IDs in a path must be none of these.")
+			return
+		}
+		defer func() { info.route = r.Pattern }()
+		mux.ServeHTTP(&unmatchedWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+// isClean reports whether p is its own cleaned form (a trailing slash is
+// allowed), the test ServeMux applies before redirecting.
+func isClean(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// unmatchedWriter replaces the reply of a request that matched no pattern
+// (ServeMux's NotFoundHandler, or its 405 handler) with a JSON error. The
+// handlers' own 404s have a pattern and pass through.
+type unmatchedWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	replied bool // the JSON error is written; drop the mux's text body
+}
+
+func (w *unmatchedWriter) WriteHeader(code int) {
+	if w.r.Pattern == "" && !w.replied {
+		switch code {
+		case http.StatusNotFound:
+			w.replied = true
+			writeErrorBody(w.ResponseWriter, code, agentmem.ENOTFOUND, "No route for "+w.r.Method+" "+w.r.URL.Path+".")
+			return
+		case http.StatusMethodNotAllowed:
+			w.replied = true
+			writeErrorBody(w.ResponseWriter, code, agentmem.EINVALID,
+				"Method "+w.r.Method+" is not allowed on "+w.r.URL.Path+"; allowed: "+w.Header().Get("Allow")+".")
+			return
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *unmatchedWriter) Write(b []byte) (int, error) {
+	if w.replied {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *unmatchedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// limitBody bounds request bodies to n bytes; decode answers a larger one
+// with 413.
+func limitBody(n int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body != nil {
+				r.Body = http.MaxBytesReader(w, r.Body, n)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// recoverPanics turns a panic in a handler into a logged 500, so that a bug
+// costs one request and not the process. http.ErrAbortHandler passes on:
+// it is how a handler aborts a response it has begun (see
+// handleExportUser). A panic after the header was sent aborts the response
+// as well, since a 500 can no longer be sent.
+func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			info, w, r := track(w, r)
+			defer func() {
+				v := recover()
+				if v == nil {
+					return
+				} else if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.ErrorContext(r.Context(), "panic serving request", "method", r.Method, "route", info.routeLabel(),
+					"request_id", info.id, "panic", v, "stack", string(debug.Stack()))
+				if info.status != 0 {
+					panic(http.ErrAbortHandler)
+				}
+				writeErrorBody(w, http.StatusInternalServerError, agentmem.EINTERNAL, "Internal error.")
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// logRequests logs each request once it is served: at Debug, or at Warn
+// for a 5xx (whose error writeError has logged at Error). Paths are not
+// logged, since they hold user IDs; the route pattern is.
+func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			info, w, r := track(w, r)
+			start := time.Now()
+			defer func() {
+				level := slog.LevelDebug
+				if info.code() >= 500 {
+					level = slog.LevelWarn
+				}
+				log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("route", info.routeLabel()),
+					slog.Int("status", info.code()), slog.Duration("duration", time.Since(start)), slog.String("request_id", info.id))
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,100 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/tokens"
+)
+
+// MustOpenStore opens an empty SQLite store in tb's temporary directory,
+// closed when tb ends.
+func MustOpenStore(tb testing.TB) *sqlite.Store {
+	tb.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	s.Tokens = tokens.Default()
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("close store: %v", err)
+		}
+	})
+	return s
+}
+
+// MustServe serves the real handler over store, logging into tb.
+func MustServe(tb testing.TB, store agentmem.Store, opt httpapi.Options) *httptest.Server {
+	tb.Helper()
+	srv := httptest.NewServer(httpapi.NewHandler(NewLogger(tb), store, opt))
+	tb.Cleanup(srv.Close) // registered after the store's Close, so it runs before it
+	return srv
+}
+
+// NewLogger logs at Debug into tb, where it shows for failing tests.
+func NewLogger(tb testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tbWriter struct{ tb testing.TB }
+
+func (w tbWriter) Write(b []byte) (int, error) {
+	w.tb.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+// Do sends a request with a body (none when empty) and returns the
+// response with its body read.
+func Do(tb testing.TB, method, url string, header http.Header, body string) (*http.Response, []byte) {
+	tb.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		tb.Fatalf("new request: %v", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("%s %s: read body: %v", method, url, err)
+	}
+	return resp, b
+}
+
+// MustCreateThread stores a thread with messages directly in the store.
+func MustCreateThread(tb testing.TB, s agentmem.Store, t *agentmem.Thread, msgs ...*agentmem.Message) *agentmem.Thread {
+	tb.Helper()
+	ctx := context.Background()
+	if err := s.CreateThread(ctx, t); err != nil {
+		tb.Fatalf("create thread: %v", err)
+	}
+	if len(msgs) > 0 {
+		if _, err := s.AppendMessages(ctx, t.UserID, t.ID, msgs, agentmem.AppendOptions{}); err != nil {
+			tb.Fatalf("append messages: %v", err)
+		}
+	}
+	t, err := s.FindThreadByID(ctx, t.UserID, t.ID)
+	if err != nil {
+		tb.Fatalf("find thread: %v", err)
+	}
+	return t
+}

@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// httpMetrics are the request metrics of NewHandler.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	return &httpMetrics{
+		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_http_requests_total",
+			Help: "HTTP requests served, by method, route pattern and status code.",
+		}, []string{"method", "route", "code"})),
+		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_http_request_duration_seconds",
+			Help:    "Time to serve an HTTP request, by method and route pattern.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route"})),
+	}
+}
+
+// measure counts and times each request under its route pattern
+// ("unmatched" when none matched, so that scanners probing random paths
+// cannot grow the label set). Methods outside the standard ones are
+// labelled "other" for the same reason.
+func (m *httpMetrics) measure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, w, r := track(w, r)
+		start := time.Now()
+		defer func() {
+			method, route := methodLabel(r.Method), info.routeLabel()
+			m.requests.WithLabelValues(method, route, strconv.Itoa(info.code())).Inc()
+			m.duration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// register registers c with reg, or returns the equal collector registered
+// before (so that two handlers, or a handler and a test, can share a
+// registry).
+//
+// Any other failure is a collector of the same name with other labels: a
+// wiring bug, found at start-up. It panics, as ServeMux.Handle does for
+// conflicting patterns in the same constructor, because NewHandler and
+// InstrumentStore have no error to return it in.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if errors.As(err, &already) {
+			if existing, ok := already.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic("httpapi: register metric: " + err.Error())
+	}
+	return c
+}
+
+// InstrumentStore returns s with every call timed into the histogram
+// agentmem_store_operation_duration_seconds{op} and every failure counted
+// in agentmem_store_operation_errors_total{op,code}, where op is the
+// method's name in snake case (append_messages) and code its
+// agentmem.ErrorCode. A nil reg returns s unchanged.
+//
+// A method added to agentmem.Store later passes through the embedded Store
+// untimed until it is added here.
+func InstrumentStore(s agentmem.Store, reg prometheus.Registerer) agentmem.Store {
+	if reg == nil {
+		return s
+	}
+	return &instrumentedStore{
+		Store: s,
+		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentmem_store_operation_duration_seconds",
+			Help:    "Time of a store call, by operation.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"op"})),
+		errors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentmem_store_operation_errors_total",
+			Help: "Store calls that failed, by operation and agentmem error code.",
+		}, []string{"op", "code"})),
+	}
+}
+
+type instrumentedStore struct {
+	agentmem.Store
+	duration *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+}
+
+// observe records a call of op begun at start; it is deferred, so it reads
+// the call's error through a pointer to the named result.
+func (s *instrumentedStore) observe(op string, start time.Time, err *error) {
+	s.duration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	if *err != nil {
+		s.errors.WithLabelValues(op, agentmem.ErrorCode(*err)).Inc()
+	}
+}
+
+func (s *instrumentedStore) CreateThread(ctx context.Context, t *agentmem.Thread) (err error) {
+	defer s.observe("create_thread", time.Now(), &err)
+	return s.Store.CreateThread(ctx, t)
+}
+
+func (s *instrumentedStore) FindThreadByID(ctx context.Context, userID, id string) (_ *agentmem.Thread, err error) {
+	defer s.observe("find_thread_by_id", time.Now(), &err)
+	return s.Store.FindThreadByID(ctx, userID, id)
+}
+
+func (s *instrumentedStore) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) (_ []*agentmem.Thread, _ string, err error) {
+	defer s.observe("find_threads", time.Now(), &err)
+	return s.Store.FindThreads(ctx, userID, f)
+}
+
+func (s *instrumentedStore) UpdateThread(ctx context.Context, userID, id string, upd agentmem.ThreadUpdate) (_ *agentmem.Thread, err error) {
+	defer s.observe("update_thread", time.Now(), &err)
+	return s.Store.UpdateThread(ctx, userID, id, upd)
+}
+
+func (s *instrumentedStore) EndThread(ctx context.Context, userID, id string) (_ *agentmem.Thread, err error) {
+	defer s.observe("end_thread", time.Now(), &err)
+	return s.Store.EndThread(ctx, userID, id)
+}
+
+func (s *instrumentedStore) DeleteThread(ctx context.Context, userID, id string, permanent bool) (err error) {
+	defer s.observe("delete_thread", time.Now(), &err)
+	return s.Store.DeleteThread(ctx, userID, id, permanent)
+}
+
+func (s *instrumentedStore) AppendMessages(ctx context.Context, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions) (_ []*agentmem.Message, err error) {
+	defer s.observe("append_messages", time.Now(), &err)
+	return s.Store.AppendMessages(ctx, userID, threadID, msgs, opt)
+}
+
+func (s *instrumentedStore) FindMessages(ctx context.Context, userID, threadID string, f agentmem.MessageFilter) (_ []*agentmem.Message, _ string, err error) {
+	defer s.observe("find_messages", time.Now(), &err)
+	return s.Store.FindMessages(ctx, userID, threadID, f)
+}
+
+func (s *instrumentedStore) CreateElement(ctx context.Context, userID, threadID string, e *agentmem.Element) (err error) {
+	defer s.observe("create_element", time.Now(), &err)
+	return s.Store.CreateElement(ctx, userID, threadID, e)
+}
+
+func (s *instrumentedStore) FindElements(ctx context.Context, userID, threadID string, f agentmem.ElementFilter) (_ []*agentmem.Element, _ string, err error) {
+	defer s.observe("find_elements", time.Now(), &err)
+	return s.Store.FindElements(ctx, userID, threadID, f)
+}
+
+func (s *instrumentedStore) FindSession(ctx context.Context, userID, agentID string) (_ *agentmem.Session, err error) {
+	defer s.observe("find_session", time.Now(), &err)
+	return s.Store.FindSession(ctx, userID, agentID)
+}
+
+func (s *instrumentedStore) SetSession(ctx context.Context, userID, agentID, threadID string) (_ *agentmem.Session, err error) {
+	defer s.observe("set_session", time.Now(), &err)
+	return s.Store.SetSession(ctx, userID, agentID, threadID)
+}
+
+func (s *instrumentedStore) DeleteUser(ctx context.Context, userID string) (_ agentmem.Counts, err error) {
+	defer s.observe("delete_user", time.Now(), &err)
+	return s.Store.DeleteUser(ctx, userID)
+}
+
+func (s *instrumentedStore) FindUserIDs(ctx context.Context, after string, limit int) (_ []string, err error) {
+	defer s.observe("find_user_ids", time.Now(), &err)
+	return s.Store.FindUserIDs(ctx, after, limit)
+}
+
+func (s *instrumentedStore) DeleteThreadsBefore(ctx context.Context, userID string, cutoff time.Time, dryRun bool) (_ agentmem.Counts, err error) {
+	defer s.observe("delete_threads_before", time.Now(), &err)
+	return s.Store.DeleteThreadsBefore(ctx, userID, cutoff, dryRun)
+}
+
+func (s *instrumentedStore) Stats(ctx context.Context) (_ *agentmem.Stats, err error) {
+	defer s.observe("stats", time.Now(), &err)
+	return s.Store.Stats(ctx)
+}
+
+func (s *instrumentedStore) ImportThread(ctx context.Context, userID string, x *agentmem.ThreadExport) (_ *agentmem.Thread, err error) {
+	defer s.observe("import_thread", time.Now(), &err)
+	return s.Store.ImportThread(ctx, userID, x)
+}
+
+func (s *instrumentedStore) Ping(ctx context.Context) (err error) {
+	defer s.observe("ping", time.Now(), &err)
+	return s.Store.Ping(ctx)
+}
+
+func (s *instrumentedStore) Close() (err error) {
+	defer s.observe("close", time.Now(), &err)
+	return s.Store.Close()
+}

@@ -1,0 +1,4 @@
+package postgres
+
+// UserTables exposes userTables to the schema test.
+var UserTables = userTables

@@ -1,0 +1,303 @@
+// Package postgres implements agentmem.Store on PostgreSQL with pgx/v5: a
+// connection pool, one transaction per call, row locks on the thread so
+// that any number of server processes append gap-free, and embedded
+// forward-only migrations taken under an advisory lock.
+//
+// It mirrors package sqlite, the reference backend: the same tables,
+// cursors and errors, and the same conformance suite (storetest).
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+var _ agentmem.Store = (*Store)(nil)
+
+// Store is an agentmem.Store on one PostgreSQL schema: the first schema of
+// the connection's search_path.
+type Store struct {
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+	// Tokens counts message tokens at write (agentmem.EstimateTokens when nil).
+	Tokens agentmem.TokenCounter
+	// MaxMessageBytes bounds one message (agentmem.DefaultMaxMessageBytes when 0).
+	MaxMessageBytes int
+}
+
+// Open connects to the PostgreSQL database of dsn (a postgres:// URL or
+// key=value string, as pgx reads them: search_path selects the schema,
+// pool_max_conns sizes the pool) and applies the pending migrations.
+// Returns EUNAVAILABLE if the database cannot be reached.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse postgres dsn: %w", err) // pgx masks the password
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgxpool's default (the CPU count, at least 4) starves concurrent
+		// appenders: each waits for a connection while others wait on fsync.
+		cfg.MaxConns = max(cfg.MaxConns, 16)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", formatError(err))
+	}
+	s := &Store{pool: pool, Now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close waits for the calls in flight and closes the connections. Calls
+// after Close return EUNAVAILABLE.
+func (s *Store) Close() error {
+	if s.closed.CompareAndSwap(false, true) {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// Ping implements agentmem.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return errClosed()
+	}
+	if err := s.pool.Ping(ctx); err != nil {
+		return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer."), err)
+	}
+	return nil
+}
+
+func errClosed() error { return agentmem.Errorf(agentmem.EUNAVAILABLE, "The store is closed.") }
+
+func (s *Store) now() time.Time { return agentmem.Timestamp(s.Now()) }
+
+func (s *Store) tokens() agentmem.TokenCounter {
+	if s.Tokens == nil {
+		return agentmem.EstimateTokens{}
+	}
+	return s.Tokens
+}
+
+// Transaction modes: writes run at READ COMMITTED and lock the rows they
+// depend on (the thread first); reads see one snapshot.
+var (
+	writeTx = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	readTx  = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+)
+
+// Row-locking clauses for findThread. forUpdate serialises writers of a
+// thread (appends, updates, deletion); forShare keeps the thread from
+// being deleted while something is attached to it.
+const (
+	noLock    = ""
+	forUpdate = " FOR UPDATE"
+	forShare  = " FOR SHARE"
+)
+
+// write runs fn in a write transaction and commits it.
+func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.inTx(ctx, writeTx, fn)
+}
+
+// read runs fn in a read-only transaction: a consistent snapshot.
+func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.inTx(ctx, readTx, fn)
+}
+
+func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) error) error {
+	if s.closed.Load() {
+		return errClosed()
+	}
+	tx, err := s.pool.BeginTx(ctx, opt)
+	if err != nil {
+		if s.closed.Load() {
+			return errClosed()
+		}
+		return formatError(fmt.Errorf("begin: %w", err))
+	}
+	// A no-op after Commit. If ctx is done, pgx closes the connection
+	// instead, which ends the transaction as well.
+	defer tx.Rollback(ctx)
+	if err := fn(tx); err != nil {
+		return formatError(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return formatError(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// migrationLock is the first key of the advisory lock that migrations take;
+// the second is the hash of the schema's name, so that the processes
+// starting on one schema migrate it one at a time while other schemas of
+// the database do not wait.
+const migrationLock int32 = 0x616d656d // "amem"
+
+// migrate applies the embedded migrations not yet recorded in migrations,
+// each in its own transaction, in file-name order.
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrationFS, "migration/*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := s.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("migration %s: %w", name, formatError(err))
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrateFile(ctx context.Context, name string) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	// Held until commit: a second process waits here, then finds the
+	// version recorded and skips it.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(COALESCE(current_schema(), '')))`, migrationLock); err != nil {
+		return fmt.Errorf("lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS migrations (version text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL)`); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	var done bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM migrations WHERE version = $1)`, name).Scan(&done); err != nil {
+		return fmt.Errorf("find migration: %w", err)
+	} else if done {
+		return nil
+	}
+	body, err := fs.ReadFile(migrationFS, name)
+	if err != nil {
+		return fmt.Errorf("read migration: %w", err)
+	}
+	// Without arguments pgx uses the simple protocol, which runs a file of
+	// several statements.
+	if _, err := tx.Exec(ctx, string(body)); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO migrations (version, applied_at) VALUES ($1, $2)`, name, s.now()); err != nil {
+		return fmt.Errorf("record migration: %w", err)
+	}
+	return tx.Commit(ctx)
+}
+
+// storeTables are the tables of a store: the user data and the migrations.
+var storeTables = append([]string{"migrations"}, userTables...)
+
+// Size returns the bytes the store's tables take, indexes and TOAST
+// included (pg_total_relation_size of each table of its schema).
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		n, err = size(ctx, tx)
+		return err
+	})
+	return n, err
+}
+
+// size sums pg_total_relation_size over the tables that the search_path
+// resolves, which are the ones this store reads and writes.
+func size(ctx context.Context, tx pgx.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `SELECT COALESCE(SUM(pg_total_relation_size(to_regclass(t))), 0)::bigint FROM unnest($1::text[]) AS t`,
+		storeTables).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("measure tables: %w", err)
+	}
+	return n, nil
+}
+
+// formatError turns driver errors into agentmem errors: a unique violation
+// is ECONFLICT; a lost or refused connection, a deadlock or a lock timeout
+// EUNAVAILABLE; NUL characters, which PostgreSQL text cannot hold, and
+// times beyond the range of timestamptz EINVALID. Others pass as they are (clients see them as internal errors,
+// never their text). agentmem errors and context errors pass unchanged.
+func formatError(err error) error {
+	var ae *agentmem.Error
+	if err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505": // unique_violation
+			return agentmem.Errorf(agentmem.ECONFLICT, "The record already exists.")
+		case pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03": // serialization_failure, deadlock_detected, lock_not_available
+			return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is busy; retry."), err)
+		case pe.Code == "22021" || pe.Code == "22P05": // character_not_in_repertoire (0x00 in text), untranslatable_character (\u0000 in jsonb)
+			return errors.Join(agentmem.Errorf(agentmem.EINVALID, "Text may not contain NUL characters."), err)
+		case pe.Code == "22008": // datetime_field_overflow: a client's time outside 4713 BC to 294276 AD
+			return errors.Join(agentmem.Errorf(agentmem.EINVALID, "A time is out of range."), err)
+		case strings.HasPrefix(pe.Code, "08"), // connection_exception
+			pe.Code == "53300",                                         // too_many_connections
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+			return unavailable(err)
+		}
+		return err
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return unavailable(err)
+	}
+	return err
+}
+
+func unavailable(err error) error {
+	return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry."), err)
+}
+
+// isUniqueViolation reports whether err is PostgreSQL's unique_violation,
+// of the named constraint or index if one is given.
+func isUniqueViolation(err error, constraint ...string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && (len(constraint) == 0 || pe.ConstraintName == constraint[0])
+}
+
+// jsonValue returns JSON read from a jsonb column compacted, the form
+// agentmem writes (jsonb prints spaces after colons and commas).
+func jsonValue(b []byte) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return json.RawMessage(b)
+	}
+	return buf.Bytes()
+}
+
+// utc returns t in UTC; pgx reads timestamptz in the local time zone.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,331 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/postgres"
+	"github.com/agentmem/agentmem/storetest"
+	"github.com/agentmem/agentmem/tokens"
+	"github.com/jackc/pgx/v5"
+)
+
+var ctx = context.Background()
+
+// testDSN returns the DSN of the test database, from AGENTMEM_TEST_POSTGRES
+// (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable). Without
+// it the test is skipped, except on CI (CI=true), where a skipped
+// PostgreSQL suite would pass silently: there it fails.
+func testDSN(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv("AGENTMEM_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("AGENTMEM_TEST_POSTGRES is not set; CI must run the PostgreSQL suite")
+		}
+		tb.Skip("AGENTMEM_TEST_POSTGRES not set")
+	}
+	return dsn
+}
+
+// MustCreateSchema creates an empty schema am_test_<random>, drops it with
+// everything in it when the test ends, and returns a DSN whose search_path
+// selects it.
+func MustCreateSchema(tb testing.TB) string {
+	tb.Helper()
+	dsn := testDSN(tb)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema := "am_test_" + hex.EncodeToString(b[:])
+	MustExec(tb, dsn, `CREATE SCHEMA `+schema)
+	// Registered before any store of the schema opens, so it runs after
+	// their Close (cleanups run last in, first out).
+	tb.Cleanup(func() { MustExec(tb, dsn, `DROP SCHEMA `+schema+` CASCADE`) })
+	return withSearchPath(dsn, schema)
+}
+
+// withSearchPath adds search_path to a URL or key=value DSN; pgx sends it
+// as a run-time parameter (ConnConfig.RuntimeParams) of every connection.
+func withSearchPath(dsn, schema string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " search_path=" + schema
+}
+
+// MustExec runs one statement on a connection of its own.
+func MustExec(tb testing.TB, dsn, sql string) {
+	tb.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// MustOpen opens a store on dsn and closes it when the test ends.
+func MustOpen(tb testing.TB, dsn string) *postgres.Store {
+	tb.Helper()
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	s.Tokens = tokens.Default()
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestStore(t *testing.T) {
+	testDSN(t)
+	storetest.Run(t, func(tb testing.TB) agentmem.Store { return MustOpen(tb, MustCreateSchema(tb)) })
+}
+
+func BenchmarkStore(b *testing.B) {
+	testDSN(b)
+	storetest.Bench(b, func(tb testing.TB) agentmem.Store { return MustOpen(tb, MustCreateSchema(tb)) })
+}
+
+// TestSchema_UserIDFirst fails if a table's primary key does not start
+// with user_id (the distribution column when PostgreSQL is scaled out with
+// Citus, and the guarantee that every lookup is scoped to one user), if a
+// table has no primary key, or if DeleteUser does not know a table.
+func TestSchema_UserIDFirst(t *testing.T) {
+	dsn := MustCreateSchema(t)
+	MustOpen(t, dsn)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT c.relname::text, COALESCE(a.attname::text, '')
+		FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		LEFT JOIN pg_constraint p ON p.conrelid = c.oid AND p.contype = 'p'
+		LEFT JOIN LATERAL unnest(p.conkey) WITH ORDINALITY AS k(attnum, pos) ON true
+		LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')
+		ORDER BY c.relname, k.pos`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string][]string{}
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			t.Fatal(err)
+		}
+		tables[table] = append(tables[table], col)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) < 7 {
+		t.Fatalf("found %d tables, want at least 7: %v", len(tables), tables)
+	}
+	for table, cols := range tables {
+		if table == "migrations" {
+			continue // the schema's own bookkeeping, not user data
+		}
+		if cols[0] == "" {
+			t.Errorf("table %s has no primary key", table)
+		} else if cols[0] != "user_id" {
+			t.Errorf("table %s: primary key %v does not start with user_id", table, cols)
+		}
+		if !slices.Contains(postgres.UserTables, table) {
+			t.Errorf("table %s is not in userTables: DeleteUser would not erase it", table)
+		}
+	}
+}
+
+// TestAppendMessages_TwoProcesses: two stores on one schema, as two server
+// processes would be, each with 25 writers appending 40 single messages to
+// one thread, end with seqs 1..2000, each message once.
+func TestAppendMessages_TwoProcesses(t *testing.T) {
+	dsn := MustCreateSchema(t)
+	stores := []*postgres.Store{MustOpen(t, dsn), MustOpen(t, dsn)}
+	th := storetest.MustCreateThread(t, stores[0], &agentmem.Thread{UserID: "alice"})
+	const writers, each = 25, 40
+	total := len(stores) * writers * each
+	var wg sync.WaitGroup
+	errs := make(chan error, len(stores)*writers)
+	for p, s := range stores {
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					msg := &agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprintf("p%d-w%d-%d", p, w, i)}
+					if _, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{msg}, agentmem.AppendOptions{}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var msgs []*agentmem.Message
+	for cursor := ""; ; {
+		page, next, err := stores[1].FindMessages(ctx, "alice", th.ID, agentmem.MessageFilter{Limit: agentmem.MaxPageSize, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, page...)
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if len(msgs) != total {
+		t.Fatalf("len(messages)=%d, want %d", len(msgs), total)
+	}
+	seen := map[string]bool{}
+	for i, m := range msgs {
+		if m.Seq != int64(i+1) {
+			t.Fatalf("messages[%d].Seq=%d, want %d", i, m.Seq, i+1)
+		}
+		if seen[m.Content] {
+			t.Fatalf("message %q stored twice", m.Content)
+		}
+		seen[m.Content] = true
+	}
+	got, err := stores[0].FindThreadByID(ctx, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MessageCount != int64(total) || got.LastSeq != int64(total) {
+		t.Fatalf("message_count=%d last_seq=%d, want %d", got.MessageCount, got.LastSeq, total)
+	}
+}
+
+// TestOpen_ConcurrentMigrations: processes starting at once on a fresh
+// schema migrate it once, without errors.
+func TestOpen_ConcurrentMigrations(t *testing.T) {
+	dsn := MustCreateSchema(t)
+	const n = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			s, err := postgres.Open(ctx, dsn)
+			if err != nil {
+				errs <- err
+				return
+			}
+			s.Close()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := MustOpen(t, dsn)
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var versions int
+	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM migrations`).Scan(&versions); err != nil {
+		t.Fatal(err)
+	}
+	if versions != 1 {
+		t.Fatalf("migrations recorded %d times, want once", versions)
+	}
+}
+
+// TestStore_Reopen: data outlives the store, a closed store says
+// unavailable, and reopening migrates nothing twice.
+func TestStore_Reopen(t *testing.T) {
+	dsn := MustCreateSchema(t)
+	s, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", Title: "kept"})
+	storetest.MustAppend(t, s, "alice", th.ID, "user", "remember me", "assistant", "I will")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{{Role: "user"}}, agentmem.AppendOptions{}); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+		t.Fatalf("append to closed store: %v, want unavailable", err)
+	}
+	if err := s.Ping(ctx); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+		t.Fatalf("ping closed store: %v, want unavailable", err)
+	}
+
+	s = MustOpen(t, dsn)
+	got, err := s.FindThreadByID(ctx, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "kept" || got.MessageCount != 2 {
+		t.Fatalf("after reopening: thread %+v", got)
+	}
+	if next := storetest.MustAppend(t, s, "alice", th.ID, "user", "again"); next[0].Seq != 3 {
+		t.Fatalf("seq after reopening=%d, want 3", next[0].Seq)
+	}
+}
+
+// TestAppendMessages_NUL: PostgreSQL text cannot hold NUL characters; such
+// a message is refused as invalid, not as an internal error.
+func TestAppendMessages_NUL(t *testing.T) {
+	s := MustOpen(t, MustCreateSchema(t))
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	for _, m := range []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "a\x00b"},
+		{Role: agentmem.RoleUser, Content: "ok", Metadata: []byte(`{"k":"\u0000"}`)},
+	} {
+		_, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{m}, agentmem.AppendOptions{})
+		if code := agentmem.ErrorCode(err); code != agentmem.EINVALID {
+			t.Fatalf("append %q: code %q (%v), want %q", m.Content, code, err, agentmem.EINVALID)
+		}
+	}
+	storetest.MustAppend(t, s, "alice", th.ID, "user", "the transaction was rolled back")
+}
+
+// TestAppendMessages_TimeOutOfRange: a time that timestamptz cannot hold
+// is invalid, not an internal error.
+func TestAppendMessages_TimeOutOfRange(t *testing.T) {
+	s := MustOpen(t, MustCreateSchema(t))
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	for _, at := range []time.Time{time.Date(295000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		m := &agentmem.Message{Role: agentmem.RoleUser, Content: "dated", CreatedAt: at}
+		_, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{m}, agentmem.AppendOptions{})
+		if code := agentmem.ErrorCode(err); code != agentmem.EINVALID {
+			t.Fatalf("created_at %v: code %q (%v), want %q", at, code, err, agentmem.EINVALID)
+		}
+	}
+}
+
+// TestOpen_Unavailable: a database that refuses connections is
+// EUNAVAILABLE, and its error text stays out of the client message.
+func TestOpen_Unavailable(t *testing.T) {
+	_, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2")
+	if code := agentmem.ErrorCode(err); code != agentmem.EUNAVAILABLE {
+		t.Fatalf("Open on a closed port: code %q (%v), want %q", code, err, agentmem.EUNAVAILABLE)
+	}
+	if msg := agentmem.ErrorMessage(err); msg != "The database is unavailable; retry." {
+		t.Fatalf("client message %q", msg)
+	}
+}

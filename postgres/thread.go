@@ -1,0 +1,270 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+)
+
+const threadColumns = `user_id, id, agent_id, title, status, metadata, tags, message_count, last_seq, created_at, updated_at, ended_at, deleted_at`
+
+func scanThread(row interface{ Scan(...any) error }) (*agentmem.Thread, error) {
+	var (
+		t              agentmem.Thread
+		metadata       []byte
+		ended, deleted *time.Time
+	)
+	if err := row.Scan(&t.UserID, &t.ID, &t.AgentID, &t.Title, &t.Status, &metadata, &t.Tags, &t.MessageCount, &t.LastSeq,
+		&t.CreatedAt, &t.UpdatedAt, &ended, &deleted); err != nil {
+		return nil, err
+	}
+	t.Metadata = jsonValue(metadata)
+	if t.Tags == nil {
+		t.Tags = []string{}
+	}
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	t.EndedAt, t.DeletedAt = utc(ended), utc(deleted)
+	return &t, nil
+}
+
+func notFoundThread(id string) error {
+	return agentmem.Errorf(agentmem.ENOTFOUND, "Thread %q not found.", id)
+}
+
+// findThread returns a thread of the user, soft-deleted ones too. lock is
+// noLock, or forUpdate or forShare to hold the thread's row until the
+// transaction ends.
+func findThread(ctx context.Context, tx pgx.Tx, userID, id, lock string) (*agentmem.Thread, error) {
+	t, err := scanThread(tx.QueryRow(ctx, `SELECT `+threadColumns+` FROM threads WHERE user_id = $1 AND id = $2`+lock, userID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFoundThread(id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find thread: %w", err)
+	}
+	return t, nil
+}
+
+// findLiveThread is findThread without soft-deleted threads.
+func findLiveThread(ctx context.Context, tx pgx.Tx, userID, id, lock string) (*agentmem.Thread, error) {
+	t, err := findThread(ctx, tx, userID, id, lock)
+	if err == nil && t.DeletedAt != nil {
+		return nil, notFoundThread(id)
+	}
+	return t, err
+}
+
+// CreateThread implements agentmem.ThreadStore.
+func (s *Store) CreateThread(ctx context.Context, t *agentmem.Thread) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if t.ID == "" {
+		t.ID = agentmem.NewID()
+	}
+	now := s.now()
+	t.CreatedAt, t.UpdatedAt, t.MessageCount, t.LastSeq, t.DeletedAt = now, now, 0, 0, nil
+	if t.Status == agentmem.ThreadEnded {
+		t.EndedAt = &now
+	} else {
+		t.EndedAt = nil
+	}
+	return s.write(ctx, func(tx pgx.Tx) error { return insertThread(ctx, tx, t) })
+}
+
+// insertThread records the user and inserts t. The users upsert locks an
+// existing users row (DO UPDATE locks the row even when its WHERE skips
+// the update) so that a thread is never created for a user while
+// DeleteUser, which locks that row first, is erasing them.
+func insertThread(ctx context.Context, tx pgx.Tx, t *agentmem.Thread) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO users (user_id, created_at) VALUES ($1, $2)
+		ON CONFLICT (user_id) DO UPDATE SET created_at = users.created_at WHERE false`, t.UserID, t.CreatedAt); err != nil {
+		return fmt.Errorf("insert user: %w", err)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO threads (`+threadColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		t.UserID, t.ID, t.AgentID, t.Title, t.Status, string(t.Metadata), t.Tags, t.MessageCount, t.LastSeq,
+		t.CreatedAt, t.UpdatedAt, t.EndedAt, t.DeletedAt)
+	if isUniqueViolation(err) {
+		return agentmem.Errorf(agentmem.ECONFLICT, "Thread %q already exists.", t.ID)
+	} else if err != nil {
+		return fmt.Errorf("insert thread: %w", err)
+	}
+	return nil
+}
+
+// FindThreadByID implements agentmem.ThreadStore.
+func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	var t *agentmem.Thread
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		t, err = findLiveThread(ctx, tx, userID, id, noLock)
+		return err
+	})
+	return t, err
+}
+
+// FindThreads implements agentmem.ThreadStore.
+//
+//	SELECT … FROM threads WHERE user_id = $1 [AND agent_id = $n] [AND status = $n]
+//	  [AND deleted_at IS NULL] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
+//	ORDER BY updated_at DESC, id DESC LIMIT n+1
+//
+// walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
+// cursor, so every page costs the same.
+func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	var args []any
+	// arg adds a parameter and returns its placeholder.
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	where := []string{"user_id = " + arg(userID)}
+	if f.AgentID != nil {
+		where = append(where, "agent_id = "+arg(*f.AgentID))
+	}
+	if f.Status != nil {
+		where = append(where, "status = "+arg(*f.Status))
+	}
+	if !f.IncludeDeleted {
+		where = append(where, "deleted_at IS NULL")
+	}
+	if f.UpdatedBefore != nil {
+		where = append(where, "updated_at < "+arg(agentmem.Timestamp(*f.UpdatedBefore)))
+	}
+	if f.Cursor != "" {
+		var c agentmem.ThreadCursor
+		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(updated_at, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.ID)+")")
+	}
+	q := `SELECT ` + threadColumns + ` FROM threads WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY updated_at DESC, id DESC LIMIT ` + arg(limit+1)
+	var threads []*agentmem.Thread
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("find threads: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanThread(rows)
+			if err != nil {
+				return fmt.Errorf("scan thread: %w", err)
+			}
+			threads = append(threads, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(threads) > limit {
+		threads = threads[:limit]
+		last := threads[limit-1]
+		next = agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), ID: last.ID})
+	}
+	if threads == nil {
+		threads = []*agentmem.Thread{}
+	}
+	return threads, next, nil
+}
+
+// UpdateThread implements agentmem.ThreadStore.
+func (s *Store) UpdateThread(ctx context.Context, userID, id string, upd agentmem.ThreadUpdate) (*agentmem.Thread, error) {
+	if err := upd.Validate(); err != nil {
+		return nil, err
+	}
+	var t *agentmem.Thread
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		if t, err = findLiveThread(ctx, tx, userID, id, forUpdate); err != nil {
+			return err
+		}
+		t.ApplyUpdate(upd, s.now())
+		return updateThread(ctx, tx, t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// updateThread writes every mutable field of t.
+func updateThread(ctx context.Context, tx pgx.Tx, t *agentmem.Thread) error {
+	_, err := tx.Exec(ctx, `UPDATE threads SET agent_id = $1, title = $2, status = $3, metadata = $4, tags = $5, updated_at = $6, ended_at = $7
+		WHERE user_id = $8 AND id = $9`,
+		t.AgentID, t.Title, t.Status, string(t.Metadata), t.Tags, t.UpdatedAt, t.EndedAt, t.UserID, t.ID)
+	if err != nil {
+		return fmt.Errorf("update thread: %w", err)
+	}
+	return nil
+}
+
+// EndThread implements agentmem.ThreadStore.
+func (s *Store) EndThread(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	ended := agentmem.ThreadEnded
+	return s.UpdateThread(ctx, userID, id, agentmem.ThreadUpdate{Status: &ended})
+}
+
+// DeleteThread implements agentmem.ThreadStore.
+func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent bool) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		t, err := findThread(ctx, tx, userID, id, forUpdate)
+		if err != nil {
+			return err
+		}
+		if permanent {
+			_, err := deleteThreads(ctx, tx, userID, []string{id})
+			return err
+		}
+		if t.DeletedAt != nil {
+			return notFoundThread(id)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE threads SET deleted_at = $1 WHERE user_id = $2 AND id = $3`, s.now(), userID, id); err != nil {
+			return fmt.Errorf("soft delete thread: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1 AND thread_id = $2`, userID, id); err != nil {
+			return fmt.Errorf("delete sessions: %w", err)
+		}
+		return nil
+	})
+}
+
+// deleteThreads permanently deletes the user's threads ids, whose rows the
+// caller has locked (FOR UPDATE, so that no append or attachment is in
+// flight), and everything hanging off them, and counts what it removed.
+func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) (agentmem.Counts, error) {
+	var c agentmem.Counts
+	for _, d := range []struct {
+		table string
+		n     *int64
+	}{
+		{"messages", &c.Messages},
+		{"elements", &c.Elements},
+		{"sessions", &c.Sessions},
+		{"idempotency_keys", nil},
+	} {
+		tag, err := tx.Exec(ctx, `DELETE FROM `+d.table+` WHERE user_id = $1 AND thread_id = ANY($2)`, userID, ids)
+		if err != nil {
+			return c, fmt.Errorf("delete %s: %w", d.table, err)
+		}
+		if d.n != nil {
+			*d.n = tag.RowsAffected()
+		}
+	}
+	tag, err := tx.Exec(ctx, `DELETE FROM threads WHERE user_id = $1 AND id = ANY($2)`, userID, ids)
+	if err != nil {
+		return c, fmt.Errorf("delete threads: %w", err)
+	}
+	c.Threads = tag.RowsAffected()
+	return c, nil
+}

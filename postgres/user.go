@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+)
+
+// userTables lists every table holding user data; DeleteUser empties them
+// of one user. A table added by a migration must be added here (the
+// conformance suite's erasure test fails otherwise).
+var userTables = []string{"messages", "elements", "sessions", "idempotency_keys", "threads", "users"}
+
+// DeleteUser implements agentmem.UserStore.
+//
+// It first locks the user's row, which thread creation waits on (see
+// insertThread), then the user's threads, which appends, updates,
+// elements and sessions wait on: whatever was in flight has committed and
+// is erased, and whatever comes later finds no thread.
+func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {
+	var c agentmem.Counts
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		c = agentmem.Counts{}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE user_id = $1 FOR UPDATE`, userID); err != nil {
+			return fmt.Errorf("lock user: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE user_id = $1 ORDER BY id FOR UPDATE`, userID); err != nil {
+			return fmt.Errorf("lock threads: %w", err)
+		}
+		for _, table := range userTables {
+			tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE user_id = $1`, userID)
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", table, err)
+			}
+			n := tag.RowsAffected()
+			switch table {
+			case "messages":
+				c.Messages = n
+			case "elements":
+				c.Elements = n
+			case "sessions":
+				c.Sessions = n
+			case "threads":
+				c.Threads = n
+			case "users":
+				c.Users = n
+			}
+		}
+		return nil
+	})
+	return c, err
+}
+
+// FindUserIDs implements agentmem.UserStore. A negative limit means no
+// limit, as in SQLite.
+func (s *Store) FindUserIDs(ctx context.Context, after string, limit int) ([]string, error) {
+	var lim any = limit
+	if limit < 0 {
+		lim = nil // LIMIT NULL is LIMIT ALL
+	}
+	ids := []string{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT user_id FROM users WHERE user_id > $1 ORDER BY user_id LIMIT $2::bigint`, after, lim)
+		if err != nil {
+			return fmt.Errorf("find users: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return fmt.Errorf("scan user: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, err
+}
+
+// DeleteThreadsBefore implements agentmem.UserStore.
+//
+// The deletion locks the matching threads first, in id order (as DeleteUser
+// does, so the two cannot deadlock). A thread that an append moves past
+// the cutoff meanwhile is re-checked after the wait and kept, with all its
+// messages.
+func (s *Store) DeleteThreadsBefore(ctx context.Context, userID string, cutoff time.Time, dryRun bool) (agentmem.Counts, error) {
+	var c agentmem.Counts
+	cutoff = agentmem.Timestamp(cutoff)
+	if dryRun {
+		err := s.read(ctx, func(tx pgx.Tx) error {
+			err := tx.QueryRow(ctx, `SELECT
+				(SELECT COUNT(*) FROM threads WHERE user_id = $1 AND updated_at < $2),
+				(SELECT COUNT(*) FROM messages WHERE user_id = $1 AND thread_id IN (SELECT id FROM threads WHERE user_id = $1 AND updated_at < $2)),
+				(SELECT COUNT(*) FROM elements WHERE user_id = $1 AND thread_id IN (SELECT id FROM threads WHERE user_id = $1 AND updated_at < $2)),
+				(SELECT COUNT(*) FROM sessions WHERE user_id = $1 AND thread_id IN (SELECT id FROM threads WHERE user_id = $1 AND updated_at < $2))`,
+				userID, cutoff).Scan(&c.Threads, &c.Messages, &c.Elements, &c.Sessions)
+			if err != nil {
+				return fmt.Errorf("count threads: %w", err)
+			}
+			return nil
+		})
+		return c, err
+	}
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id FROM threads WHERE user_id = $1 AND updated_at < $2 ORDER BY id FOR UPDATE`, userID, cutoff)
+		if err != nil {
+			return fmt.Errorf("lock threads: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("lock threads: %w", err)
+		}
+		c = agentmem.Counts{}
+		if len(ids) == 0 {
+			return nil
+		}
+		c, err = deleteThreads(ctx, tx, userID, ids)
+		return err
+	})
+	return c, err
+}
+
+// Stats implements agentmem.UserStore. StoreBytes is Size.
+func (s *Store) Stats(ctx context.Context) (*agentmem.Stats, error) {
+	var st agentmem.Stats
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM threads),
+			(SELECT COALESCE(SUM(message_count), 0)::bigint FROM threads)`).Scan(&st.Users, &st.Threads, &st.Messages)
+		if err != nil {
+			return fmt.Errorf("count: %w", err)
+		}
+		st.StoreBytes, err = size(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	return &st, nil
+}
+
+// ImportThread implements agentmem.ImportStore.
+func (s *Store) ImportThread(ctx context.Context, userID string, x *agentmem.ThreadExport) (*agentmem.Thread, error) {
+	t, err := agentmem.PrepareImport(userID, x, s.now(), s.tokens())
+	if err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, func(tx pgx.Tx) error {
+		if err := insertThread(ctx, tx, t); err != nil {
+			return err
+		}
+		if len(x.Messages) > 0 {
+			b := &pgx.Batch{}
+			queueMessages(b, userID, x.Messages)
+			if err := sendBatch(ctx, tx, b, x.Messages); err != nil {
+				return err
+			}
+		}
+		for _, e := range x.Elements {
+			if err := insertElement(ctx, tx, userID, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}

@@ -1,0 +1,26 @@
+package agentmem
+
+import (
+	"context"
+	"time"
+)
+
+// Session is the active thread of a (user, agent) pair (seed 003): the
+// thread a client resumes when it does not know one.
+type Session struct {
+	UserID    string    `json:"user_id"`
+	AgentID   string    `json:"agent_id"`
+	ThreadID  string    `json:"thread_id"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SessionStore stores active sessions.
+type SessionStore interface {
+	// FindSession returns the active session of the user and agent. Returns
+	// ENOTFOUND if none is set or its thread no longer exists.
+	FindSession(ctx context.Context, userID, agentID string) (*Session, error)
+
+	// SetSession makes threadID the active thread of the user and agent.
+	// Returns ENOTFOUND if the thread does not exist.
+	SetSession(ctx context.Context, userID, agentID, threadID string) (*Session, error)
+}

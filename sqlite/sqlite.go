@@ -1,0 +1,364 @@
+// Package sqlite implements agentmem.Store on an embedded SQLite file with
+// the pure-Go driver modernc.org/sqlite: WAL, synchronous=FULL by default,
+// one writer connection that commits concurrent writes together (group
+// commit), and a pool of readers.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+var _ agentmem.Store = (*Store)(nil)
+
+// maxGroup bounds how many queued writes one transaction commits together.
+const maxGroup = 256
+
+// Store is an agentmem.Store on one SQLite file.
+type Store struct {
+	path   string
+	writer *sql.DB // one connection; all writes go through the write loop
+	reader *sql.DB // a pool of read-only connections
+
+	writes  chan *writeOp
+	mu      sync.RWMutex // guards closed against sends on writes
+	closed  bool
+	stopped chan struct{} // closed when the write loop has returned
+
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+	// Tokens counts message tokens at write (agentmem.EstimateTokens when nil).
+	Tokens agentmem.TokenCounter
+	// MaxMessageBytes bounds one message (agentmem.DefaultMaxMessageBytes when 0).
+	MaxMessageBytes int
+}
+
+// Options tune Open. The zero value is the durable default.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: FULL (default) makes every
+	// acknowledged write survive power loss; NORMAL may lose the last
+	// commits on power loss (never on a process crash).
+	Synchronous string
+}
+
+// Open opens (creating if needed) the SQLite database at path, applies the
+// pending migrations and starts the write loop. path may carry the
+// "sqlite:" prefix of agentmem's --db flag.
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "sqlite://"), "sqlite:")
+	if path == "" || path == ":memory:" {
+		return nil, agentmem.Errorf(agentmem.EINVALID, "sqlite needs a file path (an in-memory database cannot share one writer and many readers).")
+	}
+	sync := strings.ToUpper(opt.Synchronous)
+	switch sync {
+	case "":
+		sync = "FULL"
+	case "FULL", "NORMAL", "EXTRA":
+	default:
+		return nil, agentmem.Errorf(agentmem.EINVALID, "synchronous must be FULL, NORMAL or EXTRA, not %q.", opt.Synchronous)
+	}
+	// busy_timeout comes first so that the other pragmas wait for a lock.
+	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(ON)"
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	writer, err := sql.Open("sqlite", dsn+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	s := &Store{
+		path:    path,
+		writer:  writer,
+		writes:  make(chan *writeOp, 1024),
+		stopped: make(chan struct{}),
+		Now:     time.Now,
+	}
+	if err := s.migrate(ctx); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	s.reader, err = sql.Open("sqlite", dsn+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	s.reader.SetMaxOpenConns(n)
+	s.reader.SetMaxIdleConns(n)
+	go s.writeLoop()
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close finishes the queued writes, stops the write loop and closes the
+// connections.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.writes)
+	s.mu.Unlock()
+	<-s.stopped
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
+
+// Ping implements agentmem.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.reader.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer.")
+	}
+	return nil
+}
+
+func (s *Store) now() time.Time { return agentmem.Timestamp(s.Now()) }
+
+func (s *Store) tokens() agentmem.TokenCounter {
+	if s.Tokens == nil {
+		return agentmem.EstimateTokens{}
+	}
+	return s.Tokens
+}
+
+// writeOp is one caller's write, run by the write loop in a transaction
+// shared with other queued writes, inside a savepoint of its own.
+type writeOp struct {
+	ctx  context.Context
+	fn   func(tx *sql.Tx) error
+	done chan error
+}
+
+// write runs fn in a write transaction and returns once that transaction
+// has committed (or fn failed). Concurrent calls share transactions: each
+// fn runs in its own savepoint, so one caller's failure rolls back only its
+// own changes, and one fsync makes a whole group durable.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return agentmem.Errorf(agentmem.EUNAVAILABLE, "The store is closed.")
+	}
+	select {
+	case s.writes <- op:
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	s.mu.RUnlock()
+	// Wait for the outcome even if ctx ends meanwhile: once queued, the
+	// write may commit, and the caller must not be told otherwise.
+	return <-op.done
+}
+
+func (s *Store) writeLoop() {
+	defer close(s.stopped)
+	for op := range s.writes {
+		group := []*writeOp{op}
+	drain:
+		for len(group) < maxGroup {
+			select {
+			case op, ok := <-s.writes:
+				if !ok {
+					break drain
+				}
+				group = append(group, op)
+			default:
+				break drain
+			}
+		}
+		s.commitGroup(group)
+	}
+}
+
+func (s *Store) commitGroup(group []*writeOp) {
+	errs := make([]error, len(group))
+	finish := func(commitErr error) {
+		for i, op := range group {
+			if errs[i] == nil {
+				errs[i] = commitErr
+			}
+			op.done <- errs[i]
+		}
+	}
+	tx, err := s.writer.BeginTx(context.Background(), nil)
+	if err != nil {
+		finish(formatError(fmt.Errorf("begin: %w", err)))
+		return
+	}
+	defer tx.Rollback()
+	single := len(group) == 1
+	ok := 0
+	for i, op := range group {
+		if err := op.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if single {
+			errs[i] = op.fn(tx)
+		} else {
+			errs[i] = s.inSavepoint(tx, op.fn)
+		}
+		if errs[i] == nil {
+			ok++
+		}
+	}
+	if ok == 0 {
+		finish(nil)
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		for i := range errs { // nothing of the group was stored
+			if errs[i] == nil {
+				errs[i] = formatError(fmt.Errorf("commit: %w", err))
+			}
+		}
+	}
+	finish(nil)
+}
+
+func (s *Store) inSavepoint(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
+	if _, err := tx.Exec(`SAVEPOINT op`); err != nil {
+		return formatError(fmt.Errorf("savepoint: %w", err))
+	}
+	if err := fn(tx); err != nil {
+		if _, rerr := tx.Exec(`ROLLBACK TO op`); rerr != nil {
+			return errors.Join(err, formatError(rerr))
+		}
+		_, _ = tx.Exec(`RELEASE op`)
+		return err
+	}
+	if _, err := tx.Exec(`RELEASE op`); err != nil {
+		return formatError(fmt.Errorf("release: %w", err))
+	}
+	return nil
+}
+
+// read runs fn in a read transaction on a reader connection: a consistent
+// snapshot of the database.
+func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return formatError(fmt.Errorf("begin: %w", err))
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// migrate applies the embedded migrations not yet recorded in migrations,
+// each in its own transaction, in file-name order.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.writer.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migration/*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := s.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrateFile(ctx context.Context, name string) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE version = ?`, name).Scan(&n); err != nil {
+		return err
+	} else if n > 0 {
+		return nil
+	}
+	body, err := fs.ReadFile(migrationFS, name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (version, applied_at) VALUES (?, ?)`, name, s.now().UnixMicro()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Size returns the bytes the database takes on disk, its WAL included.
+func (s *Store) Size() int64 {
+	var n int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(s.path + suffix); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// formatError turns driver errors into agentmem errors: a constraint
+// violation is ECONFLICT, a busy database EUNAVAILABLE; others pass as they
+// are (clients see them as internal errors).
+func formatError(err error) error {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_CONSTRAINT:
+			return agentmem.Errorf(agentmem.ECONFLICT, "The record already exists.")
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is busy; retry."), err)
+		}
+	}
+	return err
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func nullMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromNullMicros(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}

@@ -1,0 +1,257 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+const threadColumns = `user_id, id, agent_id, title, status, metadata, tags, message_count, last_seq, created_at, updated_at, ended_at, deleted_at`
+
+func scanThread(row interface{ Scan(...any) error }) (*agentmem.Thread, error) {
+	var (
+		t                agentmem.Thread
+		metadata, tags   string
+		created, updated int64
+		ended, deleted   sql.NullInt64
+	)
+	if err := row.Scan(&t.UserID, &t.ID, &t.AgentID, &t.Title, &t.Status, &metadata, &tags, &t.MessageCount, &t.LastSeq, &created, &updated, &ended, &deleted); err != nil {
+		return nil, err
+	}
+	t.Metadata = json.RawMessage(metadata)
+	if err := json.Unmarshal([]byte(tags), &t.Tags); err != nil {
+		return nil, fmt.Errorf("thread %s tags: %w", t.ID, err)
+	}
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	t.EndedAt, t.DeletedAt = fromNullMicros(ended), fromNullMicros(deleted)
+	return &t, nil
+}
+
+func notFoundThread(id string) error {
+	return agentmem.Errorf(agentmem.ENOTFOUND, "Thread %q not found.", id)
+}
+
+// findThread returns a thread of the user, soft-deleted ones too.
+func findThread(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Thread, error) {
+	t, err := scanThread(tx.QueryRowContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE user_id = ? AND id = ?`, userID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFoundThread(id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find thread: %w", err)
+	}
+	return t, nil
+}
+
+// findLiveThread is findThread without soft-deleted threads.
+func findLiveThread(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Thread, error) {
+	t, err := findThread(ctx, tx, userID, id)
+	if err == nil && t.DeletedAt != nil {
+		return nil, notFoundThread(id)
+	}
+	return t, err
+}
+
+// CreateThread implements agentmem.ThreadStore.
+func (s *Store) CreateThread(ctx context.Context, t *agentmem.Thread) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if t.ID == "" {
+		t.ID = agentmem.NewID()
+	}
+	now := s.now()
+	t.CreatedAt, t.UpdatedAt, t.MessageCount, t.LastSeq, t.DeletedAt = now, now, 0, 0, nil
+	if t.Status == agentmem.ThreadEnded {
+		t.EndedAt = &now
+	} else {
+		t.EndedAt = nil
+	}
+	return s.write(ctx, func(tx *sql.Tx) error { return insertThread(ctx, tx, t) })
+}
+
+func insertThread(ctx context.Context, tx *sql.Tx, t *agentmem.Thread) error {
+	tags, _ := json.Marshal(t.Tags)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO users (user_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, t.UserID, micros(t.CreatedAt)); err != nil {
+		return fmt.Errorf("insert user: %w", err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO threads (`+threadColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.UserID, t.ID, t.AgentID, t.Title, t.Status, string(t.Metadata), string(tags), t.MessageCount, t.LastSeq,
+		micros(t.CreatedAt), micros(t.UpdatedAt), nullMicros(t.EndedAt), nullMicros(t.DeletedAt))
+	if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+		return agentmem.Errorf(agentmem.ECONFLICT, "Thread %q already exists.", t.ID)
+	} else if err != nil {
+		return fmt.Errorf("insert thread: %w", err)
+	}
+	return nil
+}
+
+// FindThreadByID implements agentmem.ThreadStore.
+func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	var t *agentmem.Thread
+	err := s.read(ctx, func(tx *sql.Tx) (err error) {
+		t, err = findLiveThread(ctx, tx, userID, id)
+		return err
+	})
+	return t, err
+}
+
+// FindThreads implements agentmem.ThreadStore.
+//
+//	SELECT … FROM threads WHERE user_id = ? [AND agent_id = ?] [AND status = ?]
+//	  [AND deleted_at IS NULL] [AND updated_at < ?] [AND (updated_at, id) < (cursor)]
+//	ORDER BY updated_at DESC, id DESC LIMIT n+1
+//
+// walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
+// cursor, so every page costs the same.
+func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	where, args := []string{"user_id = ?"}, []any{userID}
+	if f.AgentID != nil {
+		where, args = append(where, "agent_id = ?"), append(args, *f.AgentID)
+	}
+	if f.Status != nil {
+		where, args = append(where, "status = ?"), append(args, *f.Status)
+	}
+	if !f.IncludeDeleted {
+		where = append(where, "deleted_at IS NULL")
+	}
+	if f.UpdatedBefore != nil {
+		where, args = append(where, "updated_at < ?"), append(args, micros(*f.UpdatedBefore))
+	}
+	if f.Cursor != "" {
+		var c agentmem.ThreadCursor
+		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where, args = append(where, "(updated_at, id) < (?, ?)"), append(args, c.UpdatedAt, c.ID)
+	}
+	var threads []*agentmem.Thread
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+		if err != nil {
+			return fmt.Errorf("find threads: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanThread(rows)
+			if err != nil {
+				return fmt.Errorf("scan thread: %w", err)
+			}
+			threads = append(threads, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(threads) > limit {
+		threads = threads[:limit]
+		last := threads[limit-1]
+		next = agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: micros(last.UpdatedAt), ID: last.ID})
+	}
+	if threads == nil {
+		threads = []*agentmem.Thread{}
+	}
+	return threads, next, nil
+}
+
+// UpdateThread implements agentmem.ThreadStore.
+func (s *Store) UpdateThread(ctx context.Context, userID, id string, upd agentmem.ThreadUpdate) (*agentmem.Thread, error) {
+	if err := upd.Validate(); err != nil {
+		return nil, err
+	}
+	var t *agentmem.Thread
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		if t, err = findLiveThread(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		now := s.now()
+		t.ApplyUpdate(upd, now)
+		return updateThread(ctx, tx, t)
+	})
+	return t, err
+}
+
+// updateThread writes every mutable field of t.
+func updateThread(ctx context.Context, tx *sql.Tx, t *agentmem.Thread) error {
+	tags, _ := json.Marshal(t.Tags)
+	_, err := tx.ExecContext(ctx, `UPDATE threads SET agent_id = ?, title = ?, status = ?, metadata = ?, tags = ?, updated_at = ?, ended_at = ?
+		WHERE user_id = ? AND id = ?`,
+		t.AgentID, t.Title, t.Status, string(t.Metadata), string(tags), micros(t.UpdatedAt), nullMicros(t.EndedAt), t.UserID, t.ID)
+	if err != nil {
+		return fmt.Errorf("update thread: %w", err)
+	}
+	return nil
+}
+
+// EndThread implements agentmem.ThreadStore.
+func (s *Store) EndThread(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	ended := agentmem.ThreadEnded
+	return s.UpdateThread(ctx, userID, id, agentmem.ThreadUpdate{Status: &ended})
+}
+
+// DeleteThread implements agentmem.ThreadStore.
+func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent bool) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		t, err := findThread(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if permanent {
+			_, err := deleteThreads(ctx, tx, userID, `id = ?`, id)
+			return err
+		}
+		if t.DeletedAt != nil {
+			return notFoundThread(id)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE threads SET deleted_at = ? WHERE user_id = ? AND id = ?`, micros(s.now()), userID, id); err != nil {
+			return fmt.Errorf("soft delete thread: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND thread_id = ?`, userID, id); err != nil {
+			return fmt.Errorf("delete sessions: %w", err)
+		}
+		return nil
+	})
+}
+
+// deleteThreads permanently deletes the user's threads matching cond (an
+// expression over threads' columns with args) and everything hanging off
+// them, and counts what it removed.
+func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ...any) (agentmem.Counts, error) {
+	var c agentmem.Counts
+	sel := `SELECT id FROM threads WHERE user_id = ? AND ` + cond
+	selArgs := append([]any{userID, userID}, args...)
+	for _, d := range []struct {
+		table string
+		n     *int64
+	}{
+		{"messages", &c.Messages},
+		{"elements", &c.Elements},
+		{"sessions", &c.Sessions},
+		{"idempotency_keys", nil},
+	} {
+		res, err := tx.ExecContext(ctx, `DELETE FROM `+d.table+` WHERE user_id = ? AND thread_id IN (`+sel+`)`, selArgs...)
+		if err != nil {
+			return c, fmt.Errorf("delete %s: %w", d.table, err)
+		}
+		if d.n != nil {
+			*d.n, _ = res.RowsAffected()
+		}
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE user_id = ? AND `+cond, append([]any{userID}, args...)...)
+	if err != nil {
+		return c, fmt.Errorf("delete threads: %w", err)
+	}
+	c.Threads, _ = res.RowsAffected()
+	return c, nil
+}

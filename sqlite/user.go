@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// userTables lists every table holding user data; DeleteUser empties them
+// of one user. A table added by a migration must be added here (the
+// conformance suite's erasure test fails otherwise).
+var userTables = []string{"messages", "elements", "sessions", "idempotency_keys", "threads", "users"}
+
+// DeleteUser implements agentmem.UserStore.
+func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {
+	var c agentmem.Counts
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		c = agentmem.Counts{}
+		for _, table := range userTables {
+			res, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE user_id = ?`, userID)
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", table, err)
+			}
+			n, _ := res.RowsAffected()
+			switch table {
+			case "messages":
+				c.Messages = n
+			case "elements":
+				c.Elements = n
+			case "sessions":
+				c.Sessions = n
+			case "threads":
+				c.Threads = n
+			case "users":
+				c.Users = n
+			}
+		}
+		return nil
+	})
+	return c, err
+}
+
+// FindUserIDs implements agentmem.UserStore.
+func (s *Store) FindUserIDs(ctx context.Context, after string, limit int) ([]string, error) {
+	ids := []string{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT user_id FROM users WHERE user_id > ? ORDER BY user_id LIMIT ?`, after, limit)
+		if err != nil {
+			return fmt.Errorf("find users: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, err
+}
+
+// DeleteThreadsBefore implements agentmem.UserStore.
+func (s *Store) DeleteThreadsBefore(ctx context.Context, userID string, cutoff time.Time, dryRun bool) (agentmem.Counts, error) {
+	var c agentmem.Counts
+	if dryRun {
+		err := s.read(ctx, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `SELECT
+				(SELECT COUNT(*) FROM threads WHERE user_id = ?1 AND updated_at < ?2),
+				(SELECT COUNT(*) FROM messages WHERE user_id = ?1 AND thread_id IN (SELECT id FROM threads WHERE user_id = ?1 AND updated_at < ?2)),
+				(SELECT COUNT(*) FROM elements WHERE user_id = ?1 AND thread_id IN (SELECT id FROM threads WHERE user_id = ?1 AND updated_at < ?2)),
+				(SELECT COUNT(*) FROM sessions WHERE user_id = ?1 AND thread_id IN (SELECT id FROM threads WHERE user_id = ?1 AND updated_at < ?2))`,
+				userID, micros(cutoff)).Scan(&c.Threads, &c.Messages, &c.Elements, &c.Sessions)
+		})
+		return c, err
+	}
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		c, err = deleteThreads(ctx, tx, userID, `updated_at < ?`, micros(cutoff))
+		return err
+	})
+	return c, err
+}
+
+// Stats implements agentmem.UserStore.
+func (s *Store) Stats(ctx context.Context) (*agentmem.Stats, error) {
+	var st agentmem.Stats
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM threads),
+			(SELECT COALESCE(SUM(message_count), 0) FROM threads)`).Scan(&st.Users, &st.Threads, &st.Messages)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	st.StoreBytes = s.Size()
+	return &st, nil
+}
+
+// ImportThread implements agentmem.ImportStore.
+func (s *Store) ImportThread(ctx context.Context, userID string, x *agentmem.ThreadExport) (*agentmem.Thread, error) {
+	t, err := agentmem.PrepareImport(userID, x, s.now(), s.tokens())
+	if err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if err := insertThread(ctx, tx, t); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (user_id, `+messageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("prepare insert message: %w", err)
+		}
+		defer stmt.Close()
+		for _, m := range x.Messages {
+			if _, err := stmt.ExecContext(ctx, userID, m.ThreadID, m.Seq, m.ID, m.Role, m.Content, m.Name, toolCallsJSON(m.ToolCalls),
+				m.ToolCallID, string(m.Metadata), m.TokenCount, micros(m.CreatedAt)); err != nil {
+				if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+					return agentmem.Errorf(agentmem.ECONFLICT, "Message id %q is already used.", m.ID)
+				}
+				return fmt.Errorf("insert message: %w", err)
+			}
+		}
+		for _, e := range x.Elements {
+			if err := insertElement(ctx, tx, userID, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
