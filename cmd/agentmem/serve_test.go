@@ -9,9 +9,13 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/client"
 )
 
 // server is agentmem serve running in-process, as a user would start it.
@@ -113,4 +117,159 @@ func BenchmarkServe_Append(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// TestServe drives a real `serve` on SQLite through the Go client as a user
+// would: create, append (concurrently, and retried), read; then restarts
+// the server on the same file and checks that everything survived.
+func TestServe(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "agentmem.db")
+	srv := MustServe(t, db)
+	c := client.New(srv.URL, nil)
+
+	th, err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "trip", AgentID: "planner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{{Role: "user", Content: "Plan three days in Lisbon."}}, "turn-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{{Role: "user", Content: "Plan three days in Lisbon."}}, "turn-1")
+	if err != nil {
+		t.Fatal(err)
+	} else if again[0].ID != first[0].ID || again[0].Seq != 1 {
+		t.Fatalf("retry stored again: first %+v, retry %+v", first[0], again[0])
+	}
+
+	// 20 clients append 25 messages each, one at a time.
+	const clients, each = 20, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				msg := &agentmem.Message{Role: "assistant", Content: fmt.Sprintf("client %d message %d", i, j)}
+				if _, err := c.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{msg}, fmt.Sprintf("c%d-%d", i, j)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	const total = 1 + clients*each
+
+	srv.Stop(t)
+	srv = MustServe(t, db)
+	c = client.New(srv.URL, nil)
+
+	got, err := c.GetThread(ctx, "alice", "trip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MessageCount != total || got.Title != "Plan three days in Lisbon." {
+		t.Fatalf("after restart: message_count=%d title=%q, want %d and the first message", got.MessageCount, got.Title, total)
+	}
+	var seqs []int64
+	for cursor := ""; ; {
+		page, next, err := c.ListMessages(ctx, "alice", "trip", agentmem.MessageFilter{Limit: 100, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range page {
+			seqs = append(seqs, m.Seq)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	for i, seq := range seqs {
+		if seq != int64(i+1) {
+			t.Fatalf("seq[%d]=%d, want %d (seqs must run 1..n without gaps)", i, seq, i+1)
+		}
+	}
+	if len(seqs) != total {
+		t.Fatalf("%d messages after restart, want %d", len(seqs), total)
+	}
+	if _, err := c.GetThread(ctx, "bob", "trip"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("bob reads alice's thread: err=%v, want not_found", err)
+	}
+}
+
+// TestServe_GracefulShutdown stops the server while a request is still
+// sending its body: the server must finish that request (the message is
+// stored and acknowledged) before it exits, and refuse new connections.
+func TestServe_GracefulShutdown(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "agentmem.db")
+	srv := MustServe(t, db)
+	c := client.New(srv.URL, nil)
+	if _, err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+
+	body, bodyW := io.Pipe()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/users/alice/threads/t/messages", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- result{status: resp.StatusCode, body: string(b)}
+	}()
+	if _, err := io.WriteString(bodyW, `{"messages":[{"role":"user","content":`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the server is now reading the body
+
+	stopped := make(chan struct{})
+	go func() { srv.Stop(t); close(stopped) }()
+	time.Sleep(200 * time.Millisecond) // shutdown has begun and waits for the request
+	select {
+	case <-stopped:
+		t.Fatal("serve returned while a request was in flight")
+	default:
+	}
+	if _, err := http.Get(srv.URL + "/healthz"); err == nil {
+		t.Fatal("a new connection was accepted after shutdown began")
+	}
+	if _, err := io.WriteString(bodyW, `"sent during shutdown"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	bodyW.Close()
+	res := <-done
+	if res.err != nil || res.status != http.StatusCreated {
+		t.Fatalf("in-flight append: status %d, body %s, err %v; want 201", res.status, res.body, res.err)
+	}
+	<-stopped
+
+	srv = MustServe(t, db)
+	msgs, _, err := client.New(srv.URL, nil).ListMessages(ctx, "alice", "t", agentmem.MessageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Content != "sent during shutdown" {
+		t.Fatalf("after restart: %+v, want the message sent during shutdown", msgs)
+	}
 }

@@ -1,0 +1,81 @@
+package agentmem_test
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentmem/agentmem"
+
+// allowed lists, for each package of the module, the module packages it may
+// import (STYLE.md §1); "std" alone means the standard library only. A
+// package missing here fails the test, so a new package must declare its
+// place. Third-party imports are checked only for the root package.
+var allowed = map[string][]string{
+	".":            {"std"},
+	"sqlite":       {"."},
+	"postgres":     {"."},
+	"storetest":    {"."},
+	"tokens":       {"."},
+	"httpapi":      {"."},
+	"client":       {"."},
+	"cmd/agentmem": {"*"},
+}
+
+// TestDependencies keeps the layering of STYLE.md: the domain imports the
+// standard library only; storage and adapters import the domain and never
+// each other; only cmd/agentmem wires everything together. Test files may
+// import more (storetest, tokens, sqlite for fixtures).
+func TestDependencies(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "docs") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if _, ok := err.(*build.NoGoError); ok {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(path)
+		rules, ok := allowed[rel]
+		if !ok {
+			t.Errorf("package %s is not in the dependency rules of deps_test.go", rel)
+			return nil
+		}
+		for _, imp := range pkg.Imports {
+			if !allowedImport(rules, imp) {
+				t.Errorf("package %s imports %s, which STYLE.md's layering forbids (allowed: %v)", rel, imp, rules)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func allowedImport(rules []string, imp string) bool {
+	internal := imp == module || strings.HasPrefix(imp, module+"/")
+	std := !strings.Contains(strings.Split(imp, "/")[0], ".")
+	switch {
+	case std:
+		return true
+	case len(rules) == 1 && rules[0] == "std":
+		return false
+	case !internal:
+		return true // third-party libraries are each adapter's own choice
+	}
+	for _, r := range rules {
+		if r == "*" || (r == "." && imp == module) || imp == module+"/"+r {
+			return true
+		}
+	}
+	return false
+}
