@@ -2,10 +2,12 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 )
@@ -18,26 +20,34 @@ func Bench(b *testing.B, open func(tb testing.TB) agentmem.Store) {
 		s := open(b)
 		th := MustCreateThread(b, s, &agentmem.Thread{UserID: "u"})
 		b.ReportAllocs()
+		var lat latencies
 		for b.Loop() {
+			start := time.Now()
 			if _, err := s.AppendMessages(ctx, "u", th.ID, []*agentmem.Message{{Role: "user", Content: content}}, agentmem.AppendOptions{}); err != nil {
 				b.Fatal(err)
 			}
+			lat.add(start)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		lat.report(b)
 	})
 	b.Run("AppendBatch10", func(b *testing.B) {
 		s := open(b)
 		th := MustCreateThread(b, s, &agentmem.Thread{UserID: "u"})
+		var lat latencies
 		for b.Loop() {
 			batch := make([]*agentmem.Message, 10)
 			for i := range batch {
 				batch[i] = &agentmem.Message{Role: "user", Content: content}
 			}
+			start := time.Now()
 			if _, err := s.AppendMessages(ctx, "u", th.ID, batch, agentmem.AppendOptions{}); err != nil {
 				b.Fatal(err)
 			}
+			lat.add(start)
 		}
 		b.ReportMetric(10*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		lat.report(b)
 	})
 	// AppendOneParallel: many clients, each appending single messages to
 	// its own thread, as HTTP handlers do; group commit shares the fsyncs.
@@ -64,12 +74,16 @@ func Bench(b *testing.B, open func(tb testing.TB) agentmem.Store) {
 				b.ReportMetric(float64(st.StoreBytes)*100/float64(size), "store-B/100msgs")
 			}
 			b.ReportAllocs()
+			var lat latencies
 			for b.Loop() {
+				start := time.Now()
 				page, _, err := s.FindMessages(ctx, "u", th.ID, agentmem.MessageFilter{Desc: true, Limit: 50})
 				if err != nil || len(page) != 50 || page[0].Seq != int64(size) {
 					b.Fatalf("newest page: %d messages, %v", len(page), err)
 				}
+				lat.add(start)
 			}
+			lat.report(b)
 		})
 		// The baseline: what a chat history that reads the whole thread to
 		// keep its tail (LangChain's PostgresChatMessageHistory) costs here.
@@ -137,4 +151,21 @@ func fillThread(b *testing.B, s agentmem.Store, size int, content string) *agent
 		}
 	}
 	return th
+}
+
+// latencies records the duration of each operation of a benchmark so that
+// it can report tail latency (p99) beside Go's mean ns/op.
+type latencies []time.Duration
+
+func (l *latencies) add(start time.Time) { *l = append(*l, time.Since(start)) }
+
+// report adds p50 and p99 in microseconds to the benchmark's metrics.
+func (l latencies) report(b *testing.B) {
+	if len(l) == 0 {
+		return
+	}
+	slices.Sort(l)
+	at := func(q float64) float64 { return float64(l[int(q*float64(len(l)-1))].Microseconds()) }
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
 }
