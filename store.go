@@ -4,8 +4,10 @@ import "context"
 
 // Store is everything a storage backend provides. The sqlite and postgres
 // packages implement it, and storetest checks both against one contract.
-// Every method but Stats and FindUserIDs reads or writes one user's data
-// only: user_id leads every key.
+// Every method but Stats, FindUserIDs and those of KeyStore and AuditStore
+// reads or writes one user's data only: user_id leads every key. API keys
+// and the audit log are reference data shared by all users; erasing a user
+// leaves both in place.
 type Store interface {
 	ThreadStore
 	MessageStore
@@ -13,6 +15,8 @@ type Store interface {
 	SessionStore
 	UserStore
 	ImportStore
+	KeyStore
+	AuditStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

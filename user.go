@@ -37,7 +37,9 @@ type Stats struct {
 type UserStore interface {
 	// DeleteUser erases everything stored for the user and nothing of any
 	// other user, and reports what it removed. Erasing an unknown user
-	// removes nothing and is not an error.
+	// removes nothing and is not an error. API keys and audit events that
+	// name the user are not user data and stay: the erasure's own audit
+	// record must survive it, and revoking keys is a separate act.
 	DeleteUser(ctx context.Context, userID string) (Counts, error)
 
 	// FindUserIDs returns a page of user IDs in ascending order, after the

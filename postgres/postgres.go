@@ -17,6 +17,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -210,8 +211,13 @@ func (s *Store) migrateFile(ctx context.Context, name string) error {
 	return tx.Commit(ctx)
 }
 
-// storeTables are the tables of a store: the user data and the migrations.
-var storeTables = append([]string{"migrations"}, userTables...)
+// referenceTables hold data shared by all users (API keys, the audit log):
+// not user data, so DeleteUser leaves them (see migration/0002_auth.sql).
+var referenceTables = []string{"api_keys", "audit_log"}
+
+// storeTables are the tables of a store: the user data, the reference
+// tables and the migrations.
+var storeTables = slices.Concat([]string{"migrations"}, userTables, referenceTables)
 
 // Size returns the bytes the store's tables take, indexes and TOAST
 // included (pg_total_relation_size of each table of its schema).

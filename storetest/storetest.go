@@ -36,6 +36,9 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, open(t)) })
 	t.Run("DeleteThreadsBefore", func(t *testing.T) { testDeleteThreadsBefore(t, open(t)) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, open(t)) })
+	t.Run("Keys", func(t *testing.T) { testKeys(t, open(t)) })
+	t.Run("Keys/Find", func(t *testing.T) { testFindKeys(t, open(t)) })
+	t.Run("Audit", func(t *testing.T) { testAudit(t, open(t)) })
 }
 
 var ctx = context.Background()
