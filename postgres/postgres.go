@@ -307,3 +307,14 @@ func utc(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// Analyze refreshes the planner's statistics of the store's tables. Run it
+// after a bulk import: until autovacuum has analyzed a freshly filled
+// table, PostgreSQL plans it as nearly empty and may sort a user's whole
+// thread list instead of reading its first page from the index.
+func (s *Store) Analyze(ctx context.Context) error {
+	if _, err := s.pool.Exec(ctx, `ANALYZE `+strings.Join(userTables, ", ")); err != nil {
+		return fmt.Errorf("analyze: %w", formatError(err))
+	}
+	return nil
+}

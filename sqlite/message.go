@@ -33,6 +33,12 @@ func scanMessage(row interface{ Scan(...any) error }) (*agentmem.Message, error)
 	return &m, nil
 }
 
+const (
+	insertMessageQuery      = `INSERT INTO messages (user_id, ` + messageColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateThreadAfterAppend = `UPDATE threads SET last_seq = ?, message_count = message_count + ?, title = ?, status = ?, ended_at = ?, updated_at = ?
+		WHERE user_id = ? AND id = ?`
+)
+
 // AppendMessages implements agentmem.MessageStore.
 func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions) ([]*agentmem.Message, error) {
 	if err := agentmem.PrepareAppend(msgs, opt, s.MaxMessageBytes, s.tokens()); err != nil {
@@ -54,8 +60,12 @@ func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msg
 }
 
 func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, userID, threadID string, msgs []*agentmem.Message, key, hash string) ([]*agentmem.Message, error) {
-	t, err := findLiveThread(ctx, tx, userID, threadID)
+	st, err := s.writeStmt(ctx, tx, findThreadQuery)
 	if err != nil {
+		return nil, fmt.Errorf("prepare find thread: %w", err)
+	}
+	t, err := scanThread(st.QueryRowContext(ctx, userID, threadID))
+	if t, err = liveThread(foundThread(t, err, threadID)); err != nil {
 		return nil, err
 	}
 	if key != "" {
@@ -79,11 +89,10 @@ func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, userID, threadID
 	}
 
 	now := s.now()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (user_id, `+messageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := s.writeStmt(ctx, tx, insertMessageQuery)
 	if err != nil {
 		return nil, fmt.Errorf("prepare insert message: %w", err)
 	}
-	defer stmt.Close()
 	seq := t.LastSeq
 	for _, m := range msgs {
 		seq++
@@ -103,8 +112,7 @@ func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, userID, threadID
 		}
 	}
 	t.AfterAppend(msgs, now)
-	if _, err := tx.ExecContext(ctx, `UPDATE threads SET last_seq = ?, message_count = message_count + ?, title = ?, status = ?, ended_at = ?, updated_at = ?
-		WHERE user_id = ? AND id = ?`, t.LastSeq, len(msgs), t.Title, t.Status, nullMicros(t.EndedAt), micros(t.UpdatedAt), userID, threadID); err != nil {
+	if _, err := s.writeExec(ctx, tx, updateThreadAfterAppend, t.LastSeq, len(msgs), t.Title, t.Status, nullMicros(t.EndedAt), micros(t.UpdatedAt), userID, threadID); err != nil {
 		return nil, fmt.Errorf("update thread: %w", err)
 	}
 	if key != "" {

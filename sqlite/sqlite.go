@@ -38,6 +38,8 @@ type Store struct {
 	writer *sql.DB // one connection; all writes go through the write loop
 	reader *sql.DB // a pool of read-only connections
 
+	stmts map[string]*sql.Stmt // hotWrites prepared on the writer connection; read-only after Open
+
 	writes  chan *writeOp
 	mu      sync.RWMutex // guards closed against sends on writes
 	closed  bool
@@ -91,11 +93,20 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		writer:  writer,
 		writes:  make(chan *writeOp, 1024),
 		stopped: make(chan struct{}),
+		stmts:   map[string]*sql.Stmt{},
 		Now:     time.Now,
 	}
 	if err := s.migrate(ctx); err != nil {
 		writer.Close()
 		return nil, err
+	}
+	for _, q := range hotWrites {
+		st, err := writer.PrepareContext(ctx, q)
+		if err != nil {
+			writer.Close()
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		s.stmts[q] = st
 	}
 	s.reader, err = sql.Open("sqlite", dsn+pragmas+"&_pragma=query_only(1)")
 	if err != nil {
@@ -124,6 +135,9 @@ func (s *Store) Close() error {
 	close(s.writes)
 	s.mu.Unlock()
 	<-s.stopped
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
@@ -243,20 +257,48 @@ func (s *Store) commitGroup(group []*writeOp) {
 }
 
 func (s *Store) inSavepoint(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
-	if _, err := tx.Exec(`SAVEPOINT op`); err != nil {
+	ctx := context.Background()
+	if _, err := s.writeExec(ctx, tx, `SAVEPOINT op`); err != nil {
 		return formatError(fmt.Errorf("savepoint: %w", err))
 	}
 	if err := fn(tx); err != nil {
-		if _, rerr := tx.Exec(`ROLLBACK TO op`); rerr != nil {
+		if _, rerr := s.writeExec(ctx, tx, `ROLLBACK TO op`); rerr != nil {
 			return errors.Join(err, formatError(rerr))
 		}
-		_, _ = tx.Exec(`RELEASE op`)
+		_, _ = s.writeExec(ctx, tx, `RELEASE op`)
 		return err
 	}
-	if _, err := tx.Exec(`RELEASE op`); err != nil {
+	if _, err := s.writeExec(ctx, tx, `RELEASE op`); err != nil {
 		return formatError(fmt.Errorf("release: %w", err))
 	}
 	return nil
+}
+
+// hotWrites are the statements of an append, prepared once on the writer
+// connection when the store opens (see writeStmt).
+var hotWrites = []string{`SAVEPOINT op`, `ROLLBACK TO op`, `RELEASE op`, findThreadQuery, insertMessageQuery, updateThreadAfterAppend}
+
+// writeStmt returns query bound to tx, a transaction of the write loop.
+// SQLite compiles a statement in about as long as it runs a small insert,
+// and the write loop is the one serial path of the store, so the
+// statements of hotWrites are prepared once at Open and reused; any other
+// query is prepared in tx. (Preparing lazily on s.writer from inside a
+// transaction would wait forever for its only connection.)
+func (s *Store) writeStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts[query]; ok {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
+}
+
+// writeExec runs a cached statement (see writeStmt) in the write
+// transaction tx.
+func (s *Store) writeExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := s.writeStmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 // read runs fn in a read transaction on a reader connection: a consistent

@@ -36,9 +36,16 @@ func notFoundThread(id string) error {
 	return agentmem.Errorf(agentmem.ENOTFOUND, "Thread %q not found.", id)
 }
 
+const findThreadQuery = `SELECT ` + threadColumns + ` FROM threads WHERE user_id = ? AND id = ?`
+
 // findThread returns a thread of the user, soft-deleted ones too.
 func findThread(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Thread, error) {
-	t, err := scanThread(tx.QueryRowContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE user_id = ? AND id = ?`, userID, id))
+	t, err := scanThread(tx.QueryRowContext(ctx, findThreadQuery, userID, id))
+	return foundThread(t, err, id)
+}
+
+// foundThread turns the outcome of scanning the thread id into findThread's.
+func foundThread(t *agentmem.Thread, err error, id string) (*agentmem.Thread, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundThread(id)
 	} else if err != nil {
@@ -49,9 +56,14 @@ func findThread(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.T
 
 // findLiveThread is findThread without soft-deleted threads.
 func findLiveThread(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Thread, error) {
-	t, err := findThread(ctx, tx, userID, id)
+	return liveThread(findThread(ctx, tx, userID, id))
+}
+
+// liveThread passes on findThread's outcome, with ENOTFOUND for a
+// soft-deleted thread.
+func liveThread(t *agentmem.Thread, err error) (*agentmem.Thread, error) {
 	if err == nil && t.DeletedAt != nil {
-		return nil, notFoundThread(id)
+		return nil, notFoundThread(t.ID)
 	}
 	return t, err
 }
