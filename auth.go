@@ -42,6 +42,9 @@ func ParseScope(s string) (Scope, error) {
 			if !ok {
 				return Scope{}, bad
 			}
+			if tenant == "" {
+				return Scope{}, bad
+			}
 			sc.Kind, sc.TenantID, sc.UserID = ScopeUser, tenant, u
 		}
 	} else if u, ok := strings.CutPrefix(rest, "user:"); ok {

@@ -35,7 +35,7 @@ func TestParseScope(t *testing.T) {
 		for _, in := range []string{
 			"", "Admin", "admin:x", "root", "tenant:", "user:", "tenant:acme/", "tenant:acme/bob",
 			"tenant:acme/user:", "user:a/b", "tenant:acme/user:b/c", "user:has space",
-			"tenant:acme/tenant:globex",
+			"tenant:acme/tenant:globex", "tenant:/user:bob",
 		} {
 			if _, err := agentmem.ParseScope(in); agentmem.ErrorCode(err) != agentmem.EINVALID {
 				t.Fatalf("ParseScope(%q): %v, want invalid", in, err)

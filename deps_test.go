@@ -23,6 +23,8 @@ var allowed = map[string][]string{
 	"httpapi":      {"."},
 	"client":       {"."},
 	"cmd/agentmem": {"*"},
+	// internal/testutil holds test helpers and may open any backend.
+	"internal/testutil": {"*"},
 }
 
 // TestDependencies keeps the layering of STYLE.md: the domain imports the

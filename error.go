@@ -10,6 +10,7 @@ import (
 const (
 	EINVALID       = "invalid"       // the request is malformed (400)
 	EUNAUTHORIZED  = "unauthorized"  // no or bad credentials (401)
+	EFORBIDDEN     = "forbidden"     // authenticated, but this route needs another kind of key (403)
 	ENOTFOUND      = "not_found"     // the thing does not exist for this user (404)
 	ECONFLICT      = "conflict"      // the thing exists, or a version moved on (409)
 	ETOOLARGE      = "too_large"     // a size limit was exceeded (413)

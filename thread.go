@@ -47,7 +47,7 @@ type Thread struct {
 // created and normalises empty metadata and tags. The ID may be empty (the
 // store assigns one).
 func (t *Thread) Validate() error {
-	if err := ValidateID("user_id", t.UserID); err != nil {
+	if err := ValidateUserID(t.UserID); err != nil {
 		return err
 	}
 	if t.ID != "" {

@@ -29,7 +29,7 @@ func encode(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int
 		writeError(w, r, log, fmt.Errorf("encode response: %w", err))
 		return
 	}
-	writeJSON(w, status, append(b, '\n'))
+	writeJSON(w, status, append(clientUserIDs(r, b), '\n'))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
@@ -45,6 +45,8 @@ func statusOf(code string) int {
 		return http.StatusBadRequest
 	case agentmem.EUNAUTHORIZED:
 		return http.StatusUnauthorized
+	case agentmem.EFORBIDDEN:
+		return http.StatusForbidden
 	case agentmem.ENOTFOUND:
 		return http.StatusNotFound
 	case agentmem.ECONFLICT:
@@ -326,10 +328,15 @@ func readPath(r *http.Request) (pathIDs, error) {
 	for _, f := range []struct{ wildcard, field, v string }{
 		{"{user}", "user_id", p.user}, {"{thread}", "thread_id", p.thread}, {"{agent}", "agent_id", p.agent},
 	} {
-		if strings.Contains(r.Pattern, f.wildcard) {
-			if err := agentmem.ValidateID(f.field, f.v); err != nil {
-				return p, err
-			}
+		if !strings.Contains(r.Pattern, f.wildcard) {
+			continue
+		}
+		validate := agentmem.ValidateID(f.field, f.v)
+		if f.wildcard == "{user}" { // authorize may have made it a tenant's stored ID
+			validate = agentmem.ValidateUserID(f.v)
+		}
+		if validate != nil {
+			return p, validate
 		}
 	}
 	return p, nil

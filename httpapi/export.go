@@ -97,10 +97,10 @@ func handleExportUser(log *slog.Logger, store agentmem.Store) http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			// Splice "threads" into the object: drop its closing brace.
+			head = clientUserIDs(r, head)
 			_, err = fmt.Fprintf(w, "%s,\"threads\":[", head[:len(head)-1])
 			return err
 		}
-		enc := json.NewEncoder(w)
 		n := 0
 		err = agentmem.ExportUser(r.Context(), store, p.user, func(x *agentmem.ThreadExport) error {
 			if !started {
@@ -114,7 +114,11 @@ func handleExportUser(log *slog.Logger, store agentmem.Store) http.Handler {
 				}
 			}
 			n++
-			return enc.Encode(x) // its newline is whitespace inside the array
+			b, err := json.Marshal(x)
+			if err == nil {
+				_, err = w.Write(clientUserIDs(r, b))
+			}
+			return err
 		})
 		if err == nil && !started {
 			err = start()

@@ -31,11 +31,25 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Version is the server's version, reported by /healthz.
 	Version string
+	// Auth says how callers are identified; the zero value is AuthNone.
+	Auth Auth
+	// MaxBatchMessages bounds the messages of one append
+	// (agentmem.MaxBatchMessages when 0, which is also the most allowed).
+	MaxBatchMessages int
+	// MaxQueryBytes bounds a request's URL query string
+	// (DefaultMaxQueryBytes when 0).
+	MaxQueryBytes int
 }
+
+// DefaultMaxQueryBytes bounds a URL query string when
+// Options.MaxQueryBytes is 0.
+const DefaultMaxQueryBytes = 8 << 10
 
 // WithDefaults returns o with zero fields set to their defaults.
 func (o Options) WithDefaults() Options {
 	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
+	o.MaxBatchMessages = min(cmp.Or(o.MaxBatchMessages, agentmem.MaxBatchMessages), agentmem.MaxBatchMessages)
+	o.MaxQueryBytes = cmp.Or(o.MaxQueryBytes, DefaultMaxQueryBytes)
 	return o
 }
 
@@ -47,7 +61,9 @@ func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handle
 	opt = opt.WithDefaults()
 	mux := http.NewServeMux()
 	addRoutes(mux, log, store, opt)
-	var h http.Handler = route(mux)
+	var h http.Handler = serveMux(mux)
+	h = authenticate(opt.Auth, store)(h)
+	h = limitQuery(opt.MaxQueryBytes)(h)
 	h = recoverPanics(log)(h)
 	h = limitBody(opt.MaxBodyBytes)(h)
 	if opt.Registry != nil {
@@ -63,6 +79,9 @@ type requestInfo struct {
 	id     string // from X-Request-ID, or generated
 	route  string // the ServeMux pattern that matched; "" until the router ran or when none did
 	status int    // 0 until the response header is written
+
+	identity *agentmem.Identity // who is calling, once authenticate ran; nil if unknown
+	authErr  error              // why the caller could not be identified
 }
 
 // code returns the status sent, 200 if the handler wrote nothing (the
@@ -135,7 +154,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the server's writer (Flush…).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// route serves mux, records the pattern it matched in the request info and
+// serveMux serves mux, records the pattern it matched in the request info and
 // turns the mux's own plain-text 404 and 405 replies into JSON errors (the
 // Allow header of a 405 stays).
 //
@@ -149,7 +168,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // rather than redirected as ServeMux would: its 307 keeps the method, so a
 // client following it would send DELETE …/threads/.. to DELETE
 // /v1/users/{user} and erase the user.
-func route(mux *http.ServeMux) http.Handler {
+func serveMux(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, w, r := track(w, r)
 		if p := r.URL.EscapedPath(); r.RequestURI != "*" && !isClean(p) {
@@ -217,6 +236,21 @@ func limitBody(n int64) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Body != nil {
 				r.Body = http.MaxBytesReader(w, r.Body, n)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// limitQuery answers a request whose URL query string is longer than n
+// bytes with 414, naming the limit.
+func limitQuery(n int) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if len(r.URL.RawQuery) > n {
+				writeErrorBody(w, http.StatusRequestURITooLong, agentmem.ETOOLARGE,
+					"The query string is "+strconv.Itoa(len(r.URL.RawQuery))+" bytes; the limit is "+strconv.Itoa(n)+" bytes.")
+				return
 			}
 			next.ServeHTTP(w, r)
 		})

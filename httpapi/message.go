@@ -65,7 +65,7 @@ func handleListMessages(log *slog.Logger, messages agentmem.MessageStore) http.H
 // client message IDs) is answered 201 with the body of the original
 // answer, not 200: the store does not tell a retry from a first write, and
 // a client whose first answer was lost must get that answer.
-func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore) http.Handler {
+func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore, maxBatch int) http.Handler {
 	type request struct {
 		Messages []*agentmem.Message `json:"messages"`
 	}
@@ -77,6 +77,9 @@ func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore) http
 		var req request
 		if err == nil {
 			req, err = decode[request](r)
+		}
+		if err == nil && len(req.Messages) > maxBatch {
+			err = agentmem.Errorf(agentmem.ETOOLARGE, "messages has %d entries; the limit is %d per request.", len(req.Messages), maxBatch)
 		}
 		for i, m := range req.Messages {
 			if err == nil && m != nil && m.ThreadID != "" && m.ThreadID != p.thread {

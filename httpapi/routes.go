@@ -8,31 +8,55 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// addRoutes registers the whole API surface, one line per route.
-func addRoutes(mux *http.ServeMux, log *slog.Logger, store agentmem.Store, opt Options) {
-	mux.Handle("GET /healthz", handleHealth(log, opt.Version))
-	mux.Handle("GET /readyz", handleReady(log, store))
-	mux.Handle("GET /v1/stats", handleStats(log, store))
-	if opt.Registry != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry}))
+// route is one line of the API surface: its ServeMux pattern, who may
+// call it, and its handler.
+type route struct {
+	pattern string
+	access  access
+	handler http.Handler
+}
+
+// routes is the whole API surface, one line per route. Every route says
+// who may call it; the isolation tests are built from this table, so a
+// route added here without its cases fails them.
+func routes(log *slog.Logger, store agentmem.Store, opt Options) []route {
+	rs := []route{
+		{"GET /healthz", accessPublic, handleHealth(log, opt.Version)},
+		{"GET /readyz", accessPublic, handleReady(log, store)},
+		{"GET /v1/stats", accessAdmin, handleStats(log, store)},
+		{"GET /v1/audit", accessAdmin, handleListAudit(log, store)},
+		{"GET /v1/keys", accessAdmin, handleListKeys(log, store)},
+		{"POST /v1/keys", accessAdmin, handleCreateKey(log, store)},
+		{"DELETE /v1/keys/{key}", accessAdmin, handleRevokeKey(log, store)},
+
+		{"GET /v1/users/{user}/threads", accessUser, handleListThreads(log, store)},
+		{"POST /v1/users/{user}/threads", accessUser, handleCreateThread(log, store)},
+		{"POST /v1/users/{user}/threads/import", accessUser, handleImportThread(log, store)},
+		{"GET /v1/users/{user}/threads/{thread}", accessUser, handleGetThread(log, store)},
+		{"PATCH /v1/users/{user}/threads/{thread}", accessUser, handleUpdateThread(log, store)},
+		{"DELETE /v1/users/{user}/threads/{thread}", accessUser, handleDeleteThread(log, store)},
+		{"POST /v1/users/{user}/threads/{thread}/end", accessUser, handleEndThread(log, store)},
+		{"GET /v1/users/{user}/threads/{thread}/messages", accessUser, handleListMessages(log, store)},
+		{"POST /v1/users/{user}/threads/{thread}/messages", accessUser, handleAppendMessages(log, store, opt.MaxBatchMessages)},
+		{"GET /v1/users/{user}/threads/{thread}/elements", accessUser, handleListElements(log, store)},
+		{"POST /v1/users/{user}/threads/{thread}/elements", accessUser, handleCreateElement(log, store)},
+		{"GET /v1/users/{user}/threads/{thread}/export", accessUser, handleExportThread(log, store)},
+
+		{"GET /v1/users/{user}/agents/{agent}/session", accessUser, handleGetSession(log, store)},
+		{"PUT /v1/users/{user}/agents/{agent}/session", accessUser, handleSetSession(log, store)},
+
+		{"GET /v1/users/{user}/export", accessUser, handleExportUser(log, store)},
+		{"DELETE /v1/users/{user}", accessUserAdmin, handleDeleteUser(log, store)},
 	}
+	if opt.Registry != nil {
+		rs = append(rs, route{"GET /metrics", accessAdmin, promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})})
+	}
+	return rs
+}
 
-	mux.Handle("GET /v1/users/{user}/threads", handleListThreads(log, store))
-	mux.Handle("POST /v1/users/{user}/threads", handleCreateThread(log, store))
-	mux.Handle("POST /v1/users/{user}/threads/import", handleImportThread(log, store))
-	mux.Handle("GET /v1/users/{user}/threads/{thread}", handleGetThread(log, store))
-	mux.Handle("PATCH /v1/users/{user}/threads/{thread}", handleUpdateThread(log, store))
-	mux.Handle("DELETE /v1/users/{user}/threads/{thread}", handleDeleteThread(log, store))
-	mux.Handle("POST /v1/users/{user}/threads/{thread}/end", handleEndThread(log, store))
-	mux.Handle("GET /v1/users/{user}/threads/{thread}/messages", handleListMessages(log, store))
-	mux.Handle("POST /v1/users/{user}/threads/{thread}/messages", handleAppendMessages(log, store))
-	mux.Handle("GET /v1/users/{user}/threads/{thread}/elements", handleListElements(log, store))
-	mux.Handle("POST /v1/users/{user}/threads/{thread}/elements", handleCreateElement(log, store))
-	mux.Handle("GET /v1/users/{user}/threads/{thread}/export", handleExportThread(log, store))
-
-	mux.Handle("GET /v1/users/{user}/agents/{agent}/session", handleGetSession(log, store))
-	mux.Handle("PUT /v1/users/{user}/agents/{agent}/session", handleSetSession(log, store))
-
-	mux.Handle("GET /v1/users/{user}/export", handleExportUser(log, store))
-	mux.Handle("DELETE /v1/users/{user}", handleDeleteUser(log, store))
+// addRoutes registers the routes of routes, each behind authorize.
+func addRoutes(mux *http.ServeMux, log *slog.Logger, store agentmem.Store, opt Options) {
+	for _, rt := range routes(log, store, opt) {
+		mux.Handle(rt.pattern, authorize(log, rt.access, rt.handler))
+	}
 }

@@ -120,7 +120,10 @@ func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore) http.Han
 
 // handleDeleteThread soft-deletes a thread, or removes it for good with
 // ?permanent=true.
-func handleDeleteThread(log *slog.Logger, threads agentmem.ThreadStore) http.Handler {
+func handleDeleteThread(log *slog.Logger, threads interface {
+	agentmem.ThreadStore
+	agentmem.AuditStore
+}) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := readPath(r)
 		var permanent bool
@@ -133,6 +136,9 @@ func handleDeleteThread(log *slog.Logger, threads agentmem.ThreadStore) http.Han
 		if err != nil {
 			writeError(w, r, log, err)
 			return
+		}
+		if permanent {
+			recordAudit(r, log, threads, agentmem.AuditThreadErase, p.user, p.thread, nil)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})

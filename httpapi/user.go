@@ -8,9 +8,12 @@ import (
 )
 
 // handleDeleteUser erases everything stored for the user and reports what
-// it removed: 200 {"deleted": Counts}. Erasing an unknown user removes
+// it removed: 200 {"deleted": Counts}, recorded in the audit log. Erasing an unknown user removes
 // nothing and succeeds.
-func handleDeleteUser(log *slog.Logger, users agentmem.UserStore) http.Handler {
+func handleDeleteUser(log *slog.Logger, users interface {
+	agentmem.UserStore
+	agentmem.AuditStore
+}) http.Handler {
 	type response struct {
 		Deleted agentmem.Counts `json:"deleted"`
 	}
@@ -24,6 +27,7 @@ func handleDeleteUser(log *slog.Logger, users agentmem.UserStore) http.Handler {
 			writeError(w, r, log, err)
 			return
 		}
+		recordAudit(r, log, users, agentmem.AuditUserErase, p.user, "", resp.Deleted)
 		encode(w, r, log, http.StatusOK, resp)
 	})
 }

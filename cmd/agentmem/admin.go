@@ -210,6 +210,11 @@ func runCleanup(ctx context.Context, args []string, getenv func(string) string, 
 	verb := "deleted"
 	if *dryRun {
 		verb = "would delete"
+	} else {
+		detail, _ := json.Marshal(map[string]any{"older_than": *olderThan, "cutoff": cutoff.UTC(), "users": users, "deleted": total})
+		if err := store.CreateAuditEvent(ctx, &agentmem.AuditEvent{Actor: "cli", Action: agentmem.AuditCleanup, Detail: detail}); err != nil {
+			return fmt.Errorf("record the clean-up in the audit log: %w", err)
+		}
 	}
 	fmt.Fprintf(stdout, "%s %d threads, %d messages, %d elements of %d users (not updated since %s)\n",
 		verb, total.Threads, total.Messages, total.Elements, users, cutoff.UTC().Format(time.RFC3339))

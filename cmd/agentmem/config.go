@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -28,6 +29,15 @@ type Config struct {
 	MaxBodyBytes    int64         // per request body
 	ShutdownTimeout time.Duration // serve: grace period for in-flight requests
 	LogLevel        string        // debug, info, warn, error
+
+	Auth             string  // serve: none, apikey or header
+	Insecure         bool    // serve: allow --auth none on a non-loopback address
+	UserHeader       string  // serve, header mode: the header holding the user ID
+	TrustedProxies   string  // serve, header mode: comma-separated addresses or CIDRs
+	RateLimit        float64 // serve: requests per second per key; 0 is no limit
+	RateBurst        int     // serve: bucket size of the rate limit
+	MaxBatchMessages int     // serve: messages per append
+	MaxQueryBytes    int     // serve: bytes of a URL query string
 }
 
 // defaults returns the zero-configuration setup: an SQLite file in the
@@ -41,6 +51,12 @@ func defaults() Config {
 		MaxBodyBytes:    8 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		LogLevel:        "info",
+
+		Auth:             "none",
+		UserHeader:       "X-MS-CLIENT-PRINCIPAL-ID",
+		RateBurst:        20,
+		MaxBatchMessages: agentmem.MaxBatchMessages,
+		MaxQueryBytes:    8 << 10,
 	}
 }
 
@@ -90,7 +106,44 @@ func (cfg *Config) Validate() error {
 	if _, err := logLevel(cfg.LogLevel); err != nil {
 		return err
 	}
+	switch cfg.Auth {
+	case "none", "apikey", "header":
+	default:
+		return fmt.Errorf("--auth must be none, apikey or header, not %q", cfg.Auth)
+	}
+	if _, err := cfg.trustedProxies(); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Auth == "header" && cfg.TrustedProxies == "":
+		return fmt.Errorf("--auth header needs --trusted-proxies: the addresses of the proxies whose %s header is believed", cfg.UserHeader)
+	case cfg.RateLimit < 0 || cfg.RateBurst < 1:
+		return fmt.Errorf("--rate-limit must not be negative and --rate-burst must be at least 1")
+	case cfg.MaxBatchMessages < 1 || cfg.MaxBatchMessages > agentmem.MaxBatchMessages:
+		return fmt.Errorf("--max-batch must be between 1 and %d", agentmem.MaxBatchMessages)
+	case cfg.MaxQueryBytes < 256:
+		return fmt.Errorf("--max-query-bytes must be at least 256")
+	}
 	return nil
+}
+
+// trustedProxies parses TrustedProxies: addresses (a single host) or CIDR
+// prefixes, separated by commas.
+func (cfg *Config) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range strings.Split(cfg.TrustedProxies, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+		} else if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		} else {
+			return nil, fmt.Errorf("--trusted-proxies: %q is not an address or a CIDR prefix", s)
+		}
+	}
+	return out, nil
 }
 
 func logLevel(s string) (slog.Level, error) {
@@ -125,21 +178,8 @@ func openStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 	return s, nil
 }
 
-// parseAge reads a retention age such as 30d, 12h or 90m.
-func parseAge(s string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("age %q: want a number of days such as 30d", s)
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("age %q: want a duration such as 30d or 12h", s)
-	}
-	return d, nil
-}
+// parseAge reads a --older-than or --expires value (see agentmem.ParseAge).
+func parseAge(s string) (time.Duration, error) { return agentmem.ParseAge("age", s) }
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

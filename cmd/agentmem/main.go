@@ -5,6 +5,7 @@
 //	agentmem export   --user ID [--thread ID] [--format json|markdown] [--out FILE] [--db …]
 //	agentmem import   --user ID [--db …] FILE
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
+//	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
 //	agentmem version
 package main
 
@@ -33,11 +34,12 @@ func main() {
 const usage = `agentmem gives LLM agents a memory.
 
 Usage:
-  agentmem serve    [--addr 127.0.0.1:8080] [--db sqlite:./agentmem.db | postgres://…]
+  agentmem serve    [--addr 127.0.0.1:8080] [--db sqlite:./agentmem.db | postgres://…] [--auth none|apikey|header]
   agentmem migrate  [--db …]
   agentmem export   --user ID [--thread ID] [--format json|markdown] [--out FILE] [--db …]
   agentmem import   --user ID [--db …] FILE
   agentmem cleanup  --older-than 30d [--dry-run] [--db …]
+  agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
   agentmem version
 
 Every flag can also be set by its AGENTMEM_* environment variable
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runImport(ctx, args, getenv, stdin, stdout, stderr)
 	case "cleanup":
 		return runCleanup(ctx, args, getenv, stdout, stderr)
+	case "keys":
+		return runKeys(ctx, args, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "agentmem", version())
 		return nil

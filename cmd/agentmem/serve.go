@@ -30,9 +30,27 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", cfg.MaxMessageBytes, "largest message accepted (AGENTMEM_MAX_MESSAGE_BYTES)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body accepted")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on shutdown")
+	envString(fs, &cfg.Auth, "auth", "AGENTMEM_AUTH", "authentication: none (loopback only), apikey or header", getenv)
+	fs.BoolVar(&cfg.Insecure, "insecure", false, "allow --auth none on an address other than loopback")
+	envString(fs, &cfg.UserHeader, "user-header", "AGENTMEM_USER_HEADER", "header mode: the header holding the user ID", getenv)
+	envString(fs, &cfg.TrustedProxies, "trusted-proxies", "AGENTMEM_TRUSTED_PROXIES", "header mode: comma-separated addresses or CIDRs of the proxies whose header is believed", getenv)
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per key (0: no limit)")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "requests a key may send at once above the rate")
+	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
+	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	if cfg.Auth == "none" && !cfg.Insecure && !isLoopback(ln.Addr()) {
+		return fmt.Errorf("--auth none on %s would let anyone on the network read every user's memory: "+
+			"use --auth apikey (create a key with `agentmem keys create --scope admin`) or --auth header, or pass --insecure", ln.Addr())
+	}
+	proxies, _ := cfg.trustedProxies() // checked by Validate
 	log := newLogger(stderr, cfg.LogLevel)
 
 	store, err := openStore(ctx, cfg)
@@ -47,12 +65,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Registry:     reg,
 		Version:      version(),
+		Auth: httpapi.Auth{
+			Mode:           cfg.Auth,
+			UserHeader:     cfg.UserHeader,
+			TrustedProxies: proxies,
+			Rate:           cfg.RateLimit,
+			Burst:          cfg.RateBurst,
+		},
+		MaxBatchMessages: cfg.MaxBatchMessages,
+		MaxQueryBytes:    cfg.MaxQueryBytes,
 	})
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -85,6 +107,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// isLoopback reports whether addr is a loopback address only (not a
+// wildcard such as 0.0.0.0 or [::], which listens on every interface).
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // redactDSN hides a password in a postgres:// URL before it is logged.
