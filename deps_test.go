@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"tokens":       {"."},
 	"httpapi":      {"."},
 	"client":       {"."},
+	"worker":       {"."},
 	"cmd/agentmem": {"*"},
 	// internal/testutil holds test helpers and may open any backend.
 	"internal/testutil": {"*"},

@@ -253,9 +253,9 @@ type ThreadStore interface {
 	EndThread(ctx context.Context, userID, id string) (*Thread, error)
 
 	// DeleteThread soft-deletes a thread, or with permanent removes it with
-	// its messages, elements and idempotency records. Permanent deletion
-	// also removes a soft-deleted thread. Returns ENOTFOUND if there is
-	// nothing to delete.
+	// its messages, elements, idempotency records and summaries (its jobs
+	// stay; see Job). Permanent deletion also removes a soft-deleted
+	// thread. Returns ENOTFOUND if there is nothing to delete.
 	DeleteThread(ctx context.Context, userID, id string, permanent bool) error
 }
 

@@ -48,7 +48,8 @@ type UserStore interface {
 
 	// DeleteThreadsBefore permanently deletes the user's threads (soft-
 	// deleted or not) last updated before cutoff, with their messages,
-	// elements and sessions; with dryRun it only counts them.
+	// elements, sessions and summaries (as DeleteThread); with dryRun it
+	// only counts them.
 	DeleteThreadsBefore(ctx context.Context, userID string, cutoff time.Time, dryRun bool) (Counts, error)
 
 	// Stats counts users, threads and messages and measures the store.

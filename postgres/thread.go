@@ -241,7 +241,9 @@ func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent b
 
 // deleteThreads permanently deletes the user's threads ids, whose rows the
 // caller has locked (FOR UPDATE, so that no append or attachment is in
-// flight), and everything hanging off them, and counts what it removed.
+// flight), and everything hanging off them (messages, elements, sessions,
+// idempotency records, summaries), and counts what it removed. Jobs do not
+// hang off a thread and stay (see agentmem.Job).
 func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) (agentmem.Counts, error) {
 	var c agentmem.Counts
 	for _, d := range []struct {
@@ -252,6 +254,7 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 		{"elements", &c.Elements},
 		{"sessions", &c.Sessions},
 		{"idempotency_keys", nil},
+		{"summaries", nil},
 	} {
 		tag, err := tx.Exec(ctx, `DELETE FROM `+d.table+` WHERE user_id = $1 AND thread_id = ANY($2)`, userID, ids)
 		if err != nil {

@@ -238,7 +238,9 @@ func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent b
 
 // deleteThreads permanently deletes the user's threads matching cond (an
 // expression over threads' columns with args) and everything hanging off
-// them, and counts what it removed.
+// them (messages, elements, sessions, idempotency records, summaries), and
+// counts what it removed. Jobs do not hang off a thread and stay (see
+// agentmem.Job).
 func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ...any) (agentmem.Counts, error) {
 	var c agentmem.Counts
 	sel := `SELECT id FROM threads WHERE user_id = ? AND ` + cond
@@ -251,6 +253,7 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 		{"elements", &c.Elements},
 		{"sessions", &c.Sessions},
 		{"idempotency_keys", nil},
+		{"summaries", nil},
 	} {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+d.table+` WHERE user_id = ? AND thread_id IN (`+sel+`)`, selArgs...)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // userTables lists every table holding user data; DeleteUser empties them
 // of one user. A table added by a migration must be added here (the
 // conformance suite's erasure test fails otherwise).
-var userTables = []string{"messages", "elements", "sessions", "idempotency_keys", "threads", "users"}
+var userTables = []string{"messages", "elements", "sessions", "idempotency_keys", "summaries", "jobs", "threads", "users"}
 
 // DeleteUser implements agentmem.UserStore.
 func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {

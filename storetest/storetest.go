@@ -39,6 +39,18 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("Keys", func(t *testing.T) { testKeys(t, open(t)) })
 	t.Run("Keys/Find", func(t *testing.T) { testFindKeys(t, open(t)) })
 	t.Run("Audit", func(t *testing.T) { testAudit(t, open(t)) })
+	t.Run("EnqueueJob", func(t *testing.T) { testEnqueueJob(t, open(t)) })
+	t.Run("EnqueueJob/Concurrent", func(t *testing.T) { testEnqueueJobConcurrent(t, open(t)) })
+	t.Run("ClaimJobs", func(t *testing.T) { testClaimJobs(t, open(t)) })
+	t.Run("ClaimJobs/Lease", func(t *testing.T) { testClaimJobsLease(t, open(t)) })
+	t.Run("ClaimJobs/Concurrent", func(t *testing.T) { testClaimJobsConcurrent(t, open(t)) })
+	t.Run("CompleteJob", func(t *testing.T) { testCompleteJob(t, open(t)) })
+	t.Run("FailJob", func(t *testing.T) { testFailJob(t, open(t)) })
+	t.Run("FindJobs", func(t *testing.T) { testFindJobs(t, open(t)) })
+	t.Run("Jobs/Erasure", func(t *testing.T) { testJobErasure(t, open(t)) })
+	t.Run("PutSummary", func(t *testing.T) { testPutSummary(t, open(t)) })
+	t.Run("PutSummary/Concurrent", func(t *testing.T) { testPutSummaryConcurrent(t, open(t)) })
+	t.Run("Summaries/Erasure", func(t *testing.T) { testSummaryErasure(t, open(t)) })
 }
 
 var ctx = context.Background()

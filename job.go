@@ -1,0 +1,295 @@
+package agentmem
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Job statuses.
+const (
+	JobQueued  = "queued"  // waiting for RunAt
+	JobRunning = "running" // leased by a worker until LeaseUntil
+	JobDone    = "done"    // finished
+	JobDead    = "dead"    // failed MaxAttempts times: a dead letter, kept for operators
+)
+
+// DefaultJobAttempts is how many times a job runs before it is dead.
+const DefaultJobAttempts = 5
+
+// Job is durable background work (summarise, chunk, extract, reflect,
+// embed) of one user, stored in the database. Workers lease jobs: a job
+// runs at least once, and a job whose worker died runs again when its
+// lease expires, so every handler must be idempotent (a summary covers a
+// seq range, so running it twice stores it once).
+//
+// Jobs are user data (DeleteUser erases them) but do not hang off a
+// thread: permanently deleting a thread leaves its jobs, so a handler must
+// treat a thread that no longer exists as work that is done, not as a
+// failure to retry.
+type Job struct {
+	ID     string `json:"id"`
+	UserID string `json:"user_id"`
+	Kind   string `json:"kind"` // e.g. "summarize"
+	// Key deduplicates: while a job of the same user, kind and key is
+	// queued or running, enqueueing another returns that one. E.g. the
+	// thread ID for a thread's summary. Empty at enqueue, it becomes the
+	// job's ID: a job without a key is never deduplicated.
+	Key         string          `json:"key"`
+	Payload     json.RawMessage `json:"payload"`
+	Status      string          `json:"status"`
+	Attempts    int             `json:"attempts"`     // runs begun so far
+	MaxAttempts int             `json:"max_attempts"` // DefaultJobAttempts when 0 at enqueue
+	RunAt       time.Time       `json:"run_at"`       // not before
+	LeaseOwner  string          `json:"lease_owner,omitempty"`
+	LeaseUntil  *time.Time      `json:"lease_until,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+// JobFilter selects jobs for FindJobs, newest updated first (ties by user
+// and id, descending).
+type JobFilter struct {
+	Status *string // only jobs with this status (EINVALID for an unknown one)
+	Kind   *string // only jobs of this kind
+	UserID *string // only jobs of this user
+	Limit  int     // page size; 0 means DefaultPageSize, capped at MaxPageSize
+	Cursor string  // opaque, from a previous page's next cursor
+}
+
+// JobStore is the durable job queue.
+type JobStore interface {
+	// EnqueueJob stores j as queued (see Job.Prepare: ID, Key, times and
+	// MaxAttempts filled in when empty; RunAt defaults to now) and returns
+	// it; if a job of the same user, kind and key is already queued or
+	// running, it returns that job instead and stores nothing, also when
+	// several enqueue at once. Returns EINVALID for a missing user, kind or
+	// a payload that is not a JSON object (see Job.Prepare), and ECONFLICT
+	// if the user has another job with j's ID.
+	EnqueueJob(ctx context.Context, j *Job) (*Job, error)
+
+	// ClaimJobs leases up to n jobs of the given kinds (all kinds when
+	// empty) of any user to owner until now+lease, oldest RunAt first:
+	// queued jobs whose RunAt has come, and running jobs whose lease
+	// expired (their worker died). Each claim increments Attempts; a
+	// running job whose lease expired on its last attempt becomes dead
+	// instead (see Job.Claim), so fewer than n may come back while more
+	// are due. Two concurrent callers, in one process or many sharing the
+	// database, never claim the same job. Returns EINVALID for bad
+	// arguments (see ValidateClaim).
+	ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*Job, error)
+
+	// CompleteJob marks a job done. Returns ECONFLICT if owner no longer
+	// holds its lease (it expired and another worker took the job) or the
+	// job is not running, and ENOTFOUND if there is no such job. A lease
+	// that expired while no other worker took the job still counts as
+	// held (see Job.Complete).
+	CompleteJob(ctx context.Context, userID, id, owner string) error
+
+	// FailJob records a failed run with its error message (LastError): the
+	// job is queued again to run at retryAt with its lease cleared, or dead
+	// when it has used its MaxAttempts (see Job.Fail). Returns ECONFLICT
+	// and ENOTFOUND as CompleteJob.
+	FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error
+
+	// FindJobs returns a page of jobs of every user (an operator's view),
+	// newest updated first, and the next cursor ("" on the last page).
+	// Returns EINVALID for a malformed cursor or an unknown status.
+	FindJobs(ctx context.Context, filter JobFilter) ([]*Job, string, error)
+}
+
+// Limits on job fields.
+const (
+	MaxJobKeyBytes   = 512     // Key
+	MaxJobErrorBytes = 4 << 10 // LastError keeps this much of a failure's message
+)
+
+// Prepare checks a job about to be enqueued and fills in what EnqueueJob
+// fills in, for every backend: the ID when empty, the Key (the ID when
+// empty, so a job without a key is never deduplicated), MaxAttempts
+// (DefaultJobAttempts when 0), RunAt (now when zero), the queued status
+// with no attempts, lease or error, and the times. Returns EINVALID for a
+// missing user or kind, a bad ID, key, time or MaxAttempts, or a payload
+// that is not a JSON object (ETOOLARGE beyond MaxMetadataBytes).
+func (j *Job) Prepare(now time.Time) error {
+	if err := ValidateUserID(j.UserID); err != nil {
+		return err
+	}
+	if err := ValidateID("kind", j.Kind); err != nil {
+		return err
+	}
+	if j.ID != "" {
+		if err := ValidateID("id", j.ID); err != nil {
+			return err
+		}
+	}
+	if err := ValidateText("key", j.Key); err != nil {
+		return err
+	} else if len(j.Key) > MaxJobKeyBytes {
+		return Errorf(EINVALID, "key is longer than %d bytes.", MaxJobKeyBytes)
+	}
+	if j.MaxAttempts < 0 {
+		return Errorf(EINVALID, "max_attempts must not be negative.")
+	}
+	if err := ValidateTime("run_at", j.RunAt); err != nil {
+		return err
+	}
+	payload, err := NormalizeMetadata("payload", j.Payload)
+	if err != nil {
+		return err
+	}
+	if j.ID == "" {
+		j.ID = NewID()
+	}
+	if j.Key == "" {
+		j.Key = j.ID
+	}
+	if j.MaxAttempts == 0 {
+		j.MaxAttempts = DefaultJobAttempts
+	}
+	if j.RunAt.IsZero() {
+		j.RunAt = now
+	} else {
+		j.RunAt = Timestamp(j.RunAt)
+	}
+	j.Payload, j.Status, j.Attempts, j.LeaseOwner, j.LeaseUntil, j.LastError = payload, JobQueued, 0, "", nil, ""
+	j.CreatedAt, j.UpdatedAt = now, now
+	return nil
+}
+
+// ValidateClaim checks the arguments of ClaimJobs: an owner (an ID), kinds
+// that are IDs, 1 to MaxPageSize jobs and a positive lease.
+func ValidateClaim(owner string, kinds []string, n int, lease time.Duration) error {
+	if err := ValidateID("owner", owner); err != nil {
+		return err
+	}
+	for _, k := range kinds {
+		if err := ValidateID("kind", k); err != nil {
+			return err
+		}
+	}
+	if n < 1 || n > MaxPageSize {
+		return Errorf(EINVALID, "n must be between 1 and %d.", MaxPageSize)
+	}
+	if lease <= 0 {
+		return Errorf(EINVALID, "lease must be positive.")
+	}
+	return nil
+}
+
+// Claim leases j, which ClaimJobs found due at now (queued with RunAt
+// come, or running with its lease expired), to owner until now+lease and
+// counts the attempt. A running job whose lease expired on its last
+// attempt is not claimed again: its worker died MaxAttempts times, so the
+// job itself is the likely cause (a poison pill), and it becomes dead.
+// Claim reports whether j was claimed.
+func (j *Job) Claim(owner string, now time.Time, lease time.Duration) bool {
+	j.UpdatedAt = now
+	if j.Status == JobRunning && j.Attempts >= j.MaxAttempts {
+		j.Status, j.LeaseUntil = JobDead, nil
+		j.LastError = fmt.Sprintf("the lease of %s expired on attempt %d of %d: the worker stopped before finishing", j.LeaseOwner, j.Attempts, j.MaxAttempts)
+		return false
+	}
+	until := Timestamp(now.Add(lease))
+	j.Status, j.LeaseOwner, j.LeaseUntil = JobRunning, owner, &until
+	j.Attempts++
+	return true
+}
+
+// Complete marks j done at now. The lease owner stays recorded as the
+// worker that finished it. Returns ECONFLICT unless j is running and owner
+// holds its lease; a lease that expired without another worker taking the
+// job still counts as held.
+func (j *Job) Complete(owner string, now time.Time) error {
+	if err := j.checkLease(owner); err != nil {
+		return err
+	}
+	j.Status, j.LeaseUntil, j.UpdatedAt = JobDone, nil, now
+	return nil
+}
+
+// Fail records a failed run of j at now with the error message errMsg
+// (made valid UTF-8 without NUL and cut to MaxJobErrorBytes): j is dead
+// when it has used its MaxAttempts, and otherwise queued again to run at
+// retryAt (now when zero) with its lease cleared. Returns ECONFLICT as
+// Complete does.
+func (j *Job) Fail(owner, errMsg string, retryAt, now time.Time) error {
+	if err := j.checkLease(owner); err != nil {
+		return err
+	}
+	j.LastError, j.LeaseUntil, j.UpdatedAt = jobError(errMsg), nil, now
+	if j.Attempts >= j.MaxAttempts {
+		j.Status = JobDead
+		return nil
+	}
+	if retryAt.IsZero() {
+		retryAt = now
+	}
+	j.Status, j.RunAt, j.LeaseOwner = JobQueued, Timestamp(retryAt), ""
+	return nil
+}
+
+func (j *Job) checkLease(owner string) error {
+	switch {
+	case j.Status != JobRunning:
+		return Errorf(ECONFLICT, "Job %q is %s, not running.", j.ID, j.Status)
+	case j.LeaseOwner != owner:
+		return Errorf(ECONFLICT, "Job %q is leased to another worker.", j.ID)
+	}
+	return nil
+}
+
+// jobError makes errMsg storable as LastError: valid UTF-8 without NUL
+// characters (PostgreSQL text cannot hold them), at most MaxJobErrorBytes.
+func jobError(errMsg string) string {
+	msg := strings.ReplaceAll(strings.ToValidUTF8(errMsg, "\uFFFD"), "\x00", "")
+	if msg == "" {
+		return "failed without an error message"
+	}
+	if len(msg) > MaxJobErrorBytes {
+		cut := MaxJobErrorBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
+	}
+	return msg
+}
+
+// Validate checks the filter's status, if set.
+func (f *JobFilter) Validate() error {
+	if f.Status != nil {
+		switch *f.Status {
+		case JobQueued, JobRunning, JobDone, JobDead:
+		default:
+			return Errorf(EINVALID, "status must be %s, %s, %s or %s, not %q.", JobQueued, JobRunning, JobDone, JobDead, *f.Status)
+		}
+	}
+	return nil
+}
+
+// JobCursor is the keyset position of FindJobs: the last job's updated_at
+// in Unix microseconds, user and id (job IDs are unique per user only).
+type JobCursor struct {
+	UpdatedAt int64  `json:"u"`
+	UserID    string `json:"s"`
+	ID        string `json:"i"`
+}
+
+// JobPage cuts a result fetched with limit+1 rows to limit and returns the
+// cursor of the next page ("" when there is none).
+func JobPage(jobs []*Job, limit int) ([]*Job, string) {
+	if jobs == nil {
+		jobs = []*Job{}
+	}
+	if len(jobs) <= limit {
+		return jobs, ""
+	}
+	jobs = jobs[:limit]
+	last := jobs[limit-1]
+	return jobs, EncodeCursor(JobCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), UserID: last.UserID, ID: last.ID})
+}

@@ -1,0 +1,261 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+)
+
+const jobColumns = `user_id, id, kind, key, payload, status, attempts, max_attempts, run_at, lease_owner, lease_until, last_error, created_at, updated_at`
+
+func scanJob(row interface{ Scan(...any) error }) (*agentmem.Job, error) {
+	var (
+		j          agentmem.Job
+		payload    []byte
+		leaseUntil *time.Time
+	)
+	if err := row.Scan(&j.UserID, &j.ID, &j.Kind, &j.Key, &payload, &j.Status, &j.Attempts, &j.MaxAttempts, &j.RunAt,
+		&j.LeaseOwner, &leaseUntil, &j.LastError, &j.CreatedAt, &j.UpdatedAt); err != nil {
+		return nil, err
+	}
+	j.Payload = jsonValue(payload)
+	j.RunAt, j.LeaseUntil = j.RunAt.UTC(), utc(leaseUntil)
+	j.CreatedAt, j.UpdatedAt = j.CreatedAt.UTC(), j.UpdatedAt.UTC()
+	return &j, nil
+}
+
+func scanJobs(rows pgx.Rows) ([]*agentmem.Job, error) {
+	defer rows.Close()
+	var jobs []*agentmem.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan job: %w", err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
+func notFoundJob(id string) error {
+	return agentmem.Errorf(agentmem.ENOTFOUND, "Job %q not found.", id)
+}
+
+// findJobForUpdate returns a job of the user with its row locked until the
+// transaction ends.
+func findJobForUpdate(ctx context.Context, tx pgx.Tx, userID, id string) (*agentmem.Job, error) {
+	j, err := scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE user_id = $1 AND id = $2 FOR UPDATE`, userID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFoundJob(id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find job: %w", err)
+	}
+	return j, nil
+}
+
+// maxEnqueueTries bounds EnqueueJob's loop (see there). Each extra round
+// needs the active job of the key to finish within a few milliseconds, so
+// running out means a storm of enqueues and completions of one key.
+const maxEnqueueTries = 10
+
+// EnqueueJob implements agentmem.JobStore.
+//
+// The insert's ON CONFLICT names jobs_active_key, the unique index of the
+// queued and running jobs of a (user, kind, key): of concurrent enqueues
+// of a key, one inserts and the others wait for it to commit, then insert
+// nothing, and read the job that won (at READ COMMITTED each statement
+// sees what committed before it). If that job finished in between, there
+// is no active job left and the loop inserts again.
+func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
+	if err := j.Prepare(s.now()); err != nil {
+		return nil, err
+	}
+	var out *agentmem.Job
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		for range maxEnqueueTries {
+			tag, err := tx.Exec(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+				ON CONFLICT (user_id, kind, key) WHERE status IN ('queued', 'running') DO NOTHING`,
+				j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, j.RunAt,
+				j.LeaseOwner, j.LeaseUntil, j.LastError, j.CreatedAt, j.UpdatedAt)
+			if isUniqueViolation(err) { // of the primary key: jobs_active_key is the arbiter
+				return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
+			} else if err != nil {
+				return fmt.Errorf("insert job: %w", err)
+			}
+			if tag.RowsAffected() == 1 {
+				out = j
+				return nil
+			}
+			active, err := scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs
+				WHERE user_id = $1 AND kind = $2 AND key = $3 AND status IN ('queued', 'running')`, j.UserID, j.Kind, j.Key))
+			if err == nil {
+				out = active
+				return nil
+			} else if !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("find active job: %w", err)
+			}
+		}
+		return agentmem.Errorf(agentmem.EUNAVAILABLE, "The job queue is busy; retry.")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+const updateJobSQL = `UPDATE jobs SET status = $1, attempts = $2, run_at = $3, lease_owner = $4, lease_until = $5, last_error = $6, updated_at = $7
+	WHERE user_id = $8 AND id = $9`
+
+// updateJobArgs returns the arguments of updateJobSQL: every mutable field
+// of j, then its key.
+func updateJobArgs(j *agentmem.Job) []any {
+	return []any{j.Status, j.Attempts, j.RunAt, j.LeaseOwner, j.LeaseUntil, j.LastError, j.UpdatedAt, j.UserID, j.ID}
+}
+
+// ClaimJobs implements agentmem.JobStore.
+//
+//	SELECT … FROM jobs WHERE ((status = 'queued' AND run_at <= now) OR (status = 'running' AND lease_until < now))
+//	  [AND kind = ANY($k)]
+//	ORDER BY run_at LIMIT n FOR UPDATE SKIP LOCKED
+//
+// reads both branches from jobs_claim and locks the rows it returns;
+// rows that a concurrent claimer has locked are skipped (and not counted
+// against n), and a row that one claimed and committed meanwhile is
+// re-checked and no longer due. The claims are then written in one round
+// trip, and commit releases the locks.
+func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
+	if err := agentmem.ValidateClaim(owner, kinds, n, lease); err != nil {
+		return nil, err
+	}
+	claimed := []*agentmem.Job{}
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		claimed = claimed[:0]
+		now := s.now()
+		q := `SELECT ` + jobColumns + ` FROM jobs WHERE ((status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1))`
+		args := []any{now, n}
+		if len(kinds) > 0 {
+			q += ` AND kind = ANY($3)`
+			args = append(args, kinds)
+		}
+		rows, err := tx.Query(ctx, q+` ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED`, args...)
+		if err != nil {
+			return fmt.Errorf("find due jobs: %w", err)
+		}
+		due, err := scanJobs(rows)
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		b := &pgx.Batch{}
+		for _, j := range due {
+			if j.Claim(owner, now, lease) {
+				claimed = append(claimed, j)
+			}
+			b.Queue(updateJobSQL, updateJobArgs(j)...)
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("update jobs: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// CompleteJob implements agentmem.JobStore.
+func (s *Store) CompleteJob(ctx context.Context, userID, id, owner string) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		j, err := findJobForUpdate(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if err := j.Complete(owner, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, updateJobSQL, updateJobArgs(j)...); err != nil {
+			return fmt.Errorf("update job: %w", err)
+		}
+		return nil
+	})
+}
+
+// FailJob implements agentmem.JobStore.
+func (s *Store) FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		j, err := findJobForUpdate(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if err := j.Fail(owner, errMsg, retryAt, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, updateJobSQL, updateJobArgs(j)...); err != nil {
+			return fmt.Errorf("update job: %w", err)
+		}
+		return nil
+	})
+}
+
+// FindJobs implements agentmem.JobStore.
+//
+//	SELECT … FROM jobs WHERE true [AND status = $n] [AND kind = $n] [AND user_id = $n]
+//	  [AND (updated_at, user_id, id) < (cursor)]
+//	ORDER BY updated_at DESC, user_id DESC, id DESC LIMIT n+1
+//
+// walks the ([status,] updated_at DESC, user_id DESC, id DESC) index from
+// the cursor.
+func (s *Store) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem.Job, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
+	var args []any
+	// arg adds a parameter and returns its placeholder.
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	where := []string{"true"}
+	if f.Status != nil {
+		where = append(where, "status = "+arg(*f.Status))
+	}
+	if f.Kind != nil {
+		where = append(where, "kind = "+arg(*f.Kind))
+	}
+	if f.UserID != nil {
+		where = append(where, "user_id = "+arg(*f.UserID))
+	}
+	if f.Cursor != "" {
+		var c agentmem.JobCursor
+		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(updated_at, user_id, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.UserID)+", "+arg(c.ID)+")")
+	}
+	q := `SELECT ` + jobColumns + ` FROM jobs WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY updated_at DESC, user_id DESC, id DESC LIMIT ` + arg(limit+1)
+	var jobs []*agentmem.Job
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("find jobs: %w", err)
+		}
+		jobs, err = scanJobs(rows)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	jobs, next := agentmem.JobPage(jobs, limit)
+	return jobs, next, nil
+}

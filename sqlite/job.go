@@ -1,0 +1,234 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+const jobColumns = `user_id, id, kind, key, payload, status, attempts, max_attempts, run_at, lease_owner, lease_until, last_error, created_at, updated_at`
+
+func scanJob(row interface{ Scan(...any) error }) (*agentmem.Job, error) {
+	var (
+		j                       agentmem.Job
+		payload                 string
+		runAt, created, updated int64
+		leaseUntil              sql.NullInt64
+	)
+	if err := row.Scan(&j.UserID, &j.ID, &j.Kind, &j.Key, &payload, &j.Status, &j.Attempts, &j.MaxAttempts, &runAt,
+		&j.LeaseOwner, &leaseUntil, &j.LastError, &created, &updated); err != nil {
+		return nil, err
+	}
+	j.Payload = json.RawMessage(payload)
+	j.RunAt, j.LeaseUntil = fromMicros(runAt), fromNullMicros(leaseUntil)
+	j.CreatedAt, j.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &j, nil
+}
+
+func scanJobs(rows *sql.Rows) ([]*agentmem.Job, error) {
+	defer rows.Close()
+	var jobs []*agentmem.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("scan job: %w", err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, rows.Err()
+}
+
+func notFoundJob(id string) error {
+	return agentmem.Errorf(agentmem.ENOTFOUND, "Job %q not found.", id)
+}
+
+func findJob(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Job, error) {
+	j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE user_id = ? AND id = ?`, userID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFoundJob(id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find job: %w", err)
+	}
+	return j, nil
+}
+
+// EnqueueJob implements agentmem.JobStore. The write loop runs one write
+// at a time, so no other enqueue comes between the lookup of the active
+// job of the key and the insert; jobs_active_key only backs that up.
+func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
+	if err := j.Prepare(s.now()); err != nil {
+		return nil, err
+	}
+	var out *agentmem.Job
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		active, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs
+			WHERE user_id = ? AND kind = ? AND key = ? AND status IN ('queued', 'running')`, j.UserID, j.Kind, j.Key))
+		if err == nil {
+			out = active
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("find active job: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, micros(j.RunAt),
+			j.LeaseOwner, nullMicros(j.LeaseUntil), j.LastError, micros(j.CreatedAt), micros(j.UpdatedAt))
+		if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+			return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
+		} else if err != nil {
+			return fmt.Errorf("insert job: %w", err)
+		}
+		out = j
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// updateJob writes every mutable field of j.
+func updateJob(ctx context.Context, tx *sql.Tx, j *agentmem.Job) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET status = ?, attempts = ?, run_at = ?, lease_owner = ?, lease_until = ?, last_error = ?, updated_at = ?
+		WHERE user_id = ? AND id = ?`,
+		j.Status, j.Attempts, micros(j.RunAt), j.LeaseOwner, nullMicros(j.LeaseUntil), j.LastError, micros(j.UpdatedAt), j.UserID, j.ID)
+	if err != nil {
+		return fmt.Errorf("update job: %w", err)
+	}
+	return nil
+}
+
+// ClaimJobs implements agentmem.JobStore.
+//
+//	SELECT … FROM jobs WHERE ((status = 'queued' AND run_at <= now) OR (status = 'running' AND lease_until < now))
+//	  [AND kind IN (…)]
+//	ORDER BY run_at LIMIT n
+//
+// reads each branch from an index led by status (jobs_claim for the
+// queued one), then updates each job found. It runs in the write loop,
+// one write at a time, so no two claims can see the same job due.
+func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
+	if err := agentmem.ValidateClaim(owner, kinds, n, lease); err != nil {
+		return nil, err
+	}
+	var claimed []*agentmem.Job
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		claimed = nil
+		now := s.now()
+		q := `SELECT ` + jobColumns + ` FROM jobs WHERE ((status = 'queued' AND run_at <= ?1) OR (status = 'running' AND lease_until < ?1))`
+		args := []any{micros(now)}
+		if len(kinds) > 0 {
+			q += ` AND kind IN (?` + strings.Repeat(", ?", len(kinds)-1) + `)`
+			for _, k := range kinds {
+				args = append(args, k)
+			}
+		}
+		rows, err := tx.QueryContext(ctx, q+` ORDER BY run_at LIMIT ?`, append(args, n)...)
+		if err != nil {
+			return fmt.Errorf("find due jobs: %w", err)
+		}
+		due, err := scanJobs(rows)
+		if err != nil {
+			return err
+		}
+		for _, j := range due {
+			if j.Claim(owner, now, lease) {
+				claimed = append(claimed, j)
+			}
+			if err := updateJob(ctx, tx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if claimed == nil {
+		claimed = []*agentmem.Job{}
+	}
+	return claimed, nil
+}
+
+// CompleteJob implements agentmem.JobStore.
+func (s *Store) CompleteJob(ctx context.Context, userID, id, owner string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		j, err := findJob(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if err := j.Complete(owner, s.now()); err != nil {
+			return err
+		}
+		return updateJob(ctx, tx, j)
+	})
+}
+
+// FailJob implements agentmem.JobStore.
+func (s *Store) FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		j, err := findJob(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if err := j.Fail(owner, errMsg, retryAt, s.now()); err != nil {
+			return err
+		}
+		return updateJob(ctx, tx, j)
+	})
+}
+
+// FindJobs implements agentmem.JobStore.
+//
+//	SELECT … FROM jobs WHERE true [AND status = ?] [AND kind = ?] [AND user_id = ?]
+//	  [AND (updated_at, user_id, id) < (cursor)]
+//	ORDER BY updated_at DESC, user_id DESC, id DESC LIMIT n+1
+//
+// walks the ([status,] updated_at DESC, user_id DESC, id DESC) index from
+// the cursor.
+func (s *Store) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem.Job, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
+	where, args := []string{"true"}, []any{}
+	if f.Status != nil {
+		where, args = append(where, "status = ?"), append(args, *f.Status)
+	}
+	if f.Kind != nil {
+		where, args = append(where, "kind = ?"), append(args, *f.Kind)
+	}
+	if f.UserID != nil {
+		where, args = append(where, "user_id = ?"), append(args, *f.UserID)
+	}
+	if f.Cursor != "" {
+		var c agentmem.JobCursor
+		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where, args = append(where, "(updated_at, user_id, id) < (?, ?, ?)"), append(args, c.UpdatedAt, c.UserID, c.ID)
+	}
+	var jobs []*agentmem.Job
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY updated_at DESC, user_id DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+		if err != nil {
+			return fmt.Errorf("find jobs: %w", err)
+		}
+		jobs, err = scanJobs(rows)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	jobs, next := agentmem.JobPage(jobs, limit)
+	return jobs, next, nil
+}

@@ -1,0 +1,552 @@
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/google/go-cmp/cmp"
+)
+
+// MustEnqueueJob enqueues j and returns the job stored (j itself, or the
+// active job of its key).
+func MustEnqueueJob(tb testing.TB, s agentmem.JobStore, j *agentmem.Job) *agentmem.Job {
+	tb.Helper()
+	out, err := s.EnqueueJob(ctx, j)
+	if err != nil {
+		tb.Fatalf("EnqueueJob: %v", err)
+	}
+	return out
+}
+
+// MustClaimJobs claims up to n jobs of kinds for owner.
+func MustClaimJobs(tb testing.TB, s agentmem.JobStore, owner string, kinds []string, n int, lease time.Duration) []*agentmem.Job {
+	tb.Helper()
+	jobs, err := s.ClaimJobs(ctx, owner, kinds, n, lease)
+	if err != nil {
+		tb.Fatalf("ClaimJobs: %v", err)
+	}
+	if jobs == nil || len(jobs) > n {
+		tb.Fatalf("ClaimJobs(n=%d) returned %d jobs (nil: %v)", n, len(jobs), jobs == nil)
+	}
+	return jobs
+}
+
+// MustFindJob returns the job of the user with the id, through FindJobs.
+func MustFindJob(tb testing.TB, s agentmem.JobStore, userID, id string) *agentmem.Job {
+	tb.Helper()
+	for _, j := range AllJobs(tb, s, agentmem.JobFilter{UserID: &userID}) {
+		if j.ID == id {
+			return j
+		}
+	}
+	tb.Fatalf("job %s of %s not found", id, userID)
+	return nil
+}
+
+// AllJobs pages through FindJobs with f (its Limit per page) and returns
+// every job listed.
+func AllJobs(tb testing.TB, s agentmem.JobStore, f agentmem.JobFilter) []*agentmem.Job {
+	tb.Helper()
+	all := []*agentmem.Job{}
+	for {
+		page, next, err := s.FindJobs(ctx, f)
+		if err != nil {
+			tb.Fatalf("FindJobs: %v", err)
+		}
+		if page == nil || f.Limit > 0 && len(page) > f.Limit {
+			tb.Fatalf("page of %d jobs (nil: %v), limit %d", len(page), page == nil, f.Limit)
+		}
+		all = append(all, page...)
+		if f.Cursor = next; next == "" {
+			return all
+		}
+	}
+}
+
+func jobIDs(jobs []*agentmem.Job) []string {
+	ids := make([]string, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return ids
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func testEnqueueJob(t *testing.T, s agentmem.Store) {
+	before := time.Now().Truncate(time.Microsecond)
+	j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1", Payload: json.RawMessage(` {"thread_id": "t1"} `)})
+	after := time.Now()
+	if j.ID == "" || j.Status != agentmem.JobQueued || j.Attempts != 0 || j.MaxAttempts != agentmem.DefaultJobAttempts ||
+		j.LeaseOwner != "" || j.LeaseUntil != nil || j.RunAt.Before(before) || j.RunAt.After(after) ||
+		!j.CreatedAt.Equal(j.UpdatedAt) || !j.CreatedAt.Equal(j.RunAt) {
+		t.Fatalf("enqueued job = %+v", j)
+	}
+	if diff := cmp.Diff(j, MustFindJob(t, s, "alice", j.ID), jsonEqual()); diff != "" {
+		t.Fatalf("stored job mismatch (-want +got):\n%s", diff)
+	}
+
+	t.Run("Dedupe", func(t *testing.T) {
+		again := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1", Payload: json.RawMessage(`{"other":1}`)})
+		if diff := cmp.Diff(j, again, jsonEqual()); diff != "" {
+			t.Fatalf("enqueueing an active key returned another job (-first +again):\n%s", diff)
+		}
+		// Another user, kind or key is another job.
+		for _, other := range []*agentmem.Job{
+			{UserID: "bob", Kind: "summarize", Key: "t1"},
+			{UserID: "alice", Kind: "extract", Key: "t1"},
+			{UserID: "alice", Kind: "summarize", Key: "t2"},
+		} {
+			if got := MustEnqueueJob(t, s, other); got.ID == j.ID {
+				t.Fatalf("job %+v deduplicated against %s", other, j.ID)
+			}
+		}
+		if n := len(AllJobs(t, s, agentmem.JobFilter{})); n != 4 {
+			t.Fatalf("%d jobs stored, want 4", n)
+		}
+		// While running, the key still deduplicates; once done, it does not.
+		claimed := MustClaimJobs(t, s, "w1", []string{"summarize"}, 10, time.Minute)
+		if !slices.Contains(jobIDs(claimed), j.ID) {
+			t.Fatalf("claimed %v, want %s among them", jobIDs(claimed), j.ID)
+		}
+		if got := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1"}); got.ID != j.ID || got.Status != agentmem.JobRunning {
+			t.Fatalf("enqueue of a running job's key = %+v, want job %s running", got, j.ID)
+		}
+		if err := s.CompleteJob(ctx, "alice", j.ID, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		if next := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1"}); next.ID == j.ID || next.Status != agentmem.JobQueued {
+			t.Fatalf("enqueue after completion = %+v, want a new queued job", next)
+		}
+	})
+	t.Run("NoKey", func(t *testing.T) {
+		a := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "embed"})
+		b := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "embed"})
+		if a.ID == b.ID || a.Key != a.ID || b.Key != b.ID {
+			t.Fatalf("jobs without a key: %s (key %s) and %s (key %s); want two jobs keyed by their IDs", a.ID, a.Key, b.ID, b.Key)
+		}
+	})
+	t.Run("ClientFields", func(t *testing.T) {
+		runAt := time.Date(2030, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600))
+		got := MustEnqueueJob(t, s, &agentmem.Job{ID: "job-1", UserID: "carol", Kind: "reflect", Key: "k", MaxAttempts: 2, RunAt: runAt,
+			Status: agentmem.JobDead, Attempts: 7, LeaseOwner: "x", LastError: "x"})
+		if got.ID != "job-1" || got.MaxAttempts != 2 || !got.RunAt.Equal(runAt.Truncate(time.Microsecond)) || got.RunAt.Location() != time.UTC ||
+			got.Status != agentmem.JobQueued || got.Attempts != 0 || got.LeaseOwner != "" || got.LastError != "" || string(got.Payload) != "{}" {
+			t.Fatalf("job with client fields = %+v", got)
+		}
+		if diff := cmp.Diff(got, MustFindJob(t, s, "carol", "job-1"), jsonEqual()); diff != "" {
+			t.Fatalf("stored job mismatch (-want +got):\n%s", diff)
+		}
+		_, err := s.EnqueueJob(ctx, &agentmem.Job{ID: "job-1", UserID: "carol", Kind: "reflect", Key: "other"})
+		wantCode(t, err, agentmem.ECONFLICT)
+		// IDs are per user.
+		MustEnqueueJob(t, s, &agentmem.Job{ID: "job-1", UserID: "dave", Kind: "reflect"})
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, bad := range []*agentmem.Job{
+			{Kind: "summarize"},
+			{UserID: "alice"},
+			{UserID: "alice", Kind: "has space"},
+			{UserID: "alice", Kind: "summarize", Payload: json.RawMessage(`[1]`)},
+			{UserID: "alice", Kind: "summarize", Payload: json.RawMessage(`{"a":`)},
+			{UserID: "alice", Kind: "summarize", MaxAttempts: -1},
+			{UserID: "alice", Kind: "summarize", Key: "a\x00b"},
+			{UserID: "alice", Kind: "summarize", Key: strings.Repeat("k", agentmem.MaxJobKeyBytes+1)},
+			{UserID: "alice", Kind: "summarize", RunAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		} {
+			_, err := s.EnqueueJob(ctx, bad)
+			wantCode(t, err, agentmem.EINVALID)
+		}
+	})
+}
+
+// testEnqueueJobConcurrent: 20 goroutines enqueueing one key at once
+// store one job and all get it.
+func testEnqueueJobConcurrent(t *testing.T, s agentmem.Store) {
+	const n = 20
+	ids := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			j, err := s.EnqueueJob(ctx, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "thread-1", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+			if errs[i] = err; err == nil {
+				ids[i] = j.ID
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("enqueue %d: %v", i, errs[i])
+		}
+		if ids[i] != ids[0] {
+			t.Fatalf("enqueue %d got job %s, enqueue 0 job %s", i, ids[i], ids[0])
+		}
+	}
+	if jobs := AllJobs(t, s, agentmem.JobFilter{}); len(jobs) != 1 {
+		t.Fatalf("%d jobs stored, want 1", len(jobs))
+	}
+}
+
+func testClaimJobs(t *testing.T, s agentmem.Store) {
+	now := time.Now()
+	var due []string // in run_at order
+	for i := range 5 {
+		j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", RunAt: now.Add(-time.Duration(5-i) * time.Second)})
+		due = append(due, j.ID)
+	}
+	later := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", RunAt: now.Add(time.Hour)})
+	other := MustEnqueueJob(t, s, &agentmem.Job{UserID: "bob", Kind: "extract", RunAt: now.Add(-time.Minute)})
+
+	before := time.Now().Truncate(time.Microsecond)
+	first := MustClaimJobs(t, s, "w1", []string{"summarize"}, 2, time.Minute)
+	after := time.Now()
+	if diff := cmp.Diff(due[:2], jobIDs(first)); diff != "" {
+		t.Fatalf("first claim mismatch (-want +got):\n%s", diff)
+	}
+	for _, j := range first {
+		if j.Status != agentmem.JobRunning || j.Attempts != 1 || j.LeaseOwner != "w1" || j.LeaseUntil == nil ||
+			j.LeaseUntil.Before(before.Add(time.Minute)) || j.LeaseUntil.After(after.Add(time.Minute)) || j.UpdatedAt.Before(before) {
+			t.Fatalf("claimed job = %+v", j)
+		}
+		if diff := cmp.Diff(j, MustFindJob(t, s, "alice", j.ID), jsonEqual()); diff != "" {
+			t.Fatalf("stored claim mismatch (-want +got):\n%s", diff)
+		}
+	}
+	// Claimed jobs are not claimed again; jobs not yet due are not claimed;
+	// kinds select.
+	rest := MustClaimJobs(t, s, "w2", []string{"summarize", "reflect"}, 10, time.Minute)
+	if diff := cmp.Diff(due[2:], jobIDs(rest)); diff != "" {
+		t.Fatalf("second claim mismatch (-want +got):\n%s", diff)
+	}
+	if got := MustClaimJobs(t, s, "w2", []string{"summarize"}, 10, time.Minute); len(got) != 0 {
+		t.Fatalf("claimed %v with nothing due", jobIDs(got))
+	}
+	all := MustClaimJobs(t, s, "w3", nil, 10, time.Minute)
+	if diff := cmp.Diff([]string{other.ID}, jobIDs(all)); diff != "" {
+		t.Fatalf("claim of all kinds mismatch (-want +got):\n%s", diff)
+	}
+	if got := MustFindJob(t, s, "alice", later.ID); got.Status != agentmem.JobQueued || got.Attempts != 0 {
+		t.Fatalf("job not yet due = %+v", got)
+	}
+
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, c := range []struct {
+			owner string
+			kinds []string
+			n     int
+			lease time.Duration
+		}{
+			{"", nil, 1, time.Minute},
+			{"w1", nil, 0, time.Minute},
+			{"w1", nil, agentmem.MaxPageSize + 1, time.Minute},
+			{"w1", nil, 1, 0},
+			{"w1", []string{""}, 1, time.Minute},
+		} {
+			_, err := s.ClaimJobs(ctx, c.owner, c.kinds, c.n, c.lease)
+			wantCode(t, err, agentmem.EINVALID)
+		}
+	})
+}
+
+// testClaimJobsLease: a claimed job is not claimed again until its lease
+// expires; then another worker takes it, and the first can no longer
+// finish it. A job whose lease expires on its last attempt is dead.
+func testClaimJobsLease(t *testing.T, s agentmem.Store) {
+	const lease = 50 * time.Millisecond
+	j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", MaxAttempts: 2})
+	if got := MustClaimJobs(t, s, "w1", nil, 10, lease); len(got) != 1 || got[0].ID != j.ID {
+		t.Fatalf("first claim = %v", jobIDs(got))
+	}
+	if got := MustClaimJobs(t, s, "w2", nil, 10, lease); len(got) != 0 {
+		t.Fatalf("claimed %v while leased", jobIDs(got))
+	}
+	time.Sleep(2 * lease)
+	got := MustClaimJobs(t, s, "w2", nil, 10, lease)
+	if len(got) != 1 || got[0].ID != j.ID || got[0].Attempts != 2 || got[0].LeaseOwner != "w2" {
+		t.Fatalf("claim after the lease expired = %+v", got)
+	}
+	wantCode(t, s.CompleteJob(ctx, "alice", j.ID, "w1"), agentmem.ECONFLICT)
+	wantCode(t, s.FailJob(ctx, "alice", j.ID, "w1", "late", time.Now()), agentmem.ECONFLICT)
+
+	// w2 dies too, on the last attempt: the job is not run a third time.
+	time.Sleep(2 * lease)
+	if got := MustClaimJobs(t, s, "w3", nil, 10, lease); len(got) != 0 {
+		t.Fatalf("claimed %v after its last attempt", jobIDs(got))
+	}
+	dead := MustFindJob(t, s, "alice", j.ID)
+	if dead.Status != agentmem.JobDead || dead.Attempts != 2 || dead.LeaseUntil != nil || !strings.Contains(dead.LastError, "lease") {
+		t.Fatalf("job whose last lease expired = %+v, want dead with an error naming the lease", dead)
+	}
+	wantCode(t, s.CompleteJob(ctx, "alice", j.ID, "w2"), agentmem.ECONFLICT)
+
+	// A lease that expired with no other worker taking the job still holds.
+	k := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
+	MustClaimJobs(t, s, "w1", nil, 10, lease)
+	time.Sleep(2 * lease)
+	if err := s.CompleteJob(ctx, "alice", k.ID, "w1"); err != nil {
+		t.Fatalf("complete after the lease expired, job not taken: %v", err)
+	}
+}
+
+// testClaimJobsConcurrent: 8 claimers taking jobs 7 at a time from 200
+// never get one job twice, and together get all of them.
+func testClaimJobsConcurrent(t *testing.T, s agentmem.Store) {
+	const jobs, claimers = 200, 8
+	for i := range jobs {
+		MustEnqueueJob(t, s, &agentmem.Job{UserID: fmt.Sprintf("user-%d", i%5), Kind: "summarize", RunAt: time.Now().Add(-time.Second)})
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		seen  = map[string]string{} // user/id → owner
+		dupes []string
+		errs  []error
+	)
+	for c := range claimers {
+		owner := fmt.Sprintf("w%d", c)
+		wg.Go(func() {
+			for {
+				got, err := s.ClaimJobs(ctx, owner, []string{"summarize"}, 7, time.Minute)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				for _, j := range got {
+					key := j.UserID + "/" + j.ID
+					if prev, ok := seen[key]; ok {
+						dupes = append(dupes, fmt.Sprintf("%s by %s and %s", key, prev, owner))
+					}
+					seen[key] = owner
+				}
+				mu.Unlock()
+				if err != nil || len(got) == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatal(errs[0])
+	}
+	if len(dupes) > 0 {
+		t.Fatalf("%d claims of a job claimed already, e.g. %v", len(dupes), dupes[:min(5, len(dupes))])
+	}
+	if len(seen) != jobs {
+		t.Fatalf("claimed %d jobs, want %d", len(seen), jobs)
+	}
+	running := AllJobs(t, s, agentmem.JobFilter{Status: ptr(agentmem.JobRunning), Limit: agentmem.MaxPageSize})
+	if len(running) != jobs {
+		t.Fatalf("%d jobs running, want %d", len(running), jobs)
+	}
+	for _, j := range running {
+		if j.Attempts != 1 || j.LeaseOwner != seen[j.UserID+"/"+j.ID] {
+			t.Fatalf("job %s: attempts %d, owner %q; want 1 and %q", j.ID, j.Attempts, j.LeaseOwner, seen[j.UserID+"/"+j.ID])
+		}
+	}
+}
+
+func testCompleteJob(t *testing.T, s agentmem.Store) {
+	j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
+	wantCode(t, s.CompleteJob(ctx, "alice", j.ID, "w1"), agentmem.ECONFLICT) // queued, not running
+	MustClaimJobs(t, s, "w1", nil, 1, time.Minute)
+	wantCode(t, s.CompleteJob(ctx, "alice", j.ID, "w2"), agentmem.ECONFLICT)
+	wantCode(t, s.CompleteJob(ctx, "bob", j.ID, "w1"), agentmem.ENOTFOUND)
+	wantCode(t, s.CompleteJob(ctx, "alice", "nope", "w1"), agentmem.ENOTFOUND)
+	if err := s.CompleteJob(ctx, "alice", j.ID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	done := MustFindJob(t, s, "alice", j.ID)
+	if done.Status != agentmem.JobDone || done.Attempts != 1 || done.LeaseUntil != nil || done.LeaseOwner != "w1" || done.UpdatedAt.Before(j.UpdatedAt) {
+		t.Fatalf("completed job = %+v", done)
+	}
+	wantCode(t, s.CompleteJob(ctx, "alice", j.ID, "w1"), agentmem.ECONFLICT)
+	wantCode(t, s.FailJob(ctx, "alice", j.ID, "w1", "x", time.Now()), agentmem.ECONFLICT)
+	if got := MustClaimJobs(t, s, "w1", nil, 10, time.Minute); len(got) != 0 {
+		t.Fatalf("claimed a done job: %v", jobIDs(got))
+	}
+}
+
+// testFailJob: a failed job is queued again at its retry time with its
+// lease cleared, until it has used MaxAttempts; then it is dead with its
+// last error.
+func testFailJob(t *testing.T, s agentmem.Store) {
+	later := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "later"})
+	MustClaimJobs(t, s, "w1", []string{"later"}, 1, time.Minute)
+	wantCode(t, s.FailJob(ctx, "alice", later.ID, "w2", "not mine", time.Now()), agentmem.ECONFLICT)
+	wantCode(t, s.FailJob(ctx, "alice", "nope", "w1", "x", time.Now()), agentmem.ENOTFOUND)
+	retryAt := time.Now().Add(time.Hour)
+	if err := s.FailJob(ctx, "alice", later.ID, "w1", "boom", retryAt); err != nil {
+		t.Fatal(err)
+	}
+	failed := MustFindJob(t, s, "alice", later.ID)
+	if failed.Status != agentmem.JobQueued || failed.LastError != "boom" || failed.LeaseOwner != "" || failed.LeaseUntil != nil ||
+		!failed.RunAt.Equal(retryAt.Truncate(time.Microsecond)) || failed.Attempts != 1 {
+		t.Fatalf("after a failure: %+v, want queued at the retry time with the error and no lease", failed)
+	}
+	if got := MustClaimJobs(t, s, "w1", []string{"later"}, 10, time.Minute); len(got) != 0 {
+		t.Fatalf("claimed %v before its retry time", jobIDs(got))
+	}
+	wantCode(t, s.FailJob(ctx, "alice", later.ID, "w1", "again", time.Now()), agentmem.ECONFLICT) // queued, not running
+
+	j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", MaxAttempts: 3})
+	for attempt := 1; attempt <= 3; attempt++ {
+		got := MustClaimJobs(t, s, "w1", []string{"summarize"}, 10, time.Minute)
+		if len(got) != 1 || got[0].ID != j.ID || got[0].Attempts != attempt {
+			t.Fatalf("attempt %d: claimed %+v", attempt, got)
+		}
+		if err := s.FailJob(ctx, "alice", j.ID, "w1", fmt.Sprintf("boom %d", attempt), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := MustFindJob(t, s, "alice", j.ID); attempt < 3 && (got.Status != agentmem.JobQueued || got.LastError != fmt.Sprintf("boom %d", attempt)) {
+			t.Fatalf("after failure %d: %+v, want queued", attempt, got)
+		}
+	}
+	dead := MustFindJob(t, s, "alice", j.ID)
+	if dead.Status != agentmem.JobDead || dead.LastError != "boom 3" || dead.Attempts != 3 || dead.LeaseUntil != nil {
+		t.Fatalf("after the last failure: %+v, want dead with the last error", dead)
+	}
+	if got := MustClaimJobs(t, s, "w1", nil, 10, time.Minute); len(got) != 0 {
+		t.Fatalf("claimed a dead job: %v", jobIDs(got))
+	}
+	wantCode(t, s.FailJob(ctx, "alice", j.ID, "w1", "x", time.Now()), agentmem.ECONFLICT)
+	// A dead job no longer holds its key.
+	if next := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: j.Key}); next.ID == j.ID {
+		t.Fatalf("enqueue of a dead job's key returned it")
+	}
+
+	t.Run("ErrorText", func(t *testing.T) {
+		k := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "other"})
+		MustClaimJobs(t, s, "w1", []string{"other"}, 1, time.Minute)
+		msg := "bad \xff nul \x00 " + strings.Repeat("é", agentmem.MaxJobErrorBytes)
+		if err := s.FailJob(ctx, "alice", k.ID, "w1", msg, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		got := MustFindJob(t, s, "alice", k.ID)
+		if len(got.LastError) > agentmem.MaxJobErrorBytes || !strings.HasPrefix(got.LastError, "bad \uFFFD nul  é") || strings.ContainsRune(got.LastError, 0) {
+			t.Fatalf("stored error %q… (%d bytes)", got.LastError[:min(20, len(got.LastError))], len(got.LastError))
+		}
+	})
+}
+
+func testFindJobs(t *testing.T, s agentmem.Store) {
+	perUser := map[string]int{}
+	for i := range 12 {
+		user, kind := "alice", "summarize"
+		if i%3 == 0 {
+			user = "bob"
+		}
+		if i%4 == 0 {
+			kind = "extract"
+		}
+		// Client IDs shared by both users: the cursor must tell them apart.
+		MustEnqueueJob(t, s, &agentmem.Job{ID: fmt.Sprintf("job-%02d", perUser[user]), UserID: user, Kind: kind, RunAt: time.Now().Add(-time.Minute)})
+		perUser[user]++
+	}
+	// Of three claimed, one is done, one failed (queued again), one running.
+	claimed := MustClaimJobs(t, s, "w1", nil, 3, time.Minute)
+	if err := s.CompleteJob(ctx, claimed[0].UserID, claimed[0].ID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FailJob(ctx, claimed[1].UserID, claimed[1].ID, "w1", "boom", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+
+	all := AllJobs(t, s, agentmem.JobFilter{Limit: 5})
+	if len(all) != 12 {
+		t.Fatalf("listed %d jobs, want 12", len(all))
+	}
+	seen := map[string]bool{}
+	for i, j := range all {
+		seen[j.UserID+"/"+j.ID] = true
+		if i > 0 {
+			p := all[i-1]
+			if c := j.UpdatedAt.Compare(p.UpdatedAt); c > 0 || c == 0 && (j.UserID > p.UserID || j.UserID == p.UserID && j.ID > p.ID) {
+				t.Fatalf("jobs %d and %d out of order", i-1, i)
+			}
+		}
+	}
+	if len(seen) != 12 {
+		t.Fatalf("%d distinct jobs listed, want 12", len(seen))
+	}
+	for _, tt := range []struct {
+		name string
+		f    agentmem.JobFilter
+		want func(*agentmem.Job) bool
+	}{
+		{"Status", agentmem.JobFilter{Status: ptr(agentmem.JobQueued), Limit: 3}, func(j *agentmem.Job) bool { return j.Status == agentmem.JobQueued }},
+		{"Kind", agentmem.JobFilter{Kind: ptr("extract"), Limit: 2}, func(j *agentmem.Job) bool { return j.Kind == "extract" }},
+		{"User", agentmem.JobFilter{UserID: ptr("bob"), Limit: 1}, func(j *agentmem.Job) bool { return j.UserID == "bob" }},
+		{"All", agentmem.JobFilter{UserID: ptr("alice"), Kind: ptr("summarize"), Status: ptr(agentmem.JobQueued)}, func(j *agentmem.Job) bool {
+			return j.UserID == "alice" && j.Kind == "summarize" && j.Status == agentmem.JobQueued
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			for _, j := range all {
+				if tt.want(j) {
+					want = append(want, j.UserID+"/"+j.ID)
+				}
+			}
+			var got []string
+			for _, j := range AllJobs(t, s, tt.f) {
+				got = append(got, j.UserID+"/"+j.ID)
+			}
+			if len(want) == 0 {
+				t.Fatal("the case selects no job")
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("jobs mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := AllJobs(t, s, agentmem.JobFilter{Status: ptr(agentmem.JobDone)}); len(got) != 1 || got[0].ID != claimed[0].ID {
+		t.Fatalf("done jobs %v, want [%s]", jobIDs(got), claimed[0].ID)
+	}
+	if got := AllJobs(t, s, agentmem.JobFilter{Status: ptr(agentmem.JobRunning)}); len(got) != 1 || got[0].ID != claimed[2].ID {
+		t.Fatalf("running jobs %v, want [%s]", jobIDs(got), claimed[2].ID)
+	}
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, f := range []agentmem.JobFilter{{Cursor: "garbage!"}, {Limit: -1}, {Limit: agentmem.MaxPageSize + 1}, {Status: ptr("paused")}} {
+			_, _, err := s.FindJobs(ctx, f)
+			wantCode(t, err, agentmem.EINVALID)
+		}
+	})
+	t.Run("Empty", func(t *testing.T) {
+		page, next, err := s.FindJobs(ctx, agentmem.JobFilter{UserID: ptr("nobody")})
+		if err != nil || page == nil || len(page) != 0 || next != "" {
+			t.Fatalf("FindJobs(nobody) = %v, %q, %v; want an empty non-nil page", page, next, err)
+		}
+	})
+}
+
+// testJobErasure: DeleteUser erases the user's jobs and no one else's;
+// permanent thread deletion leaves jobs.
+func testJobErasure(t *testing.T, s agentmem.Store) {
+	for _, user := range []string{"alice", "bob"} {
+		th := MustCreateThread(t, s, &agentmem.Thread{UserID: user, ID: "t1"})
+		MustEnqueueJob(t, s, &agentmem.Job{UserID: user, Kind: "summarize", Key: th.ID})
+		MustEnqueueJob(t, s, &agentmem.Job{UserID: user, Kind: "extract", Key: th.ID})
+	}
+	MustClaimJobs(t, s, "w1", []string{"extract"}, 10, time.Minute)
+	if err := s.DeleteThread(ctx, "bob", "t1", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := AllJobs(t, s, agentmem.JobFilter{UserID: ptr("alice")}); len(got) != 0 {
+		t.Fatalf("alice has %d jobs after erasure", len(got))
+	}
+	if got := AllJobs(t, s, agentmem.JobFilter{UserID: ptr("bob")}); len(got) != 2 {
+		t.Fatalf("bob has %d jobs, want 2 (deleting his thread leaves them)", len(got))
+	}
+}

@@ -1,0 +1,346 @@
+// Package worker runs agentmem's background jobs (summarise, extract,
+// embed…): a Pool claims due jobs from an agentmem.JobStore, runs each with
+// the Handler of its kind under a lease, and records the outcome: done,
+// queued again after a back-off, or dead once it has used its attempts.
+//
+// The queue is a table of the store, so any number of pools, in one
+// process or many, may share it: the store never leases one job to two of
+// them at once, and a job whose pool died runs again when its lease
+// expires.
+package worker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Handler runs one job. It must be idempotent: a job runs at least once,
+// and again if its pool dies, or its lease ends, before the outcome is
+// recorded. ctx ends a little before the job's lease does, and when the
+// pool stops; the handler must then return soon, as the pool waits for it.
+// Returning nil completes the job; an error, or a panic, fails this
+// attempt. A handler whose thread no longer exists has nothing to do and
+// returns nil (see agentmem.Job).
+type Handler func(ctx context.Context, j *agentmem.Job) error
+
+// Defaults of the Pool's zero fields.
+const (
+	DefaultConcurrency = 4
+	DefaultLease       = 5 * time.Minute
+	DefaultPoll        = time.Second
+	DefaultBackoffBase = time.Second
+	DefaultBackoffMax  = 5 * time.Minute
+)
+
+// recordTimeout bounds the store call recording a job's outcome, which
+// runs even when the pool is stopping (the work is done; losing its
+// outcome would run it again).
+const recordTimeout = 10 * time.Second
+
+// Pool runs jobs from Jobs with Handlers, Concurrency at a time. Set the
+// fields before Run; the zero value of each but Jobs and Handlers is a
+// default. Run it once.
+type Pool struct {
+	Jobs agentmem.JobStore
+	// Handlers maps a job kind to its handler; the pool claims only these
+	// kinds.
+	Handlers map[string]Handler
+	// Owner names the pool in the leases it takes: unique among the pools
+	// sharing a store, and an ID (no spaces or slashes). "" means
+	// HOST-PID-RANDOM.
+	Owner string
+	// Concurrency is how many jobs run at once (DefaultConcurrency when 0).
+	Concurrency int
+	// Lease is how long a job is leased to the pool when claimed
+	// (DefaultLease when 0). Its handler's ctx ends a tenth of it (at most
+	// 30 s) before, so that the outcome is recorded while the lease holds:
+	// make it longer than the slowest handler should take.
+	Lease time.Duration
+	// Poll is how often the pool looks for due jobs while it is idle
+	// (DefaultPoll when 0); Notify wakes it at once.
+	Poll time.Duration
+	// Backoff returns how long a job waits after its attempt-th failed run
+	// (attempt counts from 1). Nil means ExponentialBackoff(DefaultBackoffBase,
+	// DefaultBackoffMax).
+	Backoff func(attempt int) time.Duration
+	// Log receives one line per failed run (Warn), per dead letter (Error)
+	// and per other trouble; nil discards them.
+	Log *slog.Logger
+	// Now returns the current time, for retry times (time.Now when nil).
+	Now func() time.Time
+
+	wakeOnce sync.Once
+	wake     chan struct{}
+}
+
+// Notify wakes the pool to claim jobs now rather than at its next poll:
+// call it after enqueueing a job. It never blocks, and may be called
+// before Run, from any goroutine.
+func (p *Pool) Notify() {
+	select {
+	case p.wakeChan() <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+func (p *Pool) wakeChan() chan struct{} {
+	p.wakeOnce.Do(func() { p.wake = make(chan struct{}, 1) })
+	return p.wake
+}
+
+// ExponentialBackoff returns a back-off that waits about base after the
+// first failure and twice as long after each next one, up to maxDelay,
+// with jitter: a random duration between half and all of that, so that
+// jobs failing together do not retry together.
+func ExponentialBackoff(base, maxDelay time.Duration) func(attempt int) time.Duration {
+	return func(attempt int) time.Duration {
+		d := maxDelay
+		if attempt < 1 {
+			attempt = 1
+		}
+		if attempt < 63 && base<<(attempt-1) > 0 && base<<(attempt-1) < maxDelay {
+			d = base << (attempt - 1)
+		}
+		if d <= 0 {
+			return 0
+		}
+		return d/2 + rand.N(d/2+1)
+	}
+}
+
+// config is a Pool's fields with the defaults applied.
+type config struct {
+	owner       string
+	handlers    map[string]Handler
+	kinds       []string
+	concurrency int
+	lease       time.Duration
+	timeout     time.Duration // of a handler's ctx
+	poll        time.Duration
+	backoff     func(int) time.Duration
+	log         *slog.Logger
+	now         func() time.Time
+}
+
+func (p *Pool) config() (*config, error) {
+	if p.Jobs == nil {
+		return nil, errors.New("worker: Pool.Jobs is nil")
+	}
+	if len(p.Handlers) == 0 {
+		return nil, errors.New("worker: Pool has no Handlers")
+	}
+	for kind, h := range p.Handlers {
+		if h == nil {
+			return nil, fmt.Errorf("worker: the handler of %q is nil", kind)
+		}
+	}
+	c := &config{
+		owner:       p.Owner,
+		handlers:    maps.Clone(p.Handlers),
+		kinds:       slices.Sorted(maps.Keys(p.Handlers)),
+		concurrency: cmp.Or(p.Concurrency, DefaultConcurrency),
+		lease:       cmp.Or(p.Lease, DefaultLease),
+		poll:        cmp.Or(p.Poll, DefaultPoll),
+		backoff:     p.Backoff,
+		log:         p.Log,
+		now:         p.Now,
+	}
+	if c.owner == "" {
+		c.owner = defaultOwner()
+	}
+	if err := agentmem.ValidateClaim(c.owner, c.kinds, c.concurrency, c.lease); err != nil {
+		return nil, fmt.Errorf("worker: %s", agentmem.ErrorMessage(err))
+	}
+	if c.poll < 0 {
+		return nil, errors.New("worker: Pool.Poll is negative")
+	}
+	c.timeout = c.lease - min(c.lease/10, 30*time.Second)
+	if c.backoff == nil {
+		c.backoff = ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c, nil
+}
+
+// defaultOwner returns HOST-PID-RANDOM: unique per Run, and telling an
+// operator where a job ran.
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil || agentmem.ValidateID("owner", host) != nil {
+		host = "worker"
+	}
+	return fmt.Sprintf("%s-%d-%08x", host, os.Getpid(), rand.Uint32())
+}
+
+// jobKey identifies a job: IDs are unique per user only.
+type jobKey struct{ user, id string }
+
+// Run claims and runs jobs until ctx ends; then it waits for the handlers
+// in flight, whose ctx ends with it, and returns nil. It returns an error
+// only for a misconfigured pool.
+//
+// A job that a stop interrupts stays leased, as if the process had died,
+// and runs again once its lease expires: the store offers no way to hand
+// a job back without counting a failed attempt. A handler that finished
+// has its outcome recorded even while the pool stops.
+func (p *Pool) Run(ctx context.Context) error {
+	c, err := p.config()
+	if err != nil {
+		return err
+	}
+	log := c.log.With("owner", c.owner)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		inFlight = map[jobKey]bool{} // guarded by mu
+		freed    = make(chan struct{}, 1)
+		failing  bool // whether the last claim failed
+	)
+	defer wg.Wait()
+	wake := p.wakeChan()
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-freed:
+		case <-poll.C:
+		}
+		mu.Lock()
+		n := c.concurrency - len(inFlight)
+		mu.Unlock()
+		if n > 0 {
+			jobs, err := p.Jobs.ClaimJobs(ctx, c.owner, c.kinds, n, c.lease)
+			switch {
+			case ctx.Err() != nil:
+				return nil // jobs claimed just now stay leased (see above)
+			case err != nil && !failing:
+				log.Warn("claim jobs", "err", err)
+			case err != nil:
+				log.Debug("claim jobs", "err", err)
+			case failing:
+				log.Info("claim jobs: recovered")
+			}
+			failing = err != nil
+			for _, j := range jobs {
+				k := jobKey{j.UserID, j.ID}
+				mu.Lock()
+				running := inFlight[k]
+				inFlight[k] = true
+				mu.Unlock()
+				if running {
+					// Its lease expired while its handler overran its ctx, and
+					// this claim renewed it; the run in flight records the
+					// outcome.
+					log.Debug("job claimed again while running", "job", j.ID, "user", j.UserID)
+					continue
+				}
+				wg.Go(func() {
+					p.runJob(ctx, c, log, j)
+					mu.Lock()
+					delete(inFlight, k)
+					mu.Unlock()
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				})
+			}
+			if err == nil && len(jobs) == n {
+				// Maybe more are due: claim again as soon as a slot frees.
+				continue
+			}
+		}
+		poll.Reset(c.poll)
+	}
+}
+
+// runJob runs j's handler and records the outcome.
+func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agentmem.Job) {
+	log = log.With("job", j.ID, "kind", j.Kind, "user", j.UserID, "attempt", j.Attempts)
+	hctx, cancel := context.WithTimeout(ctx, c.timeout)
+	start := time.Now()
+	err := runHandler(hctx, c.handlers[j.Kind], j)
+	cancel()
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	switch {
+	case err == nil:
+		if rerr := p.Jobs.CompleteJob(rctx, j.UserID, j.ID, c.owner); rerr != nil {
+			logUnrecorded(log, rerr, "complete job")
+			return
+		}
+		log.Debug("job done", "duration", time.Since(start))
+	case ctx.Err() != nil:
+		log.Info("job interrupted by the stop; it runs again when its lease expires", "err", err)
+	default:
+		attrs := []any{"err", err, "duration", time.Since(start)}
+		var pe *panicError
+		if errors.As(err, &pe) {
+			attrs = append(attrs, "stack", pe.stack)
+		}
+		delay := c.backoff(j.Attempts)
+		if rerr := p.Jobs.FailJob(rctx, j.UserID, j.ID, c.owner, err.Error(), c.now().Add(delay)); rerr != nil {
+			logUnrecorded(log, rerr, "fail job", attrs...)
+		} else if j.Attempts >= j.MaxAttempts {
+			log.Error("job dead", append(attrs, "max_attempts", j.MaxAttempts)...)
+		} else {
+			log.Warn("job failed", append(attrs, "retry_in", delay)...)
+		}
+	}
+}
+
+// logUnrecorded logs, with attrs (the run's own error, if any), that the
+// outcome of a run could not be recorded: expected when the lease passed
+// to another pool (ECONFLICT) or the user was erased (ENOTFOUND), a
+// problem otherwise.
+func logUnrecorded(log *slog.Logger, err error, what string, attrs ...any) {
+	attrs = append([]any{"record_err", err}, attrs...)
+	switch agentmem.ErrorCode(err) {
+	case agentmem.ECONFLICT:
+		log.Warn(what+": the lease passed to another worker, whose outcome counts", attrs...)
+	case agentmem.ENOTFOUND:
+		log.Info(what+": the job no longer exists", attrs...)
+	default:
+		log.Warn(what, attrs...)
+	}
+}
+
+// panicError is a handler's panic, recovered.
+type panicError struct {
+	value any
+	stack string
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// runHandler calls h with a copy of j, turning a panic into a
+// *panicError.
+func runHandler(ctx context.Context, h Handler, j *agentmem.Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r, stack: string(debug.Stack())}
+		}
+	}()
+	job := *j
+	return h(ctx, &job)
+}

@@ -1,0 +1,377 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/storetest"
+	"github.com/agentmem/agentmem/worker"
+)
+
+var ctx = context.Background()
+
+// MustOpen opens a SQLite store under tb.TempDir, closed when the test ends.
+func MustOpen(tb testing.TB) *sqlite.Store {
+	tb.Helper()
+	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "agentmem.db"), sqlite.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// MustRun runs p until the returned stop is called (or the test ends) and
+// fails if Run returns an error or does not return within 5 s of stop.
+func MustRun(tb testing.TB, p *worker.Pool) (stop func()) {
+	tb.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(runCtx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					tb.Errorf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				tb.Errorf("Run did not return within 5 s of its ctx ending")
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return stop
+}
+
+// waitFor polls cond until it holds, failing after timeout.
+func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited %v for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitStatus waits until the job has the status and returns it.
+func waitStatus(tb testing.TB, s agentmem.JobStore, j *agentmem.Job, status string) *agentmem.Job {
+	tb.Helper()
+	var got *agentmem.Job
+	waitFor(tb, 5*time.Second, "job "+j.ID+" to be "+status, func() bool {
+		got = storetest.MustFindJob(tb, s, j.UserID, j.ID)
+		return got.Status == status
+	})
+	return got
+}
+
+// logBuffer is a slog handler's output, safe to read while written.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// lines returns the lines logged at level whose message contains msg.
+func (b *logBuffer) lines(level, msg string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for line := range strings.Lines(b.buf.String()) {
+		if strings.Contains(line, "level="+level+" ") && strings.Contains(line, msg) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func newLogger() (*slog.Logger, *logBuffer) {
+	b := &logBuffer{}
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
+}
+
+func TestPool_Complete(t *testing.T) {
+	s := MustOpen(t)
+	var (
+		runs     atomic.Int32
+		payload  atomic.Value
+		deadline atomic.Value
+	)
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error {
+			runs.Add(1)
+			payload.Store(string(j.Payload))
+			if dl, ok := ctx.Deadline(); ok {
+				deadline.Store(dl)
+			}
+			return nil
+		}},
+		Owner: "pool-1",
+		Lease: time.Minute,
+		Poll:  time.Hour, // only Notify can start the job in time
+	}
+	MustRun(t, p)
+	time.Sleep(20 * time.Millisecond) // the pool's first claim finds nothing
+	claimed := time.Now()
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1", Payload: json.RawMessage(`{"thread_id":"t1"}`)})
+	p.Notify()
+	done := waitStatus(t, s, j, agentmem.JobDone)
+	if done.Attempts != 1 || done.LeaseOwner != "pool-1" || runs.Load() != 1 {
+		t.Fatalf("done job = %+v after %d runs, want 1 attempt by pool-1", done, runs.Load())
+	}
+	if got := payload.Load(); got != `{"thread_id":"t1"}` {
+		t.Fatalf("handler saw payload %v", got)
+	}
+	dl, _ := deadline.Load().(time.Time)
+	if dl.IsZero() || dl.After(claimed.Add(time.Minute)) || dl.Before(claimed.Add(30*time.Second)) {
+		t.Fatalf("handler ctx deadline %v, want shortly before the lease ends (%v)", dl, claimed.Add(time.Minute))
+	}
+}
+
+// TestPool_RetryThenDead: a failing job is retried after the back-off and
+// is dead after MaxAttempts runs, with its last error; each failure is
+// logged once at Warn, the dead letter at Error.
+func TestPool_RetryThenDead(t *testing.T) {
+	s := MustOpen(t)
+	log, logs := newLogger()
+	const backoff = 50 * time.Millisecond
+	var (
+		mu    sync.Mutex
+		times []time.Time
+	)
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"extract": func(ctx context.Context, j *agentmem.Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			times = append(times, time.Now())
+			return fmt.Errorf("model unavailable (attempt %d)", j.Attempts)
+		}},
+		Poll:    5 * time.Millisecond,
+		Backoff: func(attempt int) time.Duration { return time.Duration(attempt) * backoff },
+		Log:     log,
+	}
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "extract", MaxAttempts: 3})
+	stop := MustRun(t, p)
+	dead := waitStatus(t, s, j, agentmem.JobDead)
+	stop()
+	if dead.Attempts != 3 || dead.LastError != "model unavailable (attempt 3)" || dead.LeaseUntil != nil {
+		t.Fatalf("dead job = %+v, want 3 attempts and the last error", dead)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(times) != 3 {
+		t.Fatalf("handler ran %d times, want 3", len(times))
+	}
+	for i := 1; i < len(times); i++ {
+		if gap, want := times[i].Sub(times[i-1]), time.Duration(i)*backoff; gap < want {
+			t.Fatalf("retry %d came after %v, before its back-off of %v", i, gap, want)
+		}
+	}
+	if warns := logs.lines("WARN", "job failed"); len(warns) != 2 || !strings.Contains(warns[0], "attempt=1") || !strings.Contains(warns[0], "retry_in=50ms") {
+		t.Fatalf("failure warnings:\n%s", strings.Join(warns, ""))
+	}
+	if errs := logs.lines("ERROR", "job dead"); len(errs) != 1 || !strings.Contains(errs[0], "attempt 3") {
+		t.Fatalf("dead-letter errors:\n%s", strings.Join(errs, ""))
+	}
+}
+
+// TestPool_Panic: a panicking handler fails its job with the panic as the
+// error, and the pool goes on running jobs.
+func TestPool_Panic(t *testing.T) {
+	s := MustOpen(t)
+	log, logs := newLogger()
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{
+			"bad":  func(ctx context.Context, j *agentmem.Job) error { panic("kaboom") },
+			"good": func(ctx context.Context, j *agentmem.Job) error { return nil },
+		},
+		Concurrency: 1,
+		Poll:        5 * time.Millisecond,
+		Log:         log,
+	}
+	bad := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "bad", MaxAttempts: 1})
+	MustRun(t, p)
+	dead := waitStatus(t, s, bad, agentmem.JobDead)
+	if dead.LastError != "panic: kaboom" {
+		t.Fatalf("last error %q, want the panic", dead.LastError)
+	}
+	good := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "good"})
+	p.Notify()
+	waitStatus(t, s, good, agentmem.JobDone)
+	if errs := logs.lines("ERROR", "job dead"); len(errs) != 1 || !strings.Contains(errs[0], "stack=") {
+		t.Fatalf("dead-letter log of the panic, with its stack:\n%s", strings.Join(errs, ""))
+	}
+}
+
+// TestPool_Killed: a pool stopped while its handler runs leaves the job
+// leased, as a crash would; another pool runs it once the lease expires.
+func TestPool_Killed(t *testing.T) {
+	s := MustOpen(t)
+	const lease = 500 * time.Millisecond
+	started := make(chan struct{})
+	first := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error {
+			close(started)
+			<-ctx.Done() // blocks until the pool is killed
+			return ctx.Err()
+		}},
+		Owner: "first",
+		Lease: lease,
+		Poll:  5 * time.Millisecond,
+	}
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
+	kill := MustRun(t, first)
+	<-started
+	kill()
+	leased := storetest.MustFindJob(t, s, "alice", j.ID)
+	if leased.Status != agentmem.JobRunning || leased.LeaseOwner != "first" || leased.LeaseUntil == nil || leased.LastError != "" {
+		t.Fatalf("job of the killed pool = %+v, want still leased to it", leased)
+	}
+
+	var ranAt atomic.Value
+	second := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error {
+			ranAt.Store(time.Now())
+			return nil
+		}},
+		Owner: "second",
+		Lease: lease,
+		Poll:  5 * time.Millisecond,
+	}
+	MustRun(t, second)
+	done := waitStatus(t, s, j, agentmem.JobDone)
+	if done.Attempts != 2 || done.LeaseOwner != "second" {
+		t.Fatalf("job finished by the second pool = %+v, want attempt 2 by second", done)
+	}
+	if at := ranAt.Load().(time.Time); at.Before(*leased.LeaseUntil) {
+		t.Fatalf("second pool ran the job at %v, before the first one's lease ended at %v", at, leased.LeaseUntil)
+	}
+}
+
+// TestPool_LeaseDeadline: a handler's ctx ends before its lease does; a
+// handler overrunning it fails the attempt.
+func TestPool_LeaseDeadline(t *testing.T) {
+	s := MustOpen(t)
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"slow": func(ctx context.Context, j *agentmem.Job) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+		Lease:   200 * time.Millisecond,
+		Poll:    5 * time.Millisecond,
+		Backoff: func(int) time.Duration { return time.Hour },
+	}
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "slow"})
+	MustRun(t, p)
+	waitFor(t, 5*time.Second, "the slow job to fail", func() bool {
+		got := storetest.MustFindJob(t, s, "alice", j.ID)
+		// (Attempts may be 2: under a slow race detector the lease can run
+		// out while the failure is recorded, and the pool claims the job
+		// again, though not to run it twice.)
+		return got.Status == agentmem.JobQueued && got.Attempts >= 1
+	})
+	if got := storetest.MustFindJob(t, s, "alice", j.ID); !strings.Contains(got.LastError, context.DeadlineExceeded.Error()) {
+		t.Fatalf("last error %q, want the deadline", got.LastError)
+	}
+}
+
+// TestPool_Concurrency: no more than Concurrency handlers run at once, and
+// every job runs.
+func TestPool_Concurrency(t *testing.T) {
+	s := MustOpen(t)
+	var running, most, ran atomic.Int32
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"embed": func(ctx context.Context, j *agentmem.Job) error {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(10 * time.Millisecond)
+			ran.Add(1)
+			return nil
+		}},
+		Concurrency: 3,
+		Poll:        time.Hour,
+	}
+	const jobs = 20
+	for i := range jobs {
+		storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: fmt.Sprintf("user-%d", i%4), Kind: "embed"})
+	}
+	MustRun(t, p) // claims at once, then again whenever a slot frees
+	waitFor(t, 5*time.Second, "every job to run", func() bool { return ran.Load() == jobs })
+	if m := most.Load(); m > 3 || m < 2 {
+		t.Fatalf("at most %d handlers ran at once, want 3 (2 at least)", m)
+	}
+	waitFor(t, 5*time.Second, "every job to be done", func() bool {
+		return len(storetest.AllJobs(t, s, agentmem.JobFilter{Status: ptr(agentmem.JobDone), Limit: 100})) == jobs
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestPool_Run: Run returns at once when its ctx ends while idle, and an
+// error for a pool it cannot run.
+func TestPool_Run(t *testing.T) {
+	s := MustOpen(t)
+	ok := func(ctx context.Context, j *agentmem.Job) error { return nil }
+	start := time.Now()
+	stop := MustRun(t, &worker.Pool{Jobs: s, Handlers: map[string]worker.Handler{"x": ok}})
+	time.Sleep(10 * time.Millisecond)
+	stop()
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("idle Run took %v to stop", d)
+	}
+	for name, p := range map[string]*worker.Pool{
+		"NoStore":     {Handlers: map[string]worker.Handler{"x": ok}},
+		"NoHandlers":  {Jobs: s},
+		"NilHandler":  {Jobs: s, Handlers: map[string]worker.Handler{"x": nil}},
+		"BadKind":     {Jobs: s, Handlers: map[string]worker.Handler{"has space": ok}},
+		"BadOwner":    {Jobs: s, Handlers: map[string]worker.Handler{"x": ok}, Owner: "a/b"},
+		"NegativeTTL": {Jobs: s, Handlers: map[string]worker.Handler{"x": ok}, Lease: -time.Second},
+	} {
+		if err := p.Run(ctx); err == nil {
+			t.Errorf("%s: Run returned nil, want an error", name)
+		}
+	}
+}
+
+func TestExponentialBackoff(t *testing.T) {
+	b := worker.ExponentialBackoff(time.Second, time.Minute)
+	for attempt, want := range map[int]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second, 7: time.Minute, 100: time.Minute} {
+		for range 50 {
+			if d := b(attempt); d < want/2 || d > want {
+				t.Fatalf("backoff(%d)=%v, want between %v and %v", attempt, d, want/2, want)
+			}
+		}
+	}
+	if d := worker.ExponentialBackoff(0, 0)(3); d != 0 {
+		t.Fatalf("zero backoff = %v", d)
+	}
+}
