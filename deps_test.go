@@ -23,6 +23,8 @@ var allowed = map[string][]string{
 	"httpapi":      {"."},
 	"client":       {"."},
 	"worker":       {"."},
+	"llm/openai":   {"."},
+	"llm/llmtest":  {"std"}, // a fake model server for any package's tests: stdlib only
 	"cmd/agentmem": {"*"},
 	// internal/testutil holds test helpers and may open any backend.
 	"internal/testutil": {"*"},
