@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/window"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -39,6 +40,10 @@ type Options struct {
 	// MaxQueryBytes bounds a request's URL query string
 	// (DefaultMaxQueryBytes when 0).
 	MaxQueryBytes int
+	// Window builds contexts. When nil, NewHandler makes one with the
+	// default policy over the store, so that the zero Options serve every
+	// route.
+	Window *window.Builder
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when
@@ -59,6 +64,9 @@ func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handle
 		log = slog.New(slog.DiscardHandler)
 	}
 	opt = opt.WithDefaults()
+	if opt.Window == nil {
+		opt.Window = window.New(store, store, window.Options{})
+	}
 	mux := http.NewServeMux()
 	addRoutes(mux, log, store, opt)
 	var h http.Handler = serveMux(mux)

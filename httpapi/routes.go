@@ -25,6 +25,7 @@ func routes(log *slog.Logger, store agentmem.Store, opt Options) []route {
 		{"GET /readyz", accessPublic, handleReady(log, store)},
 		{"GET /v1/stats", accessAdmin, handleStats(log, store)},
 		{"GET /v1/audit", accessAdmin, handleListAudit(log, store)},
+		{"GET /v1/jobs", accessAdmin, handleListJobs(log, store)},
 		{"GET /v1/keys", accessAdmin, handleListKeys(log, store)},
 		{"POST /v1/keys", accessAdmin, handleCreateKey(log, store)},
 		{"DELETE /v1/keys/{key}", accessAdmin, handleRevokeKey(log, store)},
@@ -41,6 +42,7 @@ func routes(log *slog.Logger, store agentmem.Store, opt Options) []route {
 		{"GET /v1/users/{user}/threads/{thread}/elements", accessUser, handleListElements(log, store)},
 		{"POST /v1/users/{user}/threads/{thread}/elements", accessUser, handleCreateElement(log, store)},
 		{"GET /v1/users/{user}/threads/{thread}/export", accessUser, handleExportThread(log, store)},
+		{"POST /v1/users/{user}/threads/{thread}/context", accessUser, handleBuildContext(log, opt.Window)},
 
 		{"GET /v1/users/{user}/agents/{agent}/session", accessUser, handleGetSession(log, store)},
 		{"PUT /v1/users/{user}/agents/{agent}/session", accessUser, handleSetSession(log, store)},

@@ -38,6 +38,13 @@ type Config struct {
 	RateBurst        int     // serve: bucket size of the rate limit
 	MaxBatchMessages int     // serve: messages per append
 	MaxQueryBytes    int     // serve: bytes of a URL query string
+
+	ContextBudget   int    // serve: default token budget of a context
+	ContextModel    string // serve: default model of a context
+	ContextStrategy string // serve: default strategy of a context
+	Prompts         string // serve: JSON file of named system prompts
+	LLMModel        string // serve: chat model for summaries
+	LLMBaseURL      string // serve: OpenAI-compatible server
 }
 
 // defaults returns the zero-configuration setup: an SQLite file in the
@@ -123,6 +130,13 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("--max-batch must be between 1 and %d", agentmem.MaxBatchMessages)
 	case cfg.MaxQueryBytes < 256:
 		return fmt.Errorf("--max-query-bytes must be at least 256")
+	case cfg.ContextBudget < 0:
+		return fmt.Errorf("--context-budget must not be negative")
+	}
+	switch cfg.ContextStrategy {
+	case "", "trim", "window", "summarize":
+	default:
+		return fmt.Errorf("--context-strategy must be trim, window or summarize, not %q", cfg.ContextStrategy)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/window"
+	"github.com/agentmem/agentmem/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -38,6 +40,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "requests a key may send at once above the rate")
 	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
 	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
+	contextFlags(fs, &cfg, getenv)
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
@@ -59,6 +62,32 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer store.Close()
 
+	chat, err := newChat(cfg, getenv)
+	if err != nil {
+		return err
+	}
+	win, err := newWindow(cfg, store, log)
+	if err != nil {
+		return err
+	}
+	pool := &worker.Pool{
+		Jobs: store,
+		Handlers: map[string]worker.Handler{
+			window.SummarizeJobKind: (&window.Summarizer{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}).Run,
+		},
+		Log: log,
+	}
+	win.Notify = pool.Notify
+	poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPool()
+	pooled := make(chan error, 1)
+	go func() { pooled <- pool.Run(poolCtx) }()
+	if chat != nil {
+		log.Info("model configured: summaries by the model", "model", cfg.LLMModel)
+	} else {
+		log.Info("no model configured: extractive summaries (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := httpapi.NewHandler(log, httpapi.InstrumentStore(store, reg), httpapi.Options{
@@ -74,6 +103,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		},
 		MaxBatchMessages: cfg.MaxBatchMessages,
 		MaxQueryBytes:    cfg.MaxQueryBytes,
+		Window:           win,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -101,6 +131,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
+	}
+	// Then the workers: a job cut short is leased again after a restart.
+	stopPool()
+	if err := <-pooled; err != nil && !errors.Is(err, context.Canceled) {
+		log.Warn("worker pool stopped", "err", err)
 	}
 	if err := store.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)

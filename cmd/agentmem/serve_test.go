@@ -29,12 +29,18 @@ type server struct {
 // goroutine, reads the address it prints, and waits for /healthz.
 func MustServe(tb testing.TB, db string, extra ...string) *server {
 	tb.Helper()
+	return MustServeEnv(tb, db, nil, extra...)
+}
+
+// MustServeEnv is MustServe with environment variables.
+func MustServeEnv(tb testing.TB, db string, env map[string]string, extra ...string) *server {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &server{cancel: cancel, done: make(chan error, 1)}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn"}, extra...)
 	go func() {
-		err := run(ctx, args, func(string) string { return "" }, strings.NewReader(""), pw, io.Discard)
+		err := run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), pw, io.Discard)
 		pw.CloseWithError(fmt.Errorf("serve returned: %v", err))
 		s.done <- err
 	}()

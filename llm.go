@@ -1,0 +1,48 @@
+package agentmem
+
+import "context"
+
+// ChatMessage is one message of a chat completion request, in OpenAI's
+// chat format.
+type ChatMessage struct {
+	Role       string     `json:"role"` // system, user, assistant or tool
+	Content    string     `json:"content"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant's calls
+	ToolCallID string     `json:"tool_call_id,omitempty"` // a tool message's answer to a call
+}
+
+// ChatRequest asks a model for one completion.
+type ChatRequest struct {
+	Model       string        // "" means the client's default model
+	Messages    []ChatMessage // at least one
+	MaxTokens   int           // 0 means the server's default
+	Temperature *float64      // nil means the server's default
+	// JSON asks for a JSON object as the answer (response_format
+	// json_object); the caller still validates what comes back.
+	JSON bool
+}
+
+// ChatResponse is a model's completion.
+type ChatResponse struct {
+	Content          string
+	Model            string // the model that answered
+	FinishReason     string // stop, length, content_filter…
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Chat is a chat-completion model. Implementations (llm/openai) retry
+// transient failures themselves; an error they return is final for this
+// call: EUNAVAILABLE when the model could not be reached or kept failing
+// (callers fall back, e.g. to an extractive summary), EINVALID when the
+// request was refused as malformed.
+type Chat interface {
+	Complete(ctx context.Context, req ChatRequest) (*ChatResponse, error)
+}
+
+// Embedder turns texts into vectors, one per text, all of the same
+// dimension. Errors as for Chat.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}

@@ -1,0 +1,626 @@
+// Package window builds the context an LLM call needs: a thread's newest
+// messages, its cumulative summary, the user's initialisation block and
+// relevant memories, within an exact token budget, in one of three
+// formats, with telemetry. It never waits for a model: summaries are
+// written by jobs (see SummarizeJob), and while a summary is behind the
+// builder trims to the budget instead and says so.
+//
+// The cost of a build depends on the budget, not on the length of the
+// history: the newest messages are read backwards until the budget is full,
+// with the token counts stored at write.
+package window
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Store is what the builder reads.
+type Store interface {
+	agentmem.ThreadStore
+	agentmem.MessageStore
+	agentmem.SummaryStore
+}
+
+// InitProvider gives the initialisation block of a new context: the
+// user's profile, the agent's notes, recent summaries of the user's other
+// threads. Later parts of agentmem fill it; nil gives none.
+type InitProvider interface {
+	InitBlock(ctx context.Context, userID, agentID, threadID, input string) ([]Section, error)
+}
+
+// MemoryProvider gives the long-term memories relevant to the input, best
+// first, as short texts. Nil gives none.
+type MemoryProvider interface {
+	Memories(ctx context.Context, userID, threadID, input string) ([]string, error)
+}
+
+// Options configure a Builder. The zero value works: DefaultRequest, the
+// estimating tokenizer, no templates, no providers.
+type Options struct {
+	// Defaults fills in what a request leaves zero (DefaultRequest() when
+	// its budget is 0).
+	Defaults Request
+	// Tokenizer returns the tokenizer of a model and whether its counts are
+	// exact for it (tokens.ForModel).
+	Tokenizer func(model string) (Tokenizer, bool)
+	// StoredEncoding is the encoding of the token counts the store keeps
+	// with each message ("o200k_base" with tokens.Default()); messages are
+	// recounted for a model of another encoding.
+	StoredEncoding string
+	// Prompts are the named system prompt templates.
+	Prompts Prompts
+	Init    InitProvider
+	// Memories is consulted when the request has input.
+	Memories MemoryProvider
+	// CacheSize bounds the cache of built contexts (default 1024; negative
+	// disables it).
+	CacheSize int
+	// Log receives warnings (a provider that failed). Nil discards.
+	Log *slog.Logger
+}
+
+// Builder builds contexts. It is safe for concurrent use.
+type Builder struct {
+	store Store
+	jobs  agentmem.JobStore // nil: summaries are never requested
+	opt   Options
+	cache *cache
+	// Notify, when set, is called after a summarize job was enqueued (to
+	// wake the worker pool at once).
+	Notify func()
+}
+
+// New returns a builder over store; jobs receives summarize jobs (nil: no
+// summaries are asked for).
+func New(store Store, jobs agentmem.JobStore, opt Options) *Builder {
+	if opt.Defaults.BudgetTokens == 0 {
+		opt.Defaults = DefaultRequest().merge(opt.Defaults)
+	}
+	if opt.Tokenizer == nil {
+		opt.Tokenizer = func(string) (Tokenizer, bool) { return estimator{}, false }
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	size := cmp.Or(opt.CacheSize, 1024)
+	return &Builder{store: store, jobs: jobs, opt: opt, cache: newCache(size)}
+}
+
+// Defaults returns the server's default request.
+func (b *Builder) Defaults() Request { return b.opt.Defaults }
+
+// SummarizeJobKind is the kind of the jobs that bring a thread's summary up
+// to date.
+const SummarizeJobKind = "summarize"
+
+// summarizePayload is the payload of a summarize job.
+type summarizePayload struct {
+	ThreadID   string `json:"thread_id"`
+	ThroughSeq int64  `json:"through_seq"` // summarise up to here
+}
+
+// Build builds the context of a thread of the user for req. Returns
+// ENOTFOUND if the thread does not exist, EINVALID for a bad request, and
+// EUNPROCESSABLE when the budget cannot hold the system prompt and the
+// newest message (the error names the minimum).
+func (b *Builder) Build(ctx context.Context, userID, threadID string, req Request) (*Context, error) {
+	req = req.merge(b.opt.Defaults)
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+	system, promptName, err := b.opt.Prompts.resolve(req)
+	if err != nil {
+		return nil, err
+	}
+	th, err := b.store.FindThreadByID(ctx, userID, threadID)
+	if err != nil {
+		return nil, err
+	}
+	var sum *agentmem.Summary
+	if req.Strategy == StrategySummarize && on(req.Include.Summary) {
+		sum, err = b.store.FindSummary(ctx, userID, threadID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			sum, err = nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find summary: %w", err)
+		}
+	}
+
+	// Contexts with provider sections depend on data outside the thread,
+	// which the cache key cannot see: they are not cached.
+	cacheable := b.opt.Init == nil && b.opt.Memories == nil
+	key := ""
+	if cacheable {
+		key = cacheKey(userID, threadID, th.LastSeq, sum, req)
+		if c, ok := b.cache.get(key); ok {
+			c.Telemetry.CacheHit = true
+			return c, nil
+		}
+	}
+
+	tok, exact := b.opt.Tokenizer(req.Model)
+	cnt := &counter{tok: tok, useStored: b.opt.StoredEncoding != "" && tok.Encoding() == b.opt.StoredEncoding}
+	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact}
+	if on(req.Include.System) {
+		bld.system = system
+	}
+	if err := bld.sections(ctx); err != nil {
+		return nil, err
+	}
+	if err := bld.fit(ctx); err != nil {
+		return nil, err
+	}
+	c := bld.render()
+	c.Telemetry.Prompt = promptName
+	if req.Strategy == StrategySummarize {
+		bld.maybeSummarize(ctx, &c.Telemetry)
+	}
+	if cacheable {
+		b.cache.put(key, c)
+	}
+	return c, nil
+}
+
+// cacheKey identifies a build: the thread at its last seq, the summary
+// version, and the whole request.
+func cacheKey(userID, threadID string, lastSeq int64, sum *agentmem.Summary, req Request) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	var version int64
+	if sum != nil {
+		version = sum.Version
+	}
+	_ = enc.Encode([]any{userID, threadID, lastSeq, version, req})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// build is one Build in progress.
+type build struct {
+	b      *Builder
+	req    Request
+	th     *agentmem.Thread
+	sum    *agentmem.Summary
+	cnt    *counter
+	exact  bool // the model's tokenizer is known
+	system string
+
+	init     []Section
+	memories []string
+	summary  *Section
+
+	history     []*agentmem.Message // included, oldest first
+	historyCost []int               // cost of each, in the format
+	inputMsg    *agentmem.Message   // the input, or in responses format without input the newest user message
+	turnsRead   int                 // complete turns among the messages read
+	reachedEnd  bool                // the history was read down to the floor
+	warnings    []string
+}
+
+// floor is the last seq not read: the summary covers 1..floor.
+func (bl *build) floor() int64 {
+	if bl.sum != nil {
+		return bl.sum.ThroughSeq
+	}
+	return 0
+}
+
+// sections gathers the optional sections.
+func (bl *build) sections(ctx context.Context) error {
+	inc := bl.req.Include
+	if on(inc.Init) && bl.b.opt.Init != nil {
+		s, err := bl.b.opt.Init.InitBlock(ctx, bl.th.UserID, bl.th.AgentID, bl.th.ID, bl.req.Input)
+		if err != nil {
+			bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", "err", err)
+			bl.warnings = append(bl.warnings, "The initialisation block is unavailable; the context was built without it.")
+		}
+		bl.init = s
+	}
+	if on(inc.Memories) && bl.b.opt.Memories != nil && bl.req.Input != "" {
+		m, err := bl.b.opt.Memories.Memories(ctx, bl.th.UserID, bl.th.ID, bl.req.Input)
+		if err != nil {
+			bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", "err", err)
+			bl.warnings = append(bl.warnings, "Long-term memories are unavailable; the context was built without them.")
+		}
+		bl.memories = m
+	}
+	if bl.sum != nil && bl.sum.Text != "" {
+		bl.summary = &Section{Name: "summary", Title: "Conversation Summary", Text: bl.sum.Text}
+	}
+	if bl.req.Input != "" {
+		bl.inputMsg = &agentmem.Message{Role: agentmem.RoleUser, Content: bl.req.Input}
+	}
+	return nil
+}
+
+// memorySection renders the memories as a bulleted section.
+func (bl *build) memorySection() *Section {
+	if len(bl.memories) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for i, m := range bl.memories {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("- " + m)
+	}
+	return &Section{Name: "memories", Title: "Relevant Memories", Text: b.String()}
+}
+
+// fixedCost is what the context costs without its history: system prompt,
+// sections, input, and the format's wrapping.
+func (bl *build) fixedCost(init []Section, mem, sum *Section) int {
+	c := bl.cnt
+	n := 0
+	sec := func(s Section) int { return c.constant(s.header()) + c.text(s.Text) }
+	blocks := 0 // text blocks separated by blank lines
+	var ctxText int
+	if len(init) > 0 {
+		ctxText += c.constant(initOpen) + c.constant(initClose)
+		for i, s := range init {
+			ctxText += sec(s)
+			if i > 0 {
+				ctxText += c.constant(blankLine)
+			}
+		}
+		blocks++
+	}
+	for _, s := range []*Section{mem, sum} {
+		if s != nil {
+			ctxText += sec(*s)
+			blocks++
+		}
+	}
+	if blocks > 1 {
+		ctxText += (blocks - 1) * c.constant(blankLine)
+	}
+	switch bl.req.Format {
+	case FormatMessages:
+		if bl.system != "" {
+			n += tokensPerMessage + c.text(bl.system)
+		}
+		if blocks > 0 {
+			n += tokensPerMessage + ctxText
+		}
+		if bl.inputMsg != nil {
+			n += tokensPerMessage + c.text(bl.inputMsg.Content)
+		}
+		n += tokensReplyPrime
+	case FormatResponses:
+		// instructions and input travel as two messages.
+		n += 2*tokensPerMessage + tokensReplyPrime
+		if bl.system != "" {
+			n += c.text(bl.system) + c.constant(blankLine)
+		}
+		if blocks > 0 {
+			n += ctxText + c.constant(blankLine)
+		}
+		if bl.inputMsg != nil {
+			n += c.text(bl.inputMsg.Content)
+		}
+	case FormatText:
+		if bl.system != "" {
+			n += c.text(bl.system) + c.constant(blankLine)
+		}
+		if blocks > 0 {
+			n += ctxText + c.constant(blankLine)
+		}
+		n += c.constant(activeHead)
+		if bl.inputMsg != nil {
+			n += c.line(bl.inputMsg, plain)
+		}
+	}
+	return n
+}
+
+// messageCost is the cost of a history message in the request's format.
+func (bl *build) messageCost(m *agentmem.Message) int {
+	switch bl.req.Format {
+	case FormatMessages:
+		return bl.cnt.chatMessage(m)
+	case FormatResponses:
+		return bl.cnt.line(m, bracketed)
+	}
+	return bl.cnt.line(m, plain)
+}
+
+// fit chooses the sections that fit and reads the newest messages
+// backwards until the budget (or the window) is full.
+func (bl *build) fit(ctx context.Context) error {
+	budget := bl.req.BudgetTokens
+	mem := bl.memorySection()
+	sum := bl.summary
+	init := bl.init
+
+	// The system prompt and the newest message must fit; the optional
+	// sections go, least important first, until they do too.
+	if required := bl.fixedCost(nil, nil, nil); required > budget {
+		what := "the system prompt"
+		if bl.inputMsg != nil {
+			what = "the system prompt and the input"
+		}
+		return agentmem.Errorf(agentmem.EUNPROCESSABLE,
+			"budget_tokens %d cannot hold %s: they need at least %d tokens.", budget, what, required)
+	}
+	for bl.fixedCost(init, mem, sum) > budget { // ends: without them it fits (above)
+		switch {
+		case len(init) > 0:
+			init = nil
+			bl.warnings = append(bl.warnings, "The initialisation block did not fit the budget and was left out.")
+		case mem != nil:
+			mem = nil
+			bl.warnings = append(bl.warnings, "The memories did not fit the budget and were left out.")
+		default:
+			sum = nil
+			bl.warnings = append(bl.warnings, "The summary did not fit the budget and was left out.")
+		}
+	}
+	bl.init, bl.summary = init, sum
+	if mem == nil {
+		bl.memories = nil
+	}
+	avail := budget - bl.fixedCost(init, mem, sum)
+
+	if !on(bl.req.Include.Messages) {
+		bl.reachedEnd = bl.th.LastSeq <= bl.floor()
+		return nil
+	}
+	floor := bl.floor()
+	if bl.summary == nil {
+		floor = 0 // without its summary in the context, the whole history is candidate
+	}
+	before := bl.th.LastSeq + 1
+	var newestFirst []*agentmem.Message
+	var costs []int
+	used := 0
+	full := false
+	limitMsgs, limitTurns := 0, 0
+	if bl.req.Strategy == StrategyWindow {
+		limitMsgs, limitTurns = bl.req.WindowMessages, bl.req.WindowTurns
+	}
+	turns := 0
+	// In the responses format without input, the newest user message is
+	// the input.
+	takeInput := bl.req.Format == FormatResponses && bl.inputMsg == nil
+	for !full && before > floor+1 {
+		page, _, err := bl.b.store.FindMessages(ctx, bl.th.UserID, bl.th.ID, agentmem.MessageFilter{
+			AfterSeq: floor, BeforeSeq: before, Desc: true, Limit: pageSize(avail),
+		})
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			before = m.Seq
+			if takeInput {
+				takeInput = false
+				if m.Role == agentmem.RoleUser {
+					cost := bl.cnt.text(m.Content)
+					if cost > avail {
+						return agentmem.Errorf(agentmem.EUNPROCESSABLE,
+							"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
+					}
+					bl.inputMsg = m
+					avail -= cost
+					turns++
+					continue
+				}
+			}
+			if limitMsgs > 0 && len(newestFirst) >= limitMsgs || limitTurns > 0 && turns >= limitTurns {
+				full = true
+				break
+			}
+			cost := bl.messageCost(m)
+			if used+cost > avail {
+				if len(newestFirst) == 0 && bl.inputMsg == nil {
+					return agentmem.Errorf(agentmem.EUNPROCESSABLE,
+						"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
+				}
+				full = true
+				break
+			}
+			used += cost
+			newestFirst = append(newestFirst, m)
+			costs = append(costs, cost)
+			if m.Role == agentmem.RoleUser {
+				turns++
+			}
+		}
+	}
+	bl.reachedEnd = !full && before <= floor+1
+	bl.turnsRead = turns
+	// A tool answer without the assistant message that called it is
+	// refused by chat APIs: drop such orphans from the oldest end.
+	for len(newestFirst) > 0 && newestFirst[len(newestFirst)-1].Role == agentmem.RoleTool {
+		newestFirst = newestFirst[:len(newestFirst)-1]
+		costs = costs[:len(costs)-1]
+		bl.reachedEnd = false
+	}
+	slices.Reverse(newestFirst)
+	slices.Reverse(costs)
+	bl.history, bl.historyCost = newestFirst, costs
+	return nil
+}
+
+// pageSize guesses how many messages to read at once for a budget: a few
+// more than fit at 40 tokens each, between 16 and 500.
+func pageSize(avail int) int { return min(max(avail/40+1, 16), 500) }
+
+// render writes the context in the request's format and its telemetry.
+func (bl *build) render() *Context {
+	c := &Context{Format: bl.req.Format}
+	t := &c.Telemetry
+	t.BudgetTokens, t.Model, t.Encoding = bl.req.BudgetTokens, bl.req.Model, bl.cnt.tok.Encoding()
+	t.Strategy, t.Format = bl.req.Strategy, bl.req.Format
+	t.Sections = map[string]int{}
+	cnt := bl.cnt
+	sec := func(s Section) int { return cnt.constant(s.header()) + cnt.text(s.Text) }
+
+	// The context block: init sections, memories, summary.
+	var blocks []string
+	var blockCost, overhead int
+	if len(bl.init) > 0 {
+		var b strings.Builder
+		b.WriteString(initOpen)
+		overhead += cnt.constant(initOpen) + cnt.constant(initClose)
+		for i, s := range bl.init {
+			if i > 0 {
+				b.WriteString(blankLine)
+				overhead += cnt.constant(blankLine)
+			}
+			b.WriteString(s.header() + s.Text)
+			t.Sections[cmp.Or(s.Name, "init")] += sec(s)
+			blockCost += sec(s)
+		}
+		b.WriteString(initClose)
+		blocks = append(blocks, b.String())
+	}
+	if m := bl.memorySection(); m != nil {
+		blocks = append(blocks, m.header()+m.Text)
+		t.Sections["memories"] = sec(*m)
+		blockCost += sec(*m)
+	}
+	if bl.summary != nil {
+		blocks = append(blocks, bl.summary.header()+bl.summary.Text)
+		t.Sections["summary"] = sec(*bl.summary)
+		blockCost += sec(*bl.summary)
+	}
+	if len(blocks) > 1 {
+		overhead += (len(blocks) - 1) * cnt.constant(blankLine)
+	}
+	ctxBlock := strings.Join(blocks, blankLine)
+	histCost := 0
+	for _, n := range bl.historyCost {
+		histCost += n
+	}
+	if bl.system != "" {
+		t.Sections["system"] = cnt.text(bl.system)
+	}
+	if len(bl.history) > 0 {
+		t.Sections["messages"] = histCost
+	}
+
+	switch bl.req.Format {
+	case FormatMessages:
+		if bl.system != "" {
+			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: bl.system})
+			overhead += tokensPerMessage
+		}
+		if ctxBlock != "" {
+			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: ctxBlock})
+			overhead += tokensPerMessage
+		}
+		for _, m := range bl.history {
+			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+		}
+		if bl.inputMsg != nil {
+			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleUser, Content: bl.inputMsg.Content})
+			t.Sections["input"] = cnt.text(bl.inputMsg.Content)
+			overhead += tokensPerMessage
+		}
+		overhead += tokensReplyPrime
+	case FormatResponses:
+		var b strings.Builder
+		overhead += 2*tokensPerMessage + tokensReplyPrime
+		if bl.system != "" {
+			b.WriteString(bl.system + blankLine)
+			overhead += cnt.constant(blankLine)
+		}
+		if ctxBlock != "" {
+			b.WriteString(ctxBlock + blankLine)
+			overhead += cnt.constant(blankLine)
+		}
+		for _, m := range bl.history {
+			b.WriteString(bracketed.line(m))
+		}
+		c.Instructions = strings.TrimRight(b.String(), "\n")
+		if bl.inputMsg != nil {
+			c.Input = bl.inputMsg.Content
+			t.Sections["input"] = cnt.text(bl.inputMsg.Content)
+		}
+	case FormatText:
+		var b strings.Builder
+		if bl.system != "" {
+			b.WriteString(bl.system + blankLine)
+			overhead += cnt.constant(blankLine)
+		}
+		if ctxBlock != "" {
+			b.WriteString(ctxBlock + blankLine)
+			overhead += cnt.constant(blankLine)
+		}
+		b.WriteString(activeHead)
+		overhead += cnt.constant(activeHead)
+		for _, m := range bl.history {
+			b.WriteString(plain.line(m))
+		}
+		if bl.inputMsg != nil {
+			b.WriteString(plain.line(bl.inputMsg))
+			t.Sections["input"] = cnt.line(bl.inputMsg, plain)
+		}
+		c.Text = strings.TrimRight(b.String(), "\n")
+	}
+	if overhead > 0 {
+		t.Sections["overhead"] = overhead
+	}
+	for _, n := range t.Sections {
+		t.UsedTokens += n
+	}
+	t.Fraction = float64(t.UsedTokens) / float64(t.BudgetTokens)
+	t.Approximate = !bl.exact || cnt.toolApprox
+	t.IncludedMessages = len(bl.history)
+
+	// What was left out: the history before the oldest message included.
+	first := bl.th.LastSeq + 1
+	if len(bl.history) > 0 {
+		first = bl.history[0].Seq
+	} else if bl.inputMsg != nil && bl.inputMsg.Seq > 0 {
+		first = bl.inputMsg.Seq
+	}
+	if first > 1 {
+		t.OmittedMessages = first - 1
+		t.OmittedSeqs = []SeqRange{{From: 1, To: first - 1}}
+	} else {
+		t.OmittedSeqs = []SeqRange{}
+	}
+	if bl.summary != nil {
+		t.SummaryThroughSeq, t.SummaryVersion = bl.sum.ThroughSeq, bl.sum.Version
+	}
+	if bl.req.Strategy == StrategySummarize {
+		t.SummaryLag = bl.th.LastSeq - t.SummaryThroughSeq
+		// Messages after the summary that are not in the context verbatim
+		// were trimmed: the summary is behind.
+		if first-1 > t.SummaryThroughSeq {
+			t.SummaryBehind = true
+			bl.warnings = append(bl.warnings, fmt.Sprintf("The summary is behind: messages %d to %d are neither summarised nor in the context (trimmed to fit until the summary catches up).",
+				t.SummaryThroughSeq+1, first-1))
+		}
+	}
+	if !bl.exact {
+		bl.warnings = append(bl.warnings, "Token counts are estimates: the tokenizer of model "+strconv.Quote(bl.req.Model)+" is not known.")
+	}
+	if cnt.toolApprox {
+		bl.warnings = append(bl.warnings, "Tool calls are counted approximately: OpenAI does not document how it tokenizes them.")
+	}
+	if t.Fraction >= 0.8 {
+		bl.warnings = append(bl.warnings, fmt.Sprintf("The context uses %.0f%% of the budget.", 100*t.Fraction))
+	}
+	t.Warnings = bl.warnings
+	if t.Warnings == nil {
+		t.Warnings = []string{}
+	}
+	return c
+}

@@ -1,0 +1,374 @@
+package window_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/tokens"
+	"github.com/agentmem/agentmem/window"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
+
+var ctx = context.Background()
+
+// MustOpen opens an empty SQLite store counting tokens as serve does.
+func MustOpen(tb testing.TB) *sqlite.Store {
+	tb.Helper()
+	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Tokens = tokens.Default()
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// tokenizer is what serve wires in: exact counts for OpenAI models.
+func tokenizer(model string) (window.Tokenizer, bool) { return tokens.ForModel(model) }
+
+// MustBuilder returns a builder over s with exact tokenizers.
+func MustBuilder(s *sqlite.Store, opt window.Options) *window.Builder {
+	opt.Tokenizer = tokenizer
+	opt.StoredEncoding = tokens.Default().Encoding()
+	return window.New(s, s, opt)
+}
+
+// MustThread stores a thread of user u with the given messages.
+func MustThread(tb testing.TB, s agentmem.Store, u, id string, msgs ...*agentmem.Message) *agentmem.Thread {
+	tb.Helper()
+	th := &agentmem.Thread{UserID: u, ID: id}
+	if err := s.CreateThread(ctx, th); err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < len(msgs); i += agentmem.MaxBatchMessages {
+		if _, err := s.AppendMessages(ctx, u, id, msgs[i:min(i+agentmem.MaxBatchMessages, len(msgs))], agentmem.AppendOptions{}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	th, err := s.FindThreadByID(ctx, u, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return th
+}
+
+// conversation returns n turns of a deterministic conversation: a user
+// question and an assistant answer each.
+func conversation(n int) []*agentmem.Message {
+	topics := []string{"the Lisbon trip", "a budget for groceries", "learning Portuguese", "the 401k rollover", "a birthday party for Maria"}
+	var msgs []*agentmem.Message
+	for i := range n {
+		t := topics[i%len(topics)]
+		msgs = append(msgs,
+			&agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprintf("Turn %d: can you help me with %s? I need it by Friday.", i+1, t)},
+			&agentmem.Message{Role: agentmem.RoleAssistant, Content: fmt.Sprintf("Sure. For %s, start with a list of what matters most, then we can plan step %d together.", t, i+1)})
+	}
+	return msgs
+}
+
+// golden compares got with testdata/name.golden, rewriting it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Fatalf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestBuild_Golden builds every strategy in every format on one thread and
+// compares the contexts, telemetry included, with golden files.
+func TestBuild_Golden(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t", conversation(12)...)
+	// A summary of the first 16 messages, as a job would have written it.
+	if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 16, Text: "Alice planned a Lisbon trip, a grocery budget and Portuguese lessons.", Method: agentmem.SummaryExtractive}); err != nil {
+		t.Fatal(err)
+	}
+	b := MustBuilder(s, window.Options{
+		Prompts:   window.Prompts{Templates: map[string]string{"general": "You are a helpful assistant."}, Default: "general"},
+		CacheSize: -1,
+	})
+	for _, strategy := range []string{window.StrategyTrim, window.StrategyWindow, window.StrategySummarize} {
+		for _, format := range []string{window.FormatMessages, window.FormatResponses, window.FormatText} {
+			name := strategy + "_" + format
+			t.Run(name, func(t *testing.T) {
+				req := window.Request{Input: "And what about the party?", BudgetTokens: 300, Strategy: strategy, Format: format,
+					WindowTurns: 3, Summarize: &window.SummarizePolicy{TriggerTurns: 6, KeepTurns: 2}}
+				c, err := b.Build(ctx, "alice", "t", req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Telemetry.SummaryJob = strings.Repeat("x", len(c.Telemetry.SummaryJob)) // a random ID
+				got, err := json.MarshalIndent(c, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, name, append(got, '\n'))
+			})
+		}
+	}
+}
+
+// recount counts a built context from its rendered output alone, as the
+// model's side would: OpenAI's chat rule for messages, the whole text for
+// the other formats.
+func recount(t *testing.T, c *window.Context, model string) int {
+	t.Helper()
+	tok, _ := tokens.ForModel(model)
+	switch c.Telemetry.Format {
+	case window.FormatMessages:
+		n := 3
+		for _, m := range c.Messages {
+			n += 3 + tok.CountTokens(m.Content)
+			if m.Name != "" {
+				n += 1 + tok.CountTokens(m.Name)
+			}
+		}
+		return n
+	case window.FormatResponses:
+		return 9 + tok.CountTokens(c.Instructions) + tok.CountTokens(c.Input)
+	}
+	return tok.CountTokens(c.Text)
+}
+
+// TestBuild_NeverOverBudget builds contexts of random histories with
+// random budgets, strategies, formats and models: a build either fits the
+// budget or is refused with 422; the telemetry's sections add up to what
+// it says it used; and a recount of the output from scratch never exceeds
+// it (for chat messages, it is exact).
+func TestBuild_NeverOverBudget(t *testing.T) {
+	s := MustOpen(t)
+	b := MustBuilder(s, window.Options{CacheSize: -1})
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("the a of memory Lisbon 401k Maria budget 🙂 naïve café über naïveté , . ! ? \n\n code `x := 1` {\"k\": [1,2]} https://example.com/a?b=c 12345 3.14159")
+	text := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(words[rng.IntN(len(words))])
+			if rng.IntN(3) > 0 {
+				b.WriteByte(' ')
+			}
+		}
+		return b.String()
+	}
+	roles := []string{agentmem.RoleUser, agentmem.RoleAssistant, agentmem.RoleUser, agentmem.RoleAssistant, agentmem.RoleSystem}
+	for thread := range 12 {
+		n := rng.IntN(120)
+		var msgs []*agentmem.Message
+		for range n {
+			m := &agentmem.Message{Role: roles[rng.IntN(len(roles))], Content: text(rng.IntN(60))}
+			if rng.IntN(10) == 0 {
+				m.Name = "bob"
+			}
+			msgs = append(msgs, m)
+		}
+		id := fmt.Sprint("t", thread)
+		MustThread(t, s, "u", id, msgs...)
+		for range 40 {
+			req := window.Request{
+				BudgetTokens:   []int{1, 5, 20, 50, 100, 300, 1000, 5000}[rng.IntN(8)],
+				Strategy:       []string{window.StrategyTrim, window.StrategyWindow, window.StrategySummarize}[rng.IntN(3)],
+				Format:         []string{window.FormatMessages, window.FormatResponses, window.FormatText}[rng.IntN(3)],
+				Model:          []string{"gpt-4o", "gpt-4", "gpt-5-mini"}[rng.IntN(3)],
+				WindowMessages: rng.IntN(10),
+				Summarize:      &window.SummarizePolicy{TriggerFraction: 0.7, KeepFraction: 0.4},
+			}
+			if rng.IntN(2) == 0 {
+				req.Input = text(rng.IntN(30))
+			}
+			if rng.IntN(3) == 0 {
+				req.System = text(rng.IntN(40))
+			}
+			c, err := b.Build(ctx, "u", id, req)
+			if agentmem.ErrorCode(err) == agentmem.EUNPROCESSABLE {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%+v: %v", req, err)
+			}
+			tel := c.Telemetry
+			sum := 0
+			for _, n := range tel.Sections {
+				sum += n
+			}
+			if sum != tel.UsedTokens {
+				t.Fatalf("%+v: sections %v add up to %d, used_tokens %d", req, tel.Sections, sum, tel.UsedTokens)
+			}
+			if tel.UsedTokens > req.BudgetTokens {
+				t.Fatalf("%+v: used %d tokens of a budget of %d", req, tel.UsedTokens, req.BudgetTokens)
+			}
+			got := recount(t, c, req.Model)
+			if c.Telemetry.Format == window.FormatMessages && got != tel.UsedTokens {
+				t.Fatalf("%+v: recount %d, telemetry %d", req, got, tel.UsedTokens)
+			}
+			if got > tel.UsedTokens {
+				t.Fatalf("%+v: recount %d exceeds the telemetry's %d", req, got, tel.UsedTokens)
+			}
+		}
+	}
+}
+
+func TestBuild_Errors(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t", conversation(3)...)
+	b := MustBuilder(s, window.Options{})
+	for _, tt := range []struct {
+		name string
+		user string
+		req  window.Request
+		code string
+		in   string
+	}{
+		{"UnknownStrategy", "alice", window.Request{Strategy: "fifo"}, agentmem.EINVALID, "strategy"},
+		{"UnknownFormat", "alice", window.Request{Format: "xml"}, agentmem.EINVALID, "format"},
+		{"NegativeBudget", "alice", window.Request{BudgetTokens: -5}, agentmem.EINVALID, "budget_tokens"},
+		{"TinyBudget", "alice", window.Request{BudgetTokens: 10, Input: "Please summarise our whole conversation about Lisbon in detail."}, agentmem.EUNPROCESSABLE, "at least"},
+		{"TinyBudgetNoInput", "alice", window.Request{BudgetTokens: 5}, agentmem.EUNPROCESSABLE, "at least"},
+		{"UnknownPrompt", "alice", window.Request{Prompt: "pirate"}, agentmem.EINVALID, "pirate"},
+		{"OtherUser", "bob", window.Request{}, agentmem.ENOTFOUND, "t"},
+		{"BadFraction", "alice", window.Request{Strategy: window.StrategySummarize, Summarize: &window.SummarizePolicy{TriggerFraction: 1.5}}, agentmem.EINVALID, "fraction"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.Build(ctx, tt.user, "t", tt.req)
+			if agentmem.ErrorCode(err) != tt.code || !strings.Contains(agentmem.ErrorMessage(err), tt.in) {
+				t.Fatalf("err=%v, want %s naming %q", err, tt.code, tt.in)
+			}
+		})
+	}
+}
+
+// TestBuild_Minimum: the minimum a 422 names is enough.
+func TestBuild_Minimum(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t", conversation(3)...)
+	b := MustBuilder(s, window.Options{})
+	req := window.Request{BudgetTokens: 8, Input: "Please summarise our whole conversation about Lisbon in detail.", System: "Be brief."}
+	_, err := b.Build(ctx, "alice", "t", req)
+	var min int
+	if _, scanErr := fmt.Sscanf(agentmem.ErrorMessage(err)[strings.Index(agentmem.ErrorMessage(err), "at least"):], "at least %d", &min); scanErr != nil {
+		t.Fatalf("422 message %q names no minimum: %v", agentmem.ErrorMessage(err), scanErr)
+	}
+	req.BudgetTokens = min
+	c, err := b.Build(ctx, "alice", "t", req)
+	if err != nil {
+		t.Fatalf("with the named minimum %d: %v", min, err)
+	}
+	if c.Telemetry.UsedTokens != min || c.Telemetry.IncludedMessages != 0 {
+		t.Fatalf("used %d with %d messages, want exactly %d with none", c.Telemetry.UsedTokens, c.Telemetry.IncludedMessages, min)
+	}
+}
+
+func TestBuild_Window(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t", conversation(10)...)
+	b := MustBuilder(s, window.Options{})
+	c, err := b.Build(ctx, "alice", "t", window.Request{Strategy: window.StrategyWindow, WindowMessages: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Messages); n != 5 || c.Telemetry.OmittedMessages != 15 {
+		t.Fatalf("window of 5 messages: %d messages, %d omitted", n, c.Telemetry.OmittedMessages)
+	}
+	c, err = b.Build(ctx, "alice", "t", window.Request{Strategy: window.StrategyWindow, WindowTurns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.Messages); n != 6 || c.Messages[0].Role != agentmem.RoleUser || !strings.HasPrefix(c.Messages[0].Content, "Turn 8:") {
+		t.Fatalf("window of 3 turns: %d messages starting %+v", n, c.Messages[0])
+	}
+}
+
+// TestBuild_TrimDropsOrphanToolAnswers: a tool answer whose call was
+// trimmed away would be refused by a chat API, so it goes too.
+func TestBuild_TrimDropsOrphanToolAnswers(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t",
+		&agentmem.Message{Role: agentmem.RoleUser, Content: strings.Repeat("long question ", 50)},
+		&agentmem.Message{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: "c1", Function: agentmem.FunctionCall{Name: "weather", Arguments: strings.Repeat(`{"city":"Lisbon"}`, 20)}}}},
+		&agentmem.Message{Role: agentmem.RoleTool, ToolCallID: "c1", Content: "sunny"},
+		&agentmem.Message{Role: agentmem.RoleAssistant, Content: "It is sunny."})
+	b := MustBuilder(s, window.Options{})
+	c, err := b.Build(ctx, "alice", "t", window.Request{Strategy: window.StrategyTrim, BudgetTokens: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Messages) != 1 || c.Messages[0].Content != "It is sunny." {
+		t.Fatalf("messages %+v, want only the last answer (the tool answer without its call dropped)", c.Messages)
+	}
+}
+
+func TestBuild_Cache(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t", conversation(3)...)
+	b := MustBuilder(s, window.Options{})
+	req := window.Request{Input: "hi", Strategy: window.StrategyTrim}
+	first, err := b.Build(ctx, "alice", "t", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.Build(ctx, "alice", "t", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Telemetry.CacheHit || !second.Telemetry.CacheHit {
+		t.Fatalf("cache hits: first %v, second %v; want false, true", first.Telemetry.CacheHit, second.Telemetry.CacheHit)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "new"}}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := b.Build(ctx, "alice", "t", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Telemetry.CacheHit || third.Messages[len(third.Messages)-2].Content != "new" {
+		t.Fatalf("after an append: cache hit %v, messages %+v", third.Telemetry.CacheHit, third.Messages)
+	}
+}
+
+func TestBuild_Prompts(t *testing.T) {
+	s := MustOpen(t)
+	MustThread(t, s, "alice", "t")
+	b := MustBuilder(s, window.Options{Prompts: window.Prompts{
+		Templates: map[string]string{"general": "You help.", "creation": "You create workflows."},
+		Default:   "general",
+		Rules:     []window.PromptRule{{Prompt: "creation", Keywords: []string{"create", "build"}}},
+	}})
+	for _, tt := range []struct{ prompt, input, want, name string }{
+		{"", "hello", "You help.", "general"},
+		{"auto", "Please create a workflow", "You create workflows.", "creation"},
+		{"auto", "recreate nothing", "You help.", "general"}, // keywords match whole words only
+		{"creation", "hello", "You create workflows.", "creation"},
+	} {
+		c, err := b.Build(ctx, "alice", "t", window.Request{Prompt: tt.prompt, Input: tt.input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Messages[0].Content != tt.want || c.Telemetry.Prompt != tt.name || c.Telemetry.Sections["system"] == 0 {
+			t.Fatalf("prompt %q, input %q: system %q (template %q, %d tokens), want %q", tt.prompt, tt.input, c.Messages[0].Content, c.Telemetry.Prompt, c.Telemetry.Sections["system"], tt.want)
+		}
+	}
+}
