@@ -60,8 +60,10 @@ func (e *Element) Validate() error {
 // ElementFilter selects the elements of a thread, oldest first.
 type ElementFilter struct {
 	MessageID *string // only elements of this message
-	Limit     int
-	Cursor    string
+	// IncludeDeleted reads a soft-deleted thread too (for exports).
+	IncludeDeleted bool
+	Limit          int
+	Cursor         string
 }
 
 // ElementStore stores elements.

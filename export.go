@@ -109,7 +109,7 @@ func exportThread(ctx context.Context, s interface {
 }, t *Thread) (*ThreadExport, error) {
 	x := &ThreadExport{Version: ExportVersion, Thread: t, Messages: []*Message{}, Elements: []*Element{}}
 	for cursor := ""; ; {
-		page, next, err := s.FindMessages(ctx, t.UserID, t.ID, MessageFilter{Limit: MaxPageSize, Cursor: cursor, BeforeSeq: t.LastSeq + 1})
+		page, next, err := s.FindMessages(ctx, t.UserID, t.ID, MessageFilter{Limit: MaxPageSize, Cursor: cursor, BeforeSeq: t.LastSeq + 1, IncludeDeleted: t.DeletedAt != nil})
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +119,7 @@ func exportThread(ctx context.Context, s interface {
 		}
 	}
 	for cursor := ""; ; {
-		page, next, err := s.FindElements(ctx, t.UserID, t.ID, ElementFilter{Limit: MaxPageSize, Cursor: cursor})
+		page, next, err := s.FindElements(ctx, t.UserID, t.ID, ElementFilter{Limit: MaxPageSize, Cursor: cursor, IncludeDeleted: t.DeletedAt != nil})
 		if err != nil {
 			return nil, err
 		}

@@ -169,9 +169,11 @@ type MessageFilter struct {
 	AfterSeq  int64 // only seq > AfterSeq (0: no bound)
 	BeforeSeq int64 // only seq < BeforeSeq (0: no bound)
 	// Desc returns newest first (the way to read the tail of a long thread).
-	Desc   bool
-	Limit  int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
-	Cursor string // opaque, from a previous page's next cursor
+	Desc bool
+	// IncludeDeleted reads a soft-deleted thread too (for exports).
+	IncludeDeleted bool
+	Limit          int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
+	Cursor         string // opaque, from a previous page's next cursor
 }
 
 // AppendOptions modify AppendMessages.
@@ -202,7 +204,8 @@ type MessageStore interface {
 
 	// FindMessages returns a page of a thread's messages in seq order
 	// (descending with filter.Desc) and the cursor of the next page ("" on
-	// the last page). Returns ENOTFOUND if the thread does not exist.
+	// the last page). Returns ENOTFOUND if the thread does not exist, or is
+	// soft-deleted and filter.IncludeDeleted is false.
 	FindMessages(ctx context.Context, userID, threadID string, filter MessageFilter) ([]*Message, string, error)
 }
 

@@ -285,29 +285,29 @@ func TestHandler_ExportUser(t *testing.T) {
 	}
 
 	t.Run("SoftDeletedThread", func(t *testing.T) {
-		// agentmem.ExportUser promises soft-deleted threads too, but reads
-		// their messages with FindMessages, which answers ENOTFOUND for
-		// them: the export of a user with a deleted thread fails. Until the
-		// store or ExportUser is fixed, this documents the failure mode:
-		// never a complete-looking 200.
+		// agentmem.ExportUser promises soft-deleted threads too, with
+		// their messages.
 		if err := store.DeleteThread(context.Background(), "u", "t1", false); err != nil {
 			t.Fatal(err)
 		}
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/users/u/export", nil)
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil { // aborted before any byte left the server's buffer
-			t.Logf("KNOWN STORE BUG: user export with a soft-deleted thread fails: %v", err)
-			return
+		if err != nil {
+			t.Fatalf("user export with a soft-deleted thread: %v", err)
 		}
 		defer resp.Body.Close()
 		var x agentmem.UserExport
-		if err := json.NewDecoder(resp.Body).Decode(&x); err == nil {
-			if len(x.Threads) != 3 {
-				t.Fatalf("export decoded with %d threads, want 3 or a failed response", len(x.Threads))
-			}
-			return // fixed
+		if err := json.NewDecoder(resp.Body).Decode(&x); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("user export with a soft-deleted thread: status %d, %v", resp.StatusCode, err)
 		}
-		t.Logf("KNOWN STORE BUG: user export with a soft-deleted thread fails (status %d, body aborted)", resp.StatusCode)
+		if len(x.Threads) != 3 {
+			t.Fatalf("export has %d threads, want 3 (the soft-deleted one too)", len(x.Threads))
+		}
+		for _, th := range x.Threads {
+			if th.Thread.ID == "t1" && (th.Thread.DeletedAt == nil || len(th.Messages) == 0) {
+				t.Fatalf("the soft-deleted thread is exported without its deletion time or messages: %+v", th)
+			}
+		}
 	})
 }
 

@@ -98,7 +98,11 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	q += ` ORDER BY created_at, id LIMIT $` + strconv.Itoa(len(args))
 	var els []*agentmem.Element
 	err = s.read(ctx, func(tx pgx.Tx) error {
-		if _, err := findLiveThread(ctx, tx, userID, threadID, noLock); err != nil {
+		find := findLiveThread
+		if f.IncludeDeleted {
+			find = findThread
+		}
+		if _, err := find(ctx, tx, userID, threadID, noLock); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, q, args...)

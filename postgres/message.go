@@ -228,7 +228,11 @@ func (s *Store) FindMessages(ctx context.Context, userID, threadID string, f age
 	}
 	var msgs []*agentmem.Message
 	err = s.read(ctx, func(tx pgx.Tx) error {
-		if _, err := findLiveThread(ctx, tx, userID, threadID, noLock); err != nil {
+		find := findLiveThread
+		if f.IncludeDeleted {
+			find = findThread
+		}
+		if _, err := find(ctx, tx, userID, threadID, noLock); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT `+messageColumns+` FROM messages WHERE user_id = $1 AND thread_id = $2 AND seq > $3 AND seq < $4

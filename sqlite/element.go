@@ -85,7 +85,11 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	}
 	var els []*agentmem.Element
 	err = s.read(ctx, func(tx *sql.Tx) error {
-		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
+		find := findLiveThread
+		if f.IncludeDeleted {
+			find = findThread
+		}
+		if _, err := find(ctx, tx, userID, threadID); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, q+` ORDER BY created_at, id LIMIT ?`, append(args, limit+1)...)

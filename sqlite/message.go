@@ -206,7 +206,11 @@ func (s *Store) FindMessages(ctx context.Context, userID, threadID string, f age
 	}
 	var msgs []*agentmem.Message
 	err = s.read(ctx, func(tx *sql.Tx) error {
-		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
+		find := findLiveThread
+		if f.IncludeDeleted {
+			find = findThread
+		}
+		if _, err := find(ctx, tx, userID, threadID); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE user_id = ? AND thread_id = ? AND seq > ? AND seq < ?

@@ -309,6 +309,17 @@ func testDeleteThread(t *testing.T, s agentmem.Store) {
 	wantCode(t, err, agentmem.ENOTFOUND)
 	_, _, err = s.FindMessages(ctx, "alice", soft.ID, agentmem.MessageFilter{})
 	wantCode(t, err, agentmem.ENOTFOUND)
+	_, _, err = s.FindElements(ctx, "alice", soft.ID, agentmem.ElementFilter{})
+	wantCode(t, err, agentmem.ENOTFOUND)
+	// Exports read a soft-deleted thread's messages and elements.
+	if msgs, _, err := s.FindMessages(ctx, "alice", soft.ID, agentmem.MessageFilter{IncludeDeleted: true}); err != nil || len(msgs) != 1 {
+		t.Fatalf("IncludeDeleted messages: %v, %v; want the one message", msgs, err)
+	}
+	if _, _, err := s.FindElements(ctx, "alice", soft.ID, agentmem.ElementFilter{IncludeDeleted: true}); err != nil {
+		t.Fatalf("IncludeDeleted elements: %v", err)
+	}
+	_, _, err = s.FindMessages(ctx, "bob", soft.ID, agentmem.MessageFilter{IncludeDeleted: true})
+	wantCode(t, err, agentmem.ENOTFOUND)
 	_, err = s.AppendMessages(ctx, "alice", soft.ID, []*agentmem.Message{{Role: "user", Content: "x"}}, agentmem.AppendOptions{})
 	wantCode(t, err, agentmem.ENOTFOUND)
 	_, err = s.FindSession(ctx, "alice", "x")
