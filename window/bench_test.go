@@ -58,9 +58,9 @@ func naiveBuild(b *testing.B, s *sqlite.Store, id string, budget int) int {
 	return len(all)
 }
 
-// BenchmarkBuild builds contexts (trim, chat messages, no cache) with 4K,
-// 32K and 128K budgets over threads of 100, 10,000 and 100,000 messages,
-// and reports p50/p99. Baseline: the naive rebuild of naiveBuild, on the
+// BenchmarkBuild builds contexts (trim, chat messages) with 4K, 32K and
+// 128K budgets over threads of 100, 10,000 and 100,000 messages, warm and
+// cold, and reports p50/p99. Baseline: the naive rebuild of naiveBuild, on the
 // same threads, for the 4K budget (its cost does not depend on the budget).
 func BenchmarkBuild(b *testing.B) {
 	s := MustOpen(b)
@@ -68,23 +68,33 @@ func BenchmarkBuild(b *testing.B) {
 	for _, n := range sizes {
 		fill(b, s, fmt.Sprint("t", n), n)
 	}
-	bld := MustBuilder(s, window.Options{CacheSize: -1})
+	// Warm: a thread built before, as in a conversation; its newest
+	// messages are in the tail cache. Cold: every build reads its history
+	// from the store (the tail cache disabled). The context cache is off
+	// in both, or every build after the first would be a cache hit.
+	builders := map[string]*window.Builder{
+		"Warm": MustBuilder(s, window.Options{CacheSize: -1}),
+		"Cold": MustBuilder(s, window.Options{CacheSize: -1, TailCacheBytes: -1}),
+	}
 	for _, budget := range []int{4_000, 32_000, 128_000} {
 		for _, n := range sizes {
-			b.Run(fmt.Sprintf("Budget%dK/History%d", budget/1000, n), func(b *testing.B) {
-				req := window.Request{Input: "What next?", BudgetTokens: budget, Strategy: window.StrategyTrim}
-				var lat []time.Duration
-				b.ReportAllocs()
-				for b.Loop() {
-					start := time.Now()
-					c, err := bld.Build(ctx, "u", fmt.Sprint("t", n), req)
-					if err != nil || c.Telemetry.UsedTokens > budget {
-						b.Fatal(err)
+			for _, mode := range []string{"Warm", "Cold"} {
+				bld := builders[mode]
+				b.Run(fmt.Sprintf("Budget%dK/History%d/%s", budget/1000, n, mode), func(b *testing.B) {
+					req := window.Request{Input: "What next?", BudgetTokens: budget, Strategy: window.StrategyTrim}
+					var lat []time.Duration
+					b.ReportAllocs()
+					for b.Loop() {
+						start := time.Now()
+						c, err := bld.Build(ctx, "u", fmt.Sprint("t", n), req)
+						if err != nil || c.Telemetry.UsedTokens > budget {
+							b.Fatal(err)
+						}
+						lat = append(lat, time.Since(start))
 					}
-					lat = append(lat, time.Since(start))
-				}
-				report(b, lat)
-			})
+					report(b, lat)
+				})
+			}
 		}
 	}
 	for _, n := range sizes {

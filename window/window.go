@@ -66,6 +66,10 @@ type Options struct {
 	// CacheSize bounds the cache of built contexts (default 1024; negative
 	// disables it).
 	CacheSize int
+	// TailCacheBytes bounds the cache of each thread's newest messages,
+	// which spares a build reading its history from the store again
+	// (default 64 MiB; negative disables it).
+	TailCacheBytes int64
 	// Log receives warnings (a provider that failed). Nil discards.
 	Log *slog.Logger
 }
@@ -76,6 +80,7 @@ type Builder struct {
 	jobs  agentmem.JobStore // nil: summaries are never requested
 	opt   Options
 	cache *cache
+	tails *tails
 	// Notify, when set, is called after a summarize job was enqueued (to
 	// wake the worker pool at once).
 	Notify func()
@@ -94,7 +99,7 @@ func New(store Store, jobs agentmem.JobStore, opt Options) *Builder {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	size := cmp.Or(opt.CacheSize, 1024)
-	return &Builder{store: store, jobs: jobs, opt: opt, cache: newCache(size)}
+	return &Builder{store: store, jobs: jobs, opt: opt, cache: newCache(size), tails: newTails(cmp.Or(opt.TailCacheBytes, 64<<20))}
 }
 
 // Defaults returns the server's default request.
@@ -394,52 +399,51 @@ func (bl *build) fit(ctx context.Context) error {
 	// In the responses format without input, the newest user message is
 	// the input.
 	takeInput := bl.req.Format == FormatResponses && bl.inputMsg == nil
-	for !full && before > floor+1 {
-		page, _, err := bl.b.store.FindMessages(ctx, bl.th.UserID, bl.th.ID, agentmem.MessageFilter{
-			AfterSeq: floor, BeforeSeq: before, Desc: true, Limit: pageSize(avail),
-		})
-		if err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, m := range page {
-			before = m.Seq
-			if takeInput {
-				takeInput = false
-				if m.Role == agentmem.RoleUser {
-					cost := bl.cnt.text(m.Content)
-					if cost > avail {
-						return agentmem.Errorf(agentmem.EUNPROCESSABLE,
-							"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
-					}
-					bl.inputMsg = m
-					avail -= cost
-					turns++
-					continue
-				}
-			}
-			if limitMsgs > 0 && len(newestFirst) >= limitMsgs || limitTurns > 0 && turns >= limitTurns {
-				full = true
-				break
-			}
-			cost := bl.messageCost(m)
-			if used+cost > avail {
-				if len(newestFirst) == 0 && bl.inputMsg == nil {
-					return agentmem.Errorf(agentmem.EUNPROCESSABLE,
-						"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
-				}
-				full = true
-				break
-			}
-			used += cost
-			newestFirst = append(newestFirst, m)
-			costs = append(costs, cost)
+	var visitErr error
+	visit := func(m *agentmem.Message) bool {
+		before = m.Seq
+		if takeInput {
+			takeInput = false
 			if m.Role == agentmem.RoleUser {
+				cost := bl.cnt.text(m.Content)
+				if cost > avail {
+					visitErr = agentmem.Errorf(agentmem.EUNPROCESSABLE,
+						"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
+					return false
+				}
+				bl.inputMsg = m
+				avail -= cost
 				turns++
+				return true
 			}
 		}
+		if limitMsgs > 0 && len(newestFirst) >= limitMsgs || limitTurns > 0 && turns >= limitTurns {
+			full = true
+			return false
+		}
+		cost := bl.messageCost(m)
+		if used+cost > avail {
+			if len(newestFirst) == 0 && bl.inputMsg == nil {
+				visitErr = agentmem.Errorf(agentmem.EUNPROCESSABLE,
+					"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
+				return false
+			}
+			full = true
+			return false
+		}
+		used += cost
+		newestFirst = append(newestFirst, m)
+		costs = append(costs, cost)
+		if m.Role == agentmem.RoleUser {
+			turns++
+		}
+		return true
+	}
+	if err := bl.b.tails.newest(ctx, bl.b.store, bl.th, floor, pageSize(avail), visit); err != nil {
+		return err
+	}
+	if visitErr != nil {
+		return visitErr
 	}
 	bl.reachedEnd = !full && before <= floor+1
 	bl.turnsRead = turns

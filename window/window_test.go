@@ -372,3 +372,61 @@ func TestBuild_Prompts(t *testing.T) {
 		}
 	}
 }
+
+// TestBuild_TailCache: builds that reuse the cached newest messages of a
+// thread are the same as builds that read everything from the store, as
+// the thread grows, and after it is deleted and created again under the
+// same ID.
+func TestBuild_TailCache(t *testing.T) {
+	s := MustOpen(t)
+	cached := MustBuilder(s, window.Options{CacheSize: -1, TailCacheBytes: 200 << 10})
+	direct := MustBuilder(s, window.Options{CacheSize: -1, TailCacheBytes: -1})
+	rng := rand.New(rand.NewPCG(3, 4))
+	same := func(step string) {
+		t.Helper()
+		for _, budget := range []int{50, 400, 5000, 100_000} {
+			req := window.Request{BudgetTokens: budget, Strategy: window.StrategyTrim, Input: "next?"}
+			a, err1 := cached.Build(ctx, "u", "t", req)
+			b, err2 := direct.Build(ctx, "u", "t", req)
+			if agentmem.ErrorCode(err1) != agentmem.ErrorCode(err2) {
+				t.Fatalf("%s, budget %d: errors %v and %v", step, budget, err1, err2)
+			}
+			if err1 != nil {
+				continue
+			}
+			if diff := cmp.Diff(b.Messages, a.Messages); diff != "" {
+				t.Fatalf("%s, budget %d: cached build differs (-direct +cached):\n%s", step, budget, diff)
+			}
+		}
+	}
+	MustThread(t, s, "u", "t", conversation(50)...)
+	same("new thread")
+	for i := range 30 {
+		batch := conversation(1 + rng.IntN(3))
+		for _, m := range batch {
+			m.Content = fmt.Sprintf("round %d: %s", i, m.Content)
+		}
+		if _, err := s.AppendMessages(ctx, "u", "t", batch, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprint("after append ", i))
+	}
+	if err := s.DeleteThread(ctx, "u", "t", true); err != nil {
+		t.Fatal(err)
+	}
+	recreated := conversation(200)
+	for _, m := range recreated {
+		m.Content = "recreated: " + m.Content
+	}
+	MustThread(t, s, "u", "t", recreated...)
+	same("recreated thread")
+	c, err := cached.Build(ctx, "u", "t", window.Request{BudgetTokens: 100_000, Strategy: window.StrategyTrim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Messages {
+		if !strings.HasPrefix(m.Content, "recreated: ") {
+			t.Fatalf("a message of the deleted thread survived in the cache: %q", m.Content)
+		}
+	}
+}
