@@ -8,12 +8,11 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/llm/openai"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/window"
 )
 
 // claim takes the queued summarize job of the store as a worker would.
-func claim(t *testing.T, s *sqlite.Store) *agentmem.Job {
+func claim(t *testing.T, s agentmem.Store) *agentmem.Job {
 	t.Helper()
 	jobs, err := s.ClaimJobs(ctx, "test", []string{window.SummarizeJobKind}, 1, time.Minute)
 	if err != nil || len(jobs) != 1 {
@@ -29,8 +28,9 @@ var lagging = window.Request{Input: "What did we decide?", BudgetTokens: 400, St
 // to the budget, says its summary is behind and asks for one; once the job
 // ran (extractive, no model), the context holds the summary and the newest
 // turns, and is no longer behind.
-func TestSummarize_LagThenCatchUp(t *testing.T) {
-	s := MustOpen(t)
+func TestSummarize_LagThenCatchUp(t *testing.T) { backends(t, testLagThenCatchUp) }
+
+func testLagThenCatchUp(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(40)...)
 	b := MustBuilder(s, window.Options{})
 
@@ -123,8 +123,9 @@ func TestSummarize_Model(t *testing.T) {
 // TestSummarize_ModelFails: a failing model fails the job (the worker
 // retries it) and writes nothing, while the context trims to the budget;
 // on the job's last attempt the summary is written extractively instead.
-func TestSummarize_ModelFails(t *testing.T) {
-	s := MustOpen(t)
+func TestSummarize_ModelFails(t *testing.T) { backends(t, testModelFails) }
+
+func testModelFails(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(40)...)
 	b := MustBuilder(s, window.Options{})
 	if _, err := b.Build(ctx, "alice", "t", lagging); err != nil {

@@ -520,6 +520,8 @@ func (bl *build) render() *Context {
 
 	switch bl.req.Format {
 	case FormatMessages:
+		c.Messages = make([]agentmem.ChatMessage, 0, len(bl.history)+3)
+		c.Messages = make([]agentmem.ChatMessage, 0, len(bl.history)+3)
 		if bl.system != "" {
 			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: bl.system})
 			overhead += tokensPerMessage

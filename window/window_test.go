@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/tokens"
 	"github.com/agentmem/agentmem/window"
@@ -21,6 +22,16 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 var ctx = context.Background()
+
+// backends runs test on an empty SQLite store and on an empty PostgreSQL
+// schema (where AGENTMEM_TEST_POSTGRES is set; on CI it must be).
+func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
+	t.Run("SQLite", func(t *testing.T) { test(t, MustOpen(t)) })
+	t.Run("PostgreSQL", func(t *testing.T) {
+		s := testutil.MustOpenPostgres(t)
+		test(t, s)
+	})
+}
 
 // MustOpen opens an empty SQLite store counting tokens as serve does.
 func MustOpen(tb testing.TB) *sqlite.Store {
@@ -38,7 +49,7 @@ func MustOpen(tb testing.TB) *sqlite.Store {
 func tokenizer(model string) (window.Tokenizer, bool) { return tokens.ForModel(model) }
 
 // MustBuilder returns a builder over s with exact tokenizers.
-func MustBuilder(s *sqlite.Store, opt window.Options) *window.Builder {
+func MustBuilder(s agentmem.Store, opt window.Options) *window.Builder {
 	opt.Tokenizer = tokenizer
 	opt.StoredEncoding = tokens.Default().Encoding()
 	return window.New(s, s, opt)
@@ -101,8 +112,9 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestBuild_Golden builds every strategy in every format on one thread and
 // compares the contexts, telemetry included, with golden files.
-func TestBuild_Golden(t *testing.T) {
-	s := MustOpen(t)
+func TestBuild_Golden(t *testing.T) { backends(t, testBuildGolden) }
+
+func testBuildGolden(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(12)...)
 	// A summary of the first 16 messages, as a job would have written it.
 	if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 16, Text: "Alice planned a Lisbon trip, a grocery budget and Portuguese lessons.", Method: agentmem.SummaryExtractive}); err != nil {
@@ -160,8 +172,9 @@ func recount(t *testing.T, c *window.Context, model string) int {
 // budget or is refused with 422; the telemetry's sections add up to what
 // it says it used; and a recount of the output from scratch never exceeds
 // it (for chat messages, it is exact).
-func TestBuild_NeverOverBudget(t *testing.T) {
-	s := MustOpen(t)
+func TestBuild_NeverOverBudget(t *testing.T) { backends(t, testNeverOverBudget) }
+
+func testNeverOverBudget(t *testing.T, s agentmem.Store) {
 	b := MustBuilder(s, window.Options{CacheSize: -1})
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields("the a of memory Lisbon 401k Maria budget 🙂 naïve café über naïveté , . ! ? \n\n code `x := 1` {\"k\": [1,2]} https://example.com/a?b=c 12345 3.14159")
@@ -232,8 +245,9 @@ func TestBuild_NeverOverBudget(t *testing.T) {
 	}
 }
 
-func TestBuild_Errors(t *testing.T) {
-	s := MustOpen(t)
+func TestBuild_Errors(t *testing.T) { backends(t, testBuildErrors) }
+
+func testBuildErrors(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(3)...)
 	b := MustBuilder(s, window.Options{})
 	for _, tt := range []struct {
@@ -377,8 +391,9 @@ func TestBuild_Prompts(t *testing.T) {
 // thread are the same as builds that read everything from the store, as
 // the thread grows, and after it is deleted and created again under the
 // same ID.
-func TestBuild_TailCache(t *testing.T) {
-	s := MustOpen(t)
+func TestBuild_TailCache(t *testing.T) { backends(t, testTailCache) }
+
+func testTailCache(t *testing.T, s agentmem.Store) {
 	cached := MustBuilder(s, window.Options{CacheSize: -1, TailCacheBytes: 200 << 10})
 	direct := MustBuilder(s, window.Options{CacheSize: -1, TailCacheBytes: -1})
 	rng := rand.New(rand.NewPCG(3, 4))
