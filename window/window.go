@@ -213,6 +213,14 @@ type build struct {
 	warnings    []string
 }
 
+// withSystem names what must fit: what, with the system prompt if any.
+func (bl *build) withSystem(what string) string {
+	if bl.system != "" {
+		return "the system prompt and " + what
+	}
+	return what
+}
+
 // floor is the last seq not read: the summary covers 1..floor.
 func (bl *build) floor() int64 {
 	if bl.sum != nil {
@@ -352,9 +360,9 @@ func (bl *build) fit(ctx context.Context) error {
 	// The system prompt and the newest message must fit; the optional
 	// sections go, least important first, until they do too.
 	if required := bl.fixedCost(nil, nil, nil); required > budget {
-		what := "the system prompt"
+		what := bl.withSystem("the format's own tokens")
 		if bl.inputMsg != nil {
-			what = "the system prompt and the input"
+			what = bl.withSystem("the input")
 		}
 		return agentmem.Errorf(agentmem.EUNPROCESSABLE,
 			"budget_tokens %d cannot hold %s: they need at least %d tokens.", budget, what, required)
@@ -408,7 +416,7 @@ func (bl *build) fit(ctx context.Context) error {
 				cost := bl.cnt.text(m.Content)
 				if cost > avail {
 					visitErr = agentmem.Errorf(agentmem.EUNPROCESSABLE,
-						"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
+						"budget_tokens %d cannot hold %s: they need at least %d tokens.", budget, bl.withSystem("the newest message"), budget-avail+cost)
 					return false
 				}
 				bl.inputMsg = m
@@ -425,7 +433,7 @@ func (bl *build) fit(ctx context.Context) error {
 		if used+cost > avail {
 			if len(newestFirst) == 0 && bl.inputMsg == nil {
 				visitErr = agentmem.Errorf(agentmem.EUNPROCESSABLE,
-					"budget_tokens %d cannot hold the system prompt and the newest message: they need at least %d tokens.", budget, budget-avail+cost)
+					"budget_tokens %d cannot hold %s: they need at least %d tokens.", budget, bl.withSystem("the newest message"), budget-avail+cost)
 				return false
 			}
 			full = true
