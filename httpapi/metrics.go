@@ -213,3 +213,38 @@ func (s *instrumentedStore) Close() (err error) {
 	defer s.observe("close", time.Now(), &err)
 	return s.Store.Close()
 }
+
+func (s *instrumentedStore) FindKeyByID(ctx context.Context, id string) (_ *agentmem.APIKey, err error) {
+	defer s.observe("find_key_by_id", time.Now(), &err)
+	return s.Store.FindKeyByID(ctx, id)
+}
+
+func (s *instrumentedStore) PutSummary(ctx context.Context, sum *agentmem.Summary) (_ *agentmem.Summary, err error) {
+	defer s.observe("put_summary", time.Now(), &err)
+	return s.Store.PutSummary(ctx, sum)
+}
+
+func (s *instrumentedStore) FindSummary(ctx context.Context, userID, threadID string) (_ *agentmem.Summary, err error) {
+	defer s.observe("find_summary", time.Now(), &err)
+	return s.Store.FindSummary(ctx, userID, threadID)
+}
+
+func (s *instrumentedStore) EnqueueJob(ctx context.Context, j *agentmem.Job) (_ *agentmem.Job, err error) {
+	defer s.observe("enqueue_job", time.Now(), &err)
+	return s.Store.EnqueueJob(ctx, j)
+}
+
+func (s *instrumentedStore) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) (_ []*agentmem.Job, err error) {
+	defer s.observe("claim_jobs", time.Now(), &err)
+	return s.Store.ClaimJobs(ctx, owner, kinds, n, lease)
+}
+
+func (s *instrumentedStore) CompleteJob(ctx context.Context, userID, id, owner string) (err error) {
+	defer s.observe("complete_job", time.Now(), &err)
+	return s.Store.CompleteJob(ctx, userID, id, owner)
+}
+
+func (s *instrumentedStore) FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) (err error) {
+	defer s.observe("fail_job", time.Now(), &err)
+	return s.Store.FailJob(ctx, userID, id, owner, errMsg, retryAt)
+}

@@ -62,18 +62,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer store.Close()
 
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	measured := httpapi.InstrumentStore(store, reg) // every store call of the API, the builder and the workers is timed
+
 	chat, err := newChat(cfg, getenv)
 	if err != nil {
 		return err
 	}
-	win, err := newWindow(cfg, store, log)
+	win, err := newWindow(cfg, measured, log)
 	if err != nil {
 		return err
 	}
 	pool := &worker.Pool{
-		Jobs: store,
+		Jobs: measured,
 		Handlers: map[string]worker.Handler{
-			window.SummarizeJobKind: (&window.Summarizer{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}).Run,
+			window.SummarizeJobKind: (&window.Summarizer{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}).Run,
 		},
 		Log: log,
 	}
@@ -88,9 +92,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("no model configured: extractive summaries (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler := httpapi.NewHandler(log, httpapi.InstrumentStore(store, reg), httpapi.Options{
+	handler := httpapi.NewHandler(log, measured, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Registry:     reg,
 		Version:      version(),
