@@ -297,3 +297,61 @@ func IdentityFromContext(ctx context.Context) *Identity {
 	id, _ := ctx.Value(identityKey{}).(*Identity)
 	return id
 }
+
+// Prepare checks a key about to be stored and fills in what the store
+// sets, for every backend: a valid ID, scope and name; CreatedAt now when
+// zero; all times in the precision the stores keep.
+func (k *APIKey) Prepare(now time.Time) error {
+	if err := ValidateID("id", k.ID); err != nil {
+		return err
+	}
+	if err := k.Scope.Validate(); err != nil {
+		return err
+	}
+	if err := ValidateText("name", k.Name); err != nil {
+		return err
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = now
+	}
+	k.CreatedAt = Timestamp(k.CreatedAt)
+	k.ExpiresAt, k.RevokedAt = timestampPtr(k.ExpiresAt), timestampPtr(k.RevokedAt)
+	return nil
+}
+
+// Prepare checks an event about to be stored and fills in what the store
+// sets, for every backend: an ID when empty, At now when zero, Detail {}
+// when empty; text fields must be valid UTF-8 without NUL.
+func (e *AuditEvent) Prepare(now time.Time) error {
+	if e.ID != "" {
+		if err := ValidateID("id", e.ID); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"actor", e.Actor}, {"action", e.Action}, {"tenant_id", e.TenantID}, {"user_id", e.UserID}, {"target", e.Target}} {
+		if err := ValidateText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	detail, err := NormalizeMetadata("detail", e.Detail)
+	if err != nil {
+		return err
+	}
+	if e.ID == "" {
+		e.ID = NewID()
+	}
+	if e.At.IsZero() {
+		e.At = now
+	}
+	e.At, e.Detail = Timestamp(e.At), detail
+	return nil
+}
+
+// timestampPtr returns *t as Timestamp does, nil for nil.
+func timestampPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := Timestamp(*t)
+	return &u
+}

@@ -27,24 +27,9 @@ func scanAuditEvent(row interface{ Scan(...any) error }) (*agentmem.AuditEvent, 
 
 // CreateAuditEvent implements agentmem.AuditStore.
 func (s *Store) CreateAuditEvent(ctx context.Context, e *agentmem.AuditEvent) error {
-	if e.ID != "" {
-		if err := agentmem.ValidateID("id", e.ID); err != nil {
-			return err
-		}
-	}
-	detail, err := agentmem.NormalizeMetadata("detail", e.Detail)
-	if err != nil {
+	if err := e.Prepare(s.now()); err != nil {
 		return err
 	}
-	if e.ID == "" {
-		e.ID = agentmem.NewID()
-	}
-	if e.At.IsZero() {
-		e.At = s.now()
-	} else {
-		e.At = agentmem.Timestamp(e.At)
-	}
-	e.Detail = detail
 	return s.write(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			e.ID, e.At, e.Actor, e.Action, e.TenantID, e.UserID, e.Target, string(e.Detail))

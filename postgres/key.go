@@ -31,29 +31,11 @@ func scanKey(row interface{ Scan(...any) error }) (*agentmem.APIKey, error) {
 // answer must not help anyone probe which keys exist.
 func errKeyNotFound() error { return agentmem.Errorf(agentmem.ENOTFOUND, "API key not found.") }
 
-// timestamp returns *t as Timestamp does, nil for nil.
-func timestamp(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := agentmem.Timestamp(*t)
-	return &u
-}
-
 // CreateKey implements agentmem.KeyStore.
 func (s *Store) CreateKey(ctx context.Context, k *agentmem.APIKey) error {
-	if err := agentmem.ValidateID("id", k.ID); err != nil {
+	if err := k.Prepare(s.now()); err != nil {
 		return err
 	}
-	if err := k.Scope.Validate(); err != nil {
-		return err
-	}
-	if k.CreatedAt.IsZero() {
-		k.CreatedAt = s.now()
-	} else {
-		k.CreatedAt = agentmem.Timestamp(k.CreatedAt)
-	}
-	k.ExpiresAt, k.RevokedAt = timestamp(k.ExpiresAt), timestamp(k.RevokedAt)
 	return s.write(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			k.ID, k.Hash, k.Scope.Kind, k.Scope.TenantID, k.Scope.UserID, k.Name, k.CreatedAt, k.ExpiresAt, k.RevokedAt, k.CreatedBy)

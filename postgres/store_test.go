@@ -2,11 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/postgres"
 	"github.com/agentmem/agentmem/storetest"
 	"github.com/agentmem/agentmem/tokens"
@@ -22,62 +19,13 @@ import (
 
 var ctx = context.Background()
 
-// testDSN returns the DSN of the test database, from AGENTMEM_TEST_POSTGRES
-// (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable). Without
-// it the test is skipped, except on CI (CI=true), where a skipped
-// PostgreSQL suite would pass silently: there it fails.
-func testDSN(tb testing.TB) string {
-	tb.Helper()
-	dsn := os.Getenv("AGENTMEM_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("AGENTMEM_TEST_POSTGRES is not set; CI must run the PostgreSQL suite")
-		}
-		tb.Skip("AGENTMEM_TEST_POSTGRES not set")
-	}
-	return dsn
-}
-
-// MustCreateSchema creates an empty schema am_test_<random>, drops it with
-// everything in it when the test ends, and returns a DSN whose search_path
-// selects it.
-func MustCreateSchema(tb testing.TB) string {
-	tb.Helper()
-	dsn := testDSN(tb)
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	schema := "am_test_" + hex.EncodeToString(b[:])
-	MustExec(tb, dsn, `CREATE SCHEMA `+schema)
-	// Registered before any store of the schema opens, so it runs after
-	// their Close (cleanups run last in, first out).
-	tb.Cleanup(func() { MustExec(tb, dsn, `DROP SCHEMA `+schema+` CASCADE`) })
-	return withSearchPath(dsn, schema)
-}
-
-// withSearchPath adds search_path to a URL or key=value DSN; pgx sends it
-// as a run-time parameter (ConnConfig.RuntimeParams) of every connection.
-func withSearchPath(dsn, schema string) string {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
-}
-
-// MustExec runs one statement on a connection of its own.
-func MustExec(tb testing.TB, dsn, sql string) {
-	tb.Helper()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		tb.Fatalf("%s: %v", sql, err)
-	}
-}
+// testDSN, MustCreateSchema and MustExec are shared with other packages'
+// PostgreSQL tests.
+var (
+	testDSN          = testutil.PostgresDSN
+	MustCreateSchema = testutil.MustCreateSchema
+	MustExec         = testutil.MustExec
+)
 
 // MustOpen opens a store on dsn and closes it when the test ends.
 func MustOpen(tb testing.TB, dsn string) *postgres.Store {
