@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"worker":       {"."},
 	"llm/openai":   {"."},
 	"llm/llmtest":  {"std"}, // a fake model server for any package's tests: stdlib only
+	"eval/locomo":  {"."},   // its own Searcher and Indexer over the stores; cmd passes the token counter and the searcher
 	"cmd/agentmem": {"*"},
 	// internal/testutil holds test helpers and may open any backend.
 	"internal/testutil": {"*"},

@@ -6,6 +6,7 @@
 //	agentmem import   --user ID [--db …] FILE
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
+//	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--scopes messages] [--db …]
 //	agentmem version
 package main
 
@@ -40,6 +41,7 @@ Usage:
   agentmem import   --user ID [--db …] FILE
   agentmem cleanup  --older-than 30d [--dry-run] [--db …]
   agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
+  agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--scopes messages] [--db …]
   agentmem version
 
 Every flag can also be set by its AGENTMEM_* environment variable
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runCleanup(ctx, args, getenv, stdout, stderr)
 	case "keys":
 		return runKeys(ctx, args, getenv, stdout, stderr)
+	case "eval":
+		return runEval(ctx, args, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "agentmem", version())
 		return nil

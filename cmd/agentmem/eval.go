@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/tokens"
+)
+
+// runEval runs an evaluation; LoCoMo is the only one so far.
+func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	const usage = "usage: agentmem eval locomo --data FILE [--k 1,5,10] [--json] [--questions] [--scopes messages] [--db …]"
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	if len(args) == 0 || args[0] != "locomo" {
+		fmt.Fprintln(stderr, usage)
+		if len(args) == 0 {
+			return errors.New("eval: name an evaluation (locomo)")
+		}
+		return fmt.Errorf("eval: unknown evaluation %q (there is locomo)", args[0])
+	}
+	return runEvalLocomo(ctx, args[1:], getenv, stdout, stderr)
+}
+
+// runEvalLocomo stores the conversations of a LoCoMo data file in a fresh
+// store, asks every question and prints how much of the evidence the
+// search found (see package locomo).
+//
+// --db does not fall back to AGENTMEM_DB as the other commands do: the
+// evaluation writes users named locomo-*, which have no business in the
+// database that serve uses unless someone asks for it by name.
+func runEvalLocomo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
+	cfg := defaults()
+	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "", "the LoCoMo data file, e.g. shared/data/locomo/locomo-dev.json (required)")
+	ks := fs.String("k", "1,5,10", "the cutoffs of Recall@k and hit@k, comma-separated")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	perQuestion := fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
+	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
+	db := fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("eval locomo: unexpected argument %q", fs.Arg(0))
+	case *data == "":
+		return errors.New("eval locomo: --data is required (the LoCoMo JSON file)")
+	}
+	k, err := parseKs(*ks)
+	if err != nil {
+		return err
+	}
+	scopeList, err := parseScopes(*scopes)
+	if err != nil {
+		return err
+	}
+	samples, err := locomo.ReadFile(*data)
+	if err != nil {
+		return err
+	}
+
+	if *db != "" {
+		cfg.DB = *db
+	} else {
+		dir, err := os.MkdirTemp("", "agentmem-eval-")
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+		// A throw-away database needs no fsync per commit.
+		cfg.DB, cfg.Synchronous = "sqlite:"+filepath.Join(dir, "locomo.db"), "NORMAL"
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+
+	indexer, searcher, name, err := evalSearcher(store, scopeList)
+	if err != nil {
+		return err
+	}
+	rep, err := locomo.Run(ctx, store, indexer, searcher, samples, locomo.Options{K: k, Tokens: tokens.Default(), Searcher: name})
+	if err != nil {
+		return fmt.Errorf("eval locomo: %w", err)
+	}
+	if !*asJSON {
+		return rep.WriteText(stdout)
+	}
+	if !*perQuestion {
+		rep.Questions = nil
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// evalSearcher returns what the evaluation searches with: for now the BM25
+// baseline over messages, which is its own indexer. The hybrid searcher
+// of package retrieve will take its place here, through an adapter whose
+// Search turns (query, topK, scopes) into a retrieve.Request and its
+// results into locomo.Hits.
+func evalSearcher(store agentmem.Store, scopes []string) (locomo.Indexer, locomo.Searcher, string, error) {
+	if !slices.Equal(scopes, []string{agentmem.ScopeMessages}) {
+		return nil, nil, "", fmt.Errorf("eval locomo: the BM25 baseline searches messages only, not %s", strings.Join(scopes, ","))
+	}
+	bm25 := locomo.NewBM25Searcher(store)
+	return bm25, bm25, "bm25 baseline over messages (lower-cased words, k1 1.2, b 0.75)", nil
+}
+
+// parseKs reads --k: positive integers, comma-separated.
+func parseKs(s string) ([]int, error) {
+	var ks []int
+	for _, f := range strings.Split(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 1 || k > 1000 {
+			return nil, fmt.Errorf("--k: %q is not a number from 1 to 1000", f)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// parseScopes reads --scopes: known scope names, comma-separated.
+func parseScopes(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case agentmem.ScopeMessages, agentmem.ScopeChunks, agentmem.ScopeSummaries, agentmem.ScopeMemories:
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		default:
+			return nil, fmt.Errorf("--scopes: %q is not messages, chunks, summaries or memories", f)
+		}
+	}
+	return out, nil
+}

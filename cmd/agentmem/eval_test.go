@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem/eval/locomo"
+)
+
+// evalFixture is eval/locomo's conversation written for tests in LoCoMo's
+// format (never LoCoMo's own data, whose licence keeps it out of the
+// repository).
+var evalFixture = filepath.Join("..", "..", "eval", "locomo", "testdata", "conversation.json")
+
+func TestEvalLocomo(t *testing.T) {
+	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep locomo.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if rep.Conversations != 1 || rep.Sessions != 3 || rep.Turns != 13 || rep.QA != 8 || len(rep.K) != 3 || rep.K[2] != 10 {
+		t.Fatalf("report counts: %+v", rep)
+	}
+	if len(rep.Categories) != 4 || rep.Overall.N != 6 || rep.Adversarial.N != 1 || rep.Timing.Queries != 7 {
+		t.Fatalf("categories %+v, overall n %d, adversarial n %d, queries %d", rep.Categories, rep.Overall.N, rep.Adversarial.N, rep.Timing.Queries)
+	}
+	is := rep.Issues
+	if is.MalformedEvidence != 1 || is.UnknownEvidence != 1 || is.SkippedQuestions != 1 {
+		t.Errorf("issues = %+v", is)
+	}
+	// Two single-hop questions share words with their evidence; "What
+	// instrument is Ines learning?" shares none with "…cello lessons…",
+	// and BM25 cannot find it.
+	if s := rep.Categories[3]; s.Name != "single-hop" || s.N != 3 || s.Hit[2] != 2.0/3 {
+		t.Errorf("single-hop = %+v", s)
+	}
+	for _, s := range append(rep.Categories, rep.Overall, rep.Adversarial) {
+		for i := range rep.K {
+			if s.Recall[i] < 0 || s.Recall[i] > s.Hit[i] || s.Hit[i] > 1 || (i > 0 && s.Recall[i] < s.Recall[i-1]) {
+				t.Errorf("%s: recall %v, hit %v", s.Name, s.Recall, s.Hit)
+			}
+		}
+		if s.N > 0 && s.Tokens <= 0 {
+			t.Errorf("%s: %v tokens per question", s.Name, s.Tokens)
+		}
+	}
+	if rep.Questions != nil {
+		t.Errorf("questions printed without --questions")
+	}
+	if !strings.Contains(rep.Searcher, "bm25") {
+		t.Errorf("searcher = %q", rep.Searcher)
+	}
+}
+
+func TestEvalLocomo_Text(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "eval.db")
+	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--k", "2,1", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1 conversations, 3 sessions, 13 turns, 8 questions", "R@1    R@2  hit@1  hit@2  MRR@2", "4 single-hop         3  0.667", "5 adversarial", "time: ingest"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The users are in the database now: a second run conflicts.
+	if _, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--db", db); err == nil || !strings.Contains(err.Error(), "locomo-conv-demo") {
+		t.Errorf("second run into the same --db: %v, want a conflict", err)
+	}
+	out, err = runCmd(t, "eval", "locomo", "--data", evalFixture, "--json", "--questions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep locomo.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Questions) != 7 {
+		t.Errorf("--questions: %v, %d questions", err, len(rep.Questions))
+	}
+}
+
+func TestEvalLocomo_Err(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval"},
+		{"eval", "squad"},
+		{"eval", "locomo"},
+		{"eval", "locomo", "--data", filepath.Join(t.TempDir(), "missing.json")},
+		{"eval", "locomo", "--data", evalFixture, "--k", "0"},
+		{"eval", "locomo", "--data", evalFixture, "--k", "five"},
+		{"eval", "locomo", "--data", evalFixture, "--scopes", "everything"},
+		{"eval", "locomo", "--data", evalFixture, "--scopes", "messages,memories"}, // the baseline has messages only
+		{"eval", "locomo", "--data", evalFixture, "extra"},
+	} {
+		if _, err := runCmd(t, args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package locomo_test
+
+import (
+	"testing"
+
+	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestScore(t *testing.T) {
+	ks := []int{1, 5, 10}
+	for name, tc := range map[string]struct {
+		evidence []string
+		ranked   []locomo.Ranked
+		want     locomo.Metrics
+	}{
+		"FirstHit": {
+			evidence: []string{"D1:1"},
+			ranked:   []locomo.Ranked{{"D1:1", 1}, {"D2:2", 2}},
+			want:     locomo.Metrics{Recall: []float64{1, 1, 1}, Hit: []float64{1, 1, 1}, RR: 1},
+		},
+		// Two of three evidence turns: one at rank 3, one at rank 7.
+		"TwoOfThree": {
+			evidence: []string{"D1:1", "D1:2", "D1:3"},
+			ranked:   []locomo.Ranked{{"D9:1", 1}, {"D9:2", 2}, {"D1:2", 3}, {"D9:3", 4}, {"D1:3", 7}},
+			want:     locomo.Metrics{Recall: []float64{0, 1.0 / 3, 2.0 / 3}, Hit: []float64{0, 1, 1}, RR: 1.0 / 3},
+		},
+		// A chunk at rank 2 brings both evidence turns at once.
+		"SharedRank": {
+			evidence: []string{"D1:1", "D1:2"},
+			ranked:   []locomo.Ranked{{"D5:5", 1}, {"D1:1", 2}, {"D1:2", 2}},
+			want:     locomo.Metrics{Recall: []float64{0, 1, 1}, Hit: []float64{0, 1, 1}, RR: 0.5},
+		},
+		"BeyondTheDeepestK": {
+			evidence: []string{"D1:1"},
+			ranked:   []locomo.Ranked{{"D1:1", 12}},
+			want:     locomo.Metrics{Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}, RR: 1.0 / 12},
+		},
+		"NotFound": {
+			evidence: []string{"D1:1", "D1:2"},
+			ranked:   []locomo.Ranked{{"D3:1", 1}},
+			want:     locomo.Metrics{Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}},
+		},
+		"DuplicateEvidence": {
+			evidence: []string{"D1:1", "D1:1", "D1:2"},
+			ranked:   []locomo.Ranked{{"D1:1", 4}},
+			want:     locomo.Metrics{Recall: []float64{0, 0.5, 0.5}, Hit: []float64{0, 1, 1}, RR: 0.25},
+		},
+		"NoEvidence": {
+			ranked: []locomo.Ranked{{"D1:1", 1}},
+			want:   locomo.Metrics{Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := locomo.Score(tc.evidence, tc.ranked, ks)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+				t.Fatalf("Score mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
