@@ -20,11 +20,14 @@ var allowed = map[string][]string{
 	"postgres":     {"."},
 	"storetest":    {"."},
 	"tokens":       {"."},
-	"httpapi":      {".", "window"},
+	"httpapi":      {".", "window", "retrieve", "extract"},
+	"retrieve":     {"."},
+	"extract":      {"."},
 	"window":       {"."},
 	"client":       {"."},
 	"worker":       {"."},
 	"llm/openai":   {"."},
+	"llm/lexical":  {"."},
 	"llm/llmtest":  {"std"}, // a fake model server for any package's tests: stdlib only
 	"eval/locomo":  {"."},   // its own Searcher and Indexer over the stores; cmd passes the token counter and the searcher
 	"cmd/agentmem": {"*"},
