@@ -53,7 +53,9 @@ type Memory struct {
 	SeqTo    int64           `json:"seq_to,omitempty"`
 	Source   string          `json:"source"` // SourceAPI or SourceExtracted
 	Metadata json.RawMessage `json:"metadata"`
-	Version  int             `json:"version"` // 1 when created, +1 per update
+	// Version is 1 when created, +1 per change (an update or the
+	// invalidation): the version of its newest history entry.
+	Version int `json:"version"`
 
 	ValidFrom    time.Time  `json:"valid_from"`
 	InvalidAt    *time.Time `json:"invalid_at,omitempty"`
@@ -145,6 +147,109 @@ func validateUnit(field string, v float64) error {
 	return nil
 }
 
+// Prepare checks a memory about to be created (see Validate) and fills in
+// what CreateMemory sets, for every backend: the ID when empty, Version 1,
+// ValidFrom now when zero, CreatedAt and UpdatedAt now, and no
+// invalidation (a new memory holds: InvalidAt and SupersededBy are
+// cleared). Times are in the precision the stores keep.
+func (m *Memory) Prepare(now time.Time) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if m.ID == "" {
+		m.ID = NewID()
+	}
+	if m.ValidFrom.IsZero() {
+		m.ValidFrom = now
+	}
+	m.ValidFrom = Timestamp(m.ValidFrom)
+	m.Version, m.InvalidAt, m.SupersededBy = 1, nil, ""
+	m.CreatedAt, m.UpdatedAt = now, now
+	return nil
+}
+
+// ApplyUpdate applies upd, validated, to m as its next version at now.
+// A change that came from a thread (upd.ThreadID set) also moves the
+// memory's provenance to that thread and those seqs: the memory says what
+// its current text was drawn from, and the history keeps where each
+// version came from. Returns ECONFLICT if m is invalidated.
+func (m *Memory) ApplyUpdate(upd MemoryUpdate, now time.Time) error {
+	if !m.Valid() {
+		return Errorf(ECONFLICT, "Memory %q is invalidated; create a new memory instead.", m.ID)
+	}
+	if upd.Text != nil {
+		m.Text = *upd.Text
+	}
+	if upd.Category != nil {
+		m.Category = *upd.Category
+	}
+	if upd.Confidence != nil {
+		m.Confidence = *upd.Confidence
+	}
+	if upd.Importance != nil {
+		m.Importance = *upd.Importance
+	}
+	if upd.Metadata != nil {
+		m.Metadata = *upd.Metadata
+	}
+	if upd.ThreadID != "" {
+		m.ThreadID, m.SeqFrom, m.SeqTo = upd.ThreadID, upd.SeqFrom, upd.SeqTo
+	}
+	m.Version++
+	m.UpdatedAt = now
+	return nil
+}
+
+// Invalidate marks m as no longer holding from now, superseded by the
+// memory supersededBy ("" for none), as its next version. It reports
+// false, changing nothing, if m is already invalidated.
+func (m *Memory) Invalidate(supersededBy string, now time.Time) bool {
+	if !m.Valid() {
+		return false
+	}
+	m.InvalidAt, m.SupersededBy = &now, supersededBy
+	m.Version++
+	m.UpdatedAt = now
+	return true
+}
+
+// ValidateInvalidation checks the arguments of InvalidateMemory: the
+// superseding memory, when named, is an ID other than the memory's own;
+// the reason is text. The superseding memory is not looked up: it may be
+// created after, or deleted later.
+func ValidateInvalidation(id, supersededBy, reason string) error {
+	if supersededBy != "" {
+		if err := ValidateID("superseded_by", supersededBy); err != nil {
+			return err
+		}
+		if supersededBy == id {
+			return Errorf(EINVALID, "A memory cannot supersede itself.")
+		}
+	}
+	return ValidateText("reason", reason)
+}
+
+// Change returns the history entry that records m's current version,
+// made by op (OpAdd, OpUpdate or OpInvalidate) for reason, at m.UpdatedAt,
+// with m's provenance (after ApplyUpdate, the update's when it came from
+// a thread).
+func (m *Memory) Change(op, reason string) *MemoryChange {
+	return &MemoryChange{
+		MemoryID:   m.ID,
+		Version:    m.Version,
+		Op:         op,
+		Text:       m.Text,
+		Category:   m.Category,
+		Confidence: m.Confidence,
+		Importance: m.Importance,
+		ThreadID:   m.ThreadID,
+		SeqFrom:    m.SeqFrom,
+		SeqTo:      m.SeqTo,
+		Reason:     reason,
+		At:         m.UpdatedAt,
+	}
+}
+
 // MemoryUpdate holds the fields of a memory that an update may change; nil
 // fields stay as they are.
 type MemoryUpdate struct {
@@ -153,7 +258,8 @@ type MemoryUpdate struct {
 	Confidence *float64         `json:"confidence"`
 	Importance *float64         `json:"importance"`
 	Metadata   *json.RawMessage `json:"metadata"`
-	// Provenance of the change, when it came from a thread.
+	// Provenance of the change, when it came from a thread: it becomes
+	// the memory's provenance (see Memory.ApplyUpdate).
 	ThreadID string `json:"-"`
 	SeqFrom  int64  `json:"-"`
 	SeqTo    int64  `json:"-"`
@@ -190,6 +296,14 @@ func (u *MemoryUpdate) Validate() error {
 		}
 		u.Metadata = &m
 	}
+	if u.ThreadID != "" {
+		if err := ValidateID("thread_id", u.ThreadID); err != nil {
+			return err
+		}
+	}
+	if u.SeqFrom < 0 || u.SeqTo < u.SeqFrom {
+		return Errorf(EINVALID, "seq_from and seq_to must make a range (0 ≤ seq_from ≤ seq_to).")
+	}
 	return ValidateText("reason", u.Reason)
 }
 
@@ -211,24 +325,58 @@ type MemoryChange struct {
 }
 
 // MemoryFilter selects one user's memories for FindMemories, newest
-// updated first.
+// updated first (ties by ID, descending).
 type MemoryFilter struct {
-	Kind     *string
+	Kind     *string // MemoryFact or MemoryInsight (EINVALID otherwise)
 	Category *string
 	AgentID  *string
-	ThreadID *string
+	ThreadID *string // the memory's provenance (see Memory.ThreadID)
 	// IncludeInvalid also returns invalidated memories.
 	IncludeInvalid bool
-	UpdatedAfter   *time.Time
-	Limit          int
-	Cursor         string
+	UpdatedAfter   *time.Time // only memories updated strictly after
+	Limit          int        // page size; 0 means DefaultPageSize, capped at MaxPageSize
+	Cursor         string     // opaque, from a previous page's next cursor
 }
 
-// MemoryStore stores memories and their history.
+// Validate checks the filter's kind, if set.
+func (f *MemoryFilter) Validate() error {
+	if f.Kind != nil && *f.Kind != MemoryFact && *f.Kind != MemoryInsight {
+		return Errorf(EINVALID, "kind must be %q or %q, not %q.", MemoryFact, MemoryInsight, *f.Kind)
+	}
+	return nil
+}
+
+// MemoryCursor is the keyset position of FindMemories: the last memory's
+// updated_at in Unix microseconds and its id.
+type MemoryCursor struct {
+	UpdatedAt int64  `json:"u"`
+	ID        string `json:"i"`
+}
+
+// MemoryPage cuts a result fetched with limit+1 rows to limit and returns
+// the cursor of the next page ("" when there is none).
+func MemoryPage(mems []*Memory, limit int) ([]*Memory, string) {
+	if mems == nil {
+		mems = []*Memory{}
+	}
+	if len(mems) <= limit {
+		return mems, ""
+	}
+	mems = mems[:limit]
+	last := mems[limit-1]
+	return mems, EncodeCursor(MemoryCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), ID: last.ID})
+}
+
+// MemoryStore stores memories and their history. Memories are the user's
+// knowledge, not part of a thread: deleting the thread they were drawn
+// from, even permanently, leaves them (their ThreadID then names a thread
+// that is gone); DeleteUser erases them with their history and vectors.
 type MemoryStore interface {
-	// CreateMemory stores a new memory (ID assigned when empty; Version 1;
-	// ValidFrom defaults to now) and its history entry "add". Returns
-	// EINVALID for bad fields and ECONFLICT if the ID is taken.
+	// CreateMemory stores a new memory (see Memory.Prepare: ID assigned
+	// when empty; Version 1; ValidFrom defaults to now) and its history
+	// entry "add", and records the user (see UserStore.FindUserIDs). The
+	// thread it names is not looked up. Returns EINVALID for bad fields
+	// and ECONFLICT if the user has a memory with that ID.
 	CreateMemory(ctx context.Context, m *Memory) error
 
 	// FindMemoryByID returns a memory of the user, invalidated or not.
@@ -239,19 +387,22 @@ type MemoryStore interface {
 	// first, and the next cursor.
 	FindMemories(ctx context.Context, userID string, f MemoryFilter) ([]*Memory, string, error)
 
-	// UpdateMemory applies upd as the memory's next version and records it
-	// in the history ("update"). Returns ENOTFOUND if there is no such
+	// UpdateMemory applies upd as the memory's next version (see
+	// Memory.ApplyUpdate) and records it in the history ("update").
+	// Returns EINVALID for bad fields, ENOTFOUND if there is no such
 	// memory and ECONFLICT if it is invalidated.
 	UpdateMemory(ctx context.Context, userID, id string, upd MemoryUpdate) (*Memory, error)
 
 	// InvalidateMemory marks a memory as no longer holding from now, names
-	// the memory that supersedes it ("" for none), and records it in the
-	// history ("invalidate"). Invalidating an invalidated memory changes
-	// nothing. Returns ENOTFOUND if there is no such memory.
+	// the memory that supersedes it ("" for none; not looked up), and
+	// records it as the next version in the history ("invalidate").
+	// Invalidating an invalidated memory changes nothing and returns it as
+	// it is. Returns EINVALID for bad arguments (see ValidateInvalidation)
+	// and ENOTFOUND if there is no such memory.
 	InvalidateMemory(ctx context.Context, userID, id, supersededBy, reason string) (*Memory, error)
 
-	// DeleteMemory removes a memory, its history and its vectors. Returns
-	// ENOTFOUND if there is none.
+	// DeleteMemory removes a memory, its history and its vectors (scope
+	// ScopeMemories, every space). Returns ENOTFOUND if there is none.
 	DeleteMemory(ctx context.Context, userID, id string) error
 
 	// FindMemoryHistory returns a memory's history, oldest first. Returns

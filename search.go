@@ -1,8 +1,14 @@
 package agentmem
 
 import (
+	"cmp"
 	"context"
+	"math"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // What search looks through (the scopes of a search request) and the
@@ -13,6 +19,25 @@ const (
 	ScopeChunks    = "chunks"    // k turns flattened (issue 5, later)
 	ScopeSummaries = "summaries" // thread summaries (later)
 )
+
+// validateScope checks that scope is one of the scopes; field names it in
+// the error.
+func validateScope(field, scope string) error {
+	switch scope {
+	case ScopeMemories, ScopeMessages, ScopeChunks, ScopeSummaries:
+		return nil
+	}
+	return Errorf(EINVALID, "%s must be %s, %s, %s or %s, not %q.", field, ScopeMemories, ScopeMessages, ScopeChunks, ScopeSummaries, scope)
+}
+
+// ValidateTextScope checks a scope of full-text search: ScopeMemories or
+// ScopeMessages, the scopes the stores index.
+func ValidateTextScope(scope string) error {
+	if scope != ScopeMemories && scope != ScopeMessages {
+		return Errorf(EINVALID, "scope must be %s or %s, not %q.", ScopeMemories, ScopeMessages, scope)
+	}
+	return nil
+}
 
 // Vector is an embedding of one item of a user: a memory, a message…
 // Space names the embedder and its dimension ("lexical-v1/256",
@@ -25,64 +50,302 @@ type Vector struct {
 	Vec   []float32 `json:"vec"` // L2-normalised
 }
 
+// MaxVectorDimensions bounds the length of one vector.
+const MaxVectorDimensions = 8192
+
 // VectorStore stores embeddings. Exact search over one user's vectors is
 // done in Go (package retrieve), which keeps it fast at any number of
 // users and needs no database extension.
+//
+// Vectors are deleted with their item: DeleteMemory deletes a memory's,
+// permanent thread deletion (DeleteThread, DeleteThreadsBefore) its
+// messages', DeleteUser all of the user's. Soft-deleting a thread keeps
+// its messages' vectors; FindItems leaves those messages out.
 type VectorStore interface {
 	// PutVectors stores vectors of the user, replacing those of the same
-	// scope, ID and space. Returns EINVALID for an empty space or vector.
+	// scope, ID and space (the last one wins within vs). The items they
+	// embed are not looked up. All the vectors of a space have one
+	// dimension. Returns EINVALID for an empty space, an unknown scope, a
+	// bad ID, an empty or too long vector, a NaN or infinite value, or a
+	// dimension other than that of the space's vectors (see
+	// PrepareVectors).
 	PutVectors(ctx context.Context, userID string, vs []Vector) error
 
 	// FindVectors returns all the user's vectors of a space in the given
-	// scopes (all scopes when empty), in no particular order.
+	// scopes (all scopes when empty), in no particular order; an empty
+	// slice when there are none. Returns EINVALID for an empty space.
 	FindVectors(ctx context.Context, userID, space string, scopes []string) ([]Vector, error)
 
 	// VectorsVersion returns a value that changes whenever the user's
 	// vectors of a space change (put, replaced or deleted with their
 	// item), so that a cache of them knows when it is stale. It must be
-	// cheap: it is read before every search.
+	// cheap: it is read before every search. The value is opaque and never
+	// repeats, not even after DeleteUser; while the user has never had
+	// vectors of the space (or was erased since), each call returns a new
+	// value, so that nothing is ever served from a cache of nothing.
 	VectorsVersion(ctx context.Context, userID, space string) (string, error)
+}
+
+// PrepareVectors checks a PutVectors batch and returns it ready to store,
+// for every backend: without duplicates (the last of a scope, ID and space
+// wins) and sorted by space, scope and ID, the order in which a backend
+// that locks rows takes its locks. dims maps each space of the batch to
+// the dimension of its vectors. Returns EINVALID as PutVectors.
+func PrepareVectors(vs []Vector) (out []Vector, dims map[string]int, err error) {
+	type key struct{ space, scope, id string }
+	last := make(map[key]int, len(vs))
+	dims = map[string]int{}
+	for i, v := range vs {
+		if err := ValidateSpace(v.Space); err != nil {
+			return nil, nil, err
+		}
+		if err := validateScope("scope", v.Scope); err != nil {
+			return nil, nil, err
+		}
+		if err := ValidateID("id", v.ID); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case len(v.Vec) == 0:
+			return nil, nil, Errorf(EINVALID, "Vector %s/%s is empty.", v.Scope, v.ID)
+		case len(v.Vec) > MaxVectorDimensions:
+			return nil, nil, Errorf(EINVALID, "Vector %s/%s has %d dimensions; the limit is %d.", v.Scope, v.ID, len(v.Vec), MaxVectorDimensions)
+		}
+		for _, x := range v.Vec {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, nil, Errorf(EINVALID, "Vector %s/%s holds NaN or infinity.", v.Scope, v.ID)
+			}
+		}
+		if d, ok := dims[v.Space]; ok && d != len(v.Vec) {
+			return nil, nil, Errorf(EINVALID, "Vectors of space %q have %d and %d dimensions; a space has one.", v.Space, d, len(v.Vec))
+		}
+		dims[v.Space] = len(v.Vec)
+		last[key{v.Space, v.Scope, v.ID}] = i
+	}
+	out = make([]Vector, 0, len(last))
+	for i, v := range vs {
+		if last[key{v.Space, v.Scope, v.ID}] == i {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b Vector) int {
+		return cmp.Or(strings.Compare(a.Space, b.Space), strings.Compare(a.Scope, b.Scope), strings.Compare(a.ID, b.ID))
+	})
+	return out, dims, nil
+}
+
+// ValidateSpace checks a vector space's name: 1 to MaxIDBytes bytes of
+// text without control characters (slashes allowed: "openai/…/1536").
+func ValidateSpace(space string) error {
+	switch {
+	case space == "":
+		return Errorf(EINVALID, "space is required.")
+	case len(space) > MaxIDBytes:
+		return Errorf(EINVALID, "space is longer than %d bytes.", MaxIDBytes)
+	case !utf8.ValidString(space) || strings.ContainsFunc(space, unicode.IsControl):
+		return Errorf(EINVALID, "space must be text without control characters.")
+	}
+	return nil
+}
+
+// VectorDimensionsError is the error of a vector whose dimension is not
+// that of the vectors already stored in its space.
+func VectorDimensionsError(space string, stored, got int) error {
+	return Errorf(EINVALID, "Space %q holds vectors of %d dimensions, not %d.", space, stored, got)
 }
 
 // TextQuery asks the store's full-text index for candidates.
 type TextQuery struct {
-	Query  string   // words; the store stems them and ORs them, best match first
+	Query  string   // words; the store stems them and ORs them, best match first (see SearchTerms)
 	Scopes []string // ScopeMemories and/or ScopeMessages (both when empty)
-	Limit  int      // at most this many hits (DefaultPageSize when 0)
+	Limit  int      // at most this many hits (DefaultPageSize when 0, at most MaxPageSize)
 	Filter SearchFilter
 }
 
-// SearchFilter narrows a search. Nil fields do not filter.
+// Prepare checks q and fills in its defaults, for every backend: both
+// scopes when none is given (duplicates removed), DefaultPageSize when
+// Limit is 0. It returns the query's search terms (see SearchTerms); none
+// means no hits. Returns EINVALID for an unknown scope, a bad limit or a
+// time out of range.
+func (q *TextQuery) Prepare() ([]string, error) {
+	limit, err := PageSize(q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	q.Limit = limit
+	if len(q.Scopes) == 0 {
+		q.Scopes = []string{ScopeMemories, ScopeMessages}
+	}
+	var scopes []string
+	for _, sc := range q.Scopes {
+		if err := ValidateTextScope(sc); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	q.Scopes = scopes
+	for _, t := range []struct {
+		field string
+		t     *time.Time
+	}{{"since", q.Filter.Since}, {"until", q.Filter.Until}} {
+		if t.t != nil {
+			if err := ValidateTime(t.field, *t.t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return SearchTerms(q.Query), nil
+}
+
+// MaxSearchTerms bounds the words of a full-text query that are searched;
+// the rest are ignored.
+const MaxSearchTerms = 32
+
+// SearchTerms returns the words of a full-text query, for every backend:
+// lower-cased, split at every character that is not a letter or a digit
+// (as SQLite's unicode61 tokenizer splits text, so "don't" is "don" and
+// "t"; PostgreSQL's parser splits most text there too, but keeps e-mail
+// addresses, URLs, paths and decimal numbers whole, which their parts do
+// not match), without single ASCII letters, without English stop words
+// (PostgreSQL's english list: "the", "what", "did"…, which a question is
+// full of and which match nearly every message), without duplicates, in
+// order, at most MaxSearchTerms. The stores stem the terms and OR them;
+// each term is quoted, so no query syntax (quotes, NEAR, *, -, :) reaches
+// the index.
+func SearchTerms(q string) []string {
+	var terms []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
+		r, n := utf8.DecodeRuneInString(w)
+		switch {
+		case n == len(w) && r < utf8.RuneSelf && unicode.IsLetter(r), len(w) > maxTermBytes, stopWords[w], slices.Contains(terms, w):
+			continue
+		}
+		if terms = append(terms, w); len(terms) == MaxSearchTerms {
+			break
+		}
+	}
+	return terms
+}
+
+// maxTermBytes bounds a search term: a longer "word" is not a word
+// (PostgreSQL ignores words of more than 2047 characters).
+const maxTermBytes = 200
+
+// stopWords are PostgreSQL's english stop words (the Snowball list), left
+// out of queries on both backends.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`i me my myself we our ours ourselves you your yours yourself yourselves
+		he him his himself she her hers herself it its itself they them their theirs themselves what which who whom
+		this that these those am is are was were be been being have has had having do does did doing a an the and
+		but if or because as until while of at by for with about against between into through during before after
+		above below to from up down in out on off over under again further then once here there when where why how
+		all any both each few more most other some such no nor not only own same so than too very s t can will just
+		don should now`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// SearchFilter narrows a search. Nil fields do not filter. Match states
+// what each field means.
 type SearchFilter struct {
-	AgentID        *string
-	ThreadID       *string
-	Category       *string // memories only
-	Since, Until   *time.Time
-	IncludeInvalid bool // memories: also invalidated ones
+	AgentID        *string    // a memory's agent; a message's thread's agent
+	ThreadID       *string    // a message's thread; a memory's provenance
+	Category       *string    // memories only: messages have none, so no message passes
+	Since, Until   *time.Time // Since ≤ CreatedAt < Until
+	IncludeInvalid bool       // memories: also invalidated ones
+}
+
+// Match reports whether a hit passes f: what SearchText applies in the
+// index and FindItems to the items it finds.
+func (f SearchFilter) Match(h TextHit) bool {
+	switch {
+	case f.AgentID != nil && h.AgentID != *f.AgentID,
+		f.ThreadID != nil && h.ThreadID != *f.ThreadID,
+		f.Category != nil && (h.Scope != ScopeMemories || h.Category != *f.Category),
+		f.Since != nil && h.CreatedAt.Before(Timestamp(*f.Since)), // in the stores' precision, as they compare
+		f.Until != nil && !h.CreatedAt.Before(Timestamp(*f.Until)),
+		!f.IncludeInvalid && h.InvalidAt != nil:
+		return false
+	}
+	return true
 }
 
 // TextHit is one full-text candidate, best first. Score is the backend's
-// relevance (higher is better: SQLite's -bm25, PostgreSQL's ts_rank_cd);
-// scores are comparable within one result list only.
+// relevance, higher is better: SQLite's -bm25() (positive, unbounded),
+// PostgreSQL's ts_rank_cd(…, 1) (positive, usually below 1). Scores are
+// comparable within one result list only, and a list over both scopes
+// merges two indexes' scores: fuse by rank, not by score.
+//
+// AgentID, Category and InvalidAt are what SearchFilter.Match needs
+// besides.
 type TextHit struct {
-	Scope     string    `json:"scope"`
-	ID        string    `json:"id"`
-	Score     float64   `json:"score"`
-	Text      string    `json:"text"`
-	ThreadID  string    `json:"thread_id,omitempty"`
-	SeqFrom   int64     `json:"seq_from,omitempty"`
-	SeqTo     int64     `json:"seq_to,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	Scope     string     `json:"scope"`
+	ID        string     `json:"id"`
+	Score     float64    `json:"score"`
+	Text      string     `json:"text"`
+	ThreadID  string     `json:"thread_id,omitempty"`
+	SeqFrom   int64      `json:"seq_from,omitempty"` // a message: its seq; a memory: its provenance
+	SeqTo     int64      `json:"seq_to,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	AgentID   string     `json:"agent_id,omitempty"`   // a memory's agent; a message's thread's agent
+	Category  string     `json:"category,omitempty"`   // memories only
+	InvalidAt *time.Time `json:"invalid_at,omitempty"` // memories only: set when invalidated
+}
+
+// SortHits orders hits best first: by score, descending, then by scope
+// and ID, so that equal scores come in a stable order.
+func SortHits(hits []TextHit) {
+	slices.SortStableFunc(hits, func(a, b TextHit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Scope, b.Scope), strings.Compare(a.ID, b.ID))
+	})
+}
+
+// FilterItems returns the items of FindItems that pass f, in the order of
+// ids, each once, for every backend.
+func FilterItems(items []TextHit, ids []string, f SearchFilter) []TextHit {
+	byID := make(map[string]TextHit, len(items))
+	for _, h := range items {
+		byID[h.ID] = h
+	}
+	out := make([]TextHit, 0, len(items))
+	for _, id := range ids {
+		if h, ok := byID[id]; ok && f.Match(h) {
+			out = append(out, h)
+		}
+		delete(byID, id)
+	}
+	return out
 }
 
 // TextSearcher is a store's full-text index.
+//
+// What is indexed: every memory's Text (invalidated ones too; SearchText
+// leaves them out unless IncludeInvalid) and the Content of user and
+// assistant messages (not tool or system messages), of soft-deleted
+// threads too (left out of results). Permanently deleted messages leave
+// the index with them. PostgreSQL indexes the first 100,000 characters of
+// a message (a tsvector holds at most 1 MB); SQLite all of it.
 type TextSearcher interface {
 	// SearchText returns the best full-text candidates of the user for q,
-	// best first. An empty query (no searchable words) returns no hits.
+	// best first (see SortHits), at most q.Limit: each scope's best,
+	// merged. The terms (see SearchTerms) are stemmed and ORed, so an
+	// item need not hold every word, and one holding more of them ranks
+	// higher. An empty query (no searchable words) returns no hits.
+	// Messages of soft-deleted threads are left out. Returns EINVALID as
+	// TextQuery.Prepare.
 	SearchText(ctx context.Context, userID string, q TextQuery) ([]TextHit, error)
 
 	// FindItems returns the searchable items of the user by scope and ID
-	// (as TextHits with Score 0), for the vector candidates that full-text
-	// did not return. Unknown IDs are left out.
-	FindItems(ctx context.Context, userID, scope string, ids []string) ([]TextHit, error)
+	// that pass f (see SearchFilter.Match), as TextHits with Score 0, in
+	// the order of ids: the vector candidates that full-text did not
+	// return, filtered as SearchText filters. Unknown IDs are left out,
+	// and so are messages that SearchText never returns (of soft-deleted
+	// threads, tool and system messages). Returns EINVALID for a scope
+	// other than ScopeMemories and ScopeMessages, or more than MaxPageSize
+	// ids.
+	FindItems(ctx context.Context, userID, scope string, ids []string, f SearchFilter) ([]TextHit, error)
 }

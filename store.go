@@ -6,10 +6,10 @@ import "context"
 // packages implement it, and storetest checks both against one contract.
 // Every method but Stats, FindUserIDs, ClaimJobs, FindJobs and those of
 // KeyStore and AuditStore reads or writes one user's data only: user_id
-// leads every key. Jobs and summaries are user data too; the job queue is
-// shared, so claiming and listing jobs visit every user. API keys and the
-// audit log are reference data shared by all users; erasing a user leaves
-// both in place.
+// leads every key. Jobs, summaries, memories and vectors are user data
+// too; the job queue is shared, so claiming and listing jobs visit every
+// user. API keys and the audit log are reference data shared by all
+// users; erasing a user leaves both in place.
 type Store interface {
 	ThreadStore
 	MessageStore
@@ -21,6 +21,9 @@ type Store interface {
 	AuditStore
 	JobStore
 	SummaryStore
+	MemoryStore
+	VectorStore
+	TextSearcher
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

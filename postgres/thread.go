@@ -241,11 +241,18 @@ func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent b
 
 // deleteThreads permanently deletes the user's threads ids, whose rows the
 // caller has locked (FOR UPDATE, so that no append or attachment is in
-// flight), and everything hanging off them (messages, elements, sessions,
-// idempotency records, summaries), and counts what it removed. Jobs do not
-// hang off a thread and stay (see agentmem.Job).
+// flight), and everything hanging off them (messages with their vectors,
+// elements, sessions, idempotency records, summaries), and counts what it
+// removed. Jobs do not hang off a thread and stay (see agentmem.Job), and
+// so do memories drawn from the thread (see agentmem.MemoryStore).
 func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) (agentmem.Counts, error) {
 	var c agentmem.Counts
+	if err := lockVectorVersions(ctx, tx, userID); err != nil {
+		return c, err
+	}
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMessages, `id IN (SELECT id FROM messages WHERE user_id = $1 AND thread_id = ANY($3))`, ids); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		table string
 		n     *int64

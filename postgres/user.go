@@ -12,14 +12,17 @@ import (
 // userTables lists every table holding user data; DeleteUser empties them
 // of one user. A table added by a migration must be added here (the
 // conformance suite's erasure test fails otherwise).
-var userTables = []string{"messages", "elements", "sessions", "idempotency_keys", "summaries", "jobs", "threads", "users"}
+var userTables = []string{"memories", "memory_history", "vector_versions", "vectors", "messages", "elements", "sessions", "idempotency_keys",
+	"summaries", "jobs", "threads", "users"}
 
 // DeleteUser implements agentmem.UserStore.
 //
-// It first locks the user's row, which thread creation waits on (see
-// insertThread), then the user's threads, which appends, updates,
-// elements and sessions wait on: whatever was in flight has committed and
-// is erased, and whatever comes later finds no thread.
+// It first locks the user's row, which thread and memory creation wait
+// on (see insertThread), then the user's threads, which appends, updates,
+// elements and sessions wait on, then the user's vector versions, which
+// writers of vectors wait on (see lockVectorVersions): whatever was in
+// flight has committed and is erased, and whatever comes later finds no
+// thread.
 func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {
 	var c agentmem.Counts
 	err := s.write(ctx, func(tx pgx.Tx) error {
@@ -29,6 +32,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts,
 		}
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE user_id = $1 ORDER BY id FOR UPDATE`, userID); err != nil {
 			return fmt.Errorf("lock threads: %w", err)
+		}
+		if err := lockVectorVersions(ctx, tx, userID); err != nil {
+			return err
 		}
 		for _, table := range userTables {
 			tag, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE user_id = $1`, userID)

@@ -2,14 +2,18 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
 // PrimaryKeys returns each table's primary-key columns in key order, for
-// the schema test that checks every key starts with user_id.
+// the schema test that checks every key starts with user_id. The FTS5
+// indexes (virtual tables and their shadow tables) are left out: they are
+// indexes of memories and messages, keyed by their rows' rowids and kept
+// in sync with them by triggers (see migration/0004_memory.sql).
 func PrimaryKeys(ctx context.Context, s *Store) (map[string][]string, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT m.name, p.name, p.pk FROM sqlite_master m, pragma_table_info(m.name) p
-		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.pk`)
+	rows, err := s.reader.QueryContext(ctx, `SELECT m.name, p.name, p.pk FROM pragma_table_list m, pragma_table_info(m.name) p
+		WHERE m.schema = 'main' AND m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.pk`)
 	if err != nil {
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
@@ -39,4 +43,21 @@ func Pragmas(ctx context.Context, s *Store) (journalMode string, synchronous int
 	}
 	err = s.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&synchronous)
 	return journalMode, synchronous, err
+}
+
+// CheckSearchIndexes runs FTS5's integrity check of the full-text indexes
+// against the memories and messages they index; it fails if an index
+// holds a row differently from its table.
+func CheckSearchIndexes(ctx context.Context, s *Store) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.indexQueued(tx); err != nil { // what the group wrote before
+			return err
+		}
+		for _, table := range []string{"memories_fts", "messages_fts"} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`, rank) VALUES ('integrity-check', 1)`); err != nil {
+				return fmt.Errorf("check %s: %w", table, err)
+			}
+		}
+		return nil
+	})
 }

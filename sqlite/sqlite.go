@@ -246,6 +246,10 @@ func (s *Store) commitGroup(group []*writeOp) {
 		finish(nil)
 		return
 	}
+	if err := s.indexQueued(tx); err != nil {
+		finish(err) // nothing of the group is stored
+		return
+	}
 	if err := tx.Commit(); err != nil {
 		for i := range errs { // nothing of the group was stored
 			if errs[i] == nil {
@@ -274,9 +278,31 @@ func (s *Store) inSavepoint(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// hotWrites are the statements of an append, prepared once on the writer
-// connection when the store opens (see writeStmt).
-var hotWrites = []string{`SAVEPOINT op`, `ROLLBACK TO op`, `RELEASE op`, findThreadQuery, insertMessageQuery, updateThreadAfterAppend}
+// Statements of indexQueued.
+const (
+	indexQueuedQuery = `INSERT INTO messages_fts (rowid, content) SELECT m.rowid, m.content FROM messages_fts_queue q JOIN messages m ON m.rowid = q.doc`
+	emptyQueueQuery  = `DELETE FROM messages_fts_queue`
+)
+
+// indexQueued adds the messages that the transaction tx inserted, which
+// messages_fts_insert queued, to the full-text index, in one statement so
+// that they make one index segment (see migration/0004_memory.sql). The
+// write loop calls it before each commit.
+func (s *Store) indexQueued(tx *sql.Tx) error {
+	ctx := context.Background()
+	if _, err := s.writeExec(ctx, tx, indexQueuedQuery); err != nil {
+		return formatError(fmt.Errorf("index messages: %w", err))
+	}
+	if _, err := s.writeExec(ctx, tx, emptyQueueQuery); err != nil {
+		return formatError(fmt.Errorf("index messages: %w", err))
+	}
+	return nil
+}
+
+// hotWrites are the statements of an append and of each commit, prepared
+// once on the writer connection when the store opens (see writeStmt).
+var hotWrites = []string{`SAVEPOINT op`, `ROLLBACK TO op`, `RELEASE op`, findThreadQuery, insertMessageQuery, updateThreadAfterAppend,
+	indexQueuedQuery, emptyQueueQuery}
 
 // writeStmt returns query bound to tx, a transaction of the write loop.
 // SQLite compiles a statement in about as long as it runs a small insert,

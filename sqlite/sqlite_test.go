@@ -2,14 +2,20 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/storetest"
 	"github.com/agentmem/agentmem/tokens"
+	"github.com/google/go-cmp/cmp"
 )
 
 // MustOpen opens a store in a new file under tb.TempDir and closes it at
@@ -154,4 +160,179 @@ func TestGroupCommit_IsolatesFailures(t *testing.T) {
 
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(tb testing.TB) agentmem.Store { return MustOpen(tb, "") })
+}
+
+// mustOpenAt0003 creates a database at path as the releases before
+// memories left it: migrations 0001 to 0003 applied, with a thread of
+// alice holding a user, an assistant and a tool message.
+func mustOpenAt0003(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	for _, name := range []string{"0001_init.sql", "0002_auth.sql", "0003_jobs_summaries.sql"} {
+		body, err := os.ReadFile(filepath.Join("migration", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO migrations (version, applied_at) VALUES (?, 0)`, "migration/"+name)
+	}
+	exec(`INSERT INTO users (user_id, created_at) VALUES ('alice', 1)`)
+	exec(`INSERT INTO threads (user_id, id, message_count, last_seq, created_at, updated_at) VALUES ('alice', 't1', 3, 3, 1, 1)`)
+	for i, m := range [][2]string{{"user", "I adopted a greyhound called Pixel."}, {"assistant", "Greyhounds love sprinting."}, {"tool", "greyhound database"}} {
+		exec(`INSERT INTO messages (user_id, thread_id, seq, id, role, content, tool_call_id, token_count, created_at) VALUES ('alice', 't1', ?, ?, ?, ?, 'c', 1, 1)`,
+			i+1, fmt.Sprintf("old%d", i+1), m[0], m[1])
+	}
+}
+
+// TestMigration_IndexesStoredMessages: migration 0004 indexes the
+// messages stored before it (user and assistant ones), and the index
+// follows them from then on.
+func TestMigration_IndexesStoredMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	mustOpenAt0003(t, path)
+	s := MustOpen(t, path)
+	ctx := context.Background()
+	hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].ThreadID != "t1" || hits[1].ThreadID != "t1" || hits[0].ID == "old3" || hits[1].ID == "old3" {
+		t.Fatalf("hits = %+v, want the user and assistant messages stored before the migration", hits)
+	}
+	storetest.MustAppend(t, s, "alice", "t1", agentmem.RoleUser, "Pixel the greyhound is fast.")
+	if err := s.DeleteThread(ctx, "alice", "t1", true); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound Pixel"}); err != nil || len(hits) != 0 {
+		t.Fatalf("after deleting the thread: %+v, %v", hits, err)
+	}
+	mustIntegrity(t, s)
+}
+
+// mustIntegrity runs FTS5's integrity check of both indexes against their
+// content tables.
+func mustIntegrity(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	if err := sqlite.CheckSearchIndexes(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSearch_Vacuum: VACUUM keeps the rowids that the external-content
+// full-text indexes point at (see migration/0004_memory.sql), so search
+// finds the same items after it, even after deletions left gaps.
+func TestSearch_Vacuum(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	s := MustOpen(t, path)
+	var keep []*agentmem.Thread
+	for i := range 20 {
+		th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+		storetest.MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, fmt.Sprintf("word%d about kites", i), agentmem.RoleSystem, "kites ignored")
+		storetest.MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", ID: fmt.Sprintf("m%d", i), Text: fmt.Sprintf("memory%d about kites", i)})
+		if i%3 == 0 {
+			keep = append(keep, th)
+		} else if err := s.DeleteThread(ctx, "alice", th.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := s.DeleteMemory(ctx, "alice", fmt.Sprintf("m%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustIntegrity(t, s)
+	if len(before) != len(keep)+10 {
+		t.Fatalf("%d hits before VACUUM, want %d", len(before), len(keep)+10)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`VACUUM`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s = MustOpen(t, path)
+	after, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Fatalf("search changed by VACUUM (-before +after):\n%s", diff)
+	}
+	for _, h := range after {
+		if !strings.Contains(h.Text, "kites") {
+			t.Fatalf("hit %+v does not hold the word", h)
+		}
+	}
+	mustIntegrity(t, s)
+}
+
+// TestSearch_GroupCommit: writers whose appends and deletions share
+// transactions (group commit) leave the message index exactly in step with
+// the messages, including messages deleted in the transaction that
+// inserted them, before they were indexed.
+func TestSearch_GroupCommit(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpen(t, "")
+	const writers, rounds = 16, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range rounds {
+				th := &agentmem.Thread{UserID: fmt.Sprintf("u%d", w%4)}
+				if err := s.CreateThread(ctx, th); err != nil {
+					errs <- err
+					return
+				}
+				msgs := []*agentmem.Message{{Role: agentmem.RoleUser, Content: fmt.Sprintf("kite %d %d", w, i)}, {Role: agentmem.RoleSystem, Content: "kite"}}
+				if _, err := s.AppendMessages(ctx, th.UserID, th.ID, msgs, agentmem.AppendOptions{}); err != nil {
+					errs <- err
+					return
+				}
+				if i%2 == 0 {
+					if err := s.DeleteThread(ctx, th.UserID, th.ID, true); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	mustIntegrity(t, s)
+	for u := range 4 {
+		hits, err := s.SearchText(ctx, fmt.Sprintf("u%d", u), agentmem.TextQuery{Query: "kite", Limit: agentmem.MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := writers / 4 * rounds / 2; len(hits) != want {
+			t.Fatalf("user u%d: %d hits, want %d (the messages of the threads kept)", u, len(hits), want)
+		}
+	}
 }

@@ -238,13 +238,19 @@ func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent b
 
 // deleteThreads permanently deletes the user's threads matching cond (an
 // expression over threads' columns with args) and everything hanging off
-// them (messages, elements, sessions, idempotency records, summaries), and
-// counts what it removed. Jobs do not hang off a thread and stay (see
-// agentmem.Job).
+// them (messages with their vectors and their entries in the full-text
+// index, elements, sessions, idempotency records, summaries), and counts
+// what it removed. Jobs do not hang off a thread and stay (see
+// agentmem.Job), and so do memories drawn from the thread (see
+// agentmem.MemoryStore).
 func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ...any) (agentmem.Counts, error) {
 	var c agentmem.Counts
 	sel := `SELECT id FROM threads WHERE user_id = ? AND ` + cond
 	selArgs := append([]any{userID, userID}, args...)
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMessages, `IN (SELECT id FROM messages WHERE user_id = ? AND thread_id IN (`+sel+`))`,
+		selArgs...); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		table string
 		n     *int64

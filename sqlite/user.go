@@ -11,8 +11,11 @@ import (
 
 // userTables lists every table holding user data; DeleteUser empties them
 // of one user. A table added by a migration must be added here (the
-// conformance suite's erasure test fails otherwise).
-var userTables = []string{"messages", "elements", "sessions", "idempotency_keys", "summaries", "jobs", "threads", "users"}
+// conformance suite's erasure test fails otherwise). The full-text indexes
+// and messages_fts_queue are not: triggers on memories and messages keep
+// them in step with those (see migration/0004_memory.sql).
+var userTables = []string{"memories", "memory_history", "vectors", "vector_versions", "messages", "elements", "sessions", "idempotency_keys",
+	"summaries", "jobs", "threads", "users"}
 
 // DeleteUser implements agentmem.UserStore.
 func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {

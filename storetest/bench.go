@@ -102,6 +102,7 @@ func Bench(b *testing.B, open func(tb testing.TB) agentmem.Store) {
 			}
 		})
 	}
+	benchSearch(b, open)
 	b.Run("ThreadList10000", func(b *testing.B) {
 		s := open(b)
 		const threads, workers = 10_000, 32

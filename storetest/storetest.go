@@ -51,6 +51,16 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("PutSummary", func(t *testing.T) { testPutSummary(t, open(t)) })
 	t.Run("PutSummary/Concurrent", func(t *testing.T) { testPutSummaryConcurrent(t, open(t)) })
 	t.Run("Summaries/Erasure", func(t *testing.T) { testSummaryErasure(t, open(t)) })
+	t.Run("CreateMemory", func(t *testing.T) { testCreateMemory(t, open(t)) })
+	t.Run("UpdateMemory", func(t *testing.T) { testUpdateMemory(t, open(t)) })
+	t.Run("InvalidateMemory", func(t *testing.T) { testInvalidateMemory(t, open(t)) })
+	t.Run("DeleteMemory", func(t *testing.T) { testDeleteMemory(t, open(t)) })
+	t.Run("FindMemories", func(t *testing.T) { testFindMemories(t, open(t)) })
+	t.Run("Memories/Erasure", func(t *testing.T) { testMemoryErasure(t, open(t)) })
+	t.Run("Memories/Concurrent", func(t *testing.T) { testMemoriesConcurrent(t, open(t)) })
+	t.Run("Vectors", func(t *testing.T) { testVectors(t, open(t)) })
+	t.Run("SearchText", func(t *testing.T) { testSearchText(t, open(t)) })
+	t.Run("FindItems", func(t *testing.T) { testFindItems(t, open(t)) })
 }
 
 var ctx = context.Background()

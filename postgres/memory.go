@@ -1,0 +1,278 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+)
+
+const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
+	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at`
+
+func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
+	var (
+		m        agentmem.Memory
+		metadata []byte
+		invalid  *time.Time
+	)
+	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt); err != nil {
+		return nil, err
+	}
+	m.Metadata = jsonValue(metadata)
+	m.ValidFrom, m.InvalidAt = m.ValidFrom.UTC(), utc(invalid)
+	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	return &m, nil
+}
+
+func notFoundMemory(id string) error {
+	return agentmem.Errorf(agentmem.ENOTFOUND, "Memory %q not found.", id)
+}
+
+// findMemory returns a memory of the user; lock is noLock or forUpdate.
+func findMemory(ctx context.Context, tx pgx.Tx, userID, id, lock string) (*agentmem.Memory, error) {
+	m, err := scanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = $1 AND id = $2`+lock, userID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFoundMemory(id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find memory: %w", err)
+	}
+	return m, nil
+}
+
+// insertChange records m's current version in its history.
+func insertChange(ctx context.Context, tx pgx.Tx, userID string, c *agentmem.MemoryChange) error {
+	_, err := tx.Exec(ctx, `INSERT INTO memory_history (user_id, memory_id, version, op, text, category, confidence, importance,
+		thread_id, seq_from, seq_to, reason, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		userID, c.MemoryID, c.Version, c.Op, c.Text, c.Category, c.Confidence, c.Importance, c.ThreadID, c.SeqFrom, c.SeqTo, c.Reason, c.At)
+	if err != nil {
+		return fmt.Errorf("insert memory history: %w", err)
+	}
+	return nil
+}
+
+// CreateMemory implements agentmem.MemoryStore. It records the user as
+// insertThread does, locking the users row so that no memory is created
+// while DeleteUser is erasing the user.
+func (s *Store) CreateMemory(ctx context.Context, m *agentmem.Memory) error {
+	if err := m.Prepare(s.now()); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO users (user_id, created_at) VALUES ($1, $2)
+			ON CONFLICT (user_id) DO UPDATE SET created_at = users.created_at WHERE false`, m.UserID, m.CreatedAt); err != nil {
+			return fmt.Errorf("insert user: %w", err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
+			m.Source, string(m.Metadata), m.Version, m.ValidFrom, m.InvalidAt, m.SupersededBy, m.CreatedAt, m.UpdatedAt)
+		if isUniqueViolation(err) {
+			return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
+		} else if err != nil {
+			return fmt.Errorf("insert memory: %w", err)
+		}
+		return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+	})
+}
+
+// FindMemoryByID implements agentmem.MemoryStore.
+func (s *Store) FindMemoryByID(ctx context.Context, userID, id string) (*agentmem.Memory, error) {
+	var m *agentmem.Memory
+	err := s.read(ctx, func(tx pgx.Tx) (err error) {
+		m, err = findMemory(ctx, tx, userID, id, noLock)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FindMemories implements agentmem.MemoryStore.
+//
+//	SELECT … FROM memories WHERE user_id = $1 [AND invalid_at IS NULL] [AND kind = $n] [AND category = $n]
+//	  [AND agent_id = $n] [AND thread_id = $n] [AND updated_at > $n] [AND (updated_at, id) < ($n, $m)]
+//	ORDER BY updated_at DESC, id DESC LIMIT n+1
+//
+// walks memories_user_updated from the cursor, filtering the rows it
+// reads.
+func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.MemoryFilter) ([]*agentmem.Memory, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	where := []string{"user_id = " + arg(userID)}
+	if !f.IncludeInvalid {
+		where = append(where, "invalid_at IS NULL")
+	}
+	for _, c := range []struct {
+		col string
+		v   *string
+	}{{"kind", f.Kind}, {"category", f.Category}, {"agent_id", f.AgentID}, {"thread_id", f.ThreadID}} {
+		if c.v != nil {
+			where = append(where, c.col+" = "+arg(*c.v))
+		}
+	}
+	if f.UpdatedAfter != nil {
+		where = append(where, "updated_at > "+arg(agentmem.Timestamp(*f.UpdatedAfter)))
+	}
+	if f.Cursor != "" {
+		var c agentmem.MemoryCursor
+		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(updated_at, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.ID)+")")
+	}
+	q := `SELECT ` + memoryColumns + ` FROM memories WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY updated_at DESC, id DESC LIMIT ` + arg(limit+1)
+	var mems []*agentmem.Memory
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("find memories: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			m, err := scanMemory(rows)
+			if err != nil {
+				return fmt.Errorf("scan memory: %w", err)
+			}
+			mems = append(mems, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	mems, next := agentmem.MemoryPage(mems, limit)
+	return mems, next, nil
+}
+
+// updateMemory writes every mutable field of m.
+func updateMemory(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
+	_, err := tx.Exec(ctx, `UPDATE memories SET text = $1, category = $2, confidence = $3, importance = $4, thread_id = $5, seq_from = $6, seq_to = $7,
+		metadata = $8, version = $9, invalid_at = $10, superseded_by = $11, updated_at = $12 WHERE user_id = $13 AND id = $14`,
+		m.Text, m.Category, m.Confidence, m.Importance, m.ThreadID, m.SeqFrom, m.SeqTo,
+		string(m.Metadata), m.Version, m.InvalidAt, m.SupersededBy, m.UpdatedAt, m.UserID, m.ID)
+	if err != nil {
+		return fmt.Errorf("update memory: %w", err)
+	}
+	return nil
+}
+
+// UpdateMemory implements agentmem.MemoryStore. The memory's row is locked
+// first, so concurrent changes of a memory take turns and number their
+// versions one after the other.
+func (s *Store) UpdateMemory(ctx context.Context, userID, id string, upd agentmem.MemoryUpdate) (*agentmem.Memory, error) {
+	if err := upd.Validate(); err != nil {
+		return nil, err
+	}
+	var m *agentmem.Memory
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		if m, err = findMemory(ctx, tx, userID, id, forUpdate); err != nil {
+			return err
+		}
+		if err := m.ApplyUpdate(upd, s.now()); err != nil {
+			return err
+		}
+		if err := updateMemory(ctx, tx, m); err != nil {
+			return err
+		}
+		return insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// InvalidateMemory implements agentmem.MemoryStore, locking as
+// UpdateMemory does.
+func (s *Store) InvalidateMemory(ctx context.Context, userID, id, supersededBy, reason string) (*agentmem.Memory, error) {
+	if err := agentmem.ValidateInvalidation(id, supersededBy, reason); err != nil {
+		return nil, err
+	}
+	var m *agentmem.Memory
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		if m, err = findMemory(ctx, tx, userID, id, forUpdate); err != nil {
+			return err
+		}
+		if !m.Invalidate(supersededBy, s.now()) {
+			return nil
+		}
+		if err := updateMemory(ctx, tx, m); err != nil {
+			return err
+		}
+		return insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// DeleteMemory implements agentmem.MemoryStore. It locks the user's
+// vector versions before the memory's row, in the order DeleteUser takes
+// them (see lockVectorVersions).
+func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		if err := lockVectorVersions(ctx, tx, userID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM memories WHERE user_id = $1 AND id = $2`, userID, id)
+		if err != nil {
+			return fmt.Errorf("delete memory: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return notFoundMemory(id)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM memory_history WHERE user_id = $1 AND memory_id = $2`, userID, id); err != nil {
+			return fmt.Errorf("delete memory history: %w", err)
+		}
+		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `id = $3`, id)
+	})
+}
+
+// FindMemoryHistory implements agentmem.MemoryStore.
+func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*agentmem.MemoryChange, error) {
+	var changes []*agentmem.MemoryChange
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		if _, err := findMemory(ctx, tx, userID, id, noLock); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT memory_id, version, op, text, category, confidence, importance, thread_id, seq_from, seq_to, reason, at
+			FROM memory_history WHERE user_id = $1 AND memory_id = $2 ORDER BY version`, userID, id)
+		if err != nil {
+			return fmt.Errorf("find memory history: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c agentmem.MemoryChange
+			if err := rows.Scan(&c.MemoryID, &c.Version, &c.Op, &c.Text, &c.Category, &c.Confidence, &c.Importance,
+				&c.ThreadID, &c.SeqFrom, &c.SeqTo, &c.Reason, &c.At); err != nil {
+				return fmt.Errorf("scan memory history: %w", err)
+			}
+			c.At = c.At.UTC()
+			changes = append(changes, &c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return changes, nil
+}

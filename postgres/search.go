@@ -1,0 +1,181 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+)
+
+// tsQuery returns the to_tsquery text that ORs terms, each a quoted
+// string (quotes and backslashes escaped), so that no term is read as
+// tsquery syntax (&, !, <->, :*, parentheses). to_tsquery('english', …)
+// then stems each term and drops stop words.
+func tsQuery(terms []string) string {
+	quote := strings.NewReplacer(`\`, `\\`, `'`, `''`)
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = "'" + quote.Replace(t) + "'"
+	}
+	return strings.Join(quoted, " | ")
+}
+
+// Columns of the hits of each scope; memories and messages are m.
+const (
+	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at`
+	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
+)
+
+// scanHit reads a row of the hit columns of scope followed by a score.
+func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHit, error) {
+	h := agentmem.TextHit{Scope: scope}
+	var (
+		invalid *time.Time
+		score   float32
+		err     error
+	)
+	if scope == agentmem.ScopeMemories {
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &h.Category, &invalid, &score)
+	} else {
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.CreatedAt, &h.AgentID, &score)
+		h.SeqTo = h.SeqFrom
+	}
+	h.Score, h.CreatedAt, h.InvalidAt = float64(score), h.CreatedAt.UTC(), utc(invalid)
+	return h, err
+}
+
+func scanHits(rows pgx.Rows, scope string) ([]agentmem.TextHit, error) {
+	defer rows.Close()
+	hits := []agentmem.TextHit{}
+	for rows.Next() {
+		h, err := scanHit(rows, scope)
+		if err != nil {
+			return nil, fmt.Errorf("scan hit: %w", err)
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// SearchText implements agentmem.TextSearcher.
+//
+//	SELECT …, ts_rank_cd(m.tsv, q, 1) AS score FROM memories m, to_tsquery('english', '''w1'' | ''w2'' …') q
+//	WHERE m.user_id = $1 AND m.tsv @@ q [AND m.invalid_at IS NULL] [AND filters]
+//	ORDER BY score DESC, m.id LIMIT n
+//
+// and the same over messages, joined to their threads (for the agent and
+// soft deletion); the two lists are merged by score. The score is
+// ts_rank_cd with normalisation 1: cover density (each occurrence of a
+// query word is a cover of an OR query, so an item holding more of the
+// words ranks higher) divided by 1 + log(the item's length in words), as
+// BM25 discounts long items. The GIN indexes are shared by all users;
+// PostgreSQL combines them with the primary keys' user_id.
+func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	terms, err := q.Prepare()
+	if err != nil {
+		return nil, err
+	}
+	hits := []agentmem.TextHit{}
+	if len(terms) == 0 {
+		return hits, nil
+	}
+	query := tsQuery(terms)
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		for _, scope := range q.Scopes {
+			if scope == agentmem.ScopeMessages && q.Filter.Category != nil {
+				continue // messages have no category
+			}
+			found, err := search(ctx, tx, userID, scope, query, q)
+			if err != nil {
+				return err
+			}
+			hits = append(hits, found...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	agentmem.SortHits(hits)
+	return hits[:min(len(hits), q.Limit)], nil
+}
+
+// search returns the best hits of one scope.
+func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	from := `memories m`
+	cols, agentCol := memoryHitColumns, "m.agent_id"
+	where := []string{"m.user_id = " + arg(userID), "m.tsv @@ q"}
+	if scope == agentmem.ScopeMessages {
+		from = `messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`
+		cols, agentCol = messageHitColumns, "t.agent_id"
+		where = append(where, "t.deleted_at IS NULL")
+	} else {
+		if !q.Filter.IncludeInvalid {
+			where = append(where, "m.invalid_at IS NULL")
+		}
+		if q.Filter.Category != nil {
+			where = append(where, "m.category = "+arg(*q.Filter.Category))
+		}
+	}
+	// The filters as agentmem.SearchFilter.Match states them.
+	f := q.Filter
+	if f.AgentID != nil {
+		where = append(where, agentCol+" = "+arg(*f.AgentID))
+	}
+	if f.ThreadID != nil {
+		where = append(where, "m.thread_id = "+arg(*f.ThreadID))
+	}
+	if f.Since != nil {
+		where = append(where, "m.created_at >= "+arg(agentmem.Timestamp(*f.Since)))
+	}
+	if f.Until != nil {
+		where = append(where, "m.created_at < "+arg(agentmem.Timestamp(*f.Until)))
+	}
+	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank_cd(m.tsv, q, 1) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
+		WHERE `+strings.Join(where, " AND ")+` ORDER BY score DESC, m.id LIMIT `+arg(q.Limit), args...)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", scope, err)
+	}
+	return scanHits(rows, scope)
+}
+
+// FindItems implements agentmem.TextSearcher. The filter applies to the
+// few rows found, in Go (agentmem.FilterItems).
+func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []string, f agentmem.SearchFilter) ([]agentmem.TextHit, error) {
+	if err := agentmem.ValidateTextScope(scope); err != nil {
+		return nil, err
+	}
+	if len(ids) > agentmem.MaxPageSize {
+		return nil, agentmem.Errorf(agentmem.EINVALID, "At most %d ids at once.", agentmem.MaxPageSize)
+	}
+	if len(ids) == 0 {
+		return []agentmem.TextHit{}, nil
+	}
+	q := `SELECT ` + memoryHitColumns + `, 0::real FROM memories m WHERE m.user_id = $1 AND m.id = ANY($2)`
+	if scope == agentmem.ScopeMessages {
+		q = `SELECT ` + messageHitColumns + `, 0::real FROM messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+			WHERE m.user_id = $1 AND m.id = ANY($2) AND m.role IN ('user', 'assistant') AND t.deleted_at IS NULL`
+	}
+	var found []agentmem.TextHit
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, userID, ids)
+		if err != nil {
+			return fmt.Errorf("find items: %w", err)
+		}
+		found, err = scanHits(rows, scope)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return agentmem.FilterItems(found, ids, f), nil
+}

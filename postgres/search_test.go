@@ -1,0 +1,51 @@
+package postgres_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/storetest"
+)
+
+// TestMigration_IndexesStoredMessages: migration 0004 indexes the
+// messages stored before it (user and assistant ones), and the index
+// follows them from then on.
+func TestMigration_IndexesStoredMessages(t *testing.T) {
+	dsn := MustCreateSchema(t)
+	// The schema as the releases before memories left it, with a thread
+	// of alice holding a user, an assistant and a tool message.
+	MustExec(t, dsn, `CREATE TABLE migrations (version text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL)`)
+	for _, name := range []string{"0001_init.sql", "0002_auth.sql", "0003_jobs_summaries.sql"} {
+		body, err := os.ReadFile(filepath.Join("migration", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		MustExec(t, dsn, string(body))
+		MustExec(t, dsn, fmt.Sprintf(`INSERT INTO migrations (version, applied_at) VALUES ('migration/%s', now())`, name))
+	}
+	MustExec(t, dsn, `INSERT INTO users (user_id, created_at) VALUES ('alice', now());
+		INSERT INTO threads (user_id, id, message_count, last_seq, created_at, updated_at) VALUES ('alice', 't1', 3, 3, now(), now());
+		INSERT INTO messages (user_id, thread_id, seq, id, role, content, tool_call_id, token_count, created_at) VALUES
+			('alice', 't1', 1, 'old1', 'user', 'I adopted a greyhound called Pixel.', '', 1, now()),
+			('alice', 't1', 2, 'old2', 'assistant', 'Greyhounds love sprinting.', '', 1, now()),
+			('alice', 't1', 3, 'old3', 'tool', 'greyhound database', 'c', 1, now())`)
+
+	s := MustOpen(t, dsn)
+	hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].ID == "old3" || hits[1].ID == "old3" {
+		t.Fatalf("hits = %+v, want the user and assistant messages stored before the migration", hits)
+	}
+	storetest.MustAppend(t, s, "alice", "t1", agentmem.RoleUser, "Pixel the greyhound is fast.")
+	if err := s.DeleteThread(ctx, "alice", "t1", true); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound Pixel"}); err != nil || len(hits) != 0 {
+		t.Fatalf("after deleting the thread: %+v, %v", hits, err)
+	}
+}

@@ -1,0 +1,197 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
+)
+
+// encodeVector returns v as little-endian float32, 4 bytes per dimension:
+// the vec column of vectors (sqlite/vector.go writes the same bytes).
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// decodeVector fills v, of len(b)/4 dimensions, from b as encodeVector
+// wrote it.
+func decodeVector(v []float32, b []byte) {
+	b = b[:4*len(v)]
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
+	}
+}
+
+// Lock order of the writers of vectors: a user's vector_versions rows
+// first, in space order (PutVectors locks the spaces it writes, the
+// deleters all of the user's: see lockVectorVersions), then the vectors.
+// DeleteUser, DeleteMemory and permanent thread deletion take the version
+// rows before any memory or vector row, so none of them waits for another
+// while holding what the other needs.
+
+// lockVectorVersions locks every vector_versions row of the user, in
+// space order, until the transaction ends.
+func lockVectorVersions(ctx context.Context, tx pgx.Tx, userID string) error {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM vector_versions WHERE user_id = $1 ORDER BY space FOR UPDATE`, userID); err != nil {
+		return fmt.Errorf("lock vector versions: %w", err)
+	}
+	return nil
+}
+
+// bumpVectorVersions gives each of the user's spaces (sorted) a new
+// version, locking its row.
+func bumpVectorVersions(ctx context.Context, tx pgx.Tx, userID string, spaces []string) error {
+	for _, space := range spaces {
+		if _, err := tx.Exec(ctx, `INSERT INTO vector_versions (user_id, space, version) VALUES ($1, $2, $3)
+			ON CONFLICT (user_id, space) DO UPDATE SET version = excluded.version`, userID, space, agentmem.NewID()); err != nil {
+			return fmt.Errorf("bump vector version: %w", err)
+		}
+	}
+	return nil
+}
+
+// PutVectors implements agentmem.VectorStore. It bumps the versions of the
+// batch's spaces first, which locks them: puts of a space take turns, so
+// the check of its dimension sees the vectors of the put before.
+func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vector) error {
+	vs, dims, err := agentmem.PrepareVectors(vs)
+	if err != nil || len(vs) == 0 {
+		return err
+	}
+	spaces := slices.Sorted(maps.Keys(dims))
+	scopes, ids, vecs := make([]string, len(vs)), make([]string, len(vs)), make([][]byte, len(vs))
+	vspaces := make([]string, len(vs))
+	for i, v := range vs {
+		vspaces[i], scopes[i], ids[i], vecs[i] = v.Space, v.Scope, v.ID, encodeVector(v.Vec)
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		if err := bumpVectorVersions(ctx, tx, userID, spaces); err != nil {
+			return err
+		}
+		for _, space := range spaces {
+			var n int
+			err := tx.QueryRow(ctx, `SELECT length(vec) FROM vectors WHERE user_id = $1 AND space = $2 LIMIT 1`, userID, space).Scan(&n)
+			if err == nil && n != 4*dims[space] {
+				return agentmem.VectorDimensionsError(space, n/4, dims[space])
+			} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("find vector dimensions: %w", err)
+			}
+		}
+		// vs is sorted, so the rows are locked in key order.
+		if _, err := tx.Exec(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec)
+			SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[])
+			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec`, userID, vspaces, scopes, ids, vecs); err != nil {
+			return fmt.Errorf("put vectors: %w", err)
+		}
+		return nil
+	})
+}
+
+// deleteVectors deletes the user's vectors of scope whose id satisfies
+// cond (a condition on id, where $1 is the user, $2 the scope and $3 arg),
+// in every space, and bumps the version of each space it deleted from.
+// The caller has locked the user's vector versions (lockVectorVersions).
+func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope, cond string, arg any) error {
+	rows, err := tx.Query(ctx, `DELETE FROM vectors WHERE user_id = $1 AND scope = $2 AND `+cond+` RETURNING space`, userID, scope, arg)
+	if err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	spaces, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	slices.Sort(spaces)
+	return bumpVectorVersions(ctx, tx, userID, slices.Compact(spaces))
+}
+
+// FindVectors implements agentmem.VectorStore.
+//
+//	SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 [AND scope = ANY($3)]
+//
+// is a range scan of the primary key. Each row is decoded from the bytes
+// pgx received (RawValues: no copy, no reflection) into slabs of up to
+// vectorSlab vectors, each as large as what was read so far, so that
+// 100,000 vectors cost a few hundred allocations (see storetest.Bench,
+// FindVectors).
+func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return nil, err
+	}
+	q, args := `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2`, []any{userID, space}
+	if len(scopes) > 0 {
+		q, args = q+` AND scope = ANY($3)`, append(args, scopes)
+	}
+	vs := []agentmem.Vector{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("find vectors: %w", err)
+		}
+		defer rows.Close()
+		textFormat := false
+		var slab []float32
+		for rows.Next() {
+			raw := rows.RawValues()
+			if len(vs) == 0 {
+				textFormat = rows.FieldDescriptions()[2].Format == pgx.TextFormatCode
+			}
+			b := raw[2]
+			if textFormat { // bytea as text is \x followed by hex (e.g. through a pooler in simple protocol)
+				b, err = hex.DecodeString(string(bytes.TrimPrefix(b, []byte(`\x`))))
+				if err != nil {
+					return fmt.Errorf("decode vector: %w", err)
+				}
+			}
+			d := len(b) / 4
+			if len(slab) < d {
+				slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
+			}
+			v := slab[:d:d]
+			slab = slab[d:]
+			decodeVector(v, b)
+			scope := ""
+			if n := len(vs); n > 0 && vs[n-1].Scope == string(raw[0]) {
+				scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
+			} else {
+				scope = string(raw[0])
+			}
+			vs = append(vs, agentmem.Vector{Scope: scope, ID: string(raw[1]), Space: space, Vec: v})
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// vectorSlab is how many vectors FindVectors decodes into one allocation.
+const vectorSlab = 512
+
+// VectorsVersion implements agentmem.VectorStore: one primary-key lookup,
+// in one round trip (no transaction around it).
+func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (string, error) {
+	if s.closed.Load() {
+		return "", errClosed()
+	}
+	var version string
+	err := s.pool.QueryRow(ctx, `SELECT version FROM vector_versions WHERE user_id = $1 AND space = $2`, userID, space).Scan(&version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return agentmem.NewID(), nil // none yet: a value never seen again
+	} else if err != nil {
+		return "", formatError(fmt.Errorf("find vectors version: %w", err))
+	}
+	return version, nil
+}

@@ -1,0 +1,263 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
+	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at`
+
+func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
+	var (
+		m                           agentmem.Memory
+		metadata                    string
+		validFrom, created, updated int64
+		invalid                     sql.NullInt64
+	)
+	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated); err != nil {
+		return nil, err
+	}
+	m.Metadata = json.RawMessage(metadata)
+	m.ValidFrom, m.InvalidAt = fromMicros(validFrom), fromNullMicros(invalid)
+	m.CreatedAt, m.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &m, nil
+}
+
+func notFoundMemory(id string) error {
+	return agentmem.Errorf(agentmem.ENOTFOUND, "Memory %q not found.", id)
+}
+
+func findMemory(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Memory, error) {
+	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = ? AND id = ?`, userID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFoundMemory(id)
+	} else if err != nil {
+		return nil, fmt.Errorf("find memory: %w", err)
+	}
+	return m, nil
+}
+
+// insertChange records m's current version in its history.
+func insertChange(ctx context.Context, tx *sql.Tx, userID string, c *agentmem.MemoryChange) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO memory_history (user_id, memory_id, version, op, text, category, confidence, importance,
+		thread_id, seq_from, seq_to, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		userID, c.MemoryID, c.Version, c.Op, c.Text, c.Category, c.Confidence, c.Importance, c.ThreadID, c.SeqFrom, c.SeqTo, c.Reason, micros(c.At))
+	if err != nil {
+		return fmt.Errorf("insert memory history: %w", err)
+	}
+	return nil
+}
+
+// CreateMemory implements agentmem.MemoryStore.
+func (s *Store) CreateMemory(ctx context.Context, m *agentmem.Memory) error {
+	if err := m.Prepare(s.now()); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO users (user_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.UserID, micros(m.CreatedAt)); err != nil {
+			return fmt.Errorf("insert user: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
+			m.Source, string(m.Metadata), m.Version, micros(m.ValidFrom), nullMicros(m.InvalidAt), m.SupersededBy, micros(m.CreatedAt), micros(m.UpdatedAt))
+		if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+			return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
+		} else if err != nil {
+			return fmt.Errorf("insert memory: %w", err)
+		}
+		return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+	})
+}
+
+// FindMemoryByID implements agentmem.MemoryStore.
+func (s *Store) FindMemoryByID(ctx context.Context, userID, id string) (*agentmem.Memory, error) {
+	var m *agentmem.Memory
+	err := s.read(ctx, func(tx *sql.Tx) (err error) {
+		m, err = findMemory(ctx, tx, userID, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// FindMemories implements agentmem.MemoryStore.
+//
+//	SELECT … FROM memories WHERE user_id = ? [AND invalid_at IS NULL] [AND kind = ?] [AND category = ?]
+//	  [AND agent_id = ?] [AND thread_id = ?] [AND updated_at > ?] [AND (updated_at, id) < (cursor)]
+//	ORDER BY updated_at DESC, id DESC LIMIT n+1
+//
+// walks memories_user_updated from the cursor, filtering the rows it
+// reads.
+func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.MemoryFilter) ([]*agentmem.Memory, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
+	where, args := []string{"user_id = ?"}, []any{userID}
+	if !f.IncludeInvalid {
+		where = append(where, "invalid_at IS NULL")
+	}
+	for _, c := range []struct {
+		col string
+		v   *string
+	}{{"kind", f.Kind}, {"category", f.Category}, {"agent_id", f.AgentID}, {"thread_id", f.ThreadID}} {
+		if c.v != nil {
+			where, args = append(where, c.col+" = ?"), append(args, *c.v)
+		}
+	}
+	if f.UpdatedAfter != nil {
+		where, args = append(where, "updated_at > ?"), append(args, micros(*f.UpdatedAfter))
+	}
+	if f.Cursor != "" {
+		var c agentmem.MemoryCursor
+		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where, args = append(where, "(updated_at, id) < (?, ?)"), append(args, c.UpdatedAt, c.ID)
+	}
+	var mems []*agentmem.Memory
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+		if err != nil {
+			return fmt.Errorf("find memories: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			m, err := scanMemory(rows)
+			if err != nil {
+				return fmt.Errorf("scan memory: %w", err)
+			}
+			mems = append(mems, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	mems, next := agentmem.MemoryPage(mems, limit)
+	return mems, next, nil
+}
+
+// updateMemory writes every mutable field of m.
+func updateMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
+	_, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, category = ?, confidence = ?, importance = ?, thread_id = ?, seq_from = ?, seq_to = ?,
+		metadata = ?, version = ?, invalid_at = ?, superseded_by = ?, updated_at = ? WHERE user_id = ? AND id = ?`,
+		m.Text, m.Category, m.Confidence, m.Importance, m.ThreadID, m.SeqFrom, m.SeqTo,
+		string(m.Metadata), m.Version, nullMicros(m.InvalidAt), m.SupersededBy, micros(m.UpdatedAt), m.UserID, m.ID)
+	if err != nil {
+		return fmt.Errorf("update memory: %w", err)
+	}
+	return nil
+}
+
+// UpdateMemory implements agentmem.MemoryStore.
+func (s *Store) UpdateMemory(ctx context.Context, userID, id string, upd agentmem.MemoryUpdate) (*agentmem.Memory, error) {
+	if err := upd.Validate(); err != nil {
+		return nil, err
+	}
+	var m *agentmem.Memory
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		if m, err = findMemory(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if err := m.ApplyUpdate(upd, s.now()); err != nil {
+			return err
+		}
+		if err := updateMemory(ctx, tx, m); err != nil {
+			return err
+		}
+		return insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// InvalidateMemory implements agentmem.MemoryStore.
+func (s *Store) InvalidateMemory(ctx context.Context, userID, id, supersededBy, reason string) (*agentmem.Memory, error) {
+	if err := agentmem.ValidateInvalidation(id, supersededBy, reason); err != nil {
+		return nil, err
+	}
+	var m *agentmem.Memory
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		if m, err = findMemory(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if !m.Invalidate(supersededBy, s.now()) {
+			return nil
+		}
+		if err := updateMemory(ctx, tx, m); err != nil {
+			return err
+		}
+		return insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// DeleteMemory implements agentmem.MemoryStore.
+func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE user_id = ? AND id = ?`, userID, id)
+		if err != nil {
+			return fmt.Errorf("delete memory: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFoundMemory(id)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_history WHERE user_id = ? AND memory_id = ?`, userID, id); err != nil {
+			return fmt.Errorf("delete memory history: %w", err)
+		}
+		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `= ?`, id)
+	})
+}
+
+// FindMemoryHistory implements agentmem.MemoryStore.
+func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*agentmem.MemoryChange, error) {
+	var changes []*agentmem.MemoryChange
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		if _, err := findMemory(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT memory_id, version, op, text, category, confidence, importance, thread_id, seq_from, seq_to, reason, at
+			FROM memory_history WHERE user_id = ? AND memory_id = ? ORDER BY version`, userID, id)
+		if err != nil {
+			return fmt.Errorf("find memory history: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c  agentmem.MemoryChange
+				at int64
+			)
+			if err := rows.Scan(&c.MemoryID, &c.Version, &c.Op, &c.Text, &c.Category, &c.Confidence, &c.Importance,
+				&c.ThreadID, &c.SeqFrom, &c.SeqTo, &c.Reason, &at); err != nil {
+				return fmt.Errorf("scan memory history: %w", err)
+			}
+			c.At = fromMicros(at)
+			changes = append(changes, &c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return changes, nil
+}

@@ -1,0 +1,214 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+// ftsQuery returns the FTS5 query that ORs terms, each a string in double
+// quotes (a quote inside one doubled), so that no term is read as FTS5
+// syntax (AND, NEAR, *, -, column filters).
+func ftsQuery(terms []string) string {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(quoted, " OR ")
+}
+
+// Columns of the hits of each scope; memories and messages are m.
+const (
+	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at`
+	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
+)
+
+// scanHit reads a row of the hit columns of scope followed by a score.
+func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHit, error) {
+	h := agentmem.TextHit{Scope: scope}
+	var (
+		created int64
+		invalid sql.NullInt64
+		err     error
+	)
+	if scope == agentmem.ScopeMemories {
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Category, &invalid, &h.Score)
+	} else {
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &created, &h.AgentID, &h.Score)
+		h.SeqTo = h.SeqFrom
+	}
+	h.CreatedAt, h.InvalidAt = fromMicros(created), fromNullMicros(invalid)
+	return h, err
+}
+
+func scanHits(rows *sql.Rows, scope string) ([]agentmem.TextHit, error) {
+	defer rows.Close()
+	hits := []agentmem.TextHit{}
+	for rows.Next() {
+		h, err := scanHit(rows, scope)
+		if err != nil {
+			return nil, fmt.Errorf("scan hit: %w", err)
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// SearchText implements agentmem.TextSearcher.
+//
+//	SELECT …, -bm25(memories_fts) FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+//	WHERE memories_fts MATCH '"w1" OR "w2" …' AND m.user_id = ? [AND m.invalid_at IS NULL] [AND filters]
+//	ORDER BY bm25(memories_fts), m.id LIMIT n
+//
+// and the same over messages_fts, joined to the messages and their
+// threads (for the agent and soft deletion); the two lists are merged by
+// score. The score is -bm25 (FTS5's BM25 with k1 = 1.2, b = 0.75, negated
+// so that higher is better): the sum over the query words an item holds
+// of the word's IDF, weighted by how often the item holds it against its
+// length. The indexes are shared by all users: MATCH finds every user's
+// matches and the join keeps the user's, which stays cheap because stop
+// words never reach the index query (see agentmem.SearchTerms).
+func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	terms, err := q.Prepare()
+	if err != nil {
+		return nil, err
+	}
+	hits := []agentmem.TextHit{}
+	if len(terms) == 0 {
+		return hits, nil
+	}
+	match := ftsQuery(terms)
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		for _, scope := range q.Scopes {
+			var (
+				found []agentmem.TextHit
+				err   error
+			)
+			switch scope {
+			case agentmem.ScopeMemories:
+				found, err = searchMemories(ctx, tx, userID, match, q)
+			case agentmem.ScopeMessages:
+				if q.Filter.Category != nil {
+					continue // messages have no category
+				}
+				found, err = searchMessages(ctx, tx, userID, match, q)
+			}
+			if err != nil {
+				return err
+			}
+			hits = append(hits, found...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	agentmem.SortHits(hits)
+	return hits[:min(len(hits), q.Limit)], nil
+}
+
+// conditions collects the terms of a WHERE clause and their arguments.
+type conditions struct {
+	where []string
+	args  []any
+}
+
+func (c *conditions) add(cond string, args ...any) {
+	c.where, c.args = append(c.where, cond), append(c.args, args...)
+}
+
+func (c *conditions) String() string { return strings.Join(c.where, " AND ") }
+
+// addFilter adds the conditions of f that apply to the columns of m (and
+// t, the thread, for messages), as agentmem.SearchFilter.Match states them.
+func (c *conditions) addFilter(f agentmem.SearchFilter, agentCol string) {
+	if f.AgentID != nil {
+		c.add(agentCol+" = ?", *f.AgentID)
+	}
+	if f.ThreadID != nil {
+		c.add("m.thread_id = ?", *f.ThreadID)
+	}
+	if f.Since != nil {
+		c.add("m.created_at >= ?", micros(*f.Since))
+	}
+	if f.Until != nil {
+		c.add("m.created_at < ?", micros(*f.Until))
+	}
+}
+
+func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	var c conditions
+	c.add("memories_fts MATCH ?", match)
+	c.add("m.user_id = ?", userID)
+	if !q.Filter.IncludeInvalid {
+		c.add("m.invalid_at IS NULL")
+	}
+	if q.Filter.Category != nil {
+		c.add("m.category = ?", *q.Filter.Category)
+	}
+	c.addFilter(q.Filter, "m.agent_id")
+	rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, -bm25(memories_fts) FROM memories_fts
+		JOIN memories m ON m.rowid = memories_fts.rowid
+		WHERE `+c.String()+` ORDER BY bm25(memories_fts), m.id LIMIT ?`, append(c.args, q.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("search memories: %w", err)
+	}
+	return scanHits(rows, agentmem.ScopeMemories)
+}
+
+func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	var c conditions
+	c.add("messages_fts MATCH ?", match)
+	c.add("m.user_id = ?", userID)
+	c.add("t.deleted_at IS NULL")
+	c.addFilter(q.Filter, "t.agent_id")
+	rows, err := tx.QueryContext(ctx, `SELECT `+messageHitColumns+`, -bm25(messages_fts) FROM messages_fts
+		JOIN messages m ON m.rowid = messages_fts.rowid
+		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+		WHERE `+c.String()+` ORDER BY bm25(messages_fts), m.id LIMIT ?`, append(c.args, q.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("search messages: %w", err)
+	}
+	return scanHits(rows, agentmem.ScopeMessages)
+}
+
+// FindItems implements agentmem.TextSearcher. The IDs are passed as one
+// JSON array (json_each), whatever their number; the filter applies to
+// the few rows found, in Go (agentmem.FilterItems).
+func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []string, f agentmem.SearchFilter) ([]agentmem.TextHit, error) {
+	if err := agentmem.ValidateTextScope(scope); err != nil {
+		return nil, err
+	}
+	if len(ids) > agentmem.MaxPageSize {
+		return nil, agentmem.Errorf(agentmem.EINVALID, "At most %d ids at once.", agentmem.MaxPageSize)
+	}
+	if len(ids) == 0 {
+		return []agentmem.TextHit{}, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("find items: %w", err)
+	}
+	q := `SELECT ` + memoryHitColumns + `, 0.0 FROM memories m WHERE m.user_id = ? AND m.id IN (SELECT value FROM json_each(?))`
+	if scope == agentmem.ScopeMessages {
+		q = `SELECT ` + messageHitColumns + `, 0.0 FROM messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+			WHERE m.user_id = ? AND m.id IN (SELECT value FROM json_each(?)) AND m.role IN ('user', 'assistant') AND t.deleted_at IS NULL`
+	}
+	var found []agentmem.TextHit
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, userID, string(list))
+		if err != nil {
+			return fmt.Errorf("find items: %w", err)
+		}
+		found, err = scanHits(rows, scope)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return agentmem.FilterItems(found, ids, f), nil
+}

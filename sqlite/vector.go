@@ -1,0 +1,181 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+// encodeVector returns v as little-endian float32, 4 bytes per dimension:
+// the vec column of vectors (postgres/vector.go writes the same bytes).
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// decodeVector fills v, of len(b)/4 dimensions, from b as encodeVector
+// wrote it.
+func decodeVector(v []float32, b []byte) {
+	b = b[:4*len(v)]
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
+	}
+}
+
+// PutVectors implements agentmem.VectorStore.
+func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vector) error {
+	vs, dims, err := agentmem.PrepareVectors(vs)
+	if err != nil || len(vs) == 0 {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		for space, d := range dims {
+			var n int
+			err := tx.QueryRowContext(ctx, `SELECT length(vec) FROM vectors WHERE user_id = ? AND space = ? LIMIT 1`, userID, space).Scan(&n)
+			if err == nil && n != 4*d {
+				return agentmem.VectorDimensionsError(space, n/4, d)
+			} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("find vector dimensions: %w", err)
+			}
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec`)
+		if err != nil {
+			return fmt.Errorf("prepare put vector: %w", err)
+		}
+		defer stmt.Close()
+		for _, v := range vs {
+			if _, err := stmt.ExecContext(ctx, userID, v.Space, v.Scope, v.ID, encodeVector(v.Vec)); err != nil {
+				return fmt.Errorf("put vector: %w", err)
+			}
+		}
+		spaces := make([]string, 0, len(dims))
+		for space := range dims {
+			spaces = append(spaces, space)
+		}
+		return bumpVectorVersions(ctx, tx, userID, spaces)
+	})
+}
+
+// bumpVectorVersions gives each of the user's spaces a new version.
+func bumpVectorVersions(ctx context.Context, tx *sql.Tx, userID string, spaces []string) error {
+	for _, space := range spaces {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_versions (user_id, space, version) VALUES (?, ?, ?)
+			ON CONFLICT (user_id, space) DO UPDATE SET version = excluded.version`, userID, space, agentmem.NewID()); err != nil {
+			return fmt.Errorf("bump vector version: %w", err)
+		}
+	}
+	return nil
+}
+
+// deleteVectors deletes the user's vectors of scope whose id satisfies
+// cond (what follows "id" in the condition, with args), in every space,
+// and bumps the version of each space it deleted from.
+func deleteVectors(ctx context.Context, tx *sql.Tx, userID, scope, cond string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, `DELETE FROM vectors WHERE user_id = ? AND scope = ? AND id `+cond+` RETURNING space`,
+		append([]any{userID, scope}, args...)...)
+	if err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	var spaces []string
+	for rows.Next() {
+		var space string
+		if err := rows.Scan(&space); err != nil {
+			rows.Close()
+			return fmt.Errorf("delete vectors: %w", err)
+		}
+		if !slices.Contains(spaces, space) {
+			spaces = append(spaces, space)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	return bumpVectorVersions(ctx, tx, userID, spaces)
+}
+
+// FindVectors implements agentmem.VectorStore.
+//
+//	SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? [AND scope IN (…)]
+//
+// is a range scan of the primary key. The vectors are decoded into slabs
+// of up to vectorSlab vectors, each as large as what was read so far, so
+// that 100,000 vectors cost a few hundred allocations rather than 100,000
+// and a few vectors do not cost a large slab (see storetest.Bench,
+// FindVectors).
+func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return nil, err
+	}
+	q, args := `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ?`, []any{userID, space}
+	if len(scopes) > 0 {
+		q += ` AND scope IN (?` + strings.Repeat(", ?", len(scopes)-1) + `)`
+		for _, sc := range scopes {
+			args = append(args, sc)
+		}
+	}
+	vs := []agentmem.Vector{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("find vectors: %w", err)
+		}
+		defer rows.Close()
+		var (
+			slab      []float32
+			scope, id string
+			vec       sql.RawBytes
+		)
+		for rows.Next() {
+			if err := rows.Scan(&scope, &id, &vec); err != nil {
+				return fmt.Errorf("scan vector: %w", err)
+			}
+			d := len(vec) / 4
+			if len(slab) < d {
+				slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
+			}
+			v := slab[:d:d]
+			slab = slab[d:]
+			decodeVector(v, vec)
+			if n := len(vs); n > 0 && vs[n-1].Scope == scope {
+				scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
+			}
+			vs = append(vs, agentmem.Vector{Scope: scope, ID: id, Space: space, Vec: v})
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return vs, nil
+}
+
+// vectorSlab is how many vectors FindVectors decodes into one allocation.
+const vectorSlab = 512
+
+// VectorsVersion implements agentmem.VectorStore: one primary-key lookup.
+func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (string, error) {
+	var version string
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT version FROM vector_versions WHERE user_id = ? AND space = ?`, userID, space).Scan(&version)
+		if errors.Is(err, sql.ErrNoRows) {
+			version = agentmem.NewID() // none yet: a value never seen again
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("find vectors version: %w", err)
+	}
+	return version, nil
+}
