@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/window"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -44,6 +46,17 @@ type Options struct {
 	// default policy over the store, so that the zero Options serve every
 	// route.
 	Window *window.Builder
+	// Searcher runs searches. When nil, NewHandler makes a full-text one
+	// over the store.
+	Searcher *retrieve.Searcher
+	// Chat answers /facts questions from the facts found (nil: the facts
+	// are listed instead); ChatModel names its model ("" for its default).
+	Chat      agentmem.Chat
+	ChatModel string
+	// Indexer makes appended messages and memories written through the
+	// API searchable. Nil indexes nothing (messages are still found by
+	// full-text search).
+	Indexer *extract.Indexer
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when
@@ -66,6 +79,9 @@ func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handle
 	opt = opt.WithDefaults()
 	if opt.Window == nil {
 		opt.Window = window.New(store, store, window.Options{})
+	}
+	if opt.Searcher == nil {
+		opt.Searcher = retrieve.New(store, nil, "", retrieve.Options{Log: log})
 	}
 	mux := http.NewServeMux()
 	addRoutes(mux, log, store, opt)

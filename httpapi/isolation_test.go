@@ -51,6 +51,14 @@ var routeCases = map[string]routeCase{
 	"POST /v1/users/{user}/threads/{thread}/elements": {"/v1/users/{user}/threads/{thread}/elements", `{"name":"note","content":"c"}`, 201},
 	"GET /v1/users/{user}/threads/{thread}/export":    {"/v1/users/{user}/threads/{thread}/export", "", 200},
 	"POST /v1/users/{user}/threads/{thread}/context":  {"/v1/users/{user}/threads/{thread}/context", `{"input":"hello","budget_tokens":1000}`, 200},
+	"POST /v1/users/{user}/facts":                     {"/v1/users/{user}/facts", `{"query":"SECRET"}`, 200},
+	"POST /v1/users/{user}/search":                    {"/v1/users/{user}/search", `{"query":"SECRET"}`, 200},
+	"GET /v1/users/{user}/memories":                   {"/v1/users/{user}/memories", "", 200},
+	"POST /v1/users/{user}/memories":                  {"/v1/users/{user}/memories", `{"text":"User likes tea."}`, 201},
+	"GET /v1/users/{user}/memories/{memory}":          {"/v1/users/{user}/memories/mem1", "", 200},
+	"PATCH /v1/users/{user}/memories/{memory}":        {"/v1/users/{user}/memories/mem1", `{"text":"User likes coffee."}`, 200},
+	"DELETE /v1/users/{user}/memories/{memory}":       {"/v1/users/{user}/memories/mem1", "", 204},
+	"GET /v1/users/{user}/memories/{memory}/history":  {"/v1/users/{user}/memories/mem1/history", "", 200},
 	"GET /v1/users/{user}/agents/{agent}/session":     {"/v1/users/{user}/agents/{agent}/session", "", 200},
 	"PUT /v1/users/{user}/agents/{agent}/session":     {"/v1/users/{user}/agents/{agent}/session", `{"thread_id":"t1"}`, 200},
 	"GET /v1/users/{user}/export":                     {"/v1/users/{user}/export", "", 200},
@@ -93,6 +101,9 @@ func seedIsolation(t *testing.T, s agentmem.Store) {
 			t.Fatal(err)
 		}
 		if _, err := s.SetSession(ctx, u, "a1", "t1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateMemory(ctx, &agentmem.Memory{UserID: u, ID: "mem1", Text: "SECRET-" + u}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -286,5 +297,8 @@ func mustBeIntact(t *testing.T, s agentmem.Store, user string) {
 	}
 	if sess, err := s.FindSession(ctx, user, "a1"); err != nil || sess.ThreadID != "t1" {
 		t.Fatalf("%s's session changed: %+v, err %v", user, sess, err)
+	}
+	if m, err := s.FindMemoryByID(ctx, user, "mem1"); err != nil || m.Text != "SECRET-"+user || m.Version != 1 {
+		t.Fatalf("%s's memory changed: %+v, err %v", user, m, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
 )
 
 // handleListMessages lists a thread's messages in seq order. Query:
@@ -65,7 +66,7 @@ func handleListMessages(log *slog.Logger, messages agentmem.MessageStore) http.H
 // client message IDs) is answered 201 with the body of the original
 // answer, not 200: the store does not tell a retry from a first write, and
 // a client whose first answer was lost must get that answer.
-func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore, maxBatch int) http.Handler {
+func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore, ix *extract.Indexer, maxBatch int) http.Handler {
 	type request struct {
 		Messages []*agentmem.Message `json:"messages"`
 	}
@@ -94,6 +95,13 @@ func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore, maxB
 		if err != nil {
 			writeError(w, r, log, err)
 			return
+		}
+		// The messages are stored; indexing them (search, memories) is
+		// background work that must not fail the append.
+		if n := len(resp.Messages); n > 0 {
+			if err := ix.Enqueue(r.Context(), p.user, p.thread, resp.Messages[0].Seq, resp.Messages[n-1].Seq); err != nil {
+				log.WarnContext(r.Context(), "index job not enqueued", "request_id", requestID(r.Context()), "err", err)
+			}
 		}
 		encode(w, r, log, http.StatusCreated, resp)
 	})

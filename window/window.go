@@ -144,8 +144,9 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 	}
 
 	// Contexts with provider sections depend on data outside the thread,
-	// which the cache key cannot see: they are not cached.
-	cacheable := b.opt.Init == nil && b.opt.Memories == nil
+	// which the cache key cannot see: they are not cached. (Memories are
+	// consulted only for an input.)
+	cacheable := b.opt.Init == nil && (b.opt.Memories == nil || req.Input == "" || !on(req.Include.Memories))
 	key := ""
 	if cacheable {
 		key = cacheKey(userID, threadID, th.LastSeq, sum, req)

@@ -15,6 +15,9 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/tokens"
 )
 
@@ -50,7 +53,8 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	ks := fs.String("k", "1,5,10", "the cutoffs of Recall@k and hit@k, comma-separated")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	perQuestion := fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
-	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
+	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, memories (chunks and summaries are not built yet)")
+	searcherName := fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
 	db := fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -94,7 +98,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
-	indexer, searcher, name, err := evalSearcher(store, scopeList)
+	indexer, searcher, name, err := evalSearcher(store, *searcherName, scopeList)
 	if err != nil {
 		return err
 	}
@@ -113,17 +117,60 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	return enc.Encode(rep)
 }
 
-// evalSearcher returns what the evaluation searches with: for now the BM25
-// baseline over messages, which is its own indexer. The hybrid searcher
-// of package retrieve will take its place here, through an adapter whose
-// Search turns (query, topK, scopes) into a retrieve.Request and its
-// results into locomo.Hits.
-func evalSearcher(store agentmem.Store, scopes []string) (locomo.Indexer, locomo.Searcher, string, error) {
-	if !slices.Equal(scopes, []string{agentmem.ScopeMessages}) {
-		return nil, nil, "", fmt.Errorf("eval locomo: the BM25 baseline searches messages only, not %s", strings.Join(scopes, ","))
+// evalSearcher returns what the evaluation indexes and searches with: the
+// hybrid searcher of package retrieve (or one of its signals alone) over
+// what extract's indexer makes of each conversation with the built-in
+// embedder, or the BM25 baseline over messages.
+func evalSearcher(store agentmem.Store, name string, scopes []string) (locomo.Indexer, locomo.Searcher, string, error) {
+	switch name {
+	case "bm25":
+		if !slices.Equal(scopes, []string{agentmem.ScopeMessages}) {
+			return nil, nil, "", fmt.Errorf("eval locomo: the BM25 baseline searches messages only, not %s", strings.Join(scopes, ","))
+		}
+		bm25 := locomo.NewBM25Searcher(store)
+		return bm25, bm25, "bm25 baseline over messages (lower-cased words, k1 1.2, b 0.75)", nil
+	case "hybrid", "fulltext", "vector":
+	default:
+		return nil, nil, "", fmt.Errorf("eval locomo: --searcher must be hybrid, fulltext, vector or bm25, not %q", name)
 	}
-	bm25 := locomo.NewBM25Searcher(store)
-	return bm25, bm25, "bm25 baseline over messages (lower-cased words, k1 1.2, b 0.75)", nil
+	emb := lexical.New(0)
+	ix := &extract.Indexer{Store: store, Emb: emb, Space: emb.Space()}
+	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{}), scopes: scopes}
+	if name != "hybrid" {
+		s.signals = []string{name}
+	}
+	return indexerFunc(ix.IndexUser), s, fmt.Sprintf("%s over %s (built-in embedder %s)", name, strings.Join(scopes, ", "), emb.Space()), nil
+}
+
+// indexerFunc adapts a function to locomo.Indexer.
+type indexerFunc func(ctx context.Context, userID string) error
+
+func (f indexerFunc) Index(ctx context.Context, userID string) error { return f(ctx, userID) }
+
+// retrieveSearcher adapts retrieve.Searcher to locomo.Searcher.
+type retrieveSearcher struct {
+	s       *retrieve.Searcher
+	scopes  []string
+	signals []string
+}
+
+func (r *retrieveSearcher) Search(ctx context.Context, userID, query string, topK int) ([]locomo.Hit, error) {
+	resp, err := r.s.Search(ctx, userID, retrieve.Request{Query: query, Scopes: r.scopes, TopK: min(topK, retrieve.MaxTopK), Signals: r.signals})
+	if agentmem.ErrorCode(err) == agentmem.EINVALID && strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]locomo.Hit, len(resp.Results))
+	for i, res := range resp.Results {
+		scope := agentmem.ScopeMessages
+		if res.Kind == "memory" {
+			scope = agentmem.ScopeMemories
+		}
+		hits[i] = locomo.Hit{Scope: scope, ThreadID: res.ThreadID, SeqFrom: res.SeqFrom, SeqTo: res.SeqTo, Text: res.Text, Score: res.Score}
+	}
+	return hits, nil
 }
 
 // parseKs reads --k: positive integers, comma-separated.

@@ -15,7 +15,7 @@ import (
 var evalFixture = filepath.Join("..", "..", "eval", "locomo", "testdata", "conversation.json")
 
 func TestEvalLocomo(t *testing.T) {
-	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--json")
+	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--json", "--searcher", "bm25")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,27 @@ func TestEvalLocomo(t *testing.T) {
 	}
 }
 
+// TestEvalLocomo_Hybrid runs the default searcher (full-text and the
+// built-in embedder's vectors, over messages and extracted memories).
+func TestEvalLocomo_Hybrid(t *testing.T) {
+	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--json", "--scopes", "messages,memories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep locomo.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(rep.Searcher, "hybrid over messages, memories") || rep.Overall.N != 6 {
+		t.Fatalf("searcher %q, %d questions", rep.Searcher, rep.Overall.N)
+	}
+	// Full-text alone finds two of the three single-hop questions at 10;
+	// fused with vectors it must not find fewer.
+	if s := rep.Categories[3]; s.Hit[2] < 2.0/3 {
+		t.Errorf("single-hop with the hybrid searcher: %+v", s)
+	}
+}
+
 func TestEvalLocomo_Text(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "eval.db")
 	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--k", "2,1", "--db", db)
@@ -91,7 +112,8 @@ func TestEvalLocomo_Err(t *testing.T) {
 		{"eval", "locomo", "--data", evalFixture, "--k", "0"},
 		{"eval", "locomo", "--data", evalFixture, "--k", "five"},
 		{"eval", "locomo", "--data", evalFixture, "--scopes", "everything"},
-		{"eval", "locomo", "--data", evalFixture, "--scopes", "messages,memories"}, // the baseline has messages only
+		{"eval", "locomo", "--data", evalFixture, "--scopes", "messages,memories", "--searcher", "bm25"}, // the baseline has messages only
+		{"eval", "locomo", "--data", evalFixture, "--searcher", "oracle"},
 		{"eval", "locomo", "--data", evalFixture, "extra"},
 	} {
 		if _, err := runCmd(t, args...); err == nil {

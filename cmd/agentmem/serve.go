@@ -12,7 +12,10 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/window"
 	"github.com/agentmem/agentmem/worker"
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,7 +73,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	win, err := newWindow(cfg, measured, log)
+	// Search: full-text plus the built-in embedder's vectors (no model or
+	// network needed); the indexer embeds new messages and extracts the
+	// memories they hold in jobs.
+	emb := lexical.New(0)
+	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: emb.Space(), Log: log}
+	searcher := retrieve.New(measured, emb, emb.Space(), retrieve.Options{Log: log})
+	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, log)
 	if err != nil {
 		return err
 	}
@@ -82,6 +91,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Log: log,
 	}
 	win.Notify = pool.Notify
+	ix.Notify = pool.Notify
+	pool.Handlers[extract.IndexJobKind] = ix.Run
 	poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPool()
 	pooled := make(chan error, 1)
@@ -106,6 +117,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxBatchMessages: cfg.MaxBatchMessages,
 		MaxQueryBytes:    cfg.MaxQueryBytes,
 		Window:           win,
+		Searcher:         searcher,
+		Indexer:          ix,
+		Chat:             chat,
+		ChatModel:        cfg.LLMModel,
 	})
 	srv := &http.Server{
 		Handler:           handler,

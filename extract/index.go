@@ -1,0 +1,162 @@
+package extract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/agentmem/agentmem"
+)
+
+// IndexJobKind is the kind of the jobs that index new messages: embed
+// them for search, and extract and consolidate the memories they hold.
+const IndexJobKind = "index"
+
+// indexPayload is an index job's payload: a thread's seq range.
+type indexPayload struct {
+	ThreadID string `json:"thread_id"`
+	SeqFrom  int64  `json:"seq_from"`
+	SeqTo    int64  `json:"seq_to"`
+}
+
+// Indexer makes new messages searchable and learns from them.
+type Indexer struct {
+	Store interface {
+		agentmem.ThreadStore
+		agentmem.MessageStore
+		Store
+	}
+	Jobs  agentmem.JobStore // where Enqueue puts index jobs
+	Emb   agentmem.Embedder
+	Space string
+	Log   *slog.Logger
+	// Notify, when set, is called after an index job was enqueued.
+	Notify func()
+}
+
+// Enqueue asks for the messages seqFrom..seqTo of a thread to be indexed
+// by a job (call it after an append). Each appended batch is its own job:
+// indexing a range twice changes nothing (vectors are replaced,
+// consolidation finds the memories already stored).
+func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom, seqTo int64) error {
+	if ix == nil || ix.Jobs == nil {
+		return nil
+	}
+	payload, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
+	_, err := ix.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: IndexJobKind,
+		Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: payload})
+	if err == nil && ix.Notify != nil {
+		ix.Notify()
+	}
+	return err
+}
+
+// Run is the index job's handler (a worker.Handler).
+func (ix *Indexer) Run(ctx context.Context, j *agentmem.Job) error {
+	var p indexPayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil || p.ThreadID == "" || p.SeqFrom < 1 || p.SeqTo < p.SeqFrom {
+		return agentmem.Errorf(agentmem.EINVALID, "index job %s has a malformed payload.", j.ID)
+	}
+	err := ix.IndexRange(ctx, j.UserID, p.ThreadID, p.SeqFrom, p.SeqTo)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		return nil // the thread is gone: nothing to index
+	}
+	return err
+}
+
+// IndexRange indexes the messages seqFrom..seqTo of a thread.
+func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqFrom, seqTo int64) error {
+	th, err := ix.Store.FindThreadByID(ctx, userID, threadID)
+	if err != nil {
+		return err
+	}
+	for after := seqFrom - 1; after < seqTo; {
+		page, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: seqTo + 1, Limit: 256})
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		if err := ix.index(ctx, th, page); err != nil {
+			return err
+		}
+		after = page[len(page)-1].Seq
+	}
+	return nil
+}
+
+// IndexUser indexes every message of every thread of a user (after a bulk
+// import, or for an evaluation).
+func (ix *Indexer) IndexUser(ctx context.Context, userID string) error {
+	f := agentmem.ThreadFilter{Limit: agentmem.MaxPageSize}
+	for {
+		threads, next, err := ix.Store.FindThreads(ctx, userID, f)
+		if err != nil {
+			return err
+		}
+		// Oldest first, so that later statements supersede earlier ones.
+		for i := len(threads) - 1; i >= 0; i-- {
+			if err := ix.IndexRange(ctx, userID, threads[i].ID, 1, threads[i].LastSeq); err != nil {
+				return err
+			}
+		}
+		if f.Cursor = next; next == "" {
+			return nil
+		}
+	}
+}
+
+// EmbedText is the text of a message that is embedded: its content,
+// after its author's name when it has one.
+func EmbedText(m *agentmem.Message) string {
+	if m.Name != "" {
+		return m.Name + ": " + m.Content
+	}
+	return m.Content
+}
+
+// index embeds a page of messages and consolidates what they say.
+func (ix *Indexer) index(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
+	var texts []string
+	var ids []string
+	for _, m := range msgs {
+		if (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) && m.Content != "" {
+			texts, ids = append(texts, EmbedText(m)), append(ids, m.ID)
+		}
+	}
+	if len(texts) > 0 && ix.Emb != nil {
+		vecs, err := ix.Emb.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embed messages: %w", err)
+		}
+		vs := make([]agentmem.Vector, len(vecs))
+		for i, v := range vecs {
+			vs[i] = agentmem.Vector{Scope: agentmem.ScopeMessages, ID: ids[i], Space: ix.Space, Vec: v}
+		}
+		if err := ix.Store.PutVectors(ctx, th.UserID, vs); err != nil {
+			return err
+		}
+	}
+	cands := Heuristic(msgs)
+	if len(cands) == 0 || ix.Emb == nil {
+		return nil
+	}
+	c := &Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space}
+	_, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
+	return err
+}
+
+// EmbedMemory stores the vector of a memory written or edited through
+// the API, so that search finds it.
+func (ix *Indexer) EmbedMemory(ctx context.Context, m *agentmem.Memory) error {
+	if ix == nil || ix.Emb == nil {
+		return nil
+	}
+	vecs, err := ix.Emb.Embed(ctx, []string{m.Text})
+	if err != nil {
+		return fmt.Errorf("embed memory: %w", err)
+	}
+	return ix.Store.PutVectors(ctx, m.UserID, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: m.ID, Space: ix.Space, Vec: vecs[0]}})
+}

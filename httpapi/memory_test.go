@@ -1,0 +1,117 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/retrieve"
+)
+
+func decodeJSON[T any](t *testing.T, body []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	return v
+}
+
+type searchResponse struct {
+	Results []retrieve.Result
+	Signals []string
+}
+
+// TestHandler_Memories: memories written, found, edited (with history),
+// answered from and deleted through the API; and learned from appended
+// messages by the index job.
+func TestHandler_Memories(t *testing.T) {
+	store := MustOpenStore(t)
+	emb := lexical.New(0)
+	ix := &extract.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+	srv := MustServe(t, store, httpapi.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})})
+	u := srv.URL + "/v1/users/alice"
+
+	resp, body := Do(t, "POST", u+"/memories", nil, `{"text":"User lives in Lisbon.","category":"place","importance":0.8}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	m := decodeJSON[agentmem.Memory](t, body)
+	if m.ID == "" || m.Version != 1 || m.Source != agentmem.SourceAPI || m.Confidence != 1 {
+		t.Fatalf("created %+v", m)
+	}
+	resp, body = Do(t, "POST", u+"/search", nil, `{"query":"Where does the user live?"}`)
+	sr := decodeJSON[searchResponse](t, body)
+	if resp.StatusCode != 200 || len(sr.Results) == 0 || sr.Results[0].ID != m.ID || sr.Results[0].Kind != "memory" ||
+		sr.Results[0].Scores["fulltext"] == 0 || sr.Results[0].Scores["vector"] == 0 || len(sr.Signals) != 2 {
+		t.Fatalf("search: %d %s", resp.StatusCode, body)
+	}
+	resp, body = Do(t, "PATCH", u+"/memories/"+m.ID, nil, `{"text":"User lives in Porto.","reason":"moved"}`)
+	if m = decodeJSON[agentmem.Memory](t, body); resp.StatusCode != 200 || m.Version != 2 || m.Text != "User lives in Porto." {
+		t.Fatalf("update: %d %s", resp.StatusCode, body)
+	}
+	_, body = Do(t, "GET", u+"/memories/"+m.ID+"/history", nil, "")
+	h := decodeJSON[struct{ Data []agentmem.MemoryChange }](t, body)
+	if len(h.Data) != 2 || h.Data[0].Text != "User lives in Lisbon." || h.Data[1].Reason != "moved" {
+		t.Fatalf("history: %s", body)
+	}
+	_, body = Do(t, "POST", u+"/facts", nil, `{"query":"Where does the user live?"}`)
+	if f := decodeJSON[retrieve.FactsResponse](t, body); !strings.Contains(f.Answer, "[1] User lives in Porto.") || len(f.Facts) == 0 {
+		t.Fatalf("facts without a model: %s", body)
+	}
+
+	for _, bad := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"POST", "/search", `{"query":"  "}`, 400},
+		{"POST", "/search", `{"query":"x","top_k":1000}`, 400},
+		{"POST", "/search", `{"query":"x","scopes":["everything"]}`, 400},
+		{"POST", "/memories", `{"text":"x","confidence":2}`, 400},
+		{"POST", "/memories", `{"text":""}`, 400},
+		{"GET", "/memories/nope", "", 404},
+		{"PATCH", "/memories/nope", `{"text":"x"}`, 404},
+	} {
+		if resp, body := Do(t, bad.method, u+bad.path, nil, bad.body); resp.StatusCode != bad.status {
+			t.Errorf("%s %s %s: %d %s, want %d", bad.method, bad.path, bad.body, resp.StatusCode, body, bad.status)
+		}
+	}
+
+	if resp, _ := Do(t, "DELETE", u+"/memories/"+m.ID, nil, ""); resp.StatusCode != 204 {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	if resp, _ := Do(t, "GET", u+"/memories/"+m.ID, nil, ""); resp.StatusCode != 404 {
+		t.Fatalf("deleted memory: %d", resp.StatusCode)
+	}
+	_, body = Do(t, "POST", u+"/search", nil, `{"query":"Porto","scopes":["memories"]}`)
+	if sr := decodeJSON[searchResponse](t, body); len(sr.Results) != 0 {
+		t.Fatalf("search finds a deleted memory: %s", body)
+	}
+
+	// Appending runs an index job that learns what the user said.
+	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t"})
+	if resp, body := Do(t, "POST", u+"/threads/t/messages", nil, `{"messages":[{"role":"user","content":"My name is Alice and I work as a nurse."}]}`); resp.StatusCode != 201 {
+		t.Fatalf("append: %d %s", resp.StatusCode, body)
+	}
+	jobs, err := store.ClaimJobs(context.Background(), "test", []string{extract.IndexJobKind}, 10, time.Minute)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("index jobs: %d, %v", len(jobs), err)
+	}
+	if err := ix.Run(context.Background(), jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, body = Do(t, "GET", u+"/memories", nil, "")
+	if !strings.Contains(string(body), "User's name is Alice.") || !strings.Contains(string(body), "User works as nurse.") {
+		t.Fatalf("memories after the index job: %s", body)
+	}
+	_, body = Do(t, "POST", u+"/search", nil, `{"query":"what is her job","scopes":["messages"]}`)
+	if sr := decodeJSON[searchResponse](t, body); len(sr.Results) == 0 || sr.Results[0].ThreadID != "t" || sr.Results[0].SeqFrom != 1 {
+		t.Fatalf("message search: %s", body)
+	}
+}

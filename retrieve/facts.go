@@ -1,0 +1,88 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+// FactsResponse answers a question about the user from what search finds
+// (seed 001's fact retrieval): with a model, a short answer citing the
+// facts by number; without one, the facts themselves, formatted.
+type FactsResponse struct {
+	Answer   string   `json:"answer"`
+	Facts    []Result `json:"facts"`
+	Model    string   `json:"model,omitempty"` // the model that wrote the answer ("" without one)
+	Warnings []string `json:"warnings"`
+}
+
+// Facts searches for req and answers req.Query from the results. chat may
+// be nil (no model). A model that fails leaves the formatted facts as the
+// answer, with a warning.
+func (s *Searcher) Facts(ctx context.Context, chat agentmem.Chat, model, userID string, req Request) (*FactsResponse, error) {
+	res, err := s.Search(ctx, userID, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &FactsResponse{Facts: res.Results, Warnings: res.Warnings, Answer: FormatFacts(res.Results)}
+	if chat == nil || len(res.Results) == 0 {
+		if len(res.Results) == 0 {
+			out.Answer = "Nothing is known about that."
+		}
+		return out, nil
+	}
+	resp, err := chat.Complete(ctx, agentmem.ChatRequest{Model: model, MaxTokens: 300, Messages: []agentmem.ChatMessage{
+		{Role: agentmem.RoleSystem, Content: "You answer questions about a user from facts retrieved from their memory. " +
+			"Use only the numbered facts; cite each fact you use as [n]. If the facts do not answer the question, say that it is not known. Answer in at most three sentences."},
+		{Role: agentmem.RoleUser, Content: "Facts:\n" + FormatFacts(res.Results) + "\n\nQuestion: " + req.Query},
+	}})
+	if err != nil || strings.TrimSpace(resp.Content) == "" {
+		out.Warnings = append(out.Warnings, "The model is unavailable: the answer lists the facts found.")
+		return out, nil
+	}
+	out.Answer, out.Model = strings.TrimSpace(resp.Content), resp.Model
+	return out, nil
+}
+
+// FormatFacts writes results as numbered lines with their provenance:
+// "[1] text (thread t1, messages 3–5)".
+func FormatFacts(rs []Result) string {
+	var b strings.Builder
+	for i, r := range rs {
+		fmt.Fprintf(&b, "[%d] %s", i+1, strings.TrimSpace(r.Text))
+		switch {
+		case r.ThreadID != "" && r.SeqFrom > 0 && r.SeqTo > r.SeqFrom:
+			fmt.Fprintf(&b, " (thread %s, messages %d–%d)", r.ThreadID, r.SeqFrom, r.SeqTo)
+		case r.ThreadID != "" && r.SeqFrom > 0:
+			fmt.Fprintf(&b, " (thread %s, message %d)", r.ThreadID, r.SeqFrom)
+		}
+		if i < len(rs)-1 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// MemoryProvider gives the context builder the memories relevant to an
+// input (window.MemoryProvider): the best TopK memories of the user
+// scoring at least MinScore.
+type MemoryProvider struct {
+	Searcher *Searcher
+	TopK     int     // default 5
+	MinScore float64 // default 0
+}
+
+// Memories implements window.MemoryProvider.
+func (p *MemoryProvider) Memories(ctx context.Context, userID, threadID, input string) ([]string, error) {
+	res, err := p.Searcher.Search(ctx, userID, Request{Query: input, Scopes: []string{agentmem.ScopeMemories}, TopK: max(p.TopK, 1), MinScore: p.MinScore})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(res.Results))
+	for i, r := range res.Results {
+		out[i] = r.Text
+	}
+	return out, nil
+}

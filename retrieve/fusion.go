@@ -1,0 +1,58 @@
+package retrieve
+
+import (
+	"cmp"
+	"slices"
+)
+
+// RRFK is the constant of reciprocal rank fusion: a candidate at rank r
+// (from 1) of a list adds 1/(RRFK + r). 60 is the value of the original
+// paper (Cormack et al., 2009) and of most systems since.
+const RRFK = 60
+
+// candidate is one item in one ranked list.
+type candidate struct {
+	key   itemKey
+	score float64 // the signal's own score (bm25 or cosine)
+}
+
+type itemKey struct{ scope, id string }
+
+// fused is an item with its fused score and the scores of each signal.
+type fused struct {
+	key    itemKey
+	rrf    float64            // Σ 1/(RRFK + rank) over the lists it is in
+	ranks  map[string]int     // signal → rank (from 1)
+	scores map[string]float64 // signal → the signal's own score
+}
+
+// fuse combines ranked lists (best first) by reciprocal rank fusion and
+// returns the items best first: score(d) = Σ_lists 1 / (RRFK + rank_list(d)).
+// Ties keep the order of first appearance, lists taken in the order of
+// names.
+func fuse(names []string, lists [][]candidate) []*fused {
+	byKey := map[itemKey]*fused{}
+	var order []*fused
+	for li, list := range lists {
+		for r, c := range list {
+			f := byKey[c.key]
+			if f == nil {
+				f = &fused{key: c.key, ranks: map[string]int{}, scores: map[string]float64{}}
+				byKey[c.key] = f
+				order = append(order, f)
+			}
+			if _, seen := f.ranks[names[li]]; seen {
+				continue // a list names an item once; keep its best rank
+			}
+			f.ranks[names[li]] = r + 1
+			f.scores[names[li]] = c.score
+			f.rrf += 1 / float64(RRFK+r+1)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *fused) int { return cmp.Compare(b.rrf, a.rrf) })
+	return order
+}
+
+// maxRRF is the fused score of an item ranked first in all n lists: the
+// scale that normalises fused scores into (0, 1].
+func maxRRF(n int) float64 { return float64(n) / float64(RRFK+1) }

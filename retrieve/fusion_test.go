@@ -1,0 +1,55 @@
+package retrieve
+
+import (
+	"math"
+	"testing"
+)
+
+func TestFuse(t *testing.T) {
+	a, b, c, d := itemKey{"m", "a"}, itemKey{"m", "b"}, itemKey{"m", "c"}, itemKey{"m", "d"}
+	got := fuse([]string{"fulltext", "vector"}, [][]candidate{
+		{{a, 9}, {b, 5}, {c, 1}},
+		{{c, 0.9}, {a, 0.8}, {d, 0.1}, {a, 0.05}}, // a listed twice: its best rank counts
+	})
+	want := []struct {
+		key itemKey
+		rrf float64
+	}{
+		{a, 1.0/61 + 1.0/62}, // 1st and 2nd
+		{c, 1.0/63 + 1.0/61}, // 3rd and 1st
+		{b, 1.0 / 62},
+		{d, 1.0 / 63},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d fused items, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].key != w.key || math.Abs(got[i].rrf-w.rrf) > 1e-12 {
+			t.Fatalf("item %d: %v rrf %.6f, want %v %.6f", i, got[i].key, got[i].rrf, w.key, w.rrf)
+		}
+	}
+	if got[0].ranks["vector"] != 2 || got[0].scores["vector"] != 0.8 || got[0].scores["fulltext"] != 9 {
+		t.Fatalf("a's signals %+v %+v", got[0].ranks, got[0].scores)
+	}
+	if s := got[0].rrf / maxRRF(2); s <= 0 || s > 1 {
+		t.Fatalf("normalised score %v out of (0, 1]", s)
+	}
+	if one := fuse([]string{"fulltext"}, [][]candidate{{{a, 1}}}); one[0].rrf/maxRRF(1) != 1 {
+		t.Fatalf("the first of the only list scores %v, want 1", one[0].rrf/maxRRF(1))
+	}
+}
+
+func TestNearest(t *testing.T) {
+	u := &userVectors{dim: 2}
+	for i, v := range [][]float32{{1, 0}, {0, 1}, {0.6, 0.8}, {0.8, 0.6}} {
+		u.keys = append(u.keys, itemKey{"m", string(rune('a' + i))})
+		u.data = append(u.data, v...)
+	}
+	got := u.nearest([]float32{1, 0}, 3, map[string]bool{"m": true})
+	if len(got) != 3 || got[0].key.id != "a" || got[1].key.id != "d" || got[2].key.id != "c" {
+		t.Fatalf("nearest: %+v", got)
+	}
+	if got := u.nearest([]float32{1, 0}, 3, map[string]bool{"other": true}); len(got) != 0 {
+		t.Fatalf("scope filter: %+v", got)
+	}
+}

@@ -1,0 +1,292 @@
+// Package retrieve is agentmem's hybrid search: full-text candidates from
+// the store (SQLite FTS5 BM25, PostgreSQL tsvector) and vector candidates
+// from an exact cosine scan of the user's vectors in Go, fused by
+// reciprocal rank, with optional recency decay.
+package retrieve
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Limits and defaults of a search.
+const (
+	DefaultTopK     = 5 // seed 001's fact retrieval
+	MaxTopK         = 100
+	MaxQueryBytes   = 4 << 10
+	DefaultMinScore = 0
+)
+
+// Store is what the searcher reads.
+type Store interface {
+	agentmem.TextSearcher
+	agentmem.VectorStore
+}
+
+// Options configure a Searcher; the zero value works.
+type Options struct {
+	// Candidates is how many candidates each signal contributes before
+	// fusion (default 50, and at least 5 × top_k).
+	Candidates int
+	// CacheBytes bounds the in-process cache of users' vectors (default
+	// 256 MiB; negative disables it).
+	CacheBytes int64
+	Log        *slog.Logger
+}
+
+// Searcher runs searches. It is safe for concurrent use.
+type Searcher struct {
+	store Store
+	emb   agentmem.Embedder
+	space string
+	opt   Options
+	cache *vectorCache
+}
+
+// New returns a searcher over store. emb embeds queries in the vector
+// space named space (the one the indexer embeds items in); a nil emb
+// searches full-text only.
+func New(store Store, emb agentmem.Embedder, space string, opt Options) *Searcher {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Searcher{store: store, emb: emb, space: space, opt: opt, cache: newVectorCache(cmp.Or(opt.CacheBytes, 256<<20))}
+}
+
+// Request is a search.
+type Request struct {
+	Query  string   `json:"query"`
+	Scopes []string `json:"scopes"` // memories, messages (both when empty)
+	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
+	// MinScore drops results whose fused score (0 to 1, see Result) is
+	// lower.
+	MinScore float64 `json:"min_score"`
+	Filters  Filters `json:"filters"`
+	// RecencyHalfLife, when set ("30d", "12h"), multiplies each score by
+	// 0.5^(age / half-life), favouring newer items.
+	RecencyHalfLife string `json:"recency_half_life"`
+	// Signals limits the signals used: "fulltext", "vector" (both when
+	// empty). For evaluations that compare what each part adds.
+	Signals []string `json:"signals"`
+}
+
+// Filters narrow a search.
+type Filters struct {
+	AgentID        *string    `json:"agent_id"`
+	ThreadID       *string    `json:"thread_id"`
+	Category       *string    `json:"category"`
+	Since          *time.Time `json:"since"`
+	Until          *time.Time `json:"until"`
+	IncludeInvalid bool       `json:"include_invalid"`
+}
+
+// Result is one search result with its provenance. Score is the fused
+// score scaled to (0, 1]: 1 for an item ranked first by every signal that
+// ran; Scores holds each signal's own score (fulltext: the store's
+// relevance; vector: the cosine similarity) and the factors applied.
+type Result struct {
+	Kind      string             `json:"kind"` // memory, message
+	ID        string             `json:"id"`
+	Text      string             `json:"text"`
+	Score     float64            `json:"score"`
+	Scores    map[string]float64 `json:"scores"`
+	ThreadID  string             `json:"thread_id,omitempty"`
+	SeqFrom   int64              `json:"seq_from,omitempty"`
+	SeqTo     int64              `json:"seq_to,omitempty"`
+	CreatedAt time.Time          `json:"created_at"`
+}
+
+// Response is the results of a search, best first, and what ran.
+type Response struct {
+	Results  []Result `json:"results"`
+	Signals  []string `json:"signals"`  // the signals that contributed
+	Warnings []string `json:"warnings"` // e.g. the embedder was unavailable
+}
+
+var kinds = map[string]string{agentmem.ScopeMemories: "memory", agentmem.ScopeMessages: "message"}
+
+// validate checks a request and fills in its defaults.
+func (r *Request) validate() (scopes []string, halfLife time.Duration, err error) {
+	r.Query = strings.TrimSpace(r.Query)
+	switch {
+	case r.Query == "":
+		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "query is required.")
+	case len(r.Query) > MaxQueryBytes:
+		return nil, 0, agentmem.Errorf(agentmem.ETOOLARGE, "query is %d bytes; the limit is %d bytes.", len(r.Query), MaxQueryBytes)
+	case !utf8.ValidString(r.Query):
+		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "query is not valid UTF-8.")
+	case r.TopK < 0 || r.TopK > MaxTopK:
+		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "top_k must be between 1 and %d, not %d.", MaxTopK, r.TopK)
+	case !(r.MinScore >= 0 && r.MinScore <= 1):
+		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "min_score must be between 0 and 1.")
+	}
+	if err := agentmem.ValidateText("query", r.Query); err != nil {
+		return nil, 0, err
+	}
+	r.TopK = cmp.Or(r.TopK, DefaultTopK)
+	scopes = r.Scopes
+	if len(scopes) == 0 {
+		scopes = []string{agentmem.ScopeMemories, agentmem.ScopeMessages}
+	}
+	for _, s := range scopes {
+		if kinds[s] == "" {
+			return nil, 0, agentmem.Errorf(agentmem.EINVALID, "scope %q is not one of memories, messages.", s)
+		}
+	}
+	for _, s := range r.Signals {
+		if s != "fulltext" && s != "vector" {
+			return nil, 0, agentmem.Errorf(agentmem.EINVALID, "signal %q is not fulltext or vector.", s)
+		}
+	}
+	if r.RecencyHalfLife != "" {
+		if halfLife, err = agentmem.ParseAge("recency_half_life", r.RecencyHalfLife); err != nil {
+			return nil, 0, err
+		}
+		if halfLife == 0 {
+			return nil, 0, agentmem.Errorf(agentmem.EINVALID, "recency_half_life must be longer than 0.")
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(scopes))), halfLife, nil
+}
+
+func (r *Request) wants(signal string) bool {
+	return len(r.Signals) == 0 || slices.Contains(r.Signals, signal)
+}
+
+// Search runs a search over the user's data. Returns EINVALID for a bad
+// request. When the embedder fails, it searches full-text only and says
+// so in the response's warnings.
+func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Response, error) {
+	scopes, halfLife, err := req.validate()
+	if err != nil {
+		return nil, err
+	}
+	n := max(cmp.Or(s.opt.Candidates, 50), 5*req.TopK)
+	filter := agentmem.SearchFilter{AgentID: req.Filters.AgentID, ThreadID: req.Filters.ThreadID, Category: req.Filters.Category,
+		Since: req.Filters.Since, Until: req.Filters.Until, IncludeInvalid: req.Filters.IncludeInvalid}
+	resp := &Response{Results: []Result{}, Signals: []string{}, Warnings: []string{}}
+	items := map[itemKey]agentmem.TextHit{}
+	var names []string
+	var lists [][]candidate
+
+	if req.wants("fulltext") {
+		hits, err := s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
+		if err != nil {
+			return nil, fmt.Errorf("full-text search: %w", err)
+		}
+		list := make([]candidate, len(hits))
+		for i, h := range hits {
+			k := itemKey{h.Scope, h.ID}
+			items[k] = h
+			list[i] = candidate{k, h.Score}
+		}
+		names, lists = append(names, "fulltext"), append(lists, list)
+		resp.Signals = append(resp.Signals, "fulltext")
+	}
+	if req.wants("vector") && s.emb != nil {
+		list, err := s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, items)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.opt.Log.WarnContext(ctx, "vector search unavailable; full-text only", "err", err)
+			resp.Warnings = append(resp.Warnings, "The embedder is unavailable: these results come from full-text search only.")
+		} else {
+			names, lists = append(names, "vector"), append(lists, list)
+			resp.Signals = append(resp.Signals, "vector")
+		}
+	}
+
+	scale := maxRRF(max(len(lists), 1))
+	now := time.Now()
+	for _, f := range fuse(names, lists) {
+		h, ok := items[f.key]
+		if !ok {
+			continue
+		}
+		r := Result{Kind: kinds[h.Scope], ID: h.ID, Text: h.Text, ThreadID: h.ThreadID, SeqFrom: h.SeqFrom, SeqTo: h.SeqTo, CreatedAt: h.CreatedAt,
+			Scores: map[string]float64{"rrf": f.rrf}}
+		for sig, v := range f.scores {
+			r.Scores[sig] = v
+		}
+		r.Score = f.rrf / scale
+		if halfLife > 0 {
+			age := max(now.Sub(h.CreatedAt), 0)
+			decay := math.Pow(0.5, float64(age)/float64(halfLife))
+			r.Scores["recency"] = decay
+			r.Score *= decay
+		}
+		if r.Score < req.MinScore {
+			continue
+		}
+		resp.Results = append(resp.Results, r)
+	}
+	if halfLife > 0 {
+		slices.SortStableFunc(resp.Results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	}
+	if len(resp.Results) > req.TopK {
+		resp.Results = resp.Results[:req.TopK]
+	}
+	return resp, nil
+}
+
+// vectorCandidates embeds the query and scans the user's vectors; the
+// items found are looked up (and filtered) through the store and added to
+// items.
+func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, scopes []string, n int, filter agentmem.SearchFilter,
+	items map[itemKey]agentmem.TextHit) ([]candidate, error) {
+	qv, err := s.emb.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(qv) != 1 {
+		return nil, fmt.Errorf("embedder returned %d vectors for 1 text", len(qv))
+	}
+	uv, err := s.cache.get(ctx, s.store, userID, s.space)
+	if err != nil {
+		return nil, err
+	}
+	in := map[string]bool{}
+	for _, sc := range scopes {
+		in[sc] = true
+	}
+	// Over-fetch: some candidates may be filtered out below.
+	near := uv.nearest(qv[0], 2*n, in)
+	missing := map[string][]string{}
+	for _, c := range near {
+		if _, ok := items[c.key]; !ok {
+			missing[c.key.scope] = append(missing[c.key.scope], c.key.id)
+		}
+	}
+	found := map[itemKey]bool{}
+	for k := range items {
+		found[k] = true
+	}
+	for scope, ids := range missing {
+		hits, err := s.store.FindItems(ctx, userID, scope, ids, filter)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			k := itemKey{h.Scope, h.ID}
+			items[k] = h
+			found[k] = true
+		}
+	}
+	var list []candidate
+	for _, c := range near {
+		if found[c.key] && len(list) < n {
+			list = append(list, c)
+		}
+	}
+	return list, nil
+}
