@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -178,9 +179,23 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	var names []string
 	var lists [][]candidate
 
+	// The two signals run at once: the vector scan, in Go, overlaps the
+	// full-text query, in the database.
+	var vecList []candidate
+	var vecErr error
+	vecItems := map[itemKey]agentmem.TextHit{}
+	var wg sync.WaitGroup
+	if req.wants("vector") && s.emb != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vecList, vecErr = s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, vecItems)
+		}()
+	}
 	if req.wants("fulltext") {
 		hits, err := s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
 		if err != nil {
+			wg.Wait()
 			return nil, fmt.Errorf("full-text search: %w", err)
 		}
 		list := make([]candidate, len(hits))
@@ -192,8 +207,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		names, lists = append(names, "fulltext"), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
 	}
+	wg.Wait()
+	for k, h := range vecItems {
+		if _, ok := items[k]; !ok {
+			items[k] = h
+		}
+	}
 	if req.wants("vector") && s.emb != nil {
-		list, err := s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, items)
+		list, err := vecList, vecErr
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -241,7 +262,7 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 
 // vectorCandidates embeds the query and scans the user's vectors; the
 // items found are looked up (and filtered) through the store and added to
-// items.
+// items, which the caller owns (it runs beside the full-text query).
 func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, scopes []string, n int, filter agentmem.SearchFilter,
 	items map[itemKey]agentmem.TextHit) ([]candidate, error) {
 	qv, err := s.emb.Embed(ctx, []string{query})
@@ -263,14 +284,9 @@ func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, s
 	near := uv.nearest(qv[0], 2*n, in)
 	missing := map[string][]string{}
 	for _, c := range near {
-		if _, ok := items[c.key]; !ok {
-			missing[c.key.scope] = append(missing[c.key.scope], c.key.id)
-		}
+		missing[c.key.scope] = append(missing[c.key.scope], c.key.id)
 	}
 	found := map[itemKey]bool{}
-	for k := range items {
-		found[k] = true
-	}
 	for scope, ids := range missing {
 		hits, err := s.store.FindItems(ctx, userID, scope, ids, filter)
 		if err != nil {

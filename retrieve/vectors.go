@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/agentmem/agentmem"
@@ -91,29 +92,62 @@ func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user,
 
 // nearest returns the n vectors most similar to q (cosine: vectors are
 // L2-normalised, so the dot product) among those whose scope is in
-// scopes, best first.
+// scopes, best first. Large sets are scanned in parallel, one part per
+// CPU, and the parts' best merged.
 func (u *userVectors) nearest(q []float32, n int, scopes map[string]bool) []candidate {
 	if u.dim == 0 || len(q) != u.dim || n <= 0 {
 		return nil
 	}
-	h := &minHeap{}
-	for i, k := range u.keys {
-		if !scopes[k.scope] {
-			continue
-		}
-		s := dot(q, u.data[i*u.dim:(i+1)*u.dim])
-		if h.Len() < n {
-			heap.Push(h, candidate{k, float64(s)})
-		} else if float64(s) > (*h)[0].score {
-			(*h)[0] = candidate{k, float64(s)}
-			heap.Fix(h, 0)
+	rows := len(u.keys)
+	parts := 1
+	if rows >= 8192 {
+		parts = min(runtime.GOMAXPROCS(0), 8)
+	}
+	heaps := make([]minHeap, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		from, to := rows*p/parts, rows*(p+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			heaps[p] = u.scan(q, n, scopes, from, to)
+		}()
+	}
+	wg.Wait()
+	h := heaps[0]
+	for _, other := range heaps[1:] {
+		for _, c := range other {
+			h.offer(c, n)
 		}
 	}
 	out := make([]candidate, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(candidate)
+		out[i] = heap.Pop(&h).(candidate)
 	}
 	return out
+}
+
+// scan keeps the n best of rows [from, to).
+func (u *userVectors) scan(q []float32, n int, scopes map[string]bool, from, to int) minHeap {
+	h := minHeap{}
+	for i := from; i < to; i++ {
+		k := u.keys[i]
+		if !scopes[k.scope] {
+			continue
+		}
+		h.offer(candidate{k, float64(dot(q, u.data[i*u.dim:(i+1)*u.dim]))}, n)
+	}
+	return h
+}
+
+// offer keeps c if it is among the n best seen.
+func (h *minHeap) offer(c candidate, n int) {
+	if h.Len() < n {
+		heap.Push(h, c)
+	} else if c.score > (*h)[0].score {
+		(*h)[0] = c
+		heap.Fix(h, 0)
+	}
 }
 
 // dot is the dot product of two vectors of the same length, unrolled by
