@@ -97,7 +97,7 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 		for _, sentence := range sentenceSplit.Split(m.Content, -1) {
 			sentence = strings.TrimSpace(sentence)
-			if len(sentence) < 6 || strings.HasSuffix(sentence, "?") || isQuestion(sentence) {
+			if len(sentence) < 6 || strings.HasSuffix(sentence, "?") || isQuestion(sentence) || !firstPerson(sentence) {
 				continue
 			}
 			var taken [][2]int // spans of the sentence already stated
@@ -162,6 +162,19 @@ func group(re *regexp.Regexp, match []string, name string) string {
 		return match[i]
 	}
 	return ""
+}
+
+// firstPerson reports whether s has a word of the first person singular,
+// which every rule needs: most sentences have none, and skipping them
+// spares the rules' regular expressions (the bulk of extraction's cost).
+func firstPerson(s string) bool {
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		switch strings.ToLower(w) {
+		case "i", "i'm", "i've", "i'll", "i'd", "my", "me", "im":
+			return true
+		}
+	}
+	return false
 }
 
 // isQuestion recognises a sentence that asks rather than states.

@@ -13,11 +13,13 @@ import (
 // them for search, and extract and consolidate the memories they hold.
 const IndexJobKind = "index"
 
-// indexPayload is an index job's payload: a thread's seq range.
+// indexPayload is an index job's payload: a thread's messages from
+// SeqFrom on, through SeqTo, or through the thread's last message when
+// the job runs if SeqTo is 0.
 type indexPayload struct {
 	ThreadID string `json:"thread_id"`
 	SeqFrom  int64  `json:"seq_from"`
-	SeqTo    int64  `json:"seq_to"`
+	SeqTo    int64  `json:"seq_to,omitempty"`
 }
 
 // Indexer makes new messages searchable and learns from them.
@@ -35,30 +37,63 @@ type Indexer struct {
 	Notify func()
 }
 
-// Enqueue asks for the messages seqFrom..seqTo of a thread to be indexed
-// by a job (call it after an append). Each appended batch is its own job:
-// indexing a range twice changes nothing (vectors are replaced,
-// consolidation finds the memories already stored).
+// Enqueue asks for the messages from seqFrom on of a thread to be indexed
+// by a job (call it after an append, with the first and last seq of the
+// batch). Appends to a busy thread share jobs: a thread has two open job
+// keys, and a job indexes through the thread's last message when it runs,
+// so a queued job covers every batch appended before it starts. Only
+// when both of a thread's shared jobs are already running does a batch
+// get a job of its own. Indexing a message twice changes nothing
+// (vectors are replaced, consolidation finds the memories stored).
 func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom, seqTo int64) error {
 	if ix == nil || ix.Jobs == nil {
 		return nil
 	}
-	payload, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
+	shared, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom})
+	for _, key := range []string{threadID + "#a", threadID + "#b"} {
+		j, err := ix.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: IndexJobKind, Key: key, Payload: shared})
+		if err != nil {
+			return err
+		}
+		// A queued job starts after this batch was stored: it covers it.
+		// A running one may have read the thread before: try the next key.
+		if j.Status == agentmem.JobQueued {
+			ix.notify()
+			return nil
+		}
+	}
+	own, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
 	_, err := ix.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: IndexJobKind,
-		Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: payload})
-	if err == nil && ix.Notify != nil {
-		ix.Notify()
+		Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own})
+	if err == nil {
+		ix.notify()
 	}
 	return err
+}
+
+func (ix *Indexer) notify() {
+	if ix.Notify != nil {
+		ix.Notify()
+	}
 }
 
 // Run is the index job's handler (a worker.Handler).
 func (ix *Indexer) Run(ctx context.Context, j *agentmem.Job) error {
 	var p indexPayload
-	if err := json.Unmarshal(j.Payload, &p); err != nil || p.ThreadID == "" || p.SeqFrom < 1 || p.SeqTo < p.SeqFrom {
+	if err := json.Unmarshal(j.Payload, &p); err != nil || p.ThreadID == "" || p.SeqFrom < 1 || p.SeqTo != 0 && p.SeqTo < p.SeqFrom {
 		return agentmem.Errorf(agentmem.EINVALID, "index job %s has a malformed payload.", j.ID)
 	}
-	err := ix.IndexRange(ctx, j.UserID, p.ThreadID, p.SeqFrom, p.SeqTo)
+	to := p.SeqTo
+	if to == 0 {
+		th, err := ix.Store.FindThreadByID(ctx, j.UserID, p.ThreadID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			return nil // the thread is gone: nothing to index
+		} else if err != nil {
+			return err
+		}
+		to = th.LastSeq
+	}
+	err := ix.IndexRange(ctx, j.UserID, p.ThreadID, p.SeqFrom, to)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		return nil // the thread is gone: nothing to index
 	}
