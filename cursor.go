@@ -55,3 +55,18 @@ func BatchHash(msgs []*Message) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// CutPage cuts a list fetched with limit+1 rows to limit and returns the
+// cursor of the next page, made by cursorOf from the page's last item (""
+// when there is no next page). The page is never nil, so that it encodes
+// as [] rather than null.
+func CutPage[T any](items []T, limit int, cursorOf func(last T) any) ([]T, string) {
+	if items == nil {
+		items = []T{}
+	}
+	if len(items) <= limit {
+		return items, ""
+	}
+	items = items[:limit]
+	return items, EncodeCursor(cursorOf(items[limit-1]))
+}

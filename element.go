@@ -81,13 +81,5 @@ type ElementStore interface {
 // ElementPage cuts a result fetched with limit+1 rows to limit and returns
 // the cursor of the next page ("" when there is none).
 func ElementPage(els []*Element, limit int) ([]*Element, string) {
-	if els == nil {
-		els = []*Element{}
-	}
-	if len(els) <= limit {
-		return els, ""
-	}
-	els = els[:limit]
-	last := els[limit-1]
-	return els, EncodeCursor(TimeIDCursor{Time: last.CreatedAt.UnixMicro(), ID: last.ID})
+	return CutPage(els, limit, func(last *Element) any { return TimeIDCursor{Time: last.CreatedAt.UnixMicro(), ID: last.ID} })
 }

@@ -311,9 +311,5 @@ func MessageRange(f MessageFilter) (limit int, after, before int64, err error) {
 // MessagePage cuts a result fetched with limit+1 rows to limit and returns
 // the cursor of the next page ("" when there is none).
 func MessagePage(msgs []*Message, limit int) ([]*Message, string) {
-	if len(msgs) <= limit {
-		return msgs, ""
-	}
-	msgs = msgs[:limit]
-	return msgs, EncodeCursor(SeqCursor{Seq: msgs[limit-1].Seq})
+	return CutPage(msgs, limit, func(last *Message) any { return SeqCursor{Seq: last.Seq} })
 }

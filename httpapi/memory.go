@@ -146,10 +146,8 @@ func handleUpdateMemory(log *slog.Logger, memories agentmem.MemoryStore, ix *ext
 	})
 }
 
-func handleDeleteMemory(log *slog.Logger, memories interface {
-	agentmem.MemoryStore
-	agentmem.AuditStore
-}) http.Handler {
+// handleDeleteMemory removes a memory with its history and vectors.
+func handleDeleteMemory(log *slog.Logger, memories agentmem.MemoryStore) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, id, err := memoryPath(r)
 		if err == nil {

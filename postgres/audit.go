@@ -102,14 +102,8 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(events) > limit {
-		events = events[:limit]
-		last := events[limit-1]
-		next = agentmem.EncodeCursor(agentmem.TimeIDCursor{Time: last.At.UnixMicro(), ID: last.ID})
-	}
-	if events == nil {
-		events = []*agentmem.AuditEvent{}
-	}
+	events, next := agentmem.CutPage(events, limit, func(last *agentmem.AuditEvent) any {
+		return agentmem.TimeIDCursor{Time: last.At.UnixMicro(), ID: last.ID}
+	})
 	return events, next, nil
 }

@@ -113,15 +113,9 @@ func (s *Store) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(keys) > limit {
-		keys = keys[:limit]
-		last := keys[limit-1]
-		next = agentmem.EncodeCursor(agentmem.TimeIDCursor{Time: micros(last.CreatedAt), ID: last.ID})
-	}
-	if keys == nil {
-		keys = []*agentmem.APIKey{}
-	}
+	keys, next := agentmem.CutPage(keys, limit, func(last *agentmem.APIKey) any {
+		return agentmem.TimeIDCursor{Time: micros(last.CreatedAt), ID: last.ID}
+	})
 	return keys, next, nil
 }
 

@@ -165,15 +165,9 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(threads) > limit {
-		threads = threads[:limit]
-		last := threads[limit-1]
-		next = agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: micros(last.UpdatedAt), ID: last.ID})
-	}
-	if threads == nil {
-		threads = []*agentmem.Thread{}
-	}
+	threads, next := agentmem.CutPage(threads, limit, func(last *agentmem.Thread) any {
+		return agentmem.ThreadCursor{UpdatedAt: micros(last.UpdatedAt), ID: last.ID}
+	})
 	return threads, next, nil
 }
 
