@@ -16,8 +16,8 @@ import (
 const (
 	ScopeMemories  = "memories"  // Memory.Text
 	ScopeMessages  = "messages"  // Message.Content (user and assistant turns)
-	ScopeChunks    = "chunks"    // k turns flattened (issue 5, later)
-	ScopeSummaries = "summaries" // thread summaries (later)
+	ScopeChunks    = "chunks"    // Chunk.Text and Summary: k turns flattened
+	ScopeSummaries = "summaries" // thread summaries (a vector scope for now)
 )
 
 // validateScope checks that scope is one of the scopes; field names it in
@@ -30,11 +30,11 @@ func validateScope(field, scope string) error {
 	return Errorf(EINVALID, "%s must be %s, %s, %s or %s, not %q.", field, ScopeMemories, ScopeMessages, ScopeChunks, ScopeSummaries, scope)
 }
 
-// ValidateTextScope checks a scope of full-text search: ScopeMemories or
-// ScopeMessages, the scopes the stores index.
+// ValidateTextScope checks a scope of full-text search: ScopeMemories,
+// ScopeMessages or ScopeChunks, the scopes the stores index.
 func ValidateTextScope(scope string) error {
-	if scope != ScopeMemories && scope != ScopeMessages {
-		return Errorf(EINVALID, "scope must be %s or %s, not %q.", ScopeMemories, ScopeMessages, scope)
+	if scope != ScopeMemories && scope != ScopeMessages && scope != ScopeChunks {
+		return Errorf(EINVALID, "scope must be %s, %s or %s, not %q.", ScopeMemories, ScopeMessages, ScopeChunks, scope)
 	}
 	return nil
 }
@@ -157,7 +157,7 @@ func VectorDimensionsError(space string, stored, got int) error {
 // TextQuery asks the store's full-text index for candidates.
 type TextQuery struct {
 	Query  string   // words; the store stems them and ORs them, best match first (see SearchTerms)
-	Scopes []string // ScopeMemories and/or ScopeMessages (both when empty)
+	Scopes []string // ScopeMemories, ScopeMessages and/or ScopeChunks (memories and messages when empty)
 	Limit  int      // at most this many hits (DefaultPageSize when 0, at most MaxPageSize)
 	Filter SearchFilter
 }

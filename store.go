@@ -21,6 +21,7 @@ type Store interface {
 	AuditStore
 	JobStore
 	SummaryStore
+	ChunkStore
 	MemoryStore
 	VectorStore
 	TextSearcher

@@ -28,6 +28,7 @@ func tsQuery(terms []string) string {
 const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
+	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 )
 
 // scanHit reads a row of the hit columns of scope followed by a score.
@@ -38,9 +39,12 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 		score   float32
 		err     error
 	)
-	if scope == agentmem.ScopeMemories {
+	switch scope {
+	case agentmem.ScopeMemories:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &h.Category, &invalid, &score)
-	} else {
+	case agentmem.ScopeChunks:
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &score)
+	default:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.CreatedAt, &h.AgentID, &score)
 		h.SeqTo = h.SeqFrom
 	}
@@ -86,8 +90,8 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 	query := tsQuery(terms)
 	err = s.read(ctx, func(tx pgx.Tx) error {
 		for _, scope := range q.Scopes {
-			if scope == agentmem.ScopeMessages && q.Filter.Category != nil {
-				continue // messages have no category
+			if scope != agentmem.ScopeMemories && q.Filter.Category != nil {
+				continue // messages and chunks have no category
 			}
 			found, err := search(ctx, tx, userID, scope, query, q)
 			if err != nil {
@@ -112,13 +116,20 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 		return "$" + strconv.Itoa(len(args))
 	}
 	from := `memories m`
-	cols, agentCol := memoryHitColumns, "m.agent_id"
-	where := []string{"m.user_id = " + arg(userID), "m.tsv @@ q"}
-	if scope == agentmem.ScopeMessages {
-		from = `messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`
+	cols, agentCol, tsv := memoryHitColumns, "m.agent_id", "m.tsv"
+	where := []string{"m.user_id = " + arg(userID)}
+	switch scope {
+	case agentmem.ScopeMessages:
+		// By its window once it has one (the expression of the index
+		// messages_search).
+		from, tsv = `messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`, "coalesce(m.window_tsv, m.tsv)"
 		cols, agentCol = messageHitColumns, "t.agent_id"
 		where = append(where, "t.deleted_at IS NULL")
-	} else {
+	case agentmem.ScopeChunks:
+		from = `chunks m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`
+		cols, agentCol = chunkHitColumns, "t.agent_id"
+		where = append(where, "t.deleted_at IS NULL")
+	default:
 		if !q.Filter.IncludeInvalid {
 			where = append(where, "m.invalid_at IS NULL")
 		}
@@ -140,7 +151,8 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 	if f.Until != nil {
 		where = append(where, "m.created_at < "+arg(agentmem.Timestamp(*f.Until)))
 	}
-	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank_cd(m.tsv, q, 1) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
+	where = append(where, tsv+" @@ q")
+	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank_cd(`+tsv+`, q, 1) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY score DESC, m.id LIMIT `+arg(q.Limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", scope, err)
@@ -161,9 +173,13 @@ func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []strin
 		return []agentmem.TextHit{}, nil
 	}
 	q := `SELECT ` + memoryHitColumns + `, 0::real FROM memories m WHERE m.user_id = $1 AND m.id = ANY($2)`
-	if scope == agentmem.ScopeMessages {
+	switch scope {
+	case agentmem.ScopeMessages:
 		q = `SELECT ` + messageHitColumns + `, 0::real FROM messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
 			WHERE m.user_id = $1 AND m.id = ANY($2) AND m.role IN ('user', 'assistant') AND t.deleted_at IS NULL`
+	case agentmem.ScopeChunks:
+		q = `SELECT ` + chunkHitColumns + `, 0::real FROM chunks m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+			WHERE m.user_id = $1 AND m.id = ANY($2) AND t.deleted_at IS NULL`
 	}
 	var found []agentmem.TextHit
 	err := s.read(ctx, func(tx pgx.Tx) error {

@@ -247,6 +247,11 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMessages, `id IN (SELECT id FROM messages WHERE user_id = $1 AND thread_id = ANY($3))`, ids); err != nil {
 		return c, err
 	}
+	// A chunk's vectors: its content's (its ID) and its summary's (ID#s).
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeChunks, `id IN (SELECT id FROM chunks WHERE user_id = $1 AND thread_id = ANY($3)
+		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = $1 AND thread_id = ANY($3))`, ids); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		table string
 		n     *int64
@@ -256,6 +261,7 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 		{"sessions", &c.Sessions},
 		{"idempotency_keys", nil},
 		{"summaries", nil},
+		{"chunks", nil},
 	} {
 		tag, err := tx.Exec(ctx, `DELETE FROM `+d.table+` WHERE user_id = $1 AND thread_id = ANY($2)`, userID, ids)
 		if err != nil {

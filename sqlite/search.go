@@ -25,6 +25,7 @@ func ftsQuery(terms []string) string {
 const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
+	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 )
 
 // scanHit reads a row of the hit columns of scope followed by a score.
@@ -35,9 +36,12 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 		invalid sql.NullInt64
 		err     error
 	)
-	if scope == agentmem.ScopeMemories {
+	switch scope {
+	case agentmem.ScopeMemories:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Category, &invalid, &h.Score)
-	} else {
+	case agentmem.ScopeChunks:
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Score)
+	default:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &created, &h.AgentID, &h.Score)
 		h.SeqTo = h.SeqFrom
 	}
@@ -96,6 +100,11 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 					continue // messages have no category
 				}
 				found, err = searchMessages(ctx, tx, userID, match, q)
+			case agentmem.ScopeChunks:
+				if q.Filter.Category != nil {
+					continue // chunks have no category
+				}
+				found, err = searchChunks(ctx, tx, userID, match, q)
 			}
 			if err != nil {
 				return err
@@ -160,20 +169,42 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q age
 	return scanHits(rows, agentmem.ScopeMemories)
 }
 
+// searchMessages finds messages by their windows (message_windows_fts)
+// and, for those that have none yet, by their content (messages_fts).
 func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	var c conditions
-	c.add("messages_fts MATCH ?", match)
 	c.add("m.user_id = ?", userID)
 	c.add("t.deleted_at IS NULL")
 	c.addFilter(q.Filter, "t.agent_id")
-	rows, err := tx.QueryContext(ctx, `SELECT `+messageHitColumns+`, -bm25(messages_fts) FROM messages_fts
-		JOIN messages m ON m.rowid = messages_fts.rowid
+	rows, err := tx.QueryContext(ctx, `SELECT `+messageHitColumns+`, h.score FROM (
+			SELECT rowid AS doc, -bm25(message_windows_fts) AS score FROM message_windows_fts WHERE message_windows_fts MATCH ?
+			UNION ALL
+			SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?
+				AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = ? AND w.doc = messages_fts.rowid)
+		) h
+		JOIN messages m ON m.rowid = h.doc
 		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
-		WHERE `+c.String()+` ORDER BY bm25(messages_fts), m.id LIMIT ?`, append(c.args, q.Limit)...)
+		WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append([]any{match, match, userID}, c.args...), q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
 	return scanHits(rows, agentmem.ScopeMessages)
+}
+
+func searchChunks(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	var c conditions
+	c.add("chunks_fts MATCH ?", match)
+	c.add("m.user_id = ?", userID)
+	c.add("t.deleted_at IS NULL")
+	c.addFilter(q.Filter, "t.agent_id")
+	rows, err := tx.QueryContext(ctx, `SELECT `+chunkHitColumns+`, -bm25(chunks_fts) FROM chunks_fts
+		JOIN chunks m ON m.rowid = chunks_fts.rowid
+		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+		WHERE `+c.String()+` ORDER BY bm25(chunks_fts), m.id LIMIT ?`, append(c.args, q.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("search chunks: %w", err)
+	}
+	return scanHits(rows, agentmem.ScopeChunks)
 }
 
 // FindItems implements agentmem.TextSearcher. The IDs are passed as one
@@ -194,9 +225,13 @@ func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []strin
 		return nil, fmt.Errorf("find items: %w", err)
 	}
 	q := `SELECT ` + memoryHitColumns + `, 0.0 FROM memories m WHERE m.user_id = ? AND m.id IN (SELECT value FROM json_each(?))`
-	if scope == agentmem.ScopeMessages {
+	switch scope {
+	case agentmem.ScopeMessages:
 		q = `SELECT ` + messageHitColumns + `, 0.0 FROM messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
 			WHERE m.user_id = ? AND m.id IN (SELECT value FROM json_each(?)) AND m.role IN ('user', 'assistant') AND t.deleted_at IS NULL`
+	case agentmem.ScopeChunks:
+		q = `SELECT ` + chunkHitColumns + `, 0.0 FROM chunks m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+			WHERE m.user_id = ? AND m.id IN (SELECT value FROM json_each(?)) AND t.deleted_at IS NULL`
 	}
 	var found []agentmem.TextHit
 	err = s.read(ctx, func(tx *sql.Tx) error {

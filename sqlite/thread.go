@@ -245,6 +245,12 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 		selArgs...); err != nil {
 		return c, err
 	}
+	// A chunk's vectors: its content's (its ID) and its summary's (ID#s).
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeChunks, `IN (SELECT id FROM chunks WHERE user_id = ? AND thread_id IN (`+sel+`)
+		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = ? AND thread_id IN (`+sel+`))`,
+		append(selArgs, selArgs...)...); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		table string
 		n     *int64
@@ -254,6 +260,7 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 		{"sessions", &c.Sessions},
 		{"idempotency_keys", nil},
 		{"summaries", nil},
+		{"chunks", nil},
 	} {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+d.table+` WHERE user_id = ? AND thread_id IN (`+sel+`)`, selArgs...)
 		if err != nil {

@@ -61,6 +61,8 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("Vectors", func(t *testing.T) { testVectors(t, open(t)) })
 	t.Run("SearchText", func(t *testing.T) { testSearchText(t, open(t)) })
 	t.Run("FindItems", func(t *testing.T) { testFindItems(t, open(t)) })
+	t.Run("Chunks", func(t *testing.T) { testChunks(t, open(t)) })
+	t.Run("MessageWindows", func(t *testing.T) { testMessageWindows(t, open(t)) })
 }
 
 var ctx = context.Background()

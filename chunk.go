@@ -1,0 +1,133 @@
+package agentmem
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Limits of chunks.
+const (
+	DefaultChunkTurns = 10 // turns per chunk (seed 001's interactions)
+	MaxChunkBytes     = 1 << 20
+	MaxChunkLabels    = 50 // topics or entities of a chunk
+)
+
+// Chunk is a passage of k consecutive turns of a thread (seed 001's
+// interactions): their flattened text ("name: content" per turn, one per
+// line), the seqs it covers, a summary, its topics and the entities it
+// names. Search finds chunks by their text and summary (scope chunks).
+// A thread's chunks do not overlap; each is identified by its thread and
+// SeqFrom, and writing a chunk again replaces it (keeping its ID).
+type Chunk struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"user_id"`
+	ThreadID  string    `json:"thread_id"`
+	SeqFrom   int64     `json:"seq_from"`
+	SeqTo     int64     `json:"seq_to"`
+	Turns     int       `json:"turns"` // user and assistant turns in it
+	Text      string    `json:"text"`
+	Summary   string    `json:"summary"`
+	Topics    []string  `json:"topics"`
+	Entities  []string  `json:"entities"`
+	CreatedAt time.Time `json:"created_at"` // the time of its last turn
+}
+
+// Validate checks a chunk about to be put and fills in empty label lists.
+func (c *Chunk) Validate() error {
+	if err := ValidateUserID(c.UserID); err != nil {
+		return err
+	}
+	if c.ID != "" {
+		if err := ValidateID("id", c.ID); err != nil {
+			return err
+		}
+	}
+	if err := ValidateID("thread_id", c.ThreadID); err != nil {
+		return err
+	}
+	if c.SeqFrom < 1 || c.SeqTo < c.SeqFrom {
+		return Errorf(EINVALID, "A chunk's seqs must make a range (1 ≤ seq_from ≤ seq_to), not %d…%d.", c.SeqFrom, c.SeqTo)
+	}
+	for _, f := range []struct{ name, text string }{{"text", c.Text}, {"summary", c.Summary}} {
+		if err := ValidateText(f.name, f.text); err != nil {
+			return err
+		}
+		if len(f.text) > MaxChunkBytes {
+			return Errorf(ETOOLARGE, "A chunk's %s is larger than the limit of %d bytes.", f.name, MaxChunkBytes)
+		}
+	}
+	if strings.TrimSpace(c.Text) == "" {
+		return Errorf(EINVALID, "A chunk's text is required.")
+	}
+	for _, l := range []struct {
+		name string
+		list *[]string
+	}{{"topics", &c.Topics}, {"entities", &c.Entities}} {
+		if *l.list == nil {
+			*l.list = []string{}
+		}
+		if len(*l.list) > MaxChunkLabels {
+			return Errorf(EINVALID, "A chunk has at most %d %s, not %d.", MaxChunkLabels, l.name, len(*l.list))
+		}
+		for _, s := range *l.list {
+			if err := ValidateText(l.name, s); err != nil {
+				return err
+			}
+		}
+	}
+	return ValidateTime("created_at", c.CreatedAt)
+}
+
+// SummaryVectorSuffix ends the vector ID of a chunk's summary: a chunk
+// has two vectors of scope chunks, its text's (ID) and its summary's
+// (ID + SummaryVectorSuffix).
+const SummaryVectorSuffix = "#s"
+
+// MessageWindow is the text by which full-text search finds a message: the
+// message with the turns around it (see WindowText). A turn's words often
+// answer a question only with its neighbours: "What did she paint?" is
+// answered by "A sunset!", right after "I painted something last week".
+type MessageWindow struct {
+	Seq  int64  `json:"seq"`
+	Text string `json:"text"`
+}
+
+// Window is how many turns on each side of a message its window holds.
+const Window = 2
+
+// WindowText returns the window of turns[i]: the Window turns before it,
+// the turn itself twice (its own words weigh double), and the Window turns
+// after it, each on its own line. The same text is indexed for full-text
+// search and embedded, on every backend.
+func WindowText(turns []string, i int) string {
+	var b strings.Builder
+	for j := max(0, i-Window); j < min(len(turns), i+Window+1); j++ {
+		b.WriteString(turns[j])
+		b.WriteByte('\n')
+		if j == i {
+			b.WriteString(turns[j])
+			b.WriteByte('\n')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ChunkStore stores chunks and message windows.
+type ChunkStore interface {
+	// PutChunks stores chunks of a user, each replacing the chunk of its
+	// thread with the same SeqFrom (which keeps its ID); a new chunk gets a
+	// new ID. It fills in the IDs. Returns ENOTFOUND if a chunk's thread
+	// does not exist, EINVALID as Chunk.Validate.
+	PutChunks(ctx context.Context, userID string, cs []*Chunk) error
+
+	// FindChunks returns a thread's chunks in seq order; an empty slice
+	// when it has none. Returns ENOTFOUND if the thread does not exist.
+	FindChunks(ctx context.Context, userID, threadID string) ([]*Chunk, error)
+
+	// PutMessageWindows sets the full-text windows of messages of a thread
+	// by seq, replacing earlier ones. Until a message has a window, search
+	// finds it by its content. Seqs of no user or assistant message are
+	// ignored. Returns ENOTFOUND if the thread does not exist.
+	PutMessageWindows(ctx context.Context, userID, threadID string, ws []MessageWindow) error
+}

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentmem/agentmem"
+)
+
+const chunkColumns = `id, user_id, thread_id, seq_from, seq_to, turns, text, summary, topics, entities, created_at`
+
+// PutChunks implements agentmem.ChunkStore.
+func (s *Store) PutChunks(ctx context.Context, userID string, cs []*agentmem.Chunk) error {
+	type row struct {
+		c                *agentmem.Chunk
+		topics, entities []byte
+	}
+	rows := make([]row, len(cs))
+	for i, c := range cs {
+		c.UserID = userID
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		t, _ := json.Marshal(c.Topics)
+		e, _ := json.Marshal(c.Entities)
+		rows[i] = row{c, t, e}
+	}
+	ids := make([]string, len(cs))
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for i, r := range rows {
+			c := r.c
+			if _, err := findLiveThread(ctx, tx, userID, c.ThreadID); err != nil {
+				return err
+			}
+			id := c.ID
+			if id == "" {
+				id = agentmem.NewID()
+			}
+			// The chunk of (thread, seq_from) keeps its ID when replaced.
+			err := tx.QueryRowContext(ctx, `INSERT INTO chunks (`+chunkColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (user_id, thread_id, seq_from) DO UPDATE SET seq_to = excluded.seq_to, turns = excluded.turns, text = excluded.text,
+					summary = excluded.summary, topics = excluded.topics, entities = excluded.entities, created_at = excluded.created_at
+				RETURNING id`,
+				id, userID, c.ThreadID, c.SeqFrom, c.SeqTo, c.Turns, c.Text, c.Summary, string(r.topics), string(r.entities), micros(c.CreatedAt)).Scan(&ids[i])
+			if err != nil {
+				return fmt.Errorf("put chunk: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, c := range cs {
+		c.ID, c.CreatedAt = ids[i], agentmem.Timestamp(c.CreatedAt)
+	}
+	return nil
+}
+
+// FindChunks implements agentmem.ChunkStore.
+func (s *Store) FindChunks(ctx context.Context, userID, threadID string) ([]*agentmem.Chunk, error) {
+	out := []*agentmem.Chunk{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+` FROM chunks WHERE user_id = ? AND thread_id = ? ORDER BY seq_from`, userID, threadID)
+		if err != nil {
+			return fmt.Errorf("find chunks: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				c                agentmem.Chunk
+				topics, entities string
+				created          int64
+			)
+			if err := rows.Scan(&c.ID, &c.UserID, &c.ThreadID, &c.SeqFrom, &c.SeqTo, &c.Turns, &c.Text, &c.Summary, &topics, &entities, &created); err != nil {
+				return fmt.Errorf("find chunks: %w", err)
+			}
+			if err := json.Unmarshal([]byte(topics), &c.Topics); err != nil {
+				return fmt.Errorf("chunk %s topics: %w", c.ID, err)
+			}
+			if err := json.Unmarshal([]byte(entities), &c.Entities); err != nil {
+				return fmt.Errorf("chunk %s entities: %w", c.ID, err)
+			}
+			c.CreatedAt = fromMicros(created)
+			out = append(out, &c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PutMessageWindows implements agentmem.ChunkStore.
+func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, ws []agentmem.MessageWindow) error {
+	for _, w := range ws {
+		if err := agentmem.ValidateText("window", w.Text); err != nil {
+			return err
+		}
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
+			return err
+		}
+		for _, w := range ws {
+			var doc int64
+			err := tx.QueryRowContext(ctx, `SELECT rowid FROM messages WHERE user_id = ? AND thread_id = ? AND seq = ? AND role IN ('user', 'assistant')`,
+				userID, threadID, w.Seq).Scan(&doc)
+			if err == sql.ErrNoRows {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("put window: %w", err)
+			}
+			if _, err := s.writeExec(ctx, tx, `DELETE FROM message_windows_fts WHERE rowid = ?`, doc); err != nil {
+				return fmt.Errorf("put window: %w", err)
+			}
+			if _, err := s.writeExec(ctx, tx, `INSERT INTO message_windows_fts (rowid, text) VALUES (?, ?)`, doc, w.Text); err != nil {
+				return fmt.Errorf("put window: %w", err)
+			}
+			if _, err := s.writeExec(ctx, tx, `INSERT OR IGNORE INTO message_windows (user_id, doc) VALUES (?, ?)`, userID, doc); err != nil {
+				return fmt.Errorf("put window: %w", err)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,181 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustPutChunks(tb testing.TB, s agentmem.ChunkStore, user string, cs ...*agentmem.Chunk) {
+	tb.Helper()
+	if err := s.PutChunks(ctx, user, cs); err != nil {
+		tb.Fatalf("PutChunks: %v", err)
+	}
+	for _, c := range cs {
+		if c.ID == "" {
+			tb.Fatal("PutChunks left a chunk without an ID")
+		}
+	}
+}
+
+func mustFindChunks(tb testing.TB, s agentmem.ChunkStore, user, thread string) []*agentmem.Chunk {
+	tb.Helper()
+	cs, err := s.FindChunks(ctx, user, thread)
+	if err != nil {
+		tb.Fatalf("FindChunks: %v", err)
+	}
+	if cs == nil {
+		tb.Fatal("FindChunks returned nil, want an empty slice")
+	}
+	return cs
+}
+
+func testChunks(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", AgentID: "coach"})
+	MustAppend(t, s, "alice", th.ID, "user", "I ran a marathon in Boston", "assistant", "Impressive!", "user", "Next I want to swim", "assistant", "Good plan")
+	at := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
+
+	wantCode(t, s.PutChunks(ctx, "alice", []*agentmem.Chunk{{ThreadID: "nope", SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at}}), agentmem.ENOTFOUND)
+	wantCode(t, s.PutChunks(ctx, "bob", []*agentmem.Chunk{{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at}}), agentmem.ENOTFOUND)
+	for name, c := range map[string]agentmem.Chunk{
+		"range":   {ThreadID: th.ID, SeqFrom: 3, SeqTo: 2, Text: "x", CreatedAt: at},
+		"seq 0":   {ThreadID: th.ID, SeqFrom: 0, SeqTo: 2, Text: "x", CreatedAt: at},
+		"no text": {ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "  ", CreatedAt: at},
+		"bad id":  {ID: "a/b", ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at},
+		"labels":  {ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", Topics: make([]string, agentmem.MaxChunkLabels+1), CreatedAt: at},
+	} {
+		if err := s.PutChunks(ctx, "alice", []*agentmem.Chunk{&c}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+			t.Errorf("PutChunks(%s): %v, want EINVALID", name, err)
+		}
+	}
+	if got := mustFindChunks(t, s, "alice", th.ID); len(got) != 0 {
+		t.Fatalf("a refused put stored %d chunks", len(got))
+	}
+
+	c1 := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Turns: 2, Text: "user: I ran a marathon in Boston\nassistant: Impressive!",
+		Summary: "Alice ran the Boston marathon.", Topics: []string{"marathon"}, Entities: []string{"Boston"}, CreatedAt: at}
+	c2 := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 3, SeqTo: 4, Turns: 2, Text: "user: Next I want to swim\nassistant: Good plan",
+		Summary: "Alice plans to take up swimming.", CreatedAt: at.Add(time.Minute)}
+	mustPutChunks(t, s, "alice", c2, c1)
+	got := mustFindChunks(t, s, "alice", th.ID)
+	want := []*agentmem.Chunk{c1, c2}
+	c2.Topics, c2.Entities = []string{}, []string{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("FindChunks mismatch (-want +got):\n%s", diff)
+	}
+	if got[0].CreatedAt.Nanosecond()%1000 != 0 {
+		t.Fatalf("CreatedAt %v is not in microseconds", got[0].CreatedAt)
+	}
+
+	// Writing a chunk again (same thread and seq_from) replaces it and
+	// keeps its ID; the index follows.
+	id := c1.ID
+	again := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Turns: 2, Text: "user: I ran a race in Chicago", Summary: "A race.", CreatedAt: at}
+	mustPutChunks(t, s, "alice", again)
+	if again.ID != id {
+		t.Fatalf("rewritten chunk got ID %s, want %s", again.ID, id)
+	}
+	if got := mustFindChunks(t, s, "alice", th.ID); len(got) != 2 || got[0].Text != again.Text {
+		t.Fatalf("after rewrite: %+v", got)
+	}
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "boston", Scopes: []string{agentmem.ScopeChunks}}))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "chicago", Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, id))
+	// By the summary, stemmed.
+	hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}})
+	wantHits(t, hits, key(agentmem.ScopeChunks, c2.ID))
+	if h := hits[0]; h.ThreadID != th.ID || h.SeqFrom != 3 || h.SeqTo != 4 || h.AgentID != "coach" || !h.CreatedAt.Equal(agentmem.Timestamp(c2.CreatedAt)) || h.Text != c2.Text {
+		t.Fatalf("chunk hit %+v", h)
+	}
+	// Not another user's, and filtered as the others.
+	wantHits(t, mustSearch(t, s, "bob", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}}))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}, Filter: agentmem.SearchFilter{AgentID: ptr("other")}}))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}, Filter: agentmem.SearchFilter{Until: &at}}))
+	items, err := s.FindItems(ctx, "alice", agentmem.ScopeChunks, []string{c2.ID, "nope", id}, agentmem.SearchFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, items, key(agentmem.ScopeChunks, c2.ID), key(agentmem.ScopeChunks, id))
+
+	// Vectors of chunks (content and summary) go with their thread.
+	const space = "test/2"
+	mustPutVectors(t, s, "alice",
+		agentmem.Vector{Scope: agentmem.ScopeChunks, ID: id, Space: space, Vec: []float32{1, 0}},
+		agentmem.Vector{Scope: agentmem.ScopeChunks, ID: id + agentmem.SummaryVectorSuffix, Space: space, Vec: []float32{0, 1}})
+	other := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	MustAppend(t, s, "alice", other.ID, "user", "swimming again")
+	c3 := &agentmem.Chunk{ThreadID: other.ID, SeqFrom: 1, SeqTo: 1, Turns: 1, Text: "user: swimming again", CreatedAt: at}
+	mustPutChunks(t, s, "alice", c3)
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c3.ID, Space: space, Vec: []float32{1, 1}})
+
+	// A soft-deleted thread's chunks are not found; a deleted one's are gone.
+	if err := s.DeleteThread(ctx, "alice", th.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, c3.ID))
+	if err := s.DeleteThread(ctx, "alice", th.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wantVectorKeys(t, s, "alice", space, key(agentmem.ScopeChunks, c3.ID))
+	wantCode(t, s.PutChunks(ctx, "alice", []*agentmem.Chunk{c1}), agentmem.ENOTFOUND)
+
+	// Erasure.
+	if _, err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}}))
+}
+
+func testMessageWindows(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	msgs := MustAppend(t, s, "alice", th.ID,
+		"user", "I painted something last week",
+		"assistant", "What was it?",
+		"user", "A sunset over the lake",
+		"system", "painted system prompt")
+	only := func(q string) []agentmem.TextHit {
+		return mustSearch(t, s, "alice", agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeMessages}})
+	}
+	// Without windows, a message is found by its own words.
+	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[2].ID))
+	wantHits(t, only("painted"), key(agentmem.ScopeMessages, msgs[0].ID))
+
+	wantCode(t, s.PutMessageWindows(ctx, "bob", th.ID, []agentmem.MessageWindow{{Seq: 1, Text: "x"}}), agentmem.ENOTFOUND)
+	turns := []string{msgs[0].Content, msgs[1].Content, msgs[2].Content}
+	var ws []agentmem.MessageWindow
+	for i := range turns {
+		ws = append(ws, agentmem.MessageWindow{Seq: int64(i + 1), Text: agentmem.WindowText(turns, i)})
+	}
+	ws = append(ws, agentmem.MessageWindow{Seq: 4, Text: "system windows are ignored"}, agentmem.MessageWindow{Seq: 99, Text: "no such message"})
+	if err := s.PutMessageWindows(ctx, "alice", th.ID, ws); err != nil {
+		t.Fatal(err)
+	}
+	// With them, by its neighbours' words too, and once each.
+	hits := only("painted sunset")
+	wantHits(t, hits, key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[1].ID), key(agentmem.ScopeMessages, msgs[2].ID))
+	if h := hits[0]; h.Text != msgs[0].Content && h.Text != msgs[2].Content {
+		t.Fatalf("best hit %+v; want the message that says one of the words itself", h)
+	}
+	for _, h := range hits {
+		if h.Text != map[string]string{msgs[0].ID: msgs[0].Content, msgs[1].ID: msgs[1].Content, msgs[2].ID: msgs[2].Content}[h.ID] {
+			t.Fatalf("hit %+v carries a text other than its message's content", h)
+		}
+	}
+	wantHits(t, only("ignored"))
+	// A window written again replaces the old one.
+	if err := s.PutMessageWindows(ctx, "alice", th.ID, []agentmem.MessageWindow{{Seq: 2, Text: "What was it? Ocean"}}); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, only("ocean"), key(agentmem.ScopeMessages, msgs[1].ID))
+	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[2].ID))
+	// New messages without a window are found by their content, beside
+	// windowed ones.
+	late := MustAppend(t, s, "alice", th.ID, "user", "another sunset tomorrow")
+	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[2].ID), key(agentmem.ScopeMessages, late[0].ID))
+	// Windows leave with their messages.
+	if err := s.DeleteThread(ctx, "alice", th.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, only("sunset ocean painted"))
+}
