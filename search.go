@@ -233,6 +233,10 @@ func SearchTerms(q string) []string {
 // (PostgreSQL ignores words of more than 2047 characters).
 const maxTermBytes = 200
 
+// IsStopWord reports whether w, lower-cased, is one of the English stop
+// words that full-text queries leave out.
+func IsStopWord(w string) bool { return stopWords[w] }
+
 // stopWords are PostgreSQL's english stop words (the Snowball list), left
 // out of queries on both backends.
 var stopWords = func() map[string]bool {

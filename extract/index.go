@@ -27,6 +27,7 @@ type Indexer struct {
 	Store interface {
 		agentmem.ThreadStore
 		agentmem.MessageStore
+		agentmem.ChunkStore
 		Store
 	}
 	Jobs  agentmem.JobStore // where Enqueue puts index jobs
@@ -35,6 +36,12 @@ type Indexer struct {
 	Log   *slog.Logger
 	// Notify, when set, is called after an index job was enqueued.
 	Notify func()
+	// ChunkTurns is the turns per chunk (agentmem.DefaultChunkTurns when
+	// 0).
+	ChunkTurns int
+	// Summarize, when set, writes the summary of a chunk's turns (a model,
+	// or an extractive summary); chunks have no summary without it.
+	Summarize func(ctx context.Context, turns []*agentmem.Message) (string, error)
 }
 
 // Enqueue asks for the messages from seqFrom on of a thread to be indexed
@@ -100,10 +107,18 @@ func (ix *Indexer) Run(ctx context.Context, j *agentmem.Job) error {
 	return err
 }
 
-// IndexRange indexes the messages seqFrom..seqTo of a thread.
+// IndexRange indexes the messages seqFrom..seqTo of a thread: their
+// windows and vectors, the memories they hold, and the thread's chunks
+// that they complete.
 func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqFrom, seqTo int64) error {
 	th, err := ix.Store.FindThreadByID(ctx, userID, threadID)
 	if err != nil {
+		return err
+	}
+	if err := ix.indexWindows(ctx, th, seqFrom, seqTo); err != nil {
+		return err
+	}
+	if err := ix.indexChunks(ctx, th); err != nil {
 		return err
 	}
 	for after := seqFrom - 1; after < seqTo; {
@@ -114,7 +129,7 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		if len(page) == 0 {
 			return nil
 		}
-		if err := ix.index(ctx, th, page); err != nil {
+		if err := ix.extract(ctx, th, page); err != nil {
 			return err
 		}
 		after = page[len(page)-1].Seq
@@ -152,28 +167,8 @@ func EmbedText(m *agentmem.Message) string {
 	return m.Content
 }
 
-// index embeds a page of messages and consolidates what they say.
-func (ix *Indexer) index(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
-	var texts []string
-	var ids []string
-	for _, m := range msgs {
-		if (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) && m.Content != "" {
-			texts, ids = append(texts, EmbedText(m)), append(ids, m.ID)
-		}
-	}
-	if len(texts) > 0 && ix.Emb != nil {
-		vecs, err := ix.Emb.Embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("embed messages: %w", err)
-		}
-		vs := make([]agentmem.Vector, len(vecs))
-		for i, v := range vecs {
-			vs[i] = agentmem.Vector{Scope: agentmem.ScopeMessages, ID: ids[i], Space: ix.Space, Vec: v}
-		}
-		if err := ix.Store.PutVectors(ctx, th.UserID, vs); err != nil {
-			return err
-		}
-	}
+// extract consolidates the memories a page of messages holds.
+func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
 	cands := Heuristic(msgs)
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil

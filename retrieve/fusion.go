@@ -26,11 +26,12 @@ type fused struct {
 	scores map[string]float64 // signal → the signal's own score
 }
 
-// fuse combines ranked lists (best first) by reciprocal rank fusion and
-// returns the items best first: score(d) = Σ_lists 1 / (RRFK + rank_list(d)).
-// Ties keep the order of first appearance, lists taken in the order of
-// names.
-func fuse(names []string, lists [][]candidate) []*fused {
+// fuse combines ranked lists (best first) by weighted reciprocal rank
+// fusion and returns the items best first:
+// score(d) = Σ_lists weight_list / (RRFK + rank_list(d)), a nil weights
+// weighing every list 1. Ties keep the order of first appearance, lists
+// taken in the order of names.
+func fuse(names []string, weights []float64, lists [][]candidate) []*fused {
 	byKey := map[itemKey]*fused{}
 	var order []*fused
 	for li, list := range lists {
@@ -46,13 +47,23 @@ func fuse(names []string, lists [][]candidate) []*fused {
 			}
 			f.ranks[names[li]] = r + 1
 			f.scores[names[li]] = c.score
-			f.rrf += 1 / float64(RRFK+r+1)
+			w := 1.0
+			if weights != nil {
+				w = weights[li]
+			}
+			f.rrf += w / float64(RRFK+r+1)
 		}
 	}
 	slices.SortStableFunc(order, func(a, b *fused) int { return cmp.Compare(b.rrf, a.rrf) })
 	return order
 }
 
-// maxRRF is the fused score of an item ranked first in all n lists: the
-// scale that normalises fused scores into (0, 1].
-func maxRRF(n int) float64 { return float64(n) / float64(RRFK+1) }
+// maxRRF is the fused score of an item ranked first in every list of
+// these weights: the scale that normalises fused scores into (0, 1].
+func maxRRF(weights []float64) float64 {
+	sum := 0.0
+	for _, w := range weights {
+		sum += w
+	}
+	return sum / float64(RRFK+1)
+}

@@ -7,7 +7,7 @@ import (
 
 func TestFuse(t *testing.T) {
 	a, b, c, d := itemKey{"m", "a"}, itemKey{"m", "b"}, itemKey{"m", "c"}, itemKey{"m", "d"}
-	got := fuse([]string{"fulltext", "vector"}, [][]candidate{
+	got := fuse([]string{"fulltext", "vector"}, nil, [][]candidate{
 		{{a, 9}, {b, 5}, {c, 1}},
 		{{c, 0.9}, {a, 0.8}, {d, 0.1}, {a, 0.05}}, // a listed twice: its best rank counts
 	})
@@ -31,11 +31,11 @@ func TestFuse(t *testing.T) {
 	if got[0].ranks["vector"] != 2 || got[0].scores["vector"] != 0.8 || got[0].scores["fulltext"] != 9 {
 		t.Fatalf("a's signals %+v %+v", got[0].ranks, got[0].scores)
 	}
-	if s := got[0].rrf / maxRRF(2); s <= 0 || s > 1 {
+	if s := got[0].rrf / maxRRF([]float64{1, 1}); s <= 0 || s > 1 {
 		t.Fatalf("normalised score %v out of (0, 1]", s)
 	}
-	if one := fuse([]string{"fulltext"}, [][]candidate{{{a, 1}}}); one[0].rrf/maxRRF(1) != 1 {
-		t.Fatalf("the first of the only list scores %v, want 1", one[0].rrf/maxRRF(1))
+	if one := fuse([]string{"fulltext"}, nil, [][]candidate{{{a, 1}}}); one[0].rrf/maxRRF([]float64{1}) != 1 {
+		t.Fatalf("the first of the only list scores %v, want 1", one[0].rrf/maxRRF([]float64{1}))
 	}
 }
 

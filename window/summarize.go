@@ -214,6 +214,26 @@ func (s *Summarizer) log() *slog.Logger {
 	return s.Log
 }
 
+// ChunkWords bounds the summary of a chunk of turns.
+const ChunkWords = 60
+
+// SummarizeChunk summarises a chunk's turns in at most ChunkWords words
+// (extract.Indexer.Summarize): by the model when one is configured, and
+// extractively without one or when the model is unavailable.
+func (s *Summarizer) SummarizeChunk(ctx context.Context, turns []*agentmem.Message) (string, error) {
+	if s.Chat != nil {
+		text, _, err := s.llm(ctx, "", turns, ChunkWords)
+		if err == nil {
+			return text, nil
+		}
+		if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || ctx.Err() != nil {
+			return "", err
+		}
+		s.log().WarnContext(ctx, "model unavailable: extractive chunk summary", "err", err)
+	}
+	return Extractive("", turns, ChunkWords), nil
+}
+
 // llm asks the model for the updated summary. A blank answer is an error.
 func (s *Summarizer) llm(ctx context.Context, old string, msgs []*agentmem.Message, words int) (string, string, error) {
 	prompt, err := SummaryPrompt(old, msgs, words)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/tokens"
+	"github.com/agentmem/agentmem/window"
 )
 
 // runEval runs an evaluation; LoCoMo is the only one so far.
@@ -53,7 +54,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	ks := fs.String("k", "1,5,10", "the cutoffs of Recall@k and hit@k, comma-separated")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	perQuestion := fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
-	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, memories (chunks and summaries are not built yet)")
+	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, memories")
 	searcherName := fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
 	db := fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
@@ -134,8 +135,8 @@ func evalSearcher(store agentmem.Store, name string, scopes []string) (locomo.In
 		return nil, nil, "", fmt.Errorf("eval locomo: --searcher must be hybrid, fulltext, vector or bm25, not %q", name)
 	}
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: store, Emb: emb, Space: emb.Space()}
-	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{}), scopes: scopes}
+	ix := &extract.Indexer{Store: store, Emb: emb, Space: emb.Space(), Summarize: (&window.Summarizer{}).SummarizeChunk}
+	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{VectorWeight: retrieve.VectorWeightLexical}), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}
@@ -164,9 +165,9 @@ func (r *retrieveSearcher) Search(ctx context.Context, userID, query string, top
 	}
 	hits := make([]locomo.Hit, len(resp.Results))
 	for i, res := range resp.Results {
-		scope := agentmem.ScopeMessages
-		if res.Kind == "memory" {
-			scope = agentmem.ScopeMemories
+		scope := map[string]string{"memory": agentmem.ScopeMemories, "chunk": agentmem.ScopeChunks}[res.Kind]
+		if scope == "" {
+			scope = agentmem.ScopeMessages
 		}
 		hits[i] = locomo.Hit{Scope: scope, ThreadID: res.ThreadID, SeqFrom: res.SeqFrom, SeqTo: res.SeqTo, Text: res.Text, Score: res.Score}
 	}
@@ -191,12 +192,12 @@ func parseScopes(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case agentmem.ScopeMessages, agentmem.ScopeChunks, agentmem.ScopeSummaries, agentmem.ScopeMemories:
+		case agentmem.ScopeMessages, agentmem.ScopeChunks, agentmem.ScopeMemories:
 			if !slices.Contains(out, f) {
 				out = append(out, f)
 			}
 		default:
-			return nil, fmt.Errorf("--scopes: %q is not messages, chunks, summaries or memories", f)
+			return nil, fmt.Errorf("--scopes: %q is not messages, chunks or memories", f)
 		}
 	}
 	return out, nil

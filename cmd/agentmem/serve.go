@@ -77,7 +77,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// network needed); the indexer embeds new messages and extracts the
 	// memories they hold in jobs.
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: emb.Space(), Log: log}
+	summarizer := &window.Summarizer{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}
+	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: emb.Space(), Log: log, Summarize: summarizer.SummarizeChunk}
 	searcher := retrieve.New(measured, emb, emb.Space(), retrieve.Options{Log: log})
 	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, log)
 	if err != nil {
@@ -86,7 +87,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	pool := &worker.Pool{
 		Jobs: measured,
 		Handlers: map[string]worker.Handler{
-			window.SummarizeJobKind: (&window.Summarizer{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}).Run,
+			window.SummarizeJobKind: summarizer.Run,
 		},
 		Log: log,
 	}

@@ -133,7 +133,7 @@ type QuestionResult struct {
 	Evidence []string `json:"evidence"` // the dia_ids scored against
 	Ranked   []Ranked `json:"ranked"`   // what the hits stood for
 	Metrics
-	Tokens int     `json:"tokens"` // of the hits' texts within the deepest k
+	Tokens int     `json:"tokens"` // of the texts of the hits that name the deepest k turns
 	Millis float64 `json:"ms"`     // the search's duration
 }
 
@@ -189,14 +189,21 @@ func Run(ctx context.Context, store Store, ix Indexer, search Searcher, samples 
 				continue
 			}
 			t0 := time.Now()
-			hits, err := search.Search(ctx, c.UserID, q.Question, depth)
+			// More hits than turns wanted: a hit may stand for turns
+			// already ranked, or for several.
+			hits, err := search.Search(ctx, c.UserID, q.Question, 2*depth)
 			if err != nil {
 				return nil, fmt.Errorf("search %s question %d %q: %w", c.Sample.ID, i, q.Question, err)
 			}
 			d := time.Since(t0)
 			durations = append(durations, d)
-			hits = hits[:min(len(hits), depth)]
-			ranked, unmapped := c.Rank(hits)
+			ranked, _ := c.Rank(hits)
+			// The deepest k turns, and the hits that named them.
+			ranked = ranked[:min(len(ranked), depth)]
+			if len(ranked) == depth {
+				hits = hits[:ranked[depth-1].Hit]
+			}
+			_, unmapped := c.Rank(hits)
 			rep.UnmappedHits += unmapped
 			r := &QuestionResult{
 				Sample:   c.Sample.ID,

@@ -36,26 +36,30 @@ func TestRun(t *testing.T) {
 	answers := map[string][]locomo.Hit{
 		// [D1:1] at rank 1.
 		"What instrument is Ines learning?": {msgHit("session-1", 1)},
-		// [D1:4 D3:2]: a chunk of D3:1–D3:3 at rank 1, D1:4 at rank 6.
+		// [D1:4 D3:2]: a chunk of D3:1–D3:3 first takes ranks 1–3 (D3:2
+		// at 2); D1:4 comes at rank 8.
 		"What is the name of Marek's boat and where did he sail it?": {
 			{Scope: agentmem.ScopeChunks, ThreadID: "session-3", SeqFrom: 1, SeqTo: 3, Text: "x"},
 			msgHit("session-2", 1), msgHit("session-2", 2), msgHit("session-2", 4), msgHit("session-1", 5),
 			msgHit("session-1", 4),
 		},
-		// [D2:1] not found; twelve hits, of which only ten count.
+		// [D2:1] beyond the top 10 turns: two chunks (5 and 3 turns), a
+		// repeated turn (no new rank) and two turns fill them; only the
+		// five hits that name them count their tokens.
 		"In which year did Marek adopt Mist?": {
-			msgHit("session-1", 1), msgHit("session-1", 1), msgHit("session-1", 1), msgHit("session-1", 1),
-			msgHit("session-1", 1), msgHit("session-1", 1), msgHit("session-1", 1), msgHit("session-1", 1),
-			msgHit("session-1", 1), msgHit("session-1", 1), msgHit("session-2", 1), msgHit("session-2", 1),
+			{Scope: agentmem.ScopeChunks, ThreadID: "session-1", SeqFrom: 1, SeqTo: 5, Text: "x"},
+			{Scope: agentmem.ScopeChunks, ThreadID: "session-3", SeqFrom: 1, SeqTo: 3, Text: "x"},
+			msgHit("session-1", 2), msgHit("session-2", 2), msgHit("session-2", 3), msgHit("session-2", 1),
 		},
-		// [D2:1 D2:4]: a memory of D2:3–D2:4 at rank 3.
+		// [D2:1 D2:4]: a memory of D2:3–D2:4 third, at ranks 3 and 4.
 		"Would Mist be a fast runner?": {
 			msgHit("session-1", 1), msgHit("session-1", 2),
 			{Scope: agentmem.ScopeMemories, ThreadID: "session-2", SeqFrom: 3, SeqTo: 4, Text: "x"},
 		},
 		// [D3:3], read from the malformed "D:3:3", at rank 1.
 		"What piece will Ines play at her recital?": {msgHit("session-3", 3)},
-		// [D2:3] (D9:9 is no turn) at rank 2, after a memory without provenance.
+		// [D2:3] (D9:9 is no turn) at rank 1: the memory before it, without
+		// provenance, stands for no turn.
 		"What was Mist doing in the photo Marek shared?": {
 			{Scope: agentmem.ScopeMemories, Text: "x"}, msgHit("session-2", 3),
 		},
@@ -64,8 +68,8 @@ func TestRun(t *testing.T) {
 	}
 	var asked []string
 	search := searchFunc(func(ctx context.Context, userID, query string, topK int) ([]locomo.Hit, error) {
-		if userID != "locomo-conv-demo" || topK != 10 {
-			t.Errorf("Search(%q, %q, %d), want user locomo-conv-demo and top 10", userID, query, topK)
+		if userID != "locomo-conv-demo" || topK != 20 {
+			t.Errorf("Search(%q, %q, %d), want user locomo-conv-demo and top 20 (twice the deepest k)", userID, query, topK)
 		}
 		asked = append(asked, query)
 		return answers[query], nil
@@ -92,18 +96,17 @@ func TestRun(t *testing.T) {
 		Searcher: "fake", K: []int{1, 5, 10},
 		Conversations: 1, Sessions: 3, Turns: 13, QA: 8,
 		Categories: []locomo.Summary{
-			{Category: 1, Name: "multi-hop", N: 1, Recall: []float64{0.5, 0.5, 1}, Hit: []float64{1, 1, 1}, MRR: 1, Tokens: 6},
-			{Category: 2, Name: "temporal", N: 1, Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}, MRR: 0, Tokens: 10},
-			{Category: 3, Name: "open-domain", N: 1, Recall: []float64{0, 0.5, 0.5}, Hit: []float64{0, 1, 1}, MRR: 1.0 / 3, Tokens: 3},
-			// (1, 1, 1), (1, 1, 1) and (0, 1, 1); MRR (1 + 1 + 1/2) / 3.
-			{Category: 4, Name: "single-hop", N: 3, Recall: []float64{2.0 / 3, 1, 1}, Hit: []float64{2.0 / 3, 1, 1}, MRR: 2.5 / 3, Tokens: 4.0 / 3},
+			{Category: 1, Name: "multi-hop", N: 1, Recall: []float64{0, 0.5, 1}, Hit: []float64{0, 1, 1}, MRR: 0.5, Tokens: 6},
+			{Category: 2, Name: "temporal", N: 1, Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}, MRR: 0, Tokens: 5},
+			{Category: 3, Name: "open-domain", N: 1, Recall: []float64{0, 0.5, 0.5}, Hit: []float64{0, 1, 1}, MRR: 0.25, Tokens: 3},
+			{Category: 4, Name: "single-hop", N: 3, Recall: []float64{1, 1, 1}, Hit: []float64{1, 1, 1}, MRR: 1, Tokens: 4.0 / 3},
 		},
 		Overall: locomo.Summary{
 			Name: "all (1–4)", N: 6,
-			Recall: []float64{2.5 / 6, 4.0 / 6, 4.5 / 6},
+			Recall: []float64{3.0 / 6, 4.0 / 6, 4.5 / 6},
 			Hit:    []float64{3.0 / 6, 5.0 / 6, 5.0 / 6},
-			MRR:    (1 + 0 + 1.0/3 + 1 + 1 + 0.5) / 6,
-			Tokens: (1 + 6 + 10 + 3 + 1 + 2) / 6.0,
+			MRR:    (0.5 + 0 + 0.25 + 3) / 6,
+			Tokens: (6 + 5 + 3 + 1 + 1 + 2) / 6.0,
 		},
 		Adversarial: locomo.Summary{Category: 5, Name: "adversarial", N: 1, Recall: []float64{1, 1, 1}, Hit: []float64{1, 1, 1}, MRR: 1, Tokens: 1},
 		Issues: locomo.DataIssues{
@@ -137,8 +140,8 @@ func TestRun(t *testing.T) {
 	}
 	for _, line := range []string{
 		"category             n    R@1    R@5   R@10  hit@1  hit@5 hit@10 MRR@10  tokens/q",
-		"1 multi-hop          1  0.500  0.500  1.000  1.000  1.000  1.000  1.000         6",
-		"all (1–4)            6  0.417  0.667  0.750  0.500  0.833  0.833  0.639         4",
+		"1 multi-hop          1  0.000  0.500  1.000  0.000  1.000  1.000  0.500         6",
+		"all (1–4)            6  0.500  0.667  0.750  0.500  0.833  0.833  0.625         3",
 		"5 adversarial        1  1.000  1.000  1.000  1.000  1.000  1.000  1.000         1",
 		`conv-demo qa[4] "D:3:3": malformed: read as D3:3`,
 	} {

@@ -124,18 +124,21 @@ func Ingest(ctx context.Context, store Store, s *Sample) (*Conversation, error) 
 	return c, nil
 }
 
-// Ranked is a dia_id at the rank (from 1) of the hit that first named it.
+// Ranked is a dia_id at its rank among the turns the hits stand for (from
+// 1), and the rank of the hit that first named it.
 type Ranked struct {
 	DiaID string `json:"dia_id"`
 	Rank  int    `json:"rank"`
+	Hit   int    `json:"hit"`
 }
 
-// Rank maps hits, best first, to the dia_ids they stand for. A message hit
-// stands for its own turn (its SeqFrom); a chunk, summary or memory hit for
-// every turn of SeqFrom…SeqTo in its thread, in seq order, all at the
-// hit's rank. A dia_id keeps its first (best) rank. unmapped counts the
-// hits that stand for no stored turn (no thread, an unknown thread, or
-// seqs outside it); they still take their rank.
+// Rank maps hits, best first, to the turns they stand for, ranked in that
+// order: the top k turns are what Recall@k counts. A message hit stands
+// for its own turn (its SeqFrom); a chunk, summary or memory hit for every
+// turn of SeqFrom…SeqTo in its thread, in seq order, one rank each. A
+// dia_id keeps its first (best) rank and is not counted again. unmapped
+// counts the hits that stand for no stored turn (no thread, an unknown
+// thread, or seqs outside it).
 func (c *Conversation) Rank(hits []Hit) (ranked []Ranked, unmapped int) {
 	seen := map[string]bool{}
 	for i, h := range hits {
@@ -154,7 +157,7 @@ func (c *Conversation) Rank(hits []Hit) (ranked []Ranked, unmapped int) {
 			mapped = true
 			if !seen[dia] {
 				seen[dia] = true
-				ranked = append(ranked, Ranked{DiaID: dia, Rank: i + 1})
+				ranked = append(ranked, Ranked{DiaID: dia, Rank: len(ranked) + 1, Hit: i + 1})
 			}
 		}
 		if !mapped {

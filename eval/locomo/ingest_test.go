@@ -94,7 +94,7 @@ func TestConversation_Rank(t *testing.T) {
 	}{
 		"Messages": {
 			hits: []locomo.Hit{msg("session-2", 4), msg("session-1", 1), {Scope: agentmem.ScopeMessages, ThreadID: "session-3", SeqFrom: 2}},
-			want: []locomo.Ranked{{"D2:4", 1}, {"D1:1", 2}, {"D3:2", 3}},
+			want: []locomo.Ranked{{DiaID: "D2:4", Rank: 1, Hit: 1}, {DiaID: "D1:1", Rank: 2, Hit: 2}, {DiaID: "D3:2", Rank: 3, Hit: 3}},
 		},
 		"ChunkCoveringThreeTurns": {
 			hits: []locomo.Hit{
@@ -102,7 +102,7 @@ func TestConversation_Rank(t *testing.T) {
 				{Scope: agentmem.ScopeChunks, ThreadID: "session-1", SeqFrom: 1, SeqTo: 3}, // D1:2 is already ranked
 				msg("session-3", 1),
 			},
-			want: []locomo.Ranked{{"D1:2", 1}, {"D1:1", 2}, {"D1:3", 2}, {"D3:1", 3}},
+			want: []locomo.Ranked{{DiaID: "D1:2", Rank: 1, Hit: 1}, {DiaID: "D1:1", Rank: 2, Hit: 2}, {DiaID: "D1:3", Rank: 3, Hit: 2}, {DiaID: "D3:1", Rank: 4, Hit: 3}},
 		},
 		"SummaryAndMemory": {
 			hits: []locomo.Hit{
@@ -110,7 +110,7 @@ func TestConversation_Rank(t *testing.T) {
 				{Scope: agentmem.ScopeMemories, ThreadID: "session-3", SeqFrom: 2, SeqTo: 2},
 				msg("session-2", 4), // a duplicate keeps its first rank
 			},
-			want: []locomo.Ranked{{"D2:3", 1}, {"D2:4", 1}, {"D3:2", 2}},
+			want: []locomo.Ranked{{DiaID: "D2:3", Rank: 1, Hit: 1}, {DiaID: "D2:4", Rank: 2, Hit: 1}, {DiaID: "D3:2", Rank: 3, Hit: 2}},
 		},
 		"Unmapped": {
 			hits: []locomo.Hit{
@@ -119,12 +119,12 @@ func TestConversation_Rank(t *testing.T) {
 				{Scope: agentmem.ScopeChunks, ThreadID: "session-3", SeqFrom: 3, SeqTo: 1 << 60}, // clipped to the thread
 				msg("session-1", 99),
 			},
-			want:         []locomo.Ranked{{"D3:3", 3}, {"D3:4", 3}},
+			want:         []locomo.Ranked{{DiaID: "D3:3", Rank: 1, Hit: 3}, {DiaID: "D3:4", Rank: 2, Hit: 3}},
 			wantUnmapped: 3,
 		},
 		"MessageHitIgnoresSeqTo": {
 			hits: []locomo.Hit{{Scope: agentmem.ScopeMessages, ThreadID: "session-1", SeqFrom: 4, SeqTo: 5}},
-			want: []locomo.Ranked{{"D1:4", 1}},
+			want: []locomo.Ranked{{DiaID: "D1:4", Rank: 1, Hit: 1}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -15,9 +15,8 @@ type Metrics struct {
 
 // Score computes a question's metrics at each cutoff of ks from its
 // evidence (distinct dia_ids, not empty) and the ranked dia_ids of its
-// search (see Conversation.Rank). Ranks are those of the hits, so a chunk
-// that covers three turns puts all three within k when it is itself within
-// k.
+// search (see Conversation.Rank). Ranks are those of the turns, so a
+// chunk of ten turns ranked first fills the top 5 by itself.
 func Score(evidence []string, ranked []Ranked, ks []int) Metrics {
 	m := Metrics{Recall: make([]float64, len(ks)), Hit: make([]float64, len(ks))}
 	if len(evidence) == 0 {

@@ -17,38 +17,39 @@ func TestScore(t *testing.T) {
 	}{
 		"FirstHit": {
 			evidence: []string{"D1:1"},
-			ranked:   []locomo.Ranked{{"D1:1", 1}, {"D2:2", 2}},
+			ranked:   []locomo.Ranked{{DiaID: "D1:1", Rank: 1}, {DiaID: "D2:2", Rank: 2}},
 			want:     locomo.Metrics{Recall: []float64{1, 1, 1}, Hit: []float64{1, 1, 1}, RR: 1},
 		},
 		// Two of three evidence turns: one at rank 3, one at rank 7.
 		"TwoOfThree": {
 			evidence: []string{"D1:1", "D1:2", "D1:3"},
-			ranked:   []locomo.Ranked{{"D9:1", 1}, {"D9:2", 2}, {"D1:2", 3}, {"D9:3", 4}, {"D1:3", 7}},
+			ranked:   []locomo.Ranked{{DiaID: "D9:1", Rank: 1}, {DiaID: "D9:2", Rank: 2}, {DiaID: "D1:2", Rank: 3}, {DiaID: "D9:3", Rank: 4}, {DiaID: "D1:3", Rank: 7}},
 			want:     locomo.Metrics{Recall: []float64{0, 1.0 / 3, 2.0 / 3}, Hit: []float64{0, 1, 1}, RR: 1.0 / 3},
 		},
-		// A chunk at rank 2 brings both evidence turns at once.
-		"SharedRank": {
+		// A chunk, the second hit, brings both evidence turns at ranks 2
+		// and 3.
+		"Chunk": {
 			evidence: []string{"D1:1", "D1:2"},
-			ranked:   []locomo.Ranked{{"D5:5", 1}, {"D1:1", 2}, {"D1:2", 2}},
+			ranked:   []locomo.Ranked{{DiaID: "D5:5", Rank: 1, Hit: 1}, {DiaID: "D1:1", Rank: 2, Hit: 2}, {DiaID: "D1:2", Rank: 3, Hit: 2}},
 			want:     locomo.Metrics{Recall: []float64{0, 1, 1}, Hit: []float64{0, 1, 1}, RR: 0.5},
 		},
 		"BeyondTheDeepestK": {
 			evidence: []string{"D1:1"},
-			ranked:   []locomo.Ranked{{"D1:1", 12}},
+			ranked:   []locomo.Ranked{{DiaID: "D1:1", Rank: 12}},
 			want:     locomo.Metrics{Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}, RR: 1.0 / 12},
 		},
 		"NotFound": {
 			evidence: []string{"D1:1", "D1:2"},
-			ranked:   []locomo.Ranked{{"D3:1", 1}},
+			ranked:   []locomo.Ranked{{DiaID: "D3:1", Rank: 1}},
 			want:     locomo.Metrics{Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}},
 		},
 		"DuplicateEvidence": {
 			evidence: []string{"D1:1", "D1:1", "D1:2"},
-			ranked:   []locomo.Ranked{{"D1:1", 4}},
+			ranked:   []locomo.Ranked{{DiaID: "D1:1", Rank: 4}},
 			want:     locomo.Metrics{Recall: []float64{0, 0.5, 0.5}, Hit: []float64{0, 1, 1}, RR: 0.25},
 		},
 		"NoEvidence": {
-			ranked: []locomo.Ranked{{"D1:1", 1}},
+			ranked: []locomo.Ranked{{DiaID: "D1:1", Rank: 1}},
 			want:   locomo.Metrics{Recall: []float64{0, 0, 0}, Hit: []float64{0, 0, 0}},
 		},
 	} {

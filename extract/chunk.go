@@ -1,0 +1,313 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// contextSeqs is how far before and after a range the indexer reads to
+// find each turn's agentmem.Window neighbours: enough for tool and system
+// messages between turns.
+const contextSeqs = 4 * agentmem.Window
+
+// isTurn reports whether m is a turn: a user or assistant message with
+// content, what search finds.
+func isTurn(m *agentmem.Message) bool {
+	return (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) && m.Content != ""
+}
+
+// readTurns returns the turns of a thread with seqs from..to, in order.
+func (ix *Indexer) readTurns(ctx context.Context, userID, threadID string, from, to int64) ([]*agentmem.Message, error) {
+	var turns []*agentmem.Message
+	for after := max(from, 1) - 1; after < to; {
+		page, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: to + 1, Limit: agentmem.MaxPageSize})
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			if isTurn(m) {
+				turns = append(turns, m)
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	return turns, nil
+}
+
+// indexWindows writes the windows (agentmem.WindowText) of the turns of
+// seqFrom..seqTo and of the Window turns before them, whose windows the
+// new turns complete, and stores their vectors: a message's vector embeds
+// its window, as full-text search indexes it.
+func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFrom, seqTo int64) error {
+	turns, err := ix.readTurns(ctx, th.UserID, th.ID, seqFrom-contextSeqs, seqTo+contextSeqs)
+	if err != nil {
+		return err
+	}
+	texts := make([]string, len(turns))
+	first := len(turns)
+	for i, m := range turns {
+		texts[i] = EmbedText(m)
+		if m.Seq >= seqFrom && first == len(turns) {
+			first = i
+		}
+	}
+	var ws []agentmem.MessageWindow
+	var ids []string
+	for i := max(0, first-agentmem.Window); i < len(turns) && turns[i].Seq <= seqTo; i++ {
+		ws = append(ws, agentmem.MessageWindow{Seq: turns[i].Seq, Text: agentmem.WindowText(texts, i)})
+		ids = append(ids, turns[i].ID)
+	}
+	for start := 0; start < len(ws); start += agentmem.MaxPageSize {
+		batch := ws[start:min(start+agentmem.MaxPageSize, len(ws))]
+		if err := ix.Store.PutMessageWindows(ctx, th.UserID, th.ID, batch); err != nil {
+			return err
+		}
+		if ix.Emb == nil {
+			continue
+		}
+		wt := make([]string, len(batch))
+		for i, w := range batch {
+			wt[i] = w.Text
+		}
+		vecs, err := ix.Emb.Embed(ctx, wt)
+		if err != nil {
+			return fmt.Errorf("embed messages: %w", err)
+		}
+		if len(vecs) != len(wt) {
+			return fmt.Errorf("embed messages: %d vectors for %d texts", len(vecs), len(wt))
+		}
+		vs := make([]agentmem.Vector, len(vecs))
+		for i, v := range vecs {
+			vs[i] = agentmem.Vector{Scope: agentmem.ScopeMessages, ID: ids[start+i], Space: ix.Space, Vec: v}
+		}
+		if err := ix.Store.PutVectors(ctx, th.UserID, vs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkWords bounds an extractive chunk summary.
+const chunkWords = 60
+
+// indexChunks writes the thread's next chunks: one for every
+// ChunkTurns turns after its last chunk, and, when the thread has ended,
+// one for the turns left over.
+func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
+	k := cmp.Or(ix.ChunkTurns, agentmem.DefaultChunkTurns)
+	chunks, err := ix.Store.FindChunks(ctx, th.UserID, th.ID)
+	if err != nil {
+		return err
+	}
+	var last int64
+	if len(chunks) > 0 {
+		last = chunks[len(chunks)-1].SeqTo
+	}
+	turns, err := ix.readTurns(ctx, th.UserID, th.ID, last+1, th.LastSeq)
+	if err != nil {
+		return err
+	}
+	var out []*agentmem.Chunk
+	for len(turns) >= k || len(turns) > 0 && th.Status == agentmem.ThreadEnded {
+		n := min(k, len(turns))
+		c, err := ix.makeChunk(ctx, th, turns[:n])
+		if err != nil {
+			return err
+		}
+		out, turns = append(out, c), turns[n:]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if err := ix.Store.PutChunks(ctx, th.UserID, out); err != nil {
+		return err
+	}
+	if ix.Emb == nil {
+		return nil
+	}
+	var texts []string
+	var vs []agentmem.Vector
+	for _, c := range out {
+		texts = append(texts, c.Text, c.Summary)
+		vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c.ID, Space: ix.Space},
+			agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c.ID + agentmem.SummaryVectorSuffix, Space: ix.Space})
+	}
+	vecs, err := ix.Emb.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("embed chunks: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return fmt.Errorf("embed chunks: %d vectors for %d texts", len(vecs), len(texts))
+	}
+	for i := range vs {
+		vs[i].Vec = vecs[i]
+	}
+	return ix.Store.PutVectors(ctx, th.UserID, vs)
+}
+
+// makeChunk flattens turns into a chunk with its summary, topics and
+// entities.
+func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) (*agentmem.Chunk, error) {
+	lines := make([]string, len(turns))
+	for i, m := range turns {
+		who := m.Role
+		if m.Name != "" {
+			who = m.Name
+		}
+		lines[i] = who + ": " + m.Content
+	}
+	c := &agentmem.Chunk{
+		ThreadID:  th.ID,
+		SeqFrom:   turns[0].Seq,
+		SeqTo:     turns[len(turns)-1].Seq,
+		Turns:     len(turns),
+		Text:      truncateUTF8(strings.Join(lines, "\n"), agentmem.MaxChunkBytes),
+		Topics:    Topics(turns, 5),
+		Entities:  Entities(turns, 10),
+		CreatedAt: turns[len(turns)-1].CreatedAt,
+	}
+	if ix.Summarize != nil {
+		s, err := ix.Summarize(ctx, turns)
+		if err != nil {
+			return nil, fmt.Errorf("summarize chunk: %w", err)
+		}
+		c.Summary = truncateUTF8(s, agentmem.MaxChunkBytes)
+	}
+	return c, nil
+}
+
+// truncateUTF8 cuts s to at most n bytes, at a character boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Topics returns at most n keywords of turns: the content words (four
+// letters or more, not stop words) they repeat most, first seen first
+// among equals. The topics of a chunk without a model.
+func Topics(turns []*agentmem.Message, n int) []string {
+	count := map[string]int{}
+	var order []string
+	for _, m := range turns {
+		for _, w := range strings.FieldsFunc(strings.ToLower(m.Content), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if utf8.RuneCountInString(w) < 4 || topicStopWords[w] || agentmem.IsStopWord(w) {
+				continue
+			}
+			if count[w] == 0 {
+				order = append(order, w)
+			}
+			count[w]++
+		}
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
+	return order[:min(n, len(order))]
+}
+
+// topicStopWords are frequent conversational words that name no topic.
+var topicStopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`also really just like know think thanks thank good great well much many yeah sure
+		that's it's i'm you're would could should going want make made sounds awesome amazing glad hope right time
+		things thing something anything everything always never still even lots love feel feeling totally definitely`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// Entities returns at most n proper nouns of turns: the speakers' names
+// and runs of capitalised words that do not open a sentence (or do, and
+// are capitalised elsewhere too), most mentioned first. The entities of a
+// chunk without a model.
+func Entities(turns []*agentmem.Message, n int) []string {
+	count := map[string]int{}
+	var order []string
+	add := func(e string) {
+		if count[e] == 0 {
+			order = append(order, e)
+		}
+		count[e]++
+	}
+	for _, m := range turns {
+		if m.Name != "" {
+			add(m.Name)
+		}
+	}
+	inside := map[string]bool{} // capitalised words seen inside a sentence
+	type run struct {
+		words []string
+		start bool // the run opens a sentence
+	}
+	var runs []run
+	for _, m := range turns {
+		start := true
+		var cur run
+		flush := func() {
+			if len(cur.words) > 0 {
+				runs = append(runs, cur)
+			}
+			cur = run{}
+		}
+		for _, tok := range strings.Fields(m.Content) {
+			w := strings.TrimFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			r, _ := utf8.DecodeRuneInString(w)
+			if w != "" && unicode.IsUpper(r) && !pronouns[w] {
+				if len(cur.words) == 0 {
+					cur.start = start
+				}
+				cur.words = append(cur.words, w)
+				if !start {
+					inside[w] = true
+				}
+			} else {
+				flush()
+			}
+			if w == tok { // no punctuation around the word
+				start = false
+			} else {
+				last, _ := utf8.DecodeLastRuneInString(tok)
+				if strings.ContainsRune(".!?", last) {
+					flush()
+					start = true
+				} else if strings.ContainsRune(",;:", last) {
+					flush()
+					start = false
+				} else {
+					start = false
+				}
+			}
+		}
+		flush()
+	}
+	for _, r := range runs {
+		words := r.words
+		if r.start && len(words) == 1 && !inside[words[0]] {
+			continue // a sentence's first word, capitalised as every first word is
+		}
+		if r.start && !inside[words[0]] {
+			words = words[1:]
+		}
+		if len(words) > 0 {
+			add(strings.Join(words, " "))
+		}
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
+	return order[:min(n, len(order))]
+}
+
+// pronouns are capitalised words that are not names.
+var pronouns = map[string]bool{"I": true, "I'm": true, "I've": true, "I'll": true, "I'd": true, "OK": true, "Ok": true}
