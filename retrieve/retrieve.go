@@ -54,7 +54,7 @@ type Options struct {
 	// tie-breaker and a net for what full-text misses (see
 	// VectorWeightLexical).
 	VectorWeight float64
-	Log        *slog.Logger
+	Log          *slog.Logger
 }
 
 // Searcher runs searches. It is safe for concurrent use.
