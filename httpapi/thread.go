@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
 )
 
 // handleListThreads lists the user's threads, newest updated first. Query:
@@ -99,7 +100,7 @@ func handleGetThread(log *slog.Logger, threads agentmem.ThreadStore) http.Handle
 
 // handleUpdateThread applies an agentmem.ThreadUpdate: absent or null
 // fields stay as they are.
-func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore) http.Handler {
+func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract.Indexer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := readPath(r)
 		var upd agentmem.ThreadUpdate
@@ -113,6 +114,9 @@ func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore) http.Han
 		if err != nil {
 			writeError(w, r, log, err)
 			return
+		}
+		if upd.Status != nil && t.Status == agentmem.ThreadEnded {
+			flushChunks(r, log, ix, t)
 		}
 		encode(w, r, log, http.StatusOK, t)
 	})
@@ -145,7 +149,7 @@ func handleDeleteThread(log *slog.Logger, threads interface {
 }
 
 // handleEndThread marks a thread ended.
-func handleEndThread(log *slog.Logger, threads agentmem.ThreadStore) http.Handler {
+func handleEndThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract.Indexer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := readPath(r)
 		var t *agentmem.Thread
@@ -156,6 +160,19 @@ func handleEndThread(log *slog.Logger, threads agentmem.ThreadStore) http.Handle
 			writeError(w, r, log, err)
 			return
 		}
+		flushChunks(r, log, ix, t)
 		encode(w, r, log, http.StatusOK, t)
 	})
+}
+
+// flushChunks asks for an index job on an ended thread, which writes its
+// last turns into a chunk (see extract.Indexer). The thread has ended
+// whatever happens: a failure to enqueue is logged, not answered.
+func flushChunks(r *http.Request, log *slog.Logger, ix *extract.Indexer, t *agentmem.Thread) {
+	if t.LastSeq == 0 {
+		return
+	}
+	if err := ix.Enqueue(r.Context(), t.UserID, t.ID, t.LastSeq, t.LastSeq); err != nil {
+		log.WarnContext(r.Context(), "ended thread: index job not enqueued", "thread", t.ID, "err", err)
+	}
 }
