@@ -84,6 +84,19 @@ type VectorStore interface {
 	// vectors of the space (or was erased since), each call returns a new
 	// value, so that nothing is ever served from a cache of nothing.
 	VectorsVersion(ctx context.Context, userID, space string) (string, error)
+
+	// VectorSpaces returns the spaces in which the user has vectors, in
+	// ascending byte order; an empty slice when there are none. A space
+	// whose vectors were all deleted (with their items, or by
+	// DeleteVectorSpace) is not listed.
+	VectorSpaces(ctx context.Context, userID string) ([]string, error)
+
+	// DeleteVectorSpace deletes all the user's vectors of a space, in
+	// every scope (once they are re-embedded in another space), and
+	// nothing of other spaces or users; the space's VectorsVersion then
+	// changes. Deleting a space without vectors is not an error. Returns
+	// EINVALID for an empty space.
+	DeleteVectorSpace(ctx context.Context, userID, space string) error
 }
 
 // PrepareVectors checks a PutVectors batch and returns it ready to store,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -36,6 +37,9 @@ type Decision struct {
 	Memory *agentmem.Memory `json:"memory"`        // the new or updated memory; the existing one for NOOP
 	Old    *agentmem.Memory `json:"old,omitempty"` // the invalidated memory
 	Reason string           `json:"reason"`
+	// Vec is the vector of an updated memory's new text, when it is not
+	// the candidate's (the model merged the two).
+	Vec []float32 `json:"-"`
 }
 
 // Consolidator merges candidates into a user's memories so that there is
@@ -43,10 +47,18 @@ type Decision struct {
 // a slot ("where the user lives") replaces the one it contradicts, which
 // is kept invalidated with its history; a repeated statement changes
 // nothing; a close variant becomes the memory's next version.
+//
+// With a Chat, the model decides each candidate against the memories most
+// similar to it (see decideByModel); the rules remain the path without a
+// model and the fallback when it fails or answers nonsense.
 type Consolidator struct {
 	Store Store
 	Emb   agentmem.Embedder
 	Space string // the vector space of Emb
+
+	Chat  agentmem.Chat // nil: the rules alone decide
+	Model string        // the chat model ("" for the client's default)
+	Log   *slog.Logger
 }
 
 // memoryMeta is what consolidation keeps in a memory's metadata to
@@ -105,11 +117,23 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 		case OpAdd, OpInvalidate:
 			existing[cd.Category] = append(existing[cd.Category], d.Memory)
 			vecOf[d.Memory.ID] = vecs[i]
-			if d.Old != nil {
-				existing[cd.Category] = removeMemory(existing[cd.Category], d.Old.ID)
+			if d.Old != nil { // the model may invalidate a memory of another category
+				for cat, ms := range existing {
+					existing[cat] = removeMemory(ms, d.Old.ID)
+				}
 			}
 		case OpUpdate:
-			vecOf[d.Memory.ID] = vecs[i]
+			if d.Vec == nil {
+				d.Vec = vecs[i]
+			}
+			vecOf[d.Memory.ID] = d.Vec
+			for _, ms := range existing {
+				for j, m := range ms {
+					if m.ID == d.Memory.ID {
+						ms[j] = d.Memory
+					}
+				}
+			}
 		}
 	}
 	return out, nil
@@ -145,6 +169,11 @@ func removeMemory(ms []*agentmem.Memory, id string) []*agentmem.Memory {
 // decision.
 func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32,
 	same []*agentmem.Memory, vecOf map[string][]float32) (*Decision, error) {
+	if c.Chat != nil {
+		if d, err := c.decideByModel(ctx, userID, agentID, threadID, cd, vec, same, vecOf); d != nil || err != nil {
+			return d, err
+		}
+	}
 	norm := normalize(cd.Text)
 	var best *agentmem.Memory
 	bestSim := -1.0

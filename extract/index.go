@@ -36,6 +36,8 @@ type Indexer struct {
 	Log   *slog.Logger
 	// Notify, when set, is called after an index job was enqueued.
 	Notify func()
+	// Extractor proposes the memories of new turns (nil: HeuristicExtractor).
+	Extractor Extractor
 	// ChunkTurns is the turns per chunk (agentmem.DefaultChunkTurns when
 	// 0).
 	ChunkTurns int
@@ -169,7 +171,10 @@ func EmbedText(m *agentmem.Message) string {
 
 // extract consolidates the memories a page of messages holds.
 func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
-	cands := Heuristic(msgs)
+	cands, extractErr := ix.candidates(ctx, th, msgs)
+	if extractErr != nil {
+		return extractErr
+	}
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil
 	}

@@ -248,3 +248,11 @@ func (s *instrumentedStore) FailJob(ctx context.Context, userID, id, owner, errM
 	defer s.observe("fail_job", time.Now(), &err)
 	return s.Store.FailJob(ctx, userID, id, owner, errMsg, retryAt)
 }
+func (s *instrumentedStore) VectorSpaces(ctx context.Context, userID string) (_ []string, err error) {
+	defer s.observe("vector_spaces", time.Now(), &err)
+	return s.Store.VectorSpaces(ctx, userID)
+}
+func (s *instrumentedStore) DeleteVectorSpace(ctx context.Context, userID, space string) (err error) {
+	defer s.observe("delete_vector_space", time.Now(), &err)
+	return s.Store.DeleteVectorSpace(ctx, userID, space)
+}

@@ -195,3 +195,54 @@ func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (strin
 	}
 	return version, nil
 }
+
+// VectorSpaces implements agentmem.VectorStore.
+//
+//	SELECT space FROM vector_versions v WHERE user_id = $1 AND EXISTS (a vector of v's space)
+//
+// reads the user's few version rows and probes the primary key of vectors
+// once per space, rather than scanning the user's vectors: PutVectors
+// writes a version row for every space it writes.
+func (s *Store) VectorSpaces(ctx context.Context, userID string) ([]string, error) {
+	spaces := []string{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT space FROM vector_versions v WHERE user_id = $1
+			AND EXISTS (SELECT 1 FROM vectors x WHERE x.user_id = v.user_id AND x.space = v.space) ORDER BY space`, userID)
+		if err != nil {
+			return fmt.Errorf("find vector spaces: %w", err)
+		}
+		found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("find vector spaces: %w", err)
+		}
+		spaces = append(spaces, found...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return spaces, nil
+}
+
+// DeleteVectorSpace implements agentmem.VectorStore. It locks the user's
+// vector versions first, as every deleter of vectors does. The space gets
+// a new version only when vectors were deleted, so that a space the user
+// never had keeps answering a new VectorsVersion on each call.
+func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) error {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx pgx.Tx) error {
+		if err := lockVectorVersions(ctx, tx, userID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM vectors WHERE user_id = $1 AND space = $2`, userID, space)
+		if err != nil {
+			return fmt.Errorf("delete vector space: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		return bumpVectorVersions(ctx, tx, userID, []string{space})
+	})
+}

@@ -179,3 +179,55 @@ func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (strin
 	}
 	return version, nil
 }
+
+// VectorSpaces implements agentmem.VectorStore.
+//
+//	SELECT space FROM vector_versions v WHERE user_id = ? AND EXISTS (a vector of v's space)
+//
+// reads the user's few version rows and probes the primary key of vectors
+// once per space, rather than scanning the user's vectors: PutVectors
+// writes a version row for every space it writes.
+func (s *Store) VectorSpaces(ctx context.Context, userID string) ([]string, error) {
+	spaces := []string{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT space FROM vector_versions v WHERE user_id = ?
+			AND EXISTS (SELECT 1 FROM vectors x WHERE x.user_id = v.user_id AND x.space = v.space) ORDER BY space`, userID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var space string
+			if err := rows.Scan(&space); err != nil {
+				return err
+			}
+			spaces = append(spaces, space)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find vector spaces: %w", err)
+	}
+	return spaces, nil
+}
+
+// DeleteVectorSpace implements agentmem.VectorStore. The space gets a new
+// version only when vectors were deleted, so that a space the user never
+// had keeps answering a new VectorsVersion on each call.
+func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) error {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE user_id = ? AND space = ?`, userID, space)
+		if err != nil {
+			return fmt.Errorf("delete vector space: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("delete vector space: %w", err)
+		} else if n == 0 {
+			return nil
+		}
+		return bumpVectorVersions(ctx, tx, userID, []string{space})
+	})
+}

@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("Memories/Erasure", func(t *testing.T) { testMemoryErasure(t, open(t)) })
 	t.Run("Memories/Concurrent", func(t *testing.T) { testMemoriesConcurrent(t, open(t)) })
 	t.Run("Vectors", func(t *testing.T) { testVectors(t, open(t)) })
+	t.Run("VectorSpaces", func(t *testing.T) { testVectorSpaces(t, open(t)) })
 	t.Run("SearchText", func(t *testing.T) { testSearchText(t, open(t)) })
 	t.Run("FindItems", func(t *testing.T) { testFindItems(t, open(t)) })
 	t.Run("Chunks", func(t *testing.T) { testChunks(t, open(t)) })

@@ -45,6 +45,9 @@ type Config struct {
 	Prompts         string // serve: JSON file of named system prompts
 	LLMModel        string // serve: chat model for summaries
 	LLMBaseURL      string // serve: OpenAI-compatible server
+
+	Embedder   string // serve: builtin (lexical, offline) or openai (the OPENAI_* server's embeddings)
+	EmbedModel string // serve: the embeddings model of --embedder openai
 }
 
 // defaults returns the zero-configuration setup: an SQLite file in the
@@ -64,6 +67,9 @@ func defaults() Config {
 		RateBurst:        20,
 		MaxBatchMessages: agentmem.MaxBatchMessages,
 		MaxQueryBytes:    8 << 10,
+
+		Embedder:   "builtin",
+		EmbedModel: "text-embedding-3-small",
 	}
 }
 
@@ -80,6 +86,12 @@ func envString(fs *flag.FlagSet, p *string, name, env, usage string, getenv func
 func dbFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) {
 	envString(fs, &cfg.DB, "db", "AGENTMEM_DB", "database: sqlite:PATH or postgres://…", getenv)
 	envString(fs, &cfg.Synchronous, "sqlite-synchronous", "AGENTMEM_SQLITE_SYNCHRONOUS", "SQLite synchronous pragma: FULL (durable on power loss) or NORMAL", getenv)
+}
+
+// embedderFlags adds the flags that choose the embedder of search.
+func embedderFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) {
+	envString(fs, &cfg.Embedder, "embedder", "AGENTMEM_EMBEDDER", "embedder of search: builtin (no model, no network) or openai (the embeddings of the OPENAI_* server)", getenv)
+	envString(fs, &cfg.EmbedModel, "embed-model", "AGENTMEM_EMBED_MODEL", "embeddings model of --embedder openai", getenv)
 }
 
 // parse parses args with fs, reads numeric environment variables, and
@@ -132,6 +144,12 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("--max-query-bytes must be at least 256")
 	case cfg.ContextBudget < 0:
 		return fmt.Errorf("--context-budget must not be negative")
+	}
+	switch {
+	case cfg.Embedder != "builtin" && cfg.Embedder != "openai":
+		return fmt.Errorf("--embedder must be builtin or openai, not %q", cfg.Embedder)
+	case cfg.Embedder == "openai" && cfg.EmbedModel == "":
+		return fmt.Errorf("--embed-model is empty")
 	}
 	switch cfg.ContextStrategy {
 	case "", "trim", "window", "summarize":

@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
-	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/window"
 	"github.com/agentmem/agentmem/worker"
@@ -44,6 +43,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
 	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
 	contextFlags(fs, &cfg, getenv)
+	embedderFlags(fs, &cfg, getenv)
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
@@ -73,13 +73,21 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	// Search: full-text plus the built-in embedder's vectors (no model or
-	// network needed); the indexer embeds new messages and extracts the
-	// memories they hold in jobs.
-	emb := lexical.New(0)
+	// Search: full-text plus the vectors of the configured embedder (the
+	// built-in one needs no model or network); the indexer embeds new
+	// messages and extracts the memories they hold in jobs, with the model
+	// when one is configured.
+	emb, space, err := newEmbedder(ctx, cfg, getenv)
+	if err != nil {
+		return err
+	}
+	log.Info("embedder", "embedder", cfg.Embedder, "space", space)
 	summarizer := &window.Summarizer{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}
-	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: emb.Space(), Log: log, Summarize: summarizer.SummarizeChunk}
-	searcher := retrieve.New(measured, emb, emb.Space(), retrieve.Options{Log: log})
+	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk}
+	if chat != nil {
+		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
+	}
+	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log})
 	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, log)
 	if err != nil {
 		return err
@@ -94,14 +102,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	win.Notify = pool.Notify
 	ix.Notify = pool.Notify
 	pool.Handlers[extract.IndexJobKind] = ix.Run
+	// A new embedder writes a new vector space: a job finds the users
+	// whose vectors are of another space and re-embeds them.
+	reembed := &extract.Reembedder{Store: measured, Jobs: measured, Emb: emb, Space: space, Log: log, Notify: pool.Notify}
+	pool.Handlers[extract.ReembedJobKind] = reembed.Run
+	pool.Handlers[extract.ReembedAllJobKind] = reembed.RunAll
+	if err := reembed.EnqueueAll(ctx); err != nil {
+		log.Warn("could not look for vectors to re-embed", "err", err)
+	}
 	poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPool()
 	pooled := make(chan error, 1)
 	go func() { pooled <- pool.Run(poolCtx) }()
 	if chat != nil {
-		log.Info("model configured: summaries by the model", "model", cfg.LLMModel)
+		log.Info("model configured: summaries and memory extraction by the model", "model", cfg.LLMModel)
 	} else {
-		log.Info("no model configured: extractive summaries (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
+		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
 
 	handler := httpapi.NewHandler(log, measured, httpapi.Options{

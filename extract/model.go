@@ -1,0 +1,371 @@
+package extract
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"text/template"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Extractor proposes candidate memories about a thread's user from new
+// turns of the thread. The Indexer consolidates what it returns; an error
+// fails the index job, which the worker retries.
+type Extractor interface {
+	Extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error)
+}
+
+// HeuristicExtractor is the Extractor that needs no model: Heuristic's
+// clear first-person statements.
+type HeuristicExtractor struct{}
+
+// Extract implements Extractor.
+func (HeuristicExtractor) Extract(_ context.Context, _ *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
+	return Heuristic(msgs), nil
+}
+
+// candidates proposes the memories of a page of messages with the
+// Indexer's Extractor (HeuristicExtractor when nil). Without an embedder
+// nothing is consolidated, so nothing is asked of a model either.
+func (ix *Indexer) candidates(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
+	if ix.Emb == nil {
+		return nil, nil
+	}
+	ex := ix.Extractor
+	if ex == nil {
+		ex = HeuristicExtractor{}
+	}
+	cands, err := ex.Extract(ctx, th, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("extract memories: %w", err)
+	}
+	return cands, nil
+}
+
+// DefaultCategories are the categories a model files memories under; an
+// answer with another category files it under "other".
+var DefaultCategories = []string{"identity", "job", "family", "preference", "plan", "possession", "place", "date", "activity", "health", "other"}
+
+// Defaults of ModelExtractor's zero fields.
+const (
+	DefaultMinConfidence  = 0.5   // candidates the model is less sure of are dropped
+	DefaultMaxPromptChars = 24000 // of turns per model call (about 6,000 tokens)
+)
+
+// Limits on what ModelExtractor sends and accepts.
+const (
+	maxTurnChars     = 4000 // a longer turn is cut: facts about the user are rarely deep in one
+	maxModelMemories = 50   // per answer; the rest are ignored
+	maxSlotChars     = 100
+)
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
+
+var extractPrompt = template.Must(template.ParseFS(promptFS, "prompts/extract.tmpl"))
+
+// ModelExtractor asks a chat model for the memories that new turns hold
+// (the DESIGN's extraction: a JSON proposal per batch of turns), and
+// validates the answer as it would user input:
+//
+//   - the answer must be one JSON object {"memories": [...]} (a Markdown
+//     code fence around it is tolerated) whose memories each have a text
+//     and a numeric confidence; numbers must be numbers, and any other
+//     shape is malformed: Extract returns an EUNAVAILABLE error, so that
+//     the index job fails, stores nothing of the batch and is retried;
+//   - values are clamped to [0, 1], an unknown category becomes "other",
+//     candidates below MinConfidence are dropped;
+//   - each candidate's provenance is the turn the model cites ("seq"), if
+//     that turn is in the batch, else the batch's range of seqs.
+//
+// When the model itself fails (Chat returns an error after the client's
+// retries: the model is down, or refused the request) the batch is
+// extracted by Fallback instead and a warning logged, so that what the
+// user said is not lost while the model is away.
+type ModelExtractor struct {
+	Chat  agentmem.Chat
+	Model string // "" for the client's default
+	Log   *slog.Logger
+	// MinConfidence drops candidates below it (DefaultMinConfidence when 0).
+	MinConfidence float64
+	// Categories the model chooses from (DefaultCategories when empty).
+	Categories []string
+	// Fallback extracts when the model fails (HeuristicExtractor when nil).
+	Fallback Extractor
+	// MaxPromptChars bounds the turns of one model call; more turns make
+	// more calls (DefaultMaxPromptChars when 0).
+	MaxPromptChars int
+}
+
+var _ Extractor = (*ModelExtractor)(nil)
+
+// Extract implements Extractor. Turns go to the model in batches of at
+// most MaxPromptChars; a batch without a user turn is not sent.
+func (x *ModelExtractor) Extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
+	var out []Candidate
+	for _, batch := range x.batches(msgs) {
+		cands, err := x.extractBatch(ctx, th, batch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cands...)
+	}
+	return out, nil
+}
+
+// turn is a message as the prompt shows it.
+type turn struct {
+	Seq     int64
+	Role    string
+	Name    string
+	Content string
+}
+
+// batches groups the user and assistant turns with content into batches
+// of at most MaxPromptChars, leaving out those without a user turn.
+func (x *ModelExtractor) batches(msgs []*agentmem.Message) [][]*agentmem.Message {
+	limit := x.MaxPromptChars
+	if limit <= 0 {
+		limit = DefaultMaxPromptChars
+	}
+	var out [][]*agentmem.Message
+	var cur []*agentmem.Message
+	size, user := 0, false
+	flush := func() {
+		if user {
+			out = append(out, cur)
+		}
+		cur, size, user = nil, 0, false
+	}
+	for _, m := range msgs {
+		if (m.Role != agentmem.RoleUser && m.Role != agentmem.RoleAssistant) || strings.TrimSpace(m.Content) == "" {
+			continue
+		}
+		n := min(len(m.Content), maxTurnChars)
+		if len(cur) > 0 && size+n > limit {
+			flush()
+		}
+		cur, size = append(cur, m), size+n
+		user = user || m.Role == agentmem.RoleUser
+	}
+	flush()
+	return out
+}
+
+// ExtractPrompt renders the prompt that asks a model for the memories of
+// msgs (user and assistant turns with content; others are left out), with
+// the given categories.
+func ExtractPrompt(msgs []*agentmem.Message, categories []string) (string, error) {
+	data := struct {
+		Turns      []turn
+		Categories string
+	}{Categories: strings.Join(categories, ", ")}
+	for _, m := range msgs {
+		content := strings.TrimSpace(m.Content)
+		if (m.Role != agentmem.RoleUser && m.Role != agentmem.RoleAssistant) || content == "" {
+			continue
+		}
+		data.Turns = append(data.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(content, maxTurnChars)})
+	}
+	var b strings.Builder
+	if err := extractPrompt.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("render extraction prompt: %w", err)
+	}
+	return b.String(), nil
+}
+
+// cut shortens s to at most n bytes, at a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " …"
+}
+
+func (x *ModelExtractor) extractBatch(ctx context.Context, th *agentmem.Thread, batch []*agentmem.Message) ([]Candidate, error) {
+	prompt, err := ExtractPrompt(batch, x.categories())
+	if err != nil {
+		return nil, err
+	}
+	resp, err := x.Chat.Complete(ctx, agentmem.ChatRequest{
+		Model:     x.Model,
+		Messages:  []agentmem.ChatMessage{{Role: agentmem.RoleUser, Content: prompt}},
+		MaxTokens: 4096,
+		JSON:      true,
+	})
+	if err == nil && strings.TrimSpace(resp.Content) == "" && (resp.FinishReason == "refusal" || resp.FinishReason == "content_filter") {
+		err = agentmem.Errorf(agentmem.EUNAVAILABLE, "The extraction model refused the turns (%s).", resp.FinishReason)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // stopping: the job runs again
+		}
+		x.log().WarnContext(ctx, "extraction model failed; extracting heuristically", "thread", th.ID,
+			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, "err", err)
+		return x.fallback().Extract(ctx, th, batch)
+	}
+	cands, err := x.parse(resp.Content, batch)
+	if err != nil {
+		x.log().DebugContext(ctx, "malformed extraction answer", "thread", th.ID, "answer", resp.Content)
+		return nil, err
+	}
+	x.log().DebugContext(ctx, "memories extracted by the model", "thread", th.ID, "candidates", len(cands))
+	return cands, nil
+}
+
+// modelMemory is one memory of the model's answer. Pointers tell a
+// missing field from a zero one.
+type modelMemory struct {
+	Text       *string  `json:"text"`
+	Category   *string  `json:"category"`
+	Confidence *float64 `json:"confidence"`
+	Importance *float64 `json:"importance"`
+	Slot       *string  `json:"slot"`
+	Negated    *bool    `json:"negated"`
+	Seq        *float64 `json:"seq"`
+}
+
+// malformed is the error of an answer that is not what the prompt asked
+// for: EUNAVAILABLE, as the model is not usable for now, and the job is
+// retried.
+func malformed(format string, args ...any) error {
+	return agentmem.Errorf(agentmem.EUNAVAILABLE, "The extraction model's answer is malformed: "+format+".", args...)
+}
+
+// parse validates the model's answer and turns it into candidates.
+func (x *ModelExtractor) parse(content string, batch []*agentmem.Message) ([]Candidate, error) {
+	var answer struct {
+		Memories *[]modelMemory `json:"memories"`
+	}
+	if err := decodeJSONObject(content, &answer); err != nil {
+		return nil, err
+	}
+	if answer.Memories == nil {
+		return nil, malformed(`no "memories" array`)
+	}
+	seqs := map[int64]bool{}
+	for _, m := range batch {
+		seqs[m.Seq] = true
+	}
+	from, to := batch[0].Seq, batch[len(batch)-1].Seq
+	minConf := x.MinConfidence
+	if minConf <= 0 {
+		minConf = DefaultMinConfidence
+	}
+	categories := x.categories()
+	var out []Candidate
+	seen := map[string]bool{}
+	for i, mm := range *answer.Memories {
+		if i == maxModelMemories {
+			break
+		}
+		if mm.Text == nil || strings.TrimSpace(*mm.Text) == "" {
+			return nil, malformed("memory %d has no text", i)
+		}
+		if mm.Confidence == nil {
+			return nil, malformed("memory %d has no confidence", i)
+		}
+		text := strings.Join(strings.Fields(*mm.Text), " ")
+		if len(text) > agentmem.MaxMemoryBytes || agentmem.ValidateText("text", text) != nil {
+			return nil, malformed("memory %d has a text that cannot be stored", i)
+		}
+		c := Candidate{Text: text, Category: "other", Confidence: clamp(*mm.Confidence), Importance: 0.5, SeqFrom: from, SeqTo: to}
+		if mm.Category != nil {
+			if cat := strings.ToLower(strings.TrimSpace(*mm.Category)); slices.Contains(categories, cat) {
+				c.Category = cat
+			}
+		}
+		if mm.Importance != nil {
+			c.Importance = clamp(*mm.Importance)
+		}
+		if mm.Slot != nil {
+			slot := strings.ToLower(strings.Join(strings.Fields(*mm.Slot), " "))
+			if utf8.RuneCountInString(slot) <= maxSlotChars && agentmem.ValidateText("slot", slot) == nil {
+				c.Slot = slot
+			}
+		}
+		if mm.Negated != nil {
+			c.Negated = *mm.Negated
+		}
+		if mm.Seq != nil {
+			if s := int64(*mm.Seq); float64(s) == *mm.Seq && seqs[s] {
+				c.SeqFrom, c.SeqTo = s, s
+			}
+		}
+		if c.Confidence < minConf || seen[normalize(text)] {
+			continue
+		}
+		seen[normalize(text)] = true
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// decodeJSONObject decodes content, one JSON object and nothing after it
+// (inside a Markdown code fence, which models without a JSON mode add),
+// into v: a field of the wrong type is malformed, as is trailing data.
+func decodeJSONObject(content string, v any) error {
+	s := strings.TrimSpace(content)
+	if rest, ok := strings.CutPrefix(s, "```"); ok {
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:] // past ```json
+		}
+		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
+	}
+	if !strings.HasPrefix(s, "{") {
+		return malformed("not a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return malformed("%s is not a %s", te.Field, te.Type)
+		}
+		return malformed("invalid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return malformed("data after the JSON object")
+	}
+	return nil
+}
+
+// clamp bounds v to [0, 1].
+func clamp(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return math.Min(1, math.Max(0, v))
+}
+
+func (x *ModelExtractor) categories() []string {
+	if len(x.Categories) > 0 {
+		return x.Categories
+	}
+	return DefaultCategories
+}
+
+func (x *ModelExtractor) fallback() Extractor {
+	if x.Fallback != nil {
+		return x.Fallback
+	}
+	return HeuristicExtractor{}
+}
+
+func (x *ModelExtractor) log() *slog.Logger {
+	if x.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return x.Log
+}

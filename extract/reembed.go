@@ -1,0 +1,377 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Kinds of the jobs that move a store to a new embedder.
+const (
+	// ReembedJobKind re-embeds one user's searchable items in the current
+	// vector space and then deletes the user's vectors of other spaces.
+	ReembedJobKind = "reembed"
+	// ReembedAllJobKind walks every user and enqueues a reembed job for
+	// each one that has vectors of a space other than the current one.
+	ReembedAllJobKind = "reembed-all"
+)
+
+// SystemUser is the user of the jobs that concern every user (a job
+// belongs to a user). Erasing it erases only such jobs.
+const SystemUser = "_agentmem"
+
+// Defaults of Reembedder's zero fields.
+const (
+	DefaultReembedBatch    = 128 // texts per Embed call
+	DefaultReembedAttempts = 20  // a reembed job keeps its progress: a failed run resumes it
+)
+
+// Passes over a user's threads and memories (see ReembedUser), and the
+// slack allowed between the clocks of the stores' writers and ours.
+const (
+	reembedPasses = 4
+	clockSlack    = time.Minute
+)
+
+// reembedPayload is the payload of both job kinds: the space to embed in.
+// A server whose embedder writes another space leaves the job alone.
+type reembedPayload struct {
+	Space string `json:"space"`
+}
+
+// Reembedder moves a store to a new embedder: vectors of different spaces
+// are never compared, so when the embedder changes (another model, or
+// another dimension), every searchable item needs a vector in the new
+// space before search finds it by similarity again; meanwhile full-text
+// search still finds it.
+type Reembedder struct {
+	Store interface {
+		agentmem.ThreadStore
+		agentmem.MessageStore
+		agentmem.MemoryStore
+		agentmem.VectorStore
+		agentmem.UserStore
+	}
+	Jobs  agentmem.JobStore
+	Emb   agentmem.Embedder
+	Space string // the vector space of Emb
+	Log   *slog.Logger
+	// Notify, when set, is called after jobs were enqueued.
+	Notify func()
+	// BatchSize is the number of texts per Embed call
+	// (DefaultReembedBatch when 0).
+	BatchSize int
+	// Now returns the current time (time.Now when nil).
+	Now func() time.Time
+}
+
+// EnqueueAll enqueues the job that looks for users to re-embed (call it
+// at start). Servers starting together with the same embedder share one
+// job.
+func (r *Reembedder) EnqueueAll(ctx context.Context) error {
+	payload, _ := json.Marshal(reembedPayload{Space: r.Space})
+	if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: SystemUser, Kind: ReembedAllJobKind, Key: r.Space, Payload: payload}); err != nil {
+		return fmt.Errorf("enqueue reembed-all job: %w", err)
+	}
+	r.notify()
+	return nil
+}
+
+// RunAll is the reembed-all job's handler (a worker.Handler): it enqueues
+// a reembed job for each user with vectors of a space other than
+// r.Space. Users are visited in ID order, one VectorSpaces call each.
+func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
+	p, err := r.payload(j)
+	if err != nil || p.Space != r.Space {
+		return err
+	}
+	users := 0
+	for after := ""; ; {
+		ids, err := r.Store.FindUserIDs(ctx, after, agentmem.MaxPageSize)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			spaces, err := r.Store.VectorSpaces(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(spaces, func(s string) bool { return s != r.Space }) {
+				continue
+			}
+			if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: ReembedJobKind, Key: r.Space,
+				Payload: j.Payload, MaxAttempts: DefaultReembedAttempts}); err != nil {
+				return fmt.Errorf("enqueue reembed job: %w", err)
+			}
+			users++
+		}
+		if len(ids) < agentmem.MaxPageSize {
+			break
+		}
+		after = ids[len(ids)-1]
+	}
+	if users > 0 {
+		r.log().InfoContext(ctx, "the embedder changed: re-embedding users", "space", r.Space, "users", users)
+		r.notify()
+	}
+	return nil
+}
+
+// Run is the reembed job's handler (a worker.Handler): ReembedUser for
+// the job's user.
+func (r *Reembedder) Run(ctx context.Context, j *agentmem.Job) error {
+	p, err := r.payload(j)
+	if err != nil || p.Space != r.Space {
+		return err
+	}
+	return r.ReembedUser(ctx, j.UserID)
+}
+
+func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
+	var p reembedPayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil || p.Space == "" {
+		return p, agentmem.Errorf(agentmem.EINVALID, "%s job %s has a malformed payload.", j.Kind, j.ID)
+	}
+	if p.Space != r.Space {
+		r.log().Info("job for another embedder left alone", "job", j.ID, "kind", j.Kind, "space", p.Space, "ours", r.Space)
+	}
+	return p, nil
+}
+
+// ReembedUser embeds in r.Space every searchable item of the user that
+// has no vector there yet: the user and assistant messages with content
+// of the threads that are not deleted (their EmbedText), and every memory,
+// invalidated ones too (their Text). Then it deletes the user's vectors
+// of every other space, except a space that holds vectors of scopes it
+// does not re-embed (chunks, summaries): those stay until something
+// re-embeds them, unused by search.
+//
+// Vectors are stored batch by batch, so a run that fails resumes where
+// the last one stopped. Threads and memories are listed newest updated
+// first, so one updated during a pass may move ahead of it: later passes
+// visit what was updated since the previous pass began, until one finds
+// nothing to embed (at most a few passes; items written meanwhile get
+// their vectors from the indexer, which embeds in r.Space too).
+func (r *Reembedder) ReembedUser(ctx context.Context, userID string) error {
+	have, err := r.vectorKeys(ctx, userID)
+	if err != nil {
+		return err
+	}
+	b := &reembedBatch{r: r, userID: userID, have: have}
+	seen := map[string]int64{} // thread → last seq visited
+	var since *time.Time
+	for pass := 0; pass < reembedPasses; pass++ {
+		start := r.now().Add(-clockSlack)
+		before := b.queued
+		if err := r.memories(ctx, b, since); err != nil {
+			return err
+		}
+		if err := r.threads(ctx, b, since, seen); err != nil {
+			return err
+		}
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+		if pass > 0 && b.queued == before {
+			break
+		}
+		since = &start
+	}
+	spaces, err := r.Store.VectorSpaces(ctx, userID)
+	if err != nil {
+		return err
+	}
+	for _, space := range spaces {
+		if space == r.Space {
+			continue
+		}
+		others, err := r.Store.FindVectors(ctx, userID, space, []string{agentmem.ScopeChunks, agentmem.ScopeSummaries})
+		if err != nil {
+			return err
+		}
+		if len(others) > 0 {
+			r.log().WarnContext(ctx, "old vector space kept: it holds vectors that are not re-embedded", "user", userID, "space", space, "vectors", len(others))
+			continue
+		}
+		if err := r.Store.DeleteVectorSpace(ctx, userID, space); err != nil {
+			return err
+		}
+	}
+	r.log().InfoContext(ctx, "user re-embedded", "user", userID, "space", r.Space, "embedded", b.embedded, "skipped", b.skipped)
+	return nil
+}
+
+// vectorKeys returns the scope/id of the user's messages and memories
+// with a vector in r.Space.
+func (r *Reembedder) vectorKeys(ctx context.Context, userID string) (map[string]bool, error) {
+	vs, err := r.Store.FindVectors(ctx, userID, r.Space, []string{agentmem.ScopeMessages, agentmem.ScopeMemories})
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		have[v.Scope+"/"+v.ID] = true
+	}
+	return have, nil
+}
+
+// memories queues the user's memories (valid or not) updated after since
+// (all when nil) that lack a vector.
+func (r *Reembedder) memories(ctx context.Context, b *reembedBatch, since *time.Time) error {
+	f := agentmem.MemoryFilter{IncludeInvalid: true, UpdatedAfter: since, Limit: agentmem.MaxPageSize}
+	for {
+		page, next, err := r.Store.FindMemories(ctx, b.userID, f)
+		if err != nil {
+			return err
+		}
+		for _, m := range page {
+			if err := b.add(ctx, agentmem.ScopeMemories, m.ID, m.Text); err != nil {
+				return err
+			}
+		}
+		if f.Cursor = next; next == "" {
+			return nil
+		}
+	}
+}
+
+// threads queues the messages lacking a vector of the user's threads
+// updated after since (all when nil), past the seq seen of each.
+func (r *Reembedder) threads(ctx context.Context, b *reembedBatch, since *time.Time, seen map[string]int64) error {
+	f := agentmem.ThreadFilter{Limit: agentmem.MaxPageSize}
+	for {
+		page, next, err := r.Store.FindThreads(ctx, b.userID, f)
+		if err != nil {
+			return err
+		}
+		for _, th := range page {
+			if since != nil && th.UpdatedAt.Before(*since) {
+				return nil // newest first: the rest were visited
+			}
+			if err := r.messages(ctx, b, th.ID, seen); err != nil {
+				return err
+			}
+		}
+		if f.Cursor = next; next == "" {
+			return nil
+		}
+	}
+}
+
+func (r *Reembedder) messages(ctx context.Context, b *reembedBatch, threadID string, seen map[string]int64) error {
+	for {
+		page, _, err := r.Store.FindMessages(ctx, b.userID, threadID, agentmem.MessageFilter{AfterSeq: seen[threadID], Limit: agentmem.MaxPageSize})
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			return nil // deleted meanwhile
+		} else if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		for _, m := range page {
+			if (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) && m.Content != "" {
+				if err := b.add(ctx, agentmem.ScopeMessages, m.ID, EmbedText(m)); err != nil {
+					return err
+				}
+			}
+		}
+		seen[threadID] = page[len(page)-1].Seq
+	}
+}
+
+// reembedBatch collects the items to embed and stores their vectors a
+// batch at a time.
+type reembedBatch struct {
+	r      *Reembedder
+	userID string
+	have   map[string]bool // scope/id of the items with a vector in r.Space
+	items  []agentmem.Vector
+	texts  []string
+
+	queued, embedded, skipped int
+}
+
+func (b *reembedBatch) add(ctx context.Context, scope, id, text string) error {
+	key := scope + "/" + id
+	if b.have[key] {
+		return nil
+	}
+	b.have[key] = true
+	b.queued++
+	b.items = append(b.items, agentmem.Vector{Scope: scope, ID: id, Space: b.r.Space})
+	b.texts = append(b.texts, text)
+	if len(b.texts) >= cmp.Or(b.r.BatchSize, DefaultReembedBatch) {
+		return b.flush(ctx)
+	}
+	return nil
+}
+
+// flush embeds the batch and stores its vectors. When the embedder
+// refuses the batch (EINVALID: a text too long for the model), each text
+// is embedded alone and those it refuses are skipped and logged, so that
+// one text does not hold back a whole user.
+func (b *reembedBatch) flush(ctx context.Context) error {
+	if len(b.texts) == 0 {
+		return nil
+	}
+	items, texts := b.items, b.texts
+	b.items, b.texts = nil, nil
+	vecs, err := b.r.Emb.Embed(ctx, texts)
+	if agentmem.ErrorCode(err) == agentmem.EINVALID {
+		var kept []agentmem.Vector
+		for i := range texts {
+			v, err := b.r.Emb.Embed(ctx, texts[i:i+1])
+			if agentmem.ErrorCode(err) == agentmem.EINVALID {
+				b.skipped++
+				b.r.log().WarnContext(ctx, "item not re-embedded: the embedder refused it", "user", b.userID, "scope", items[i].Scope, "id", items[i].ID, "err", err)
+				continue
+			} else if err != nil {
+				return fmt.Errorf("re-embed: %w", err)
+			}
+			items[i].Vec = v[0]
+			kept = append(kept, items[i])
+		}
+		items, err = kept, nil
+	} else if err != nil {
+		return fmt.Errorf("re-embed: %w", err)
+	} else {
+		for i := range items {
+			items[i].Vec = vecs[i]
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	if err := b.r.Store.PutVectors(ctx, b.userID, items); err != nil {
+		return err
+	}
+	b.embedded += len(items)
+	return nil
+}
+
+func (r *Reembedder) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Reembedder) notify() {
+	if r.Notify != nil {
+		r.Notify()
+	}
+}
+
+func (r *Reembedder) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}

@@ -1,0 +1,270 @@
+package extract_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/google/go-cmp/cmp"
+)
+
+// backends runs test on an empty SQLite store and an empty PostgreSQL
+// schema (skipped without AGENTMEM_TEST_POSTGRES).
+func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
+	t.Run("SQLite", func(t *testing.T) {
+		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		test(t, s)
+	})
+	t.Run("PostgreSQL", func(t *testing.T) { test(t, testutil.MustOpenPostgres(t)) })
+}
+
+// oldSpace is the space of the embedder used before the switch.
+const oldSpace = "old-embedder/2"
+
+// TestReembed: after the embedder changed, the reembed-all job finds the
+// users with vectors of the old space, and each one's reembed job gives
+// every searchable item a vector in the new space and deletes the old
+// ones.
+func TestReembed(t *testing.T) { backends(t, testReembed) }
+
+func testReembed(t *testing.T, s agentmem.Store) {
+	emb := lexical.New(0)
+	// alice: a thread, a deleted thread and memories, one invalidated,
+	// all with vectors of the old space.
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t1", []*agentmem.Message{
+		{Role: agentmem.RoleSystem, Content: "You are a travel planner."},
+		{Role: agentmem.RoleUser, Content: "I live in Lisbon."},
+		{Role: agentmem.RoleAssistant, Content: "Lisbon is lovely in May.", ToolCalls: []agentmem.ToolCall{{ID: "c1", Type: "function", Function: agentmem.FunctionCall{Name: "weather", Arguments: "{}"}}}},
+		{Role: agentmem.RoleTool, ToolCallID: "c1", Content: `{"temp": 21}`},
+		{Role: agentmem.RoleUser, Name: "ana", Content: "We want to see Porto too."},
+		{Role: agentmem.RoleAssistant, Content: "Porto it is."},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := s.AppendMessages(ctx, "alice", "gone", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "Forget this."}}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteThread(ctx, "alice", "gone", false); err != nil {
+		t.Fatal(err)
+	}
+	lisbon := &agentmem.Memory{UserID: "alice", Text: "User lives in Lisbon."}
+	porto := &agentmem.Memory{UserID: "alice", Text: "User moved to Porto."}
+	for _, m := range []*agentmem.Memory{lisbon, porto} {
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.InvalidateMemory(ctx, "alice", lisbon.ID, porto.ID, "moved"); err != nil {
+		t.Fatal(err)
+	}
+	var old []agentmem.Vector
+	for i, m := range append(msgs, gone...) {
+		old = append(old, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: oldSpace, Vec: []float32{float32(i), 1}})
+	}
+	for _, m := range []*agentmem.Memory{lisbon, porto} {
+		old = append(old, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: oldSpace, Vec: []float32{1, 0}})
+	}
+	mustPut(t, s, "alice", old...)
+	// bob: old vectors too; carol: the new space already.
+	bob := &agentmem.Memory{UserID: "bob", Text: "User likes jazz."}
+	carol := &agentmem.Memory{UserID: "carol", Text: "User likes tea."}
+	for _, m := range []*agentmem.Memory{bob, carol} {
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustPut(t, s, "bob", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: bob.ID, Space: oldSpace, Vec: []float32{0, 1}})
+	carolVec, _ := emb.Embed(ctx, []string{carol.Text})
+	mustPut(t, s, "carol", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: carol.ID, Space: emb.Space(), Vec: carolVec[0]})
+
+	notified := 0
+	r := &extract.Reembedder{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), BatchSize: 2, Notify: func() { notified++ }}
+	for range 2 { // servers starting together share the job
+		if err := r.EnqueueAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := claimJobs(t, s, extract.ReembedAllJobKind)
+	if len(all) != 1 || all[0].UserID != extract.SystemUser {
+		t.Fatalf("reembed-all jobs %+v, want one", all)
+	}
+	if err := r.RunAll(ctx, all[0]); err != nil {
+		t.Fatal(err)
+	}
+	jobs := claimJobs(t, s, extract.ReembedJobKind)
+	var users []string
+	for _, j := range jobs {
+		users = append(users, j.UserID)
+	}
+	slices.Sort(users)
+	if diff := cmp.Diff([]string{"alice", "bob"}, users); diff != "" || notified < 3 {
+		t.Fatalf("reembed jobs mismatch (-want +got):\n%s(notified %d times)", diff, notified)
+	}
+	for _, j := range jobs {
+		if err := r.Run(ctx, j); err != nil {
+			t.Fatalf("reembed %s: %v", j.UserID, err)
+		}
+	}
+
+	// alice: every searchable item in the new space, nothing in the old.
+	want := map[string][]float32{}
+	for _, m := range msgs {
+		if m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant {
+			v, _ := emb.Embed(ctx, []string{extract.EmbedText(m)})
+			want["messages/"+m.ID] = v[0]
+		}
+	}
+	for _, m := range []*agentmem.Memory{lisbon, porto} {
+		v, _ := emb.Embed(ctx, []string{m.Text})
+		want["memories/"+m.ID] = v[0]
+	}
+	got := map[string][]float32{}
+	vs, err := s.FindVectors(ctx, "alice", emb.Space(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		got[v.Scope+"/"+v.ID] = v.Vec
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("alice's vectors of the new space mismatch (-want +got):\n%s", diff)
+	}
+	for _, user := range []string{"alice", "bob", "carol"} {
+		spaces, err := s.VectorSpaces(ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{emb.Space()}, spaces); diff != "" {
+			t.Fatalf("%s's spaces mismatch (-want +got):\n%s", user, diff)
+		}
+		if vs, err := s.FindVectors(ctx, user, oldSpace, nil); err != nil || len(vs) != 0 {
+			t.Fatalf("%s keeps %d vectors of the old space (%v)", user, len(vs), err)
+		}
+	}
+	if vs, _ := s.FindVectors(ctx, "bob", emb.Space(), nil); len(vs) != 1 || vs[0].ID != bob.ID {
+		t.Fatalf("bob's new vectors: %+v", vs)
+	}
+
+	t.Run("Again", func(t *testing.T) {
+		// Nothing left to do: no user to re-embed, and a run embeds nothing.
+		if err := r.RunAll(ctx, all[0]); err != nil {
+			t.Fatal(err)
+		}
+		if jobs := claimJobs(t, s, extract.ReembedJobKind); len(jobs) != 0 {
+			t.Fatalf("%d reembed jobs after the switch, want none", len(jobs))
+		}
+		calls := &countingEmbedder{Embedder: emb}
+		again := &extract.Reembedder{Store: s, Jobs: s, Emb: calls, Space: emb.Space()}
+		if err := again.ReembedUser(ctx, "alice"); err != nil || calls.n != 0 {
+			t.Fatalf("re-running embedded %d batches (%v), want none", calls.n, err)
+		}
+	})
+	t.Run("OtherSpace", func(t *testing.T) {
+		// A job of a server with another embedder is left alone.
+		payload, _ := json.Marshal(map[string]string{"space": "other/3"})
+		mustPut(t, s, "bob", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: bob.ID, Space: oldSpace, Vec: []float32{0, 1}})
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+		if spaces, _ := s.VectorSpaces(ctx, "bob"); len(spaces) != 2 {
+			t.Fatalf("bob's spaces %v: the old space must be left", spaces)
+		}
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`{}`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+			t.Fatalf("malformed payload: %v", err)
+		}
+	})
+	t.Run("KeepsWhatItCannotReembed", func(t *testing.T) {
+		// Chunks are not re-embedded here: their old space stays.
+		mustPut(t, s, "bob", agentmem.Vector{Scope: agentmem.ScopeChunks, ID: "c1", Space: oldSpace, Vec: []float32{1, 0}})
+		if err := r.ReembedUser(ctx, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		if vs, _ := s.FindVectors(ctx, "bob", oldSpace, nil); len(vs) != 2 {
+			t.Fatalf("bob's old vectors %+v, want them kept", vs)
+		}
+	})
+	t.Run("Refused", func(t *testing.T) {
+		// A text the embedder refuses is skipped, not a failure forever.
+		var ids []string
+		for _, text := range []string{"User likes chess.", "User refuses this one.", "User likes go."} {
+			m := &agentmem.Memory{UserID: "dave", Text: text}
+			if err := s.CreateMemory(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, m.ID)
+			mustPut(t, s, "dave", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: oldSpace, Vec: []float32{1, 0}})
+		}
+		picky := &extract.Reembedder{Store: s, Jobs: s, Emb: refusing{emb}, Space: emb.Space()}
+		if err := picky.ReembedUser(ctx, "dave"); err != nil {
+			t.Fatal(err)
+		}
+		vs, _ := s.FindVectors(ctx, "dave", emb.Space(), nil)
+		if len(vs) != 2 || slices.ContainsFunc(vs, func(v agentmem.Vector) bool { return v.ID == ids[1] }) {
+			t.Fatalf("dave's new vectors %+v, want all but the refused one", vs)
+		}
+	})
+}
+
+// refusing refuses to embed a text with "refuses" in it, as a model
+// refuses a text too long for it.
+type refusing struct{ agentmem.Embedder }
+
+func (e refusing) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for _, t := range texts {
+		if strings.Contains(t, "refuses") {
+			return nil, agentmem.Errorf(agentmem.EINVALID, "Too long.")
+		}
+	}
+	return e.Embedder.Embed(ctx, texts)
+}
+
+func mustPut(t *testing.T, s agentmem.VectorStore, user string, vs ...agentmem.Vector) {
+	t.Helper()
+	if err := s.PutVectors(ctx, user, vs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func claimJobs(t *testing.T, s agentmem.JobStore, kind string) []*agentmem.Job {
+	t.Helper()
+	jobs, err := s.ClaimJobs(ctx, "test", []string{kind}, 100, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		t.Cleanup(func() { s.CompleteJob(ctx, j.UserID, j.ID, "test") })
+	}
+	return jobs
+}
+
+// countingEmbedder counts Embed calls.
+type countingEmbedder struct {
+	agentmem.Embedder
+	n int
+}
+
+func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.n++
+	return e.Embedder.Embed(ctx, texts)
+}
