@@ -17,7 +17,7 @@ const (
 	ScopeMemories  = "memories"  // Memory.Text
 	ScopeMessages  = "messages"  // Message.Content (user and assistant turns)
 	ScopeChunks    = "chunks"    // Chunk.Text and Summary: k turns flattened
-	ScopeSummaries = "summaries" // thread summaries (a vector scope for now)
+	ScopeSummaries = "summaries" // a thread's newest summary; its ID is the thread's
 )
 
 // validateScope checks that scope is one of the scopes; field names it in
@@ -30,14 +30,9 @@ func validateScope(field, scope string) error {
 	return Errorf(EINVALID, "%s must be %s, %s, %s or %s, not %q.", field, ScopeMemories, ScopeMessages, ScopeChunks, ScopeSummaries, scope)
 }
 
-// ValidateTextScope checks a scope of full-text search: ScopeMemories,
-// ScopeMessages or ScopeChunks, the scopes the stores index.
-func ValidateTextScope(scope string) error {
-	if scope != ScopeMemories && scope != ScopeMessages && scope != ScopeChunks {
-		return Errorf(EINVALID, "scope must be %s, %s or %s, not %q.", ScopeMemories, ScopeMessages, ScopeChunks, scope)
-	}
-	return nil
-}
+// ValidateTextScope checks a scope of full-text search: every scope is
+// indexed.
+func ValidateTextScope(scope string) error { return validateScope("scope", scope) }
 
 // Vector is an embedding of one item of a user: a memory, a message…
 // Space names the embedder and its dimension ("lexical-v1/256",
@@ -170,7 +165,7 @@ func VectorDimensionsError(space string, stored, got int) error {
 // TextQuery asks the store's full-text index for candidates.
 type TextQuery struct {
 	Query  string   // words; the store stems them and ORs them, best match first (see SearchTerms)
-	Scopes []string // ScopeMemories, ScopeMessages and/or ScopeChunks (memories and messages when empty)
+	Scopes []string // ScopeMemories, ScopeMessages, ScopeChunks, ScopeSummaries (memories and messages when empty)
 	Limit  int      // at most this many hits (DefaultPageSize when 0, at most MaxPageSize)
 	Filter SearchFilter
 }

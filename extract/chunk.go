@@ -311,3 +311,20 @@ func Entities(turns []*agentmem.Message, n int) []string {
 
 // pronouns are capitalised words that are not names.
 var pronouns = map[string]bool{"I": true, "I'm": true, "I've": true, "I'll": true, "I'd": true, "OK": true, "Ok": true}
+
+// EmbedSummary stores the vector of a thread's summary (scope summaries,
+// the thread's ID), replacing the previous version's; a window.Summarizer
+// calls it with each summary it stores.
+func (ix *Indexer) EmbedSummary(ctx context.Context, s *agentmem.Summary) error {
+	if ix == nil || ix.Emb == nil {
+		return nil
+	}
+	vecs, err := ix.Emb.Embed(ctx, []string{s.Text})
+	if err != nil {
+		return fmt.Errorf("embed summary: %w", err)
+	}
+	if len(vecs) != 1 {
+		return fmt.Errorf("embed summary: %d vectors for 1 text", len(vecs))
+	}
+	return ix.Store.PutVectors(ctx, s.UserID, []agentmem.Vector{{Scope: agentmem.ScopeSummaries, ID: s.ThreadID, Space: ix.Space, Vec: vecs[0]}})
+}

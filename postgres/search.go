@@ -29,6 +29,9 @@ const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
 	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
+	// A summary's ID is its thread's, its seqs 1..through_seq.
+	summaryHitColumns = `m.thread_id, m.text, m.thread_id, 1::bigint, m.through_seq, m.created_at, t.agent_id`
+	newestSummary     = `m.version = (SELECT max(version) FROM summaries WHERE user_id = m.user_id AND thread_id = m.thread_id)`
 )
 
 // scanHit reads a row of the hit columns of scope followed by a score.
@@ -42,7 +45,7 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 	switch scope {
 	case agentmem.ScopeMemories:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &h.Category, &invalid, &score)
-	case agentmem.ScopeChunks:
+	case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &score)
 	default:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.CreatedAt, &h.AgentID, &score)
@@ -129,6 +132,10 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 		from = `chunks m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`
 		cols, agentCol = chunkHitColumns, "t.agent_id"
 		where = append(where, "t.deleted_at IS NULL")
+	case agentmem.ScopeSummaries:
+		from = `summaries m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`
+		cols, agentCol = summaryHitColumns, "t.agent_id"
+		where = append(where, "t.deleted_at IS NULL", newestSummary)
 	default:
 		if !q.Filter.IncludeInvalid {
 			where = append(where, "m.invalid_at IS NULL")
@@ -153,7 +160,7 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 	}
 	where = append(where, tsv+" @@ q")
 	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank_cd(`+tsv+`, q, 1) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
-		WHERE `+strings.Join(where, " AND ")+` ORDER BY score DESC, m.id LIMIT `+arg(q.Limit), args...)
+		WHERE `+strings.Join(where, " AND ")+` ORDER BY score DESC, 1 LIMIT `+arg(q.Limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", scope, err)
 	}
@@ -180,6 +187,9 @@ func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []strin
 	case agentmem.ScopeChunks:
 		q = `SELECT ` + chunkHitColumns + `, 0::real FROM chunks m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
 			WHERE m.user_id = $1 AND m.id = ANY($2) AND t.deleted_at IS NULL`
+	case agentmem.ScopeSummaries:
+		q = `SELECT ` + summaryHitColumns + `, 0::real FROM summaries m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+			WHERE m.user_id = $1 AND m.thread_id = ANY($2) AND t.deleted_at IS NULL AND ` + newestSummary
 	}
 	var found []agentmem.TextHit
 	err := s.read(ctx, func(tx pgx.Tx) error {

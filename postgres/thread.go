@@ -252,6 +252,9 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = $1 AND thread_id = ANY($3))`, ids); err != nil {
 		return c, err
 	}
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeSummaries, `id = ANY($3)`, ids); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		table string
 		n     *int64

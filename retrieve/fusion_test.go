@@ -53,3 +53,33 @@ func TestNearest(t *testing.T) {
 		t.Fatalf("scope filter: %+v", got)
 	}
 }
+
+// TestFuse_Weights: each list adds its weight over RRFK + rank, and the
+// scale of a perfect item is the sum of the weights.
+func TestFuse_Weights(t *testing.T) {
+	a, b := itemKey{"memories", "a"}, itemKey{"memories", "b"}
+	weights := []float64{1, 0.1}
+	got := fuse([]string{"fulltext", "vector"}, weights, [][]candidate{{{a, 9}, {b, 8}}, {{b, 0.9}}})
+	if len(got) != 2 {
+		t.Fatalf("fused %d items", len(got))
+	}
+	wantA, wantB := 1.0/(RRFK+1), 1.0/(RRFK+2)+0.1/(RRFK+1)
+	if got[0].key != b || math.Abs(got[0].rrf-wantB) > 1e-12 || math.Abs(got[1].rrf-wantA) > 1e-12 {
+		t.Fatalf("fused %+v %+v; want b %v, a %v", got[0], got[1], wantB, wantA)
+	}
+	if s := maxRRF(weights); math.Abs(s-1.1/(RRFK+1)) > 1e-12 {
+		t.Fatalf("maxRRF = %v", s)
+	}
+	// At a tenth of the weight, the vector's first moves an item up
+	// about six places of full-text near the top, not ten.
+	var ft []candidate
+	for i := range 12 {
+		ft = append(ft, candidate{itemKey{"m", string(rune('a' + i))}, float64(12 - i)})
+	}
+	for place, wantFirst := range map[int]bool{6: true, 8: false} {
+		got = fuse([]string{"fulltext", "vector"}, weights, [][]candidate{ft, {ft[place]}})
+		if (got[0].key == ft[place].key) != wantFirst {
+			t.Errorf("vector's first at full-text place %d: fused first %v", place+1, got[0].key)
+		}
+	}
+}

@@ -50,8 +50,9 @@ type Options struct {
 	// VectorWeight weighs the vector signal against full-text (weight 1)
 	// in the fusion: 1 when 0. An embedder that captures meaning (a
 	// model's) deserves 1; the built-in embedder, lexical like full-text
-	// but without its IDF, adds little but noise at 1 and serves best as a
-	// tie-breaker and a net for what full-text misses (see
+	// but without its IDF, adds mostly noise at 1 and serves best as a
+	// nudge (at 0.1, its first moves an item up about six places of
+	// full-text near the top) and a net for what full-text misses (see
 	// VectorWeightLexical).
 	VectorWeight float64
 	Log          *slog.Logger
@@ -79,7 +80,7 @@ func New(store Store, emb agentmem.Embedder, space string, opt Options) *Searche
 // Request is a search.
 type Request struct {
 	Query  string   `json:"query"`
-	Scopes []string `json:"scopes"` // memories, messages, chunks (memories and messages when empty)
+	Scopes []string `json:"scopes"` // memories, messages, chunks, summaries (memories and messages when empty)
 	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
 	// MinScore drops results whose fused score (0 to 1, see Result) is
 	// lower.
@@ -108,7 +109,7 @@ type Filters struct {
 // ran; Scores holds each signal's own score (fulltext: the store's
 // relevance; vector: the cosine similarity) and the factors applied.
 type Result struct {
-	Kind      string             `json:"kind"` // memory, message, chunk
+	Kind      string             `json:"kind"` // memory, message, chunk, summary
 	ID        string             `json:"id"`
 	Text      string             `json:"text"`
 	Score     float64            `json:"score"`
@@ -126,7 +127,8 @@ type Response struct {
 	Warnings []string `json:"warnings"` // e.g. the embedder was unavailable
 }
 
-var kinds = map[string]string{agentmem.ScopeMemories: "memory", agentmem.ScopeMessages: "message", agentmem.ScopeChunks: "chunk"}
+var kinds = map[string]string{agentmem.ScopeMemories: "memory", agentmem.ScopeMessages: "message", agentmem.ScopeChunks: "chunk",
+	agentmem.ScopeSummaries: "summary"}
 
 // validate checks a request and fills in its defaults.
 func (r *Request) validate() (scopes []string, halfLife time.Duration, err error) {
@@ -153,7 +155,7 @@ func (r *Request) validate() (scopes []string, halfLife time.Duration, err error
 	}
 	for _, s := range scopes {
 		if kinds[s] == "" {
-			return nil, 0, agentmem.Errorf(agentmem.EINVALID, "scope %q is not one of memories, messages, chunks.", s)
+			return nil, 0, agentmem.Errorf(agentmem.EINVALID, "scope %q is not one of memories, messages, chunks, summaries.", s)
 		}
 	}
 	for _, s := range r.Signals {

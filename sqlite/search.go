@@ -26,6 +26,8 @@ const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
 	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
+	// A summary's ID is its thread's, its seqs 1..through_seq.
+	summaryHitColumns = `m.thread_id, m.text, m.thread_id, 1, m.through_seq, m.created_at, t.agent_id`
 )
 
 // scanHit reads a row of the hit columns of scope followed by a score.
@@ -39,7 +41,7 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 	switch scope {
 	case agentmem.ScopeMemories:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Category, &invalid, &h.Score)
-	case agentmem.ScopeChunks:
+	case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Score)
 	default:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &created, &h.AgentID, &h.Score)
@@ -100,11 +102,11 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 					continue // messages have no category
 				}
 				found, err = searchMessages(ctx, tx, userID, match, q)
-			case agentmem.ScopeChunks:
+			case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 				if q.Filter.Category != nil {
-					continue // chunks have no category
+					continue // chunks and summaries have no category
 				}
-				found, err = searchChunks(ctx, tx, userID, match, q)
+				found, err = searchPassages(ctx, tx, userID, scope, match, q)
 			}
 			if err != nil {
 				return err
@@ -191,20 +193,28 @@ func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q age
 	return scanHits(rows, agentmem.ScopeMessages)
 }
 
-func searchChunks(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+// searchPassages searches chunks or the newest summary of each thread.
+func searchPassages(ctx context.Context, tx *sql.Tx, userID, scope, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	table, cols := "chunks", chunkHitColumns
 	var c conditions
-	c.add("chunks_fts MATCH ?", match)
+	if scope == agentmem.ScopeSummaries {
+		table, cols = "summaries", summaryHitColumns
+	}
+	c.add(table+"_fts MATCH ?", match)
 	c.add("m.user_id = ?", userID)
 	c.add("t.deleted_at IS NULL")
-	c.addFilter(q.Filter, "t.agent_id")
-	rows, err := tx.QueryContext(ctx, `SELECT `+chunkHitColumns+`, -bm25(chunks_fts) FROM chunks_fts
-		JOIN chunks m ON m.rowid = chunks_fts.rowid
-		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
-		WHERE `+c.String()+` ORDER BY bm25(chunks_fts), m.id LIMIT ?`, append(c.args, q.Limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("search chunks: %w", err)
+	if scope == agentmem.ScopeSummaries {
+		c.add("m.version = (SELECT max(version) FROM summaries WHERE user_id = m.user_id AND thread_id = m.thread_id)")
 	}
-	return scanHits(rows, agentmem.ScopeChunks)
+	c.addFilter(q.Filter, "t.agent_id")
+	rows, err := tx.QueryContext(ctx, `SELECT `+cols+`, -bm25(`+table+`_fts) FROM `+table+`_fts
+		JOIN `+table+` m ON m.rowid = `+table+`_fts.rowid
+		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+		WHERE `+c.String()+` ORDER BY bm25(`+table+`_fts), m.rowid LIMIT ?`, append(c.args, q.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", scope, err)
+	}
+	return scanHits(rows, scope)
 }
 
 // FindItems implements agentmem.TextSearcher. The IDs are passed as one
@@ -232,6 +242,10 @@ func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []strin
 	case agentmem.ScopeChunks:
 		q = `SELECT ` + chunkHitColumns + `, 0.0 FROM chunks m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
 			WHERE m.user_id = ? AND m.id IN (SELECT value FROM json_each(?)) AND t.deleted_at IS NULL`
+	case agentmem.ScopeSummaries:
+		q = `SELECT ` + summaryHitColumns + `, 0.0 FROM summaries m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
+			WHERE m.user_id = ? AND m.thread_id IN (SELECT value FROM json_each(?)) AND t.deleted_at IS NULL
+				AND m.version = (SELECT max(version) FROM summaries WHERE user_id = m.user_id AND thread_id = m.thread_id)`
 	}
 	var found []agentmem.TextHit
 	err = s.read(ctx, func(tx *sql.Tx) error {

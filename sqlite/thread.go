@@ -251,6 +251,9 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 		append(selArgs, selArgs...)...); err != nil {
 		return c, err
 	}
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeSummaries, `IN (`+sel+`)`, selArgs[1:]...); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		table string
 		n     *int64

@@ -179,3 +179,46 @@ func testMessageWindows(t *testing.T, s agentmem.Store) {
 	}
 	wantHits(t, only("sunset ocean painted"))
 }
+
+func testSummarySearch(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", AgentID: "guide"})
+	MustAppend(t, s, "alice", th.ID, "user", "one", "assistant", "two", "user", "three")
+	put := func(through int64, text string) {
+		t.Helper()
+		if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: th.ID, ThroughSeq: through, Text: text, Method: agentmem.SummaryExtractive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	only := func(q string) []agentmem.TextHit {
+		return mustSearch(t, s, "alice", agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeSummaries}})
+	}
+	put(2, "Alice went hiking in the Alps.")
+	wantHits(t, only("hiking"), key(agentmem.ScopeSummaries, th.ID))
+	// The newest version only.
+	put(3, "Alice went sailing around Greece.")
+	wantHits(t, only("hiking"))
+	hits := only("sailed greece")
+	wantHits(t, hits, key(agentmem.ScopeSummaries, th.ID))
+	if h := hits[0]; h.ThreadID != th.ID || h.SeqFrom != 1 || h.SeqTo != 3 || h.AgentID != "guide" || h.Text != "Alice went sailing around Greece." {
+		t.Fatalf("summary hit %+v", h)
+	}
+	wantHits(t, mustSearch(t, s, "bob", agentmem.TextQuery{Query: "greece", Scopes: []string{agentmem.ScopeSummaries}}))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "greece", Scopes: []string{agentmem.ScopeSummaries}, Filter: agentmem.SearchFilter{AgentID: ptr("other")}}))
+	items, err := s.FindItems(ctx, "alice", agentmem.ScopeSummaries, []string{"nope", th.ID}, agentmem.SearchFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].Text != "Alice went sailing around Greece." || items[0].SeqTo != 3 {
+		t.Fatalf("FindItems(summaries) = %+v", items)
+	}
+	const space = "test/1"
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeSummaries, ID: th.ID, Space: space, Vec: []float32{1}})
+	if err := s.DeleteThread(ctx, "alice", th.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	wantHits(t, only("greece"))
+	if err := s.DeleteThread(ctx, "alice", th.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wantVectorKeys(t, s, "alice", space)
+}

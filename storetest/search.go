@@ -448,7 +448,6 @@ func testSearchText(t *testing.T, s agentmem.Store) {
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		for _, q := range []agentmem.TextQuery{
-			{Query: "x", Scopes: []string{agentmem.ScopeSummaries}},
 			{Query: "x", Scopes: []string{"nope"}},
 			{Query: "x", Limit: -1},
 			{Query: "x", Limit: agentmem.MaxPageSize + 1},
@@ -578,7 +577,7 @@ func testFindItems(t *testing.T, s agentmem.Store) {
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		for _, scope := range []string{agentmem.ScopeSummaries, "", "nope"} {
+		for _, scope := range []string{"", "nope"} {
 			_, err := s.FindItems(ctx, "alice", scope, []string{"x"}, agentmem.SearchFilter{})
 			wantCode(t, err, agentmem.EINVALID)
 		}

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("FindItems", func(t *testing.T) { testFindItems(t, open(t)) })
 	t.Run("Chunks", func(t *testing.T) { testChunks(t, open(t)) })
 	t.Run("MessageWindows", func(t *testing.T) { testMessageWindows(t, open(t)) })
+	t.Run("SummarySearch", func(t *testing.T) { testSummarySearch(t, open(t)) })
 }
 
 var ctx = context.Background()

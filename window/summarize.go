@@ -125,6 +125,10 @@ type Summarizer struct {
 	MaxWords    int           // the summary's length (default 150)
 	ChunkTokens int           // new history per step (default 6000 tokens)
 	Log         *slog.Logger
+	// Stored, when set, is called with each summary stored, so that it
+	// can be made searchable (extract.Indexer.EmbedSummary). Its error
+	// fails the step, which is retried.
+	Stored func(ctx context.Context, s *agentmem.Summary) error
 }
 
 // Run is the summarize job's handler (a worker.Handler).
@@ -201,8 +205,14 @@ func (s *Summarizer) step(ctx context.Context, userID string, p summarizePayload
 	if next.Text == "" {
 		next.Text, next.Method = Extractive(old.Text, msgs, words), agentmem.SummaryExtractive
 	}
-	if _, err := s.Store.PutSummary(ctx, next); err != nil {
+	stored, err := s.Store.PutSummary(ctx, next)
+	if err != nil {
 		return false, err
+	}
+	if s.Stored != nil {
+		if err := s.Stored(ctx, stored); err != nil {
+			return false, err
+		}
 	}
 	return after >= p.ThroughSeq, nil
 }

@@ -1,6 +1,7 @@
 package window_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,9 @@ func testLagThenCatchUp(t *testing.T, s agentmem.Store) {
 		t.Fatalf("before the summary: %+v", tel)
 	}
 	j := claim(t, s)
-	if err := (&window.Summarizer{Store: s}).Run(ctx, j); err != nil {
+	var stored []*agentmem.Summary
+	hook := func(_ context.Context, sum *agentmem.Summary) error { stored = append(stored, sum); return nil }
+	if err := (&window.Summarizer{Store: s, Stored: hook}).Run(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CompleteJob(ctx, j.UserID, j.ID, "test"); err != nil {
@@ -52,6 +55,10 @@ func testLagThenCatchUp(t *testing.T, s agentmem.Store) {
 	sum, err := s.FindSummary(ctx, "alice", "t")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Stored saw each version, the newest last.
+	if len(stored) == 0 || stored[len(stored)-1].Version != sum.Version || stored[len(stored)-1].Text != sum.Text {
+		t.Fatalf("Stored was called with %d summaries; want the newest, version %d, last", len(stored), sum.Version)
 	}
 	if sum.Method != agentmem.SummaryExtractive || sum.Text == "" || sum.ThroughSeq < 60 || len(strings.Fields(sum.Text)) > 150 {
 		t.Fatalf("summary %+v", sum)

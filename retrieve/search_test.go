@@ -1,0 +1,102 @@
+package retrieve_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/retrieve"
+	"github.com/agentmem/agentmem/sqlite"
+)
+
+func mustOpen(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// failing is an embedder that is down.
+type failing struct{}
+
+func (failing) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, agentmem.Errorf(agentmem.EUNAVAILABLE, "down")
+}
+
+// TestSearch_Scopes: chunks (each once, though it has two vectors) and
+// thread summaries are found in their scopes, beside messages, with
+// their provenance; without an embedder, full-text alone answers and says
+// so.
+func TestSearch_Scopes(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	emb := lexical.New(0)
+	ix := &extract.Indexer{Store: s, Emb: emb, Space: emb.Space(),
+		Summarize: func(context.Context, []*agentmem.Message) (string, error) {
+			return "Alice talks about her kayak trip.", nil
+		}}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I took my kayak down the river"},
+		{Role: agentmem.RoleAssistant, Content: "Which river?"},
+	}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndThread(ctx, "alice", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 2, Text: "Alice kayaked down a river.", Method: agentmem.SummaryExtractive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.EmbedSummary(ctx, sum); err != nil {
+		t.Fatal(err)
+	}
+
+	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{})
+	resp, err := search.Search(ctx, "alice", retrieve.Request{Query: "kayak trip", Scopes: []string{"chunks", "summaries", "messages"}, TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, r := range resp.Results {
+		kinds[r.Kind]++
+		if r.ThreadID != "t" || r.SeqFrom < 1 || r.SeqTo < r.SeqFrom || r.SeqTo > 2 || r.Kind != "message" && r.SeqTo != 2 || r.Scores["vector"] == 0 {
+			t.Errorf("result %+v", r)
+		}
+	}
+	if kinds["chunk"] != 1 || kinds["summary"] != 1 || kinds["message"] != 2 || len(resp.Warnings) != 0 {
+		t.Fatalf("results by kind %v (want 1 chunk, 1 summary, 2 messages): %+v", kinds, resp)
+	}
+
+	down := retrieve.New(s, failing{}, emb.Space(), retrieve.Options{})
+	resp, err = down.Search(ctx, "alice", retrieve.Request{Query: "kayak", Scopes: []string{"summaries"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 || len(resp.Warnings) != 1 || len(resp.Signals) != 1 || resp.Signals[0] != "fulltext" {
+		t.Fatalf("embedder down: %+v", resp)
+	}
+	if _, err := search.Search(ctx, "alice", retrieve.Request{Query: "x", Scopes: []string{"everything"}}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+		t.Fatalf("unknown scope: %v", err)
+	}
+	if _, err := search.Search(ctx, "alice", retrieve.Request{Query: "x", TopK: retrieve.MaxTopK + 1}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+		t.Fatalf("top_k too large: %v", err)
+	}
+	var ae *agentmem.Error
+	if _, err := search.Search(ctx, "alice", retrieve.Request{Query: " "}); !errors.As(err, &ae) || ae.Code != agentmem.EINVALID {
+		t.Fatalf("empty query: %v", err)
+	}
+}
