@@ -54,6 +54,8 @@ type Reembedder struct {
 	Store interface {
 		agentmem.ThreadStore
 		agentmem.MessageStore
+		agentmem.ChunkStore
+		agentmem.SummaryStore
 		agentmem.MemoryStore
 		agentmem.VectorStore
 		agentmem.UserStore
@@ -145,26 +147,28 @@ func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
 }
 
 // ReembedUser embeds in r.Space every searchable item of the user that
-// has no vector there yet: the user and assistant messages with content
-// of the threads that are not deleted (their EmbedText), and every memory,
-// invalidated ones too (their Text). Then it deletes the user's vectors
-// of every other space, except a space that holds vectors of scopes it
-// does not re-embed (chunks, summaries): those stay until something
-// re-embeds them, unused by search.
+// has no vector there yet, with the text the Indexer embeds: of each
+// thread that is not deleted, its turns (user and assistant messages with
+// content: their window, agentmem.WindowText of their EmbedText), its
+// chunks (text and summary) and its summary; and every memory,
+// invalidated ones too (its Text). Then it deletes the user's vectors of
+// every other space. A new scope of vectors must be taught here, or its
+// vectors are lost with the old space.
 //
 // Vectors are stored batch by batch, so a run that fails resumes where
-// the last one stopped. Threads and memories are listed newest updated
-// first, so one updated during a pass may move ahead of it: later passes
-// visit what was updated since the previous pass began, until one finds
-// nothing to embed (at most a few passes; items written meanwhile get
-// their vectors from the indexer, which embeds in r.Space too).
+// the last one stopped; a text the embedder refuses (EINVALID: too long
+// for the model) is skipped and logged. Threads and memories are listed
+// newest updated first, so one updated during a pass may move ahead of
+// it: later passes visit what was updated since the previous pass began,
+// until one finds nothing to embed (at most a few passes; items written
+// meanwhile get their vectors from the indexer, which embeds in r.Space
+// too).
 func (r *Reembedder) ReembedUser(ctx context.Context, userID string) error {
 	have, err := r.vectorKeys(ctx, userID)
 	if err != nil {
 		return err
 	}
 	b := &reembedBatch{r: r, userID: userID, have: have}
-	seen := map[string]int64{} // thread → last seq visited
 	var since *time.Time
 	for pass := 0; pass < reembedPasses; pass++ {
 		start := r.now().Add(-clockSlack)
@@ -172,7 +176,7 @@ func (r *Reembedder) ReembedUser(ctx context.Context, userID string) error {
 		if err := r.memories(ctx, b, since); err != nil {
 			return err
 		}
-		if err := r.threads(ctx, b, since, seen); err != nil {
+		if err := r.threads(ctx, b, since); err != nil {
 			return err
 		}
 		if err := b.flush(ctx); err != nil {
@@ -188,29 +192,20 @@ func (r *Reembedder) ReembedUser(ctx context.Context, userID string) error {
 		return err
 	}
 	for _, space := range spaces {
-		if space == r.Space {
-			continue
-		}
-		others, err := r.Store.FindVectors(ctx, userID, space, []string{agentmem.ScopeChunks, agentmem.ScopeSummaries})
-		if err != nil {
-			return err
-		}
-		if len(others) > 0 {
-			r.log().WarnContext(ctx, "old vector space kept: it holds vectors that are not re-embedded", "user", userID, "space", space, "vectors", len(others))
-			continue
-		}
-		if err := r.Store.DeleteVectorSpace(ctx, userID, space); err != nil {
-			return err
+		if space != r.Space {
+			if err := r.Store.DeleteVectorSpace(ctx, userID, space); err != nil {
+				return err
+			}
 		}
 	}
 	r.log().InfoContext(ctx, "user re-embedded", "user", userID, "space", r.Space, "embedded", b.embedded, "skipped", b.skipped)
 	return nil
 }
 
-// vectorKeys returns the scope/id of the user's messages and memories
-// with a vector in r.Space.
+// vectorKeys returns the scope/id of the user's items with a vector in
+// r.Space.
 func (r *Reembedder) vectorKeys(ctx context.Context, userID string) (map[string]bool, error) {
-	vs, err := r.Store.FindVectors(ctx, userID, r.Space, []string{agentmem.ScopeMessages, agentmem.ScopeMemories})
+	vs, err := r.Store.FindVectors(ctx, userID, r.Space, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -241,9 +236,9 @@ func (r *Reembedder) memories(ctx context.Context, b *reembedBatch, since *time.
 	}
 }
 
-// threads queues the messages lacking a vector of the user's threads
-// updated after since (all when nil), past the seq seen of each.
-func (r *Reembedder) threads(ctx context.Context, b *reembedBatch, since *time.Time, seen map[string]int64) error {
+// threads queues what lacks a vector of the user's threads updated after
+// since (all when nil).
+func (r *Reembedder) threads(ctx context.Context, b *reembedBatch, since *time.Time) error {
 	f := agentmem.ThreadFilter{Limit: agentmem.MaxPageSize}
 	for {
 		page, next, err := r.Store.FindThreads(ctx, b.userID, f)
@@ -254,7 +249,10 @@ func (r *Reembedder) threads(ctx context.Context, b *reembedBatch, since *time.T
 			if since != nil && th.UpdatedAt.Before(*since) {
 				return nil // newest first: the rest were visited
 			}
-			if err := r.messages(ctx, b, th.ID, seen); err != nil {
+			err := r.thread(ctx, b, th.ID)
+			if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+				continue // deleted meanwhile
+			} else if err != nil {
 				return err
 			}
 		}
@@ -264,26 +262,56 @@ func (r *Reembedder) threads(ctx context.Context, b *reembedBatch, since *time.T
 	}
 }
 
-func (r *Reembedder) messages(ctx context.Context, b *reembedBatch, threadID string, seen map[string]int64) error {
-	for {
-		page, _, err := r.Store.FindMessages(ctx, b.userID, threadID, agentmem.MessageFilter{AfterSeq: seen[threadID], Limit: agentmem.MaxPageSize})
-		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-			return nil // deleted meanwhile
-		} else if err != nil {
+// thread queues the turns, chunks and summary of a thread that lack a
+// vector. A turn's window needs the turns around it, so all of the
+// thread's turns are read.
+func (r *Reembedder) thread(ctx context.Context, b *reembedBatch, threadID string) error {
+	var turns []*agentmem.Message
+	for after := int64(0); ; {
+		page, _, err := r.Store.FindMessages(ctx, b.userID, threadID, agentmem.MessageFilter{AfterSeq: after, Limit: agentmem.MaxPageSize})
+		if err != nil {
 			return err
 		}
 		if len(page) == 0 {
-			return nil
+			break
 		}
 		for _, m := range page {
-			if (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) && m.Content != "" {
-				if err := b.add(ctx, agentmem.ScopeMessages, m.ID, EmbedText(m)); err != nil {
-					return err
-				}
+			if isTurn(m) {
+				turns = append(turns, m)
 			}
 		}
-		seen[threadID] = page[len(page)-1].Seq
+		after = page[len(page)-1].Seq
 	}
+	texts := make([]string, len(turns))
+	for i, m := range turns {
+		texts[i] = EmbedText(m)
+	}
+	for i, m := range turns {
+		if !b.have[agentmem.ScopeMessages+"/"+m.ID] {
+			if err := b.add(ctx, agentmem.ScopeMessages, m.ID, agentmem.WindowText(texts, i)); err != nil {
+				return err
+			}
+		}
+	}
+	chunks, err := r.Store.FindChunks(ctx, b.userID, threadID)
+	if err != nil {
+		return err
+	}
+	for _, c := range chunks {
+		if err := b.add(ctx, agentmem.ScopeChunks, c.ID, c.Text); err != nil {
+			return err
+		}
+		if err := b.add(ctx, agentmem.ScopeChunks, c.ID+agentmem.SummaryVectorSuffix, c.Summary); err != nil {
+			return err
+		}
+	}
+	sum, err := r.Store.FindSummary(ctx, b.userID, threadID)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return b.add(ctx, agentmem.ScopeSummaries, threadID, sum.Text)
 }
 
 // reembedBatch collects the items to embed and stores their vectors a
@@ -298,9 +326,11 @@ type reembedBatch struct {
 	queued, embedded, skipped int
 }
 
+// add queues the text of an item unless it has a vector, or it is empty
+// (which no embedder takes).
 func (b *reembedBatch) add(ctx context.Context, scope, id, text string) error {
 	key := scope + "/" + id
-	if b.have[key] {
+	if b.have[key] || text == "" {
 		return nil
 	}
 	b.have[key] = true

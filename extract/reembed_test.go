@@ -78,7 +78,20 @@ func testReembed(t *testing.T, s agentmem.Store) {
 	if _, err := s.InvalidateMemory(ctx, "alice", lisbon.ID, porto.ID, "moved"); err != nil {
 		t.Fatal(err)
 	}
-	var old []agentmem.Vector
+	// A chunk and a summary of t1.
+	chunk := &agentmem.Chunk{UserID: "alice", ThreadID: "t1", SeqFrom: 2, SeqTo: 6, Turns: 4, Text: "user: I live in Lisbon.\nassistant: …",
+		Summary: "Alice lives in Lisbon and plans Porto.", CreatedAt: time.Now()}
+	if err := s.PutChunks(ctx, "alice", []*agentmem.Chunk{chunk}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t1", ThroughSeq: 6, Text: "Trip to Lisbon and Porto.", Method: agentmem.SummaryExtractive}); err != nil {
+		t.Fatal(err)
+	}
+	old := []agentmem.Vector{
+		{Scope: agentmem.ScopeChunks, ID: chunk.ID, Space: oldSpace, Vec: []float32{1, 1}},
+		{Scope: agentmem.ScopeChunks, ID: chunk.ID + agentmem.SummaryVectorSuffix, Space: oldSpace, Vec: []float32{1, 1}},
+		{Scope: agentmem.ScopeSummaries, ID: "t1", Space: oldSpace, Vec: []float32{1, 1}},
+	}
 	for i, m := range append(msgs, gone...) {
 		old = append(old, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: oldSpace, Vec: []float32{float32(i), 1}})
 	}
@@ -127,18 +140,29 @@ func testReembed(t *testing.T, s agentmem.Store) {
 		}
 	}
 
-	// alice: every searchable item in the new space, nothing in the old.
+	// alice: every searchable item in the new space, embedded as the
+	// indexer embeds it, and nothing in the old.
 	want := map[string][]float32{}
+	embed := func(key, text string) {
+		v, _ := emb.Embed(ctx, []string{text})
+		want[key] = v[0]
+	}
+	var turns []*agentmem.Message
+	var texts []string
 	for _, m := range msgs {
 		if m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant {
-			v, _ := emb.Embed(ctx, []string{extract.EmbedText(m)})
-			want["messages/"+m.ID] = v[0]
+			turns, texts = append(turns, m), append(texts, extract.EmbedText(m))
 		}
 	}
-	for _, m := range []*agentmem.Memory{lisbon, porto} {
-		v, _ := emb.Embed(ctx, []string{m.Text})
-		want["memories/"+m.ID] = v[0]
+	for i, m := range turns {
+		embed("messages/"+m.ID, agentmem.WindowText(texts, i))
 	}
+	for _, m := range []*agentmem.Memory{lisbon, porto} {
+		embed("memories/"+m.ID, m.Text)
+	}
+	embed("chunks/"+chunk.ID, chunk.Text)
+	embed("chunks/"+chunk.ID+agentmem.SummaryVectorSuffix, chunk.Summary)
+	embed("summaries/t1", "Trip to Lisbon and Porto.")
 	got := map[string][]float32{}
 	vs, err := s.FindVectors(ctx, "alice", emb.Space(), nil)
 	if err != nil {
@@ -166,6 +190,22 @@ func testReembed(t *testing.T, s agentmem.Store) {
 		t.Fatalf("bob's new vectors: %+v", vs)
 	}
 
+	t.Run("AsTheIndexer", func(t *testing.T) {
+		// The indexer, indexing t1 again, writes the same message vectors.
+		ix := &extract.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+		if err := ix.IndexRange(ctx, "alice", "t1", 1, 6); err != nil {
+			t.Fatal(err)
+		}
+		vs, err := s.FindVectors(ctx, "alice", emb.Space(), []string{agentmem.ScopeMessages})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			if diff := cmp.Diff(want["messages/"+v.ID], v.Vec); diff != "" {
+				t.Fatalf("message %s: the indexer's vector differs from the re-embedded one (-reembed +indexer):\n%s", v.ID, diff)
+			}
+		}
+	})
 	t.Run("Again", func(t *testing.T) {
 		// Nothing left to do: no user to re-embed, and a run embeds nothing.
 		if err := r.RunAll(ctx, all[0]); err != nil {
@@ -192,16 +232,6 @@ func testReembed(t *testing.T, s agentmem.Store) {
 		}
 		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`{}`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
 			t.Fatalf("malformed payload: %v", err)
-		}
-	})
-	t.Run("KeepsWhatItCannotReembed", func(t *testing.T) {
-		// Chunks are not re-embedded here: their old space stays.
-		mustPut(t, s, "bob", agentmem.Vector{Scope: agentmem.ScopeChunks, ID: "c1", Space: oldSpace, Vec: []float32{1, 0}})
-		if err := r.ReembedUser(ctx, "bob"); err != nil {
-			t.Fatal(err)
-		}
-		if vs, _ := s.FindVectors(ctx, "bob", oldSpace, nil); len(vs) != 2 {
-			t.Fatalf("bob's old vectors %+v, want them kept", vs)
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {
