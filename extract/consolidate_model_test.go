@@ -182,3 +182,38 @@ func findMemory(t *testing.T, s agentmem.MemoryStore, text string) *agentmem.Mem
 	t.Fatalf("no memory with %q among %+v", text, ms)
 	return nil
 }
+
+// TestIndexer_ModelConsolidation: an Indexer with a Chat lets the model
+// decide how the memories it extracts consolidate.
+func TestIndexer_ModelConsolidation(t *testing.T) {
+	c, s := mustConsolidator(t)
+	say(t, c, 1, "I love sailing boats.")
+	sailing := findMemory(t, s, "sailing")
+	srv := llmtest.NewServer(t)
+	asked := 0
+	srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+		p := req.LastUserMessage()
+		if !strings.Contains(p, "New statement: ") {
+			t.Errorf("the indexer asked the model something else than a consolidation:\n%s", p)
+		}
+		asked++
+		return llmtest.Text(fmt.Sprintf(`{"op": "noop", "id": "%s", "reason": "the same"}`, refOf(t, p, "sailing")))
+	})
+	ix := &extract.Indexer{Store: s, Emb: c.Emb, Space: c.Space, Chat: newChat(t, srv)}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "I love sailing on weekends."}}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := s.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != 1 || len(ms) != 1 || ms[0].ID != sailing.ID || ms[0].Version != sailing.Version {
+		t.Fatalf("asked the model %d times (want 1); memories %+v, want only %+v unchanged", asked, ms, sailing)
+	}
+}

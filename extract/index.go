@@ -38,6 +38,11 @@ type Indexer struct {
 	Notify func()
 	// Extractor proposes the memories of new turns (nil: HeuristicExtractor).
 	Extractor Extractor
+	// Chat, when set, decides how each proposed memory consolidates with
+	// the user's similar memories (see Consolidator); Model names its
+	// model.
+	Chat  agentmem.Chat
+	Model string
 	// ChunkTurns is the turns per chunk (agentmem.DefaultChunkTurns when
 	// 0).
 	ChunkTurns int
@@ -178,7 +183,7 @@ func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*age
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil
 	}
-	c := &Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space}
+	c := &Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
 	_, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
 	return err
 }

@@ -54,7 +54,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	ks := fs.String("k", "1,5,10", "the cutoffs of Recall@k and hit@k, comma-separated")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	perQuestion := fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
-	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, memories")
+	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
 	searcherName := fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
 	db := fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
@@ -140,7 +140,50 @@ func evalSearcher(store agentmem.Store, name string, scopes []string) (locomo.In
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}
-	return indexerFunc(ix.IndexUser), s, fmt.Sprintf("%s over %s (built-in embedder %s)", name, strings.Join(scopes, ", "), emb.Space()), nil
+	return indexConversation(store, ix), s, fmt.Sprintf("%s over %s (built-in embedder %s)", name, strings.Join(scopes, ", "), emb.Space()), nil
+}
+
+// indexConversation indexes a stored conversation as serve's jobs would
+// once its sessions are over: each thread ended (its last turns make a
+// chunk), its messages indexed, and an extractive summary of each written
+// and embedded (scope summaries).
+func indexConversation(store agentmem.Store, ix *extract.Indexer) indexerFunc {
+	return func(ctx context.Context, userID string) error {
+		var threads []*agentmem.Thread
+		for f := (agentmem.ThreadFilter{Limit: agentmem.MaxPageSize}); ; {
+			page, next, err := store.FindThreads(ctx, userID, f)
+			if err != nil {
+				return err
+			}
+			threads = append(threads, page...)
+			if f.Cursor = next; next == "" {
+				break
+			}
+		}
+		for _, t := range threads {
+			if _, err := store.EndThread(ctx, userID, t.ID); err != nil {
+				return err
+			}
+		}
+		if err := ix.IndexUser(ctx, userID); err != nil {
+			return err
+		}
+		for _, t := range threads {
+			msgs, _, err := store.FindMessages(ctx, userID, t.ID, agentmem.MessageFilter{Limit: agentmem.MaxPageSize})
+			if err != nil || len(msgs) == 0 {
+				return err
+			}
+			sum, err := store.PutSummary(ctx, &agentmem.Summary{UserID: userID, ThreadID: t.ID, ThroughSeq: msgs[len(msgs)-1].Seq,
+				Text: window.Extractive("", msgs, 150), Method: agentmem.SummaryExtractive})
+			if err != nil {
+				return err
+			}
+			if err := ix.EmbedSummary(ctx, sum); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // indexerFunc adapts a function to locomo.Indexer.
@@ -165,7 +208,7 @@ func (r *retrieveSearcher) Search(ctx context.Context, userID, query string, top
 	}
 	hits := make([]locomo.Hit, len(resp.Results))
 	for i, res := range resp.Results {
-		scope := map[string]string{"memory": agentmem.ScopeMemories, "chunk": agentmem.ScopeChunks}[res.Kind]
+		scope := map[string]string{"memory": agentmem.ScopeMemories, "chunk": agentmem.ScopeChunks, "summary": agentmem.ScopeSummaries}[res.Kind]
 		if scope == "" {
 			scope = agentmem.ScopeMessages
 		}
@@ -192,12 +235,12 @@ func parseScopes(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case agentmem.ScopeMessages, agentmem.ScopeChunks, agentmem.ScopeMemories:
+		case agentmem.ScopeMessages, agentmem.ScopeChunks, agentmem.ScopeSummaries, agentmem.ScopeMemories:
 			if !slices.Contains(out, f) {
 				out = append(out, f)
 			}
 		default:
-			return nil, fmt.Errorf("--scopes: %q is not messages, chunks or memories", f)
+			return nil, fmt.Errorf("--scopes: %q is not messages, chunks, summaries or memories", f)
 		}
 	}
 	return out, nil

@@ -86,8 +86,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk}
 	if chat != nil {
 		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
+		ix.Chat, ix.Model = chat, cfg.LLMModel
 	}
-	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log})
+	summarizer.Stored = ix.EmbedSummary // thread summaries are searchable (scope summaries)
+	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
 	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, log)
 	if err != nil {
 		return err
