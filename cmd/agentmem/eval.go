@@ -56,6 +56,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	perQuestion := fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
 	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
 	searcherName := fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
+	vw := fs.Float64("vector-weight", retrieve.VectorWeightLexical, "the weight of the vector signal in hybrid fusion (full-text weighs 1); serve's for the built-in embedder by default")
 	db := fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,7 +100,10 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
-	indexer, searcher, name, err := evalSearcher(store, *searcherName, scopeList)
+	if !(*vw > 0 && *vw <= 100) {
+		return fmt.Errorf("eval locomo: --vector-weight must be above 0 and at most 100, not %v", *vw)
+	}
+	indexer, searcher, name, err := evalSearcher(store, *searcherName, scopeList, *vw)
 	if err != nil {
 		return err
 	}
@@ -122,7 +126,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 // hybrid searcher of package retrieve (or one of its signals alone) over
 // what extract's indexer makes of each conversation with the built-in
 // embedder, or the BM25 baseline over messages.
-func evalSearcher(store agentmem.Store, name string, scopes []string) (locomo.Indexer, locomo.Searcher, string, error) {
+func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeight float64) (locomo.Indexer, locomo.Searcher, string, error) {
 	switch name {
 	case "bm25":
 		if !slices.Equal(scopes, []string{agentmem.ScopeMessages}) {
@@ -136,11 +140,15 @@ func evalSearcher(store agentmem.Store, name string, scopes []string) (locomo.In
 	}
 	emb := lexical.New(0)
 	ix := &extract.Indexer{Store: store, Emb: emb, Space: emb.Space(), Summarize: (&window.Summarizer{}).SummarizeChunk}
-	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{VectorWeight: retrieve.VectorWeightLexical}), scopes: scopes}
+	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{VectorWeight: vectorWeight}), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}
-	return indexConversation(store, ix), s, fmt.Sprintf("%s over %s (built-in embedder %s)", name, strings.Join(scopes, ", "), emb.Space()), nil
+	desc := fmt.Sprintf("%s over %s (built-in embedder %s)", name, strings.Join(scopes, ", "), emb.Space())
+	if name == "hybrid" {
+		desc += fmt.Sprintf(", vector weight %g", vectorWeight)
+	}
+	return indexConversation(store, ix), s, desc, nil
 }
 
 // indexConversation indexes a stored conversation as serve's jobs would
