@@ -161,6 +161,53 @@ func (j *Job) Prepare(now time.Time) error {
 	return nil
 }
 
+// PrepareJobs checks the alternatives that AppendOptions.Jobs returned for
+// an append of userID and returns a prepared copy of each (see Prepare),
+// so that their keys are known and the one picked can be stored as it is,
+// while the caller's jobs stay untouched unless one of them is stored.
+// The jobs are the appending user's: an empty UserID is taken as userID,
+// another one is EINVALID.
+func PrepareJobs(userID string, alts []*Job, now time.Time) ([]*Job, error) {
+	prepared := make([]*Job, len(alts))
+	for i, j := range alts {
+		if j == nil {
+			return nil, Errorf(EINVALID, "jobs[%d] is missing.", i)
+		}
+		c := *j
+		if c.UserID == "" {
+			c.UserID = userID
+		} else if c.UserID != userID {
+			return nil, Errorf(EINVALID, "jobs[%d] is a job of another user.", i)
+		}
+		if err := c.Prepare(now); err != nil {
+			return nil, err
+		}
+		prepared[i] = &c
+	}
+	return prepared, nil
+}
+
+// PickJob decides which of prepared alternatives (see PrepareJobs) an
+// append stores, by the rule of AppendOptions.Jobs: active returns the
+// status of the queued or running job of an alternative's user, kind and
+// key ("" when there is none). PickJob returns the index of the job to
+// store, or -1 when a queued job already covers the batch, or when every
+// key has a running job.
+func PickJob(prepared []*Job, active func(j *Job) (string, error)) (int, error) {
+	for i, j := range prepared {
+		status, err := active(j)
+		switch {
+		case err != nil:
+			return -1, err
+		case status == "":
+			return i, nil
+		case status == JobQueued:
+			return -1, nil
+		}
+	}
+	return -1, nil
+}
+
 // ValidateClaim checks the arguments of ClaimJobs: an owner (an ID), kinds
 // that are IDs, 1 to MaxPageSize jobs and a positive lease.
 func ValidateClaim(owner string, kinds []string, n int, lease time.Duration) error {

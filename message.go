@@ -181,6 +181,25 @@ type AppendOptions struct {
 	// IdempotencyKey makes a retried append return the original result
 	// instead of writing again. A key is scoped to its thread.
 	IdempotencyKey string
+
+	// Jobs, when not nil, returns the jobs that a batch asks for (to index
+	// it, say). AppendMessages calls it inside its transaction with the
+	// batch as stored (IDs, seqs and times assigned) and enqueues one of
+	// the jobs in that same transaction, so that once it returns, the batch
+	// and its job are stored together, even if the process dies right
+	// after. A retry (see AppendMessages) stores nothing and does not call
+	// it: the original append enqueued.
+	//
+	// The jobs are alternatives, tried in order (see PickJob), so that the
+	// batches of a busy thread share jobs: one whose user, kind and key
+	// have a queued job ends the search and nothing is stored (that job has
+	// not started, so it will see the batch); one whose key has a running
+	// job, which may have read the thread before the batch, passes to the
+	// next; the first whose key has no active job is stored, checked and
+	// filled in as EnqueueJob does (see PrepareJobs: an empty UserID is the
+	// appending user's; its Status becomes JobQueued). The other jobs are
+	// left as they are. A bad job fails the append as it fails EnqueueJob.
+	Jobs func(stored []*Message) []*Job
 }
 
 // MessageStore stores the messages of threads.

@@ -59,30 +59,75 @@ type Indexer struct {
 // when both of a thread's shared jobs are already running does a batch
 // get a job of its own. Indexing a message twice changes nothing
 // (vectors are replaced, consolidation finds the memories stored).
+//
+// Enqueue runs after the append's transaction, so a crash in between
+// leaves the batch without a job, and each call is one or two more
+// writes: appends should ask for the job in their own transaction
+// instead (see AppendJobs).
 func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom, seqTo int64) error {
 	if ix == nil || ix.Jobs == nil {
 		return nil
 	}
-	shared, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom})
-	for _, key := range []string{threadID + "#a", threadID + "#b"} {
-		j, err := ix.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: IndexJobKind, Key: key, Payload: shared})
+	// The rule of agentmem.PickJob, one EnqueueJob at a time: a queued job
+	// starts after this batch was stored, so it covers it; a running one
+	// may have read the thread before: try the next key.
+	for _, alt := range indexJobs(userID, threadID, seqFrom, seqTo) {
+		j, err := ix.Jobs.EnqueueJob(ctx, alt)
 		if err != nil {
 			return err
 		}
-		// A queued job starts after this batch was stored: it covers it.
-		// A running one may have read the thread before: try the next key.
 		if j.Status == agentmem.JobQueued {
 			ix.notify()
 			return nil
 		}
 	}
-	own, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
-	_, err := ix.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: IndexJobKind,
-		Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own})
-	if err == nil {
-		ix.notify()
+	return nil
+}
+
+// AppendJobs returns opt asking AppendMessages to enqueue the index job of
+// the batch in the append's own transaction (agentmem.AppendOptions.Jobs):
+// the batch and a job covering it are stored together, even if the
+// process dies right after, and the batches of a busy thread share jobs
+// as with Enqueue. A batch that a queued job covers costs one lookup and
+// no write. Call the function returned once AppendMessages has returned
+// without error: it wakes the workers (Notify) if a job was stored; a
+// job that was already queued has woken them when it was stored. The job
+// goes to the store that appends (in serve, ix.Jobs too); a nil ix, or
+// one without Jobs, enqueues nothing and returns opt as it is.
+func (ix *Indexer) AppendJobs(opt agentmem.AppendOptions) (agentmem.AppendOptions, func()) {
+	if ix == nil || ix.Jobs == nil {
+		return opt, func() {}
 	}
-	return err
+	var jobs []*agentmem.Job
+	opt.Jobs = func(stored []*agentmem.Message) []*agentmem.Job {
+		jobs = nil
+		if n := len(stored); n > 0 {
+			jobs = indexJobs("", stored[0].ThreadID, stored[0].Seq, stored[n-1].Seq)
+		}
+		return jobs
+	}
+	return opt, func() {
+		for _, j := range jobs {
+			if j.Status == agentmem.JobQueued {
+				ix.notify()
+				return
+			}
+		}
+	}
+}
+
+// indexJobs returns the alternatives (see agentmem.PickJob) of the index
+// job of the messages seqFrom..seqTo of a thread: the thread's two shared
+// jobs, which index through its last message when they run, then a job
+// of the batch's own.
+func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
+	shared, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom})
+	own, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
+	return []*agentmem.Job{
+		{UserID: userID, Kind: IndexJobKind, Key: threadID + "#a", Payload: shared},
+		{UserID: userID, Kind: IndexJobKind, Key: threadID + "#b", Payload: shared},
+		{UserID: userID, Kind: IndexJobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own},
+	}
 }
 
 func (ix *Indexer) notify() {

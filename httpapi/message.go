@@ -89,19 +89,16 @@ func handleAppendMessages(log *slog.Logger, messages agentmem.MessageStore, ix *
 		}
 		var resp response
 		if err == nil {
-			opt := agentmem.AppendOptions{IdempotencyKey: r.Header.Get("Idempotency-Key")}
-			resp.Messages, err = messages.AppendMessages(r.Context(), p.user, p.thread, req.Messages, opt)
+			// Indexing the messages (search, memories) is background work,
+			// whose job is stored with them: an append that returns has it.
+			opt, enqueued := ix.AppendJobs(agentmem.AppendOptions{IdempotencyKey: r.Header.Get("Idempotency-Key")})
+			if resp.Messages, err = messages.AppendMessages(r.Context(), p.user, p.thread, req.Messages, opt); err == nil {
+				enqueued()
+			}
 		}
 		if err != nil {
 			writeError(w, r, log, err)
 			return
-		}
-		// The messages are stored; indexing them (search, memories) is
-		// background work that must not fail the append.
-		if n := len(resp.Messages); n > 0 {
-			if err := ix.Enqueue(r.Context(), p.user, p.thread, resp.Messages[0].Seq, resp.Messages[n-1].Seq); err != nil {
-				log.WarnContext(r.Context(), "index job not enqueued", "request_id", requestID(r.Context()), "err", err)
-			}
 		}
 		encode(w, r, log, http.StatusCreated, resp)
 	})

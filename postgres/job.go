@@ -79,14 +79,9 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 	var out *agentmem.Job
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		for range maxEnqueueTries {
-			tag, err := tx.Exec(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-				ON CONFLICT (user_id, kind, key) WHERE status IN ('queued', 'running') DO NOTHING`,
-				j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, j.RunAt,
-				j.LeaseOwner, j.LeaseUntil, j.LastError, j.CreatedAt, j.UpdatedAt)
-			if isUniqueViolation(err) { // of the primary key: jobs_active_key is the arbiter
-				return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
-			} else if err != nil {
-				return fmt.Errorf("insert job: %w", err)
+			tag, err := tx.Exec(ctx, insertJobSQL, insertJobArgs(j)...)
+			if err = insertJobError(j, err); err != nil {
+				return err
 			}
 			if tag.RowsAffected() == 1 {
 				out = j
@@ -107,6 +102,79 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 		return nil, err
 	}
 	return out, nil
+}
+
+// insertJobSQL inserts a job unless its key has an active job: its ON
+// CONFLICT names jobs_active_key, so that a conflict on it inserts nothing
+// (0 rows) while one on the primary key fails (see insertJobError).
+const insertJobSQL = `INSERT INTO jobs (` + jobColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	ON CONFLICT (user_id, kind, key) WHERE status IN ('queued', 'running') DO NOTHING`
+
+func insertJobArgs(j *agentmem.Job) []any {
+	return []any{j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, j.RunAt,
+		j.LeaseOwner, j.LeaseUntil, j.LastError, j.CreatedAt, j.UpdatedAt}
+}
+
+// insertJobError returns the error of insertJobSQL for j: a unique
+// violation can only be of the primary key (jobs_active_key is the
+// arbiter), so j's ID is taken.
+func insertJobError(j *agentmem.Job, err error) error {
+	if isUniqueViolation(err) {
+		return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
+	} else if err != nil {
+		return fmt.Errorf("insert job: %w", err)
+	}
+	return nil
+}
+
+// pickJob looks up, in one round trip, the active jobs of the keys of
+// prepared alternatives (see agentmem.PickJob) and returns the index of
+// the one to store, or -1. It locks the jobs it finds FOR KEY SHARE until
+// tx ends: ClaimJobs (FOR UPDATE SKIP LOCKED) then skips a queued job that
+// an append counts on until the append has committed, so the job cannot
+// read the thread before the batch it covers is there. The lock does not
+// hold up CompleteJob or FailJob of a running job for longer than the
+// append takes, nor other appends (shared locks).
+func pickJob(ctx context.Context, tx pgx.Tx, userID string, prepared []*agentmem.Job) (int, error) {
+	kinds, keys := make([]string, len(prepared)), make([]string, len(prepared))
+	for i, j := range prepared {
+		kinds[i], keys[i] = j.Kind, j.Key
+	}
+	rows, err := tx.Query(ctx, `SELECT kind, key, status FROM jobs
+		WHERE user_id = $1 AND kind = ANY($2) AND key = ANY($3) AND status IN ('queued', 'running') FOR KEY SHARE`, userID, kinds, keys)
+	if err != nil {
+		return -1, fmt.Errorf("find active jobs: %w", err)
+	}
+	active := map[[2]string]string{}
+	var kind, key, status string
+	_, err = pgx.ForEachRow(rows, []any{&kind, &key, &status}, func() error {
+		active[[2]string{kind, key}] = status
+		return nil
+	})
+	if err != nil {
+		return -1, fmt.Errorf("find active jobs: %w", err)
+	}
+	return agentmem.PickJob(prepared, func(j *agentmem.Job) (string, error) { return active[[2]string{j.Kind, j.Key}], nil })
+}
+
+// enqueuePicked stores the job that pickJob picks of prepared alternatives
+// in tx, looking again when an enqueue of another transaction stored a
+// job of the key picked meanwhile, and returns its index or -1.
+func enqueuePicked(ctx context.Context, tx pgx.Tx, userID string, prepared []*agentmem.Job) (int, error) {
+	for range maxEnqueueTries {
+		i, err := pickJob(ctx, tx, userID, prepared)
+		if err != nil || i < 0 {
+			return i, err
+		}
+		tag, err := tx.Exec(ctx, insertJobSQL, insertJobArgs(prepared[i])...)
+		if err = insertJobError(prepared[i], err); err != nil {
+			return -1, err
+		}
+		if tag.RowsAffected() == 1 {
+			return i, nil
+		}
+	}
+	return -1, agentmem.Errorf(agentmem.EUNAVAILABLE, "The job queue is busy; retry.")
 }
 
 const updateJobSQL = `UPDATE jobs SET status = $1, attempts = $2, run_at = $3, lease_owner = $4, lease_until = $5, last_error = $6, updated_at = $7

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 const messageColumns = `thread_id, seq, id, role, content, name, tool_calls, tool_call_id, metadata, token_count, created_at`
@@ -45,7 +46,7 @@ func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msg
 	}
 	var out []*agentmem.Message
 	err := s.write(ctx, func(tx pgx.Tx) (err error) {
-		out, err = s.appendMessages(ctx, tx, userID, threadID, msgs, opt.IdempotencyKey, hash)
+		out, err = s.appendMessages(ctx, tx, userID, threadID, msgs, opt, hash)
 		return err
 	})
 	if err != nil {
@@ -59,7 +60,12 @@ func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msg
 // commits, then read the last_seq it wrote (READ COMMITTED re-reads a
 // locked row), its idempotency key and its messages. That makes seqs
 // consecutive and retries exact without retry loops.
-func (s *Store) appendMessages(ctx context.Context, tx pgx.Tx, userID, threadID string, msgs []*agentmem.Message, key, hash string) ([]*agentmem.Message, error) {
+//
+// With opt.Jobs, one more round trip finds the active jobs of the
+// alternatives' keys (pickJob), and the job picked is inserted with the
+// messages.
+func (s *Store) appendMessages(ctx context.Context, tx pgx.Tx, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions, hash string) ([]*agentmem.Message, error) {
+	key := opt.IdempotencyKey
 	t, err := findLiveThread(ctx, tx, userID, threadID, forUpdate)
 	if err != nil {
 		return nil, err
@@ -97,17 +103,49 @@ func (s *Store) appendMessages(ctx context.Context, tx pgx.Tx, userID, threadID 
 		}
 	}
 	t.AfterAppend(msgs, now)
-	// One round trip: the messages, the thread's new state and the key.
+	var alts, prepared []*agentmem.Job
+	pick := -1
+	if opt.Jobs != nil {
+		if alts = opt.Jobs(msgs); len(alts) > 0 {
+			if prepared, err = agentmem.PrepareJobs(userID, alts, now); err != nil {
+				return nil, err
+			}
+			if pick, err = pickJob(ctx, tx, userID, prepared); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// One round trip: the messages, the thread's new state, the key and
+	// the job.
 	b := &pgx.Batch{}
 	queueMessages(b, userID, msgs)
 	b.Queue(`UPDATE threads SET last_seq = $1, message_count = message_count + $2, title = $3, status = $4, ended_at = $5, updated_at = $6
 		WHERE user_id = $7 AND id = $8`, t.LastSeq, int64(len(msgs)), t.Title, t.Status, t.EndedAt, t.UpdatedAt, userID, threadID)
+	after := []string{"update thread"}
 	if key != "" {
 		b.Queue(`INSERT INTO idempotency_keys (user_id, thread_id, key, request_hash, seq_from, seq_to, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			userID, threadID, key, hash, msgs[0].Seq, seq, now)
+		after = append(after, "insert idempotency key")
 	}
-	if err := sendBatch(ctx, tx, b, msgs, "update thread", "insert idempotency key"); err != nil {
+	if pick >= 0 {
+		b.Queue(insertJobSQL, insertJobArgs(prepared[pick])...)
+		after = append(after, "insert job")
+	}
+	tags, err := execBatch(ctx, tx, b, msgs, after...)
+	if err != nil {
+		if pick >= 0 && isUniqueViolation(err, "jobs_pkey") {
+			return nil, insertJobError(prepared[pick], err)
+		}
 		return nil, err
+	}
+	if pick >= 0 && tags[len(tags)-1].RowsAffected() == 0 {
+		// Another transaction enqueued a job of the key since pickJob looked.
+		if pick, err = enqueuePicked(ctx, tx, userID, prepared); err != nil {
+			return nil, err
+		}
+	}
+	if pick >= 0 {
+		*alts[pick] = *prepared[pick]
 	}
 	return msgs, nil
 }
@@ -125,26 +163,34 @@ func queueMessages(b *pgx.Batch, userID string, msgs []*agentmem.Message) {
 // queueMessages) and whose next ones do what after names, and returns the
 // first failure; a taken message ID is ECONFLICT naming the message.
 func sendBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, msgs []*agentmem.Message, after ...string) error {
+	_, err := execBatch(ctx, tx, b, msgs, after...)
+	return err
+}
+
+// execBatch is sendBatch returning the command tag of each statement.
+func execBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch, msgs []*agentmem.Message, after ...string) ([]pgconn.CommandTag, error) {
 	br := tx.SendBatch(ctx, b)
+	tags := make([]pgconn.CommandTag, b.Len())
 	for i := range b.Len() {
-		if _, err := br.Exec(); err != nil {
+		var err error
+		if tags[i], err = br.Exec(); err != nil {
 			br.Close()
 			switch {
 			case i >= len(msgs) && i-len(msgs) < len(after):
-				return fmt.Errorf("%s: %w", after[i-len(msgs)], err)
+				return nil, fmt.Errorf("%s: %w", after[i-len(msgs)], err)
 			case i >= len(msgs):
-				return fmt.Errorf("batch statement %d: %w", i, err)
+				return nil, fmt.Errorf("batch statement %d: %w", i, err)
 			case isUniqueViolation(err, "messages_user_id"):
-				return agentmem.Errorf(agentmem.ECONFLICT, "Message id %q is already used.", msgs[i].ID)
+				return nil, agentmem.Errorf(agentmem.ECONFLICT, "Message id %q is already used.", msgs[i].ID)
 			default:
-				return fmt.Errorf("insert message: %w", err)
+				return nil, fmt.Errorf("insert message: %w", err)
 			}
 		}
 	}
 	if err := br.Close(); err != nil {
-		return fmt.Errorf("insert messages: %w", err)
+		return nil, fmt.Errorf("insert messages: %w", err)
 	}
-	return nil
+	return tags, nil
 }
 
 // findRetry recognises a batch whose client-given message IDs are already

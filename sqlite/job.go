@@ -58,6 +58,16 @@ func findJob(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Job,
 	return j, nil
 }
 
+// Statements of EnqueueJob and of the jobs of appends (hot writes, see
+// writeStmt): the active job of a key is found in jobs_active_key.
+const (
+	findActiveJobQuery = `SELECT ` + jobColumns + ` FROM jobs
+		WHERE user_id = ? AND kind = ? AND key = ? AND status IN ('queued', 'running')`
+	findActiveJobStatusQuery = `SELECT status FROM jobs
+		WHERE user_id = ? AND kind = ? AND key = ? AND status IN ('queued', 'running')`
+	insertJobQuery = `INSERT INTO jobs (` + jobColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
 // EnqueueJob implements agentmem.JobStore. The write loop runs one write
 // at a time, so no other enqueue comes between the lookup of the active
 // job of the key and the insert; jobs_active_key only backs that up.
@@ -67,21 +77,19 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 	}
 	var out *agentmem.Job
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		active, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs
-			WHERE user_id = ? AND kind = ? AND key = ? AND status IN ('queued', 'running')`, j.UserID, j.Kind, j.Key))
+		st, err := s.writeStmt(ctx, tx, findActiveJobQuery)
+		if err != nil {
+			return fmt.Errorf("prepare find active job: %w", err)
+		}
+		active, err := scanJob(st.QueryRowContext(ctx, j.UserID, j.Kind, j.Key))
 		if err == nil {
 			out = active
 			return nil
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("find active job: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO jobs (`+jobColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, micros(j.RunAt),
-			j.LeaseOwner, nullMicros(j.LeaseUntil), j.LastError, micros(j.CreatedAt), micros(j.UpdatedAt))
-		if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
-			return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
-		} else if err != nil {
-			return fmt.Errorf("insert job: %w", err)
+		if err := s.insertJob(ctx, tx, j); err != nil {
+			return err
 		}
 		out = j
 		return nil
@@ -90,6 +98,57 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 		return nil, err
 	}
 	return out, nil
+}
+
+func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, j *agentmem.Job) error {
+	_, err := s.writeExec(ctx, tx, insertJobQuery,
+		j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, micros(j.RunAt),
+		j.LeaseOwner, nullMicros(j.LeaseUntil), j.LastError, micros(j.CreatedAt), micros(j.UpdatedAt))
+	if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+		return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
+	} else if err != nil {
+		return fmt.Errorf("insert job: %w", err)
+	}
+	return nil
+}
+
+// enqueueAlternatives stores in tx, the transaction of an append, the job
+// that agentmem.PickJob picks of alts (see agentmem.AppendOptions.Jobs).
+// The lookups and the insert run in the write loop, which claims jobs too,
+// so no claim comes between them and the commit: a queued job found here
+// is claimed, and reads the thread, after the batch is committed. Under
+// steady appends to a thread, this is one lookup of its queued shared job
+// and no write.
+func (s *Store) enqueueAlternatives(ctx context.Context, tx *sql.Tx, userID string, alts []*agentmem.Job, now time.Time) error {
+	if len(alts) == 0 {
+		return nil
+	}
+	prepared, err := agentmem.PrepareJobs(userID, alts, now)
+	if err != nil {
+		return err
+	}
+	st, err := s.writeStmt(ctx, tx, findActiveJobStatusQuery)
+	if err != nil {
+		return fmt.Errorf("prepare find active job: %w", err)
+	}
+	i, err := agentmem.PickJob(prepared, func(j *agentmem.Job) (string, error) {
+		var status string
+		err := st.QueryRowContext(ctx, j.UserID, j.Kind, j.Key).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", nil
+		} else if err != nil {
+			return "", fmt.Errorf("find active job: %w", err)
+		}
+		return status, nil
+	})
+	if err != nil || i < 0 {
+		return err
+	}
+	if err := s.insertJob(ctx, tx, prepared[i]); err != nil {
+		return err
+	}
+	*alts[i] = *prepared[i]
+	return nil
 }
 
 // updateJob writes every mutable field of j.

@@ -50,7 +50,7 @@ func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msg
 	}
 	var out []*agentmem.Message
 	err := s.write(ctx, func(tx *sql.Tx) (err error) {
-		out, err = s.appendMessages(ctx, tx, userID, threadID, msgs, opt.IdempotencyKey, hash)
+		out, err = s.appendMessages(ctx, tx, userID, threadID, msgs, opt, hash)
 		return err
 	})
 	if err != nil {
@@ -59,7 +59,8 @@ func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msg
 	return out, nil
 }
 
-func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, userID, threadID string, msgs []*agentmem.Message, key, hash string) ([]*agentmem.Message, error) {
+func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions, hash string) ([]*agentmem.Message, error) {
+	key := opt.IdempotencyKey
 	st, err := s.writeStmt(ctx, tx, findThreadQuery)
 	if err != nil {
 		return nil, fmt.Errorf("prepare find thread: %w", err)
@@ -119,6 +120,11 @@ func (s *Store) appendMessages(ctx context.Context, tx *sql.Tx, userID, threadID
 		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (user_id, thread_id, key, request_hash, seq_from, seq_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			userID, threadID, key, hash, msgs[0].Seq, seq, micros(now)); err != nil {
 			return nil, fmt.Errorf("insert idempotency key: %w", err)
+		}
+	}
+	if opt.Jobs != nil {
+		if err := s.enqueueAlternatives(ctx, tx, userID, opt.Jobs(msgs), now); err != nil {
+			return nil, err
 		}
 	}
 	return msgs, nil

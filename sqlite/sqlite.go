@@ -278,16 +278,22 @@ func (s *Store) inSavepoint(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// Statements of indexQueued.
+// Statements of indexQueued. The queue's key leads with the user, so
+// without the ORDER BY a group of several users' appends comes out of it
+// with rowids going down as often as up; FTS5 writes its pending terms to
+// a new segment whenever a rowid is not above the last one, which made
+// nearly one segment per message of a group and cost a third of the
+// append throughput (docs/benchmarks.md).
 const (
-	indexQueuedQuery = `INSERT INTO messages_fts (rowid, content) SELECT m.rowid, m.content FROM messages_fts_queue q JOIN messages m ON m.rowid = q.doc`
-	emptyQueueQuery  = `DELETE FROM messages_fts_queue`
+	indexQueuedQuery = `INSERT INTO messages_fts (rowid, content) SELECT m.rowid, m.content FROM messages_fts_queue q JOIN messages m ON m.rowid = q.doc
+		ORDER BY q.doc`
+	emptyQueueQuery = `DELETE FROM messages_fts_queue`
 )
 
 // indexQueued adds the messages that the transaction tx inserted, which
-// messages_fts_insert queued, to the full-text index, in one statement so
-// that they make one index segment (see migration/0004_memory.sql). The
-// write loop calls it before each commit.
+// messages_fts_insert queued, to the full-text index, in one statement and
+// in rowid order so that they make one index segment (see
+// migration/0004_memory.sql). The write loop calls it before each commit.
 func (s *Store) indexQueued(tx *sql.Tx) error {
 	ctx := context.Background()
 	if _, err := s.writeExec(ctx, tx, indexQueuedQuery); err != nil {
@@ -302,7 +308,7 @@ func (s *Store) indexQueued(tx *sql.Tx) error {
 // hotWrites are the statements of an append and of each commit, prepared
 // once on the writer connection when the store opens (see writeStmt).
 var hotWrites = []string{`SAVEPOINT op`, `ROLLBACK TO op`, `RELEASE op`, findThreadQuery, insertMessageQuery, updateThreadAfterAppend,
-	indexQueuedQuery, emptyQueueQuery}
+	indexQueuedQuery, emptyQueueQuery, findActiveJobQuery, findActiveJobStatusQuery, insertJobQuery}
 
 // writeStmt returns query bound to tx, a transaction of the write loop.
 // SQLite compiles a statement in about as long as it runs a small insert,

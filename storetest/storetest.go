@@ -29,6 +29,8 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("AppendMessages/ClientIDs", func(t *testing.T) { testClientIDs(t, open(t)) })
 	t.Run("AppendMessages/Concurrent", func(t *testing.T) { testConcurrentAppends(t, open(t)) })
 	t.Run("AppendMessages/ConcurrentRetries", func(t *testing.T) { testConcurrentRetries(t, open(t)) })
+	t.Run("AppendMessages/Jobs", func(t *testing.T) { testAppendJobs(t, open(t)) })
+	t.Run("AppendMessages/JobsCoverage", func(t *testing.T) { testAppendJobsCoverage(t, open(t)) })
 	t.Run("FindMessages", func(t *testing.T) { testFindMessages(t, open(t)) })
 	t.Run("Elements", func(t *testing.T) { testElements(t, open(t)) })
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })

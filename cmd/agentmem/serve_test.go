@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,41 +86,6 @@ func (s *server) Stop(tb testing.TB) {
 	case <-time.After(30 * time.Second):
 		tb.Errorf("serve did not stop")
 	}
-}
-
-// BenchmarkServe_Append measures appends of one message through the HTTP
-// API of a real `serve` on SQLite (synchronous=FULL), from many concurrent
-// keep-alive clients on the same machine.
-func BenchmarkServe_Append(b *testing.B) {
-	srv := MustServe(b, filepath.Join(b.TempDir(), "bench.db"))
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	var n atomic.Int64
-	b.SetParallelism(16)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		thread := fmt.Sprintf("%s/v1/users/u%d/threads", srv.URL, n.Add(1))
-		resp, err := client.Post(thread, "application/json", strings.NewReader(`{"id":"t"}`))
-		if err != nil || resp.StatusCode != http.StatusCreated {
-			b.Errorf("create thread: %v %v", err, resp)
-			return
-		}
-		resp.Body.Close()
-		body := []byte(`{"messages":[{"role":"user","content":"The quick brown fox jumps over the lazy dog, and then asks what to cook for dinner tonight."}]}`)
-		for pb.Next() {
-			resp, err := client.Post(thread+"/t/messages", "application/json", bytes.NewReader(body))
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusCreated {
-				b.Errorf("append: status %d", resp.StatusCode)
-				return
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
 
 // TestServe drives a real `serve` on SQLite through the Go client as a user

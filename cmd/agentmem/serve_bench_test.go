@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// BenchmarkServe_Append measures appends of one message through the HTTP
+// API from 16 concurrent keep-alive clients on the same machine, each on
+// a thread of its own, on SQLite (synchronous=FULL) and, when
+// AGENTMEM_TEST_POSTGRES is set, PostgreSQL. Each backend runs three
+// servers, so that every figure has its baseline in the same run:
+//
+//   - noindex: the baseline, the API as it was before search: the
+//     handler of serve without an indexer, on a database whose messages
+//     are not indexed for full-text search (SQLite: the trigger that
+//     queues them dropped; PostgreSQL: the tsvector column and its index
+//     dropped);
+//   - fulltext: the same handler on a database that indexes messages for
+//     full-text search as they are committed, still without index jobs;
+//   - serve: a real `agentmem serve`: full-text indexing, an index job
+//     for each batch (shared by a thread's batches) and the workers that
+//     run them, in the same process.
+func BenchmarkServe_Append(b *testing.B) {
+	for _, backend := range []struct {
+		name string
+		db   func(b *testing.B) string
+	}{
+		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
+		{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
+	} {
+		b.Run(backend.name+"/noindex", func(b *testing.B) {
+			db := backend.db(b)
+			dropFullText(b, db)
+			benchmarkAppends(b, mustServeAPI(b, db))
+		})
+		b.Run(backend.name+"/fulltext", func(b *testing.B) {
+			benchmarkAppends(b, mustServeAPI(b, backend.db(b)))
+		})
+		b.Run(backend.name+"/serve", func(b *testing.B) {
+			benchmarkAppends(b, MustServe(b, backend.db(b)).URL)
+		})
+	}
+}
+
+// benchmarkAppends appends one message per request from 16 clients, each
+// on a thread of its own, and reports messages/s.
+func benchmarkAppends(b *testing.B, url string) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		thread := fmt.Sprintf("%s/v1/users/u%d/threads", url, n.Add(1))
+		resp, err := client.Post(thread, "application/json", strings.NewReader(`{"id":"t"}`))
+		if err != nil || resp.StatusCode != http.StatusCreated {
+			b.Errorf("create thread: %v %v", err, resp)
+			return
+		}
+		resp.Body.Close()
+		body := []byte(`{"messages":[{"role":"user","content":"The quick brown fox jumps over the lazy dog, and then asks what to cook for dinner tonight."}]}`)
+		for pb.Next() {
+			resp, err := client.Post(thread+"/t/messages", "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				b.Errorf("append: status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// mustServeAPI serves the handler of serve over the store of db, as serve
+// wires it (the store timed into the metrics registry, logs at warn) but
+// without an indexer or workers, and returns its URL.
+func mustServeAPI(b *testing.B, db string) string {
+	b.Helper()
+	cfg := defaults()
+	cfg.DB = db
+	store, err := openStore(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	handler := httpapi.NewHandler(newLogger(io.Discard, "warn"), httpapi.InstrumentStore(store, reg), httpapi.Options{
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		Registry:         reg,
+		MaxBatchMessages: cfg.MaxBatchMessages,
+		MaxQueryBytes:    cfg.MaxQueryBytes,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := errors.Join(srv.Shutdown(ctx), store.Close()); err != nil {
+			b.Error(err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// dropFullText migrates db, then removes what indexes its messages for
+// full-text search, so that appends cost what they did before search.
+func dropFullText(b *testing.B, db string) {
+	b.Helper()
+	cfg := defaults()
+	cfg.DB = db
+	store, err := openStore(context.Background(), cfg) // migrates
+	if err != nil {
+		b.Fatal(err)
+	}
+	store.Close()
+	if strings.HasPrefix(db, "postgres") {
+		testutil.MustExec(b, db, `ALTER TABLE messages DROP COLUMN tsv`) // its index goes with it
+		return
+	}
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Exec(`DROP TRIGGER messages_fts_insert`); err != nil {
+		b.Fatal(err)
+	}
+}

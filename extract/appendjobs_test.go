@@ -1,0 +1,89 @@
+package extract_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/sqlite"
+)
+
+// TestIndexer_AppendJobs: an append asking for its index job through
+// AppendJobs stores it in its own transaction, and batches appended to a
+// thread share jobs as with Enqueue: a batch that a queued job covers
+// stores nothing and wakes no worker.
+func TestIndexer_AppendJobs(t *testing.T) {
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	emb := lexical.New(0)
+	notified := 0
+	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Notify: func() { notified++ }}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	appendOne := func(i int) {
+		t.Helper()
+		opt, enqueued := ix.AppendJobs(agentmem.AppendOptions{})
+		if opt.Jobs == nil {
+			t.Fatal("AppendJobs set no Jobs")
+		}
+		if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: fmt.Sprintf("message number %d about gardening", i)}}, opt); err != nil {
+			t.Fatal(err)
+		}
+		enqueued()
+	}
+	claim := func() []*agentmem.Job {
+		t.Helper()
+		jobs, err := s.ClaimJobs(ctx, "w", []string{extract.IndexJobKind}, 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	for i := range 5 {
+		appendOne(i)
+	}
+	first := claim()
+	if len(first) != 1 || notified != 1 {
+		t.Fatalf("5 appends made %d jobs and %d wake-ups, want 1 shared job and 1", len(first), notified)
+	}
+	appendOne(5) // the first job runs: a second shared job collects
+	appendOne(6)
+	second := claim()
+	if len(second) != 1 || notified != 2 {
+		t.Fatalf("2 appends while the first job runs made %d jobs (%d wake-ups in all), want 1 (2)", len(second), notified)
+	}
+	appendOne(7) // both shared jobs run: a job of its own
+	third := claim()
+	if len(third) != 1 || notified != 3 {
+		t.Fatalf("an append while both shared jobs run made %d jobs (%d wake-ups in all), want 1 (3)", len(third), notified)
+	}
+	for _, j := range append(append(first, second...), third...) {
+		if err := ix.Run(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, err := s.FindVectors(ctx, "alice", emb.Space(), []string{agentmem.ScopeMessages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 8 {
+		t.Fatalf("%d messages have vectors, want all 8", len(vs))
+	}
+
+	// An indexer that enqueues nothing leaves the options alone.
+	for _, off := range []*extract.Indexer{nil, {Store: s}} {
+		opt, enqueued := off.AppendJobs(agentmem.AppendOptions{IdempotencyKey: "k"})
+		if opt.Jobs != nil || opt.IdempotencyKey != "k" {
+			t.Fatalf("AppendJobs of %+v = %+v, want the options unchanged", off, opt)
+		}
+		enqueued()
+	}
+}
