@@ -80,6 +80,20 @@ type VectorStore interface {
 	// value, so that nothing is ever served from a cache of nothing.
 	VectorsVersion(ctx context.Context, userID, space string) (string, error)
 
+	// VectorsState returns how far the user's vectors of a space have
+	// come, so that a cache of them can catch up by reading only what was
+	// put since (FindVectorsSince). As cheap as VectorsVersion. While the
+	// user has no vectors of the space, each call returns a new Version
+	// and Epoch, and Seq 0.
+	VectorsState(ctx context.Context, userID, space string) (VectorsState, error)
+
+	// FindVectorsSince returns the user's vectors of a space, in all
+	// scopes and in no particular order, that were put after the write
+	// numbered seq (a VectorsState's Seq): those put or replaced since. It
+	// does not report deletions; a deletion moves ResetSeq. Returns
+	// EINVALID for an empty space.
+	FindVectorsSince(ctx context.Context, userID, space string, seq int64) ([]Vector, error)
+
 	// VectorSpaces returns the spaces in which the user has vectors, in
 	// ascending byte order; an empty slice when there are none. A space
 	// whose vectors were all deleted (with their items, or by
@@ -92,6 +106,23 @@ type VectorStore interface {
 	// changes. Deleting a space without vectors is not an error. Returns
 	// EINVALID for an empty space.
 	DeleteVectorSpace(ctx context.Context, userID, space string) error
+}
+
+// VectorsState is where a user's vectors of a space stand. A cache loaded
+// at state c is up to date with state s after reading FindVectorsSince(c.Seq)
+// when it has the same Epoch, c.Seq ≥ s.ResetSeq (nothing was deleted
+// since) and c.Seq ≤ s.Seq; otherwise it must reload everything.
+type VectorsState struct {
+	Version  string // as VectorsVersion: changes with every write
+	Epoch    string // names the write counter; a new one when it restarts (after the user's erasure)
+	Seq      int64  // the writes (puts and deletions) of the space so far
+	ResetSeq int64  // the Seq of the newest deletion (0: none)
+}
+
+// CanCatchUp reports whether a cache loaded at state c can catch up with
+// state s by reading the vectors put since c.Seq.
+func (c VectorsState) CanCatchUp(s VectorsState) bool {
+	return c.Epoch == s.Epoch && c.Seq >= s.ResetSeq && c.Seq <= s.Seq
 }
 
 // PrepareVectors checks a PutVectors batch and returns it ready to store,

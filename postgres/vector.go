@@ -50,16 +50,28 @@ func lockVectorVersions(ctx context.Context, tx pgx.Tx, userID string) error {
 	return nil
 }
 
-// bumpVectorVersions gives each of the user's spaces (sorted) a new
-// version, locking its row.
-func bumpVectorVersions(ctx context.Context, tx pgx.Tx, userID string, spaces []string) error {
-	for _, space := range spaces {
-		if _, err := tx.Exec(ctx, `INSERT INTO vector_versions (user_id, space, version) VALUES ($1, $2, $3)
-			ON CONFLICT (user_id, space) DO UPDATE SET version = excluded.version`, userID, space, agentmem.NewID()); err != nil {
-			return fmt.Errorf("bump vector version: %w", err)
-		}
+// bumpVectorVersions counts a write of each of the user's spaces
+// (sorted), locking its row: a new version and the next seq (and, for a
+// deletion, reset_seq with it). It returns the new seq of each. Writes of
+// a space take turns on its row, so they commit in seq order.
+func bumpVectorVersions(ctx context.Context, tx pgx.Tx, userID string, spaces []string, deletion bool) (map[string]int64, error) {
+	reset := 0
+	if deletion {
+		reset = 1
 	}
-	return nil
+	seqs := make(map[string]int64, len(spaces))
+	for _, space := range spaces {
+		var seq int64
+		err := tx.QueryRow(ctx, `INSERT INTO vector_versions AS v (user_id, space, version, seq, reset_seq, epoch) VALUES ($1, $2, $3, 1, $4, $5)
+			ON CONFLICT (user_id, space) DO UPDATE SET version = excluded.version, seq = v.seq + 1,
+				reset_seq = CASE WHEN excluded.reset_seq > 0 THEN v.seq + 1 ELSE v.reset_seq END
+			RETURNING seq`, userID, space, agentmem.NewID(), reset, agentmem.NewID()).Scan(&seq)
+		if err != nil {
+			return nil, fmt.Errorf("bump vector version: %w", err)
+		}
+		seqs[space] = seq
+	}
+	return seqs, nil
 }
 
 // PutVectors implements agentmem.VectorStore. It bumps the versions of the
@@ -77,8 +89,13 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 		vspaces[i], scopes[i], ids[i], vecs[i] = v.Space, v.Scope, v.ID, encodeVector(v.Vec)
 	}
 	return s.write(ctx, func(tx pgx.Tx) error {
-		if err := bumpVectorVersions(ctx, tx, userID, spaces); err != nil {
+		seqs, err := bumpVectorVersions(ctx, tx, userID, spaces, false)
+		if err != nil {
 			return err
+		}
+		vseqs := make([]int64, len(vs))
+		for i, v := range vs {
+			vseqs[i] = seqs[v.Space]
 		}
 		for _, space := range spaces {
 			var n int
@@ -90,9 +107,9 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 			}
 		}
 		// vs is sorted, so the rows are locked in key order.
-		if _, err := tx.Exec(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec)
-			SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[])
-			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec`, userID, vspaces, scopes, ids, vecs); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec, seq)
+			SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[])
+			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec, seq = excluded.seq`, userID, vspaces, scopes, ids, vecs, vseqs); err != nil {
 			return fmt.Errorf("put vectors: %w", err)
 		}
 		return nil
@@ -113,7 +130,8 @@ func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope, cond string, a
 		return fmt.Errorf("delete vectors: %w", err)
 	}
 	slices.Sort(spaces)
-	return bumpVectorVersions(ctx, tx, userID, slices.Compact(spaces))
+	_, err = bumpVectorVersions(ctx, tx, userID, slices.Compact(spaces), true)
+	return err
 }
 
 // FindVectors implements agentmem.VectorStore.
@@ -133,6 +151,20 @@ func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []
 	if len(scopes) > 0 {
 		q, args = q+` AND scope = ANY($3)`, append(args, scopes)
 	}
+	return s.readVectors(ctx, space, q, args...)
+}
+
+// FindVectorsSince implements agentmem.VectorStore, through the index
+// vectors_seq.
+func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq int64) ([]agentmem.Vector, error) {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return nil, err
+	}
+	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 AND seq > $3`, userID, space, seq)
+}
+
+// readVectors runs q, a query of scope, id and vec of vectors of space.
+func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
 	vs := []agentmem.Vector{}
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, q, args...)
@@ -196,6 +228,23 @@ func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (strin
 	return version, nil
 }
 
+// VectorsState implements agentmem.VectorStore: one primary-key lookup,
+// in one round trip.
+func (s *Store) VectorsState(ctx context.Context, userID, space string) (agentmem.VectorsState, error) {
+	var st agentmem.VectorsState
+	if s.closed.Load() {
+		return st, errClosed()
+	}
+	err := s.pool.QueryRow(ctx, `SELECT version, epoch, seq, reset_seq FROM vector_versions WHERE user_id = $1 AND space = $2`,
+		userID, space).Scan(&st.Version, &st.Epoch, &st.Seq, &st.ResetSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return agentmem.VectorsState{Version: agentmem.NewID(), Epoch: agentmem.NewID()}, nil // none yet: values never seen again
+	} else if err != nil {
+		return st, formatError(fmt.Errorf("find vectors state: %w", err))
+	}
+	return st, nil
+}
+
 // VectorSpaces implements agentmem.VectorStore.
 //
 //	SELECT space FROM vector_versions v WHERE user_id = $1 AND EXISTS (a vector of v's space)
@@ -243,6 +292,7 @@ func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) err
 		if tag.RowsAffected() == 0 {
 			return nil
 		}
-		return bumpVectorVersions(ctx, tx, userID, []string{space})
+		_, err = bumpVectorVersions(ctx, tx, userID, []string{space}, true)
+		return err
 	})
 }

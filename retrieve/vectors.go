@@ -11,9 +11,12 @@ import (
 )
 
 // vectorCache keeps each user's vectors of a space in memory, laid out
-// for a fast exact scan, and reloads them when the store's VectorsVersion
-// for the user changes. It is bounded by the bytes of the vectors it
-// holds (least recently used users out).
+// for a fast exact scan, and keeps them up to date with the store: when
+// the user's VectorsState has moved, it reads only the vectors put since
+// (FindVectorsSince) and writes them in place or appends them; only a
+// deletion since, or an erasure, makes it reload everything. It is
+// bounded by the bytes of the vectors it holds (least recently used users
+// out).
 type vectorCache struct {
 	mu    sync.Mutex
 	max   int64
@@ -25,16 +28,45 @@ type vectorCache struct {
 type cacheKey struct{ user, space string }
 
 // userVectors is one user's vectors of one space: row i is
-// data[i*dim:(i+1)*dim], the vector of keys[i].
+// data[i*dim:(i+1)*dim], the vector of keys[i]. mu guards the rows
+// against a catch-up while searches scan them; catchUp serialises the
+// catch-ups.
 type userVectors struct {
 	key     cacheKey
-	version string
+	catchUp sync.Mutex
+	mu      sync.RWMutex
+	state   agentmem.VectorsState
 	dim     int
 	keys    []itemKey
 	data    []float32
+	rows    map[itemKey]int // key → row
+	size    int64           // what the cache counts for u (guarded by the cache's mu)
 }
 
-func (u *userVectors) bytes() int64 { return int64(len(u.data))*4 + int64(len(u.keys))*48 }
+// bytes is the memory u takes, roughly; the caller holds u.mu (or owns u).
+func (u *userVectors) bytes() int64 { return int64(len(u.data))*4 + int64(len(u.keys))*96 }
+
+// add writes the vectors vs of the space into u: in place for a key it
+// has, appended otherwise. Vectors of another dimension than u's are
+// skipped (a space has one). The caller holds u.mu.
+func (u *userVectors) add(vs []agentmem.Vector) {
+	for _, v := range vs {
+		if u.dim == 0 {
+			u.dim = len(v.Vec)
+		}
+		if len(v.Vec) != u.dim {
+			continue
+		}
+		k := itemKey{v.Scope, v.ID}
+		if row, ok := u.rows[k]; ok {
+			copy(u.data[row*u.dim:(row+1)*u.dim], v.Vec)
+			continue
+		}
+		u.rows[k] = len(u.keys)
+		u.keys = append(u.keys, k)
+		u.data = append(u.data, v.Vec...)
+	}
+}
 
 func newVectorCache(max int64) *vectorCache {
 	return &vectorCache{max: max, ll: list.New(), items: map[cacheKey]*list.Element{}}
@@ -42,52 +74,91 @@ func newVectorCache(max int64) *vectorCache {
 
 // get returns the user's vectors of space as the store has them now.
 func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user, space string) (*userVectors, error) {
-	version, err := store.VectorsVersion(ctx, user, space)
+	st, err := store.VectorsState(ctx, user, space)
 	if err != nil {
 		return nil, err
 	}
 	k := cacheKey{user, space}
 	c.mu.Lock()
-	if el, ok := c.items[k]; ok && el.Value.(*userVectors).version == version {
+	var cached *userVectors
+	if el, ok := c.items[k]; ok {
 		c.ll.MoveToFront(el)
-		c.mu.Unlock()
-		return el.Value.(*userVectors), nil
+		cached = el.Value.(*userVectors)
 	}
 	c.mu.Unlock()
+	if cached != nil {
+		if u, err := c.catchUp(ctx, store, cached, st); u != nil || err != nil {
+			return u, err
+		}
+	}
 
 	vs, err := store.FindVectors(ctx, user, space, nil)
 	if err != nil {
 		return nil, err
 	}
-	u := &userVectors{key: k, version: version}
-	for _, v := range vs {
-		if u.dim == 0 {
-			u.dim = len(v.Vec)
-		}
-		if len(v.Vec) != u.dim { // one space has one dimension; skip anything else
-			continue
-		}
-		u.keys = append(u.keys, itemKey{v.Scope, v.ID})
-		u.data = append(u.data, v.Vec...)
-	}
-	if c.max > 0 {
-		c.mu.Lock()
-		if el, ok := c.items[k]; ok {
-			c.bytes -= el.Value.(*userVectors).bytes()
-			c.ll.Remove(el)
-		}
-		c.items[k] = c.ll.PushFront(u)
-		c.bytes += u.bytes()
-		for c.bytes > c.max && c.ll.Len() > 1 {
-			el := c.ll.Back()
-			old := el.Value.(*userVectors)
-			c.ll.Remove(el)
-			delete(c.items, old.key)
-			c.bytes -= old.bytes()
-		}
-		c.mu.Unlock()
-	}
+	u := &userVectors{key: k, state: st, rows: make(map[itemKey]int, len(vs))}
+	u.add(vs)
+	c.resize(u, nil, u.bytes())
 	return u, nil
+}
+
+// catchUp brings u up to state st by reading what was put since u's
+// state; nil when it cannot (something was deleted since), and the
+// caller reloads.
+func (c *vectorCache) catchUp(ctx context.Context, store agentmem.VectorStore, u *userVectors, st agentmem.VectorsState) (*userVectors, error) {
+	u.catchUp.Lock()
+	defer u.catchUp.Unlock()
+	switch {
+	case u.state.Version == st.Version:
+		return u, nil
+	case !u.state.CanCatchUp(st):
+		return nil, nil
+	}
+	// st was read before the vectors: those put after it are read too,
+	// and read again next time, which writes them in place.
+	vs, err := store.FindVectorsSince(ctx, u.key.user, u.key.space, u.state.Seq)
+	if err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	u.add(vs)
+	u.state = st
+	bytes := u.bytes()
+	u.mu.Unlock()
+	c.resize(u, u, bytes)
+	return u, nil
+}
+
+// resize accounts for u, whose rows now take bytes: a new entry when old
+// is nil (replacing the user's entry, if any), or old grown; then evicts
+// the least recently used users beyond the bound.
+func (c *vectorCache) resize(u, old *userVectors, bytes int64) {
+	if c.max <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old != nil {
+		if el, ok := c.items[u.key]; ok && el.Value == old {
+			c.bytes += bytes - u.size
+			u.size = bytes
+		}
+	} else {
+		if el, ok := c.items[u.key]; ok {
+			c.bytes -= el.Value.(*userVectors).size
+			c.ll.Remove(el)
+		}
+		c.items[u.key] = c.ll.PushFront(u)
+		u.size = bytes
+		c.bytes += bytes
+	}
+	for c.bytes > c.max && c.ll.Len() > 1 {
+		el := c.ll.Back()
+		victim := el.Value.(*userVectors)
+		c.ll.Remove(el)
+		delete(c.items, victim.key)
+		c.bytes -= victim.size
+	}
 }
 
 // nearest returns the n vectors most similar to q (cosine: vectors are
@@ -95,6 +166,8 @@ func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user,
 // scopes, best first. Large sets are scanned in parallel, one part per
 // CPU, and the parts' best merged.
 func (u *userVectors) nearest(q []float32, n int, scopes map[string]bool) []candidate {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
 	if u.dim == 0 || len(q) != u.dim || n <= 0 {
 		return nil
 	}

@@ -48,34 +48,46 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 				return fmt.Errorf("find vector dimensions: %w", err)
 			}
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec`)
+		spaces := make([]string, 0, len(dims))
+		for space := range dims {
+			spaces = append(spaces, space)
+		}
+		seqs, err := bumpVectorVersions(ctx, tx, userID, spaces, false)
+		if err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec, seq = excluded.seq`)
 		if err != nil {
 			return fmt.Errorf("prepare put vector: %w", err)
 		}
 		defer stmt.Close()
 		for _, v := range vs {
-			if _, err := stmt.ExecContext(ctx, userID, v.Space, v.Scope, v.ID, encodeVector(v.Vec)); err != nil {
+			if _, err := stmt.ExecContext(ctx, userID, v.Space, v.Scope, v.ID, encodeVector(v.Vec), seqs[v.Space]); err != nil {
 				return fmt.Errorf("put vector: %w", err)
 			}
 		}
-		spaces := make([]string, 0, len(dims))
-		for space := range dims {
-			spaces = append(spaces, space)
-		}
-		return bumpVectorVersions(ctx, tx, userID, spaces)
+		return nil
 	})
 }
 
-// bumpVectorVersions gives each of the user's spaces a new version.
-func bumpVectorVersions(ctx context.Context, tx *sql.Tx, userID string, spaces []string) error {
+// bumpVectorVersions counts a write of each of the user's spaces: a new
+// version and the next seq (and, for a deletion, reset_seq with it), and
+// returns the new seq of each.
+func bumpVectorVersions(ctx context.Context, tx *sql.Tx, userID string, spaces []string, deletion bool) (map[string]int64, error) {
+	seqs := make(map[string]int64, len(spaces))
 	for _, space := range spaces {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_versions (user_id, space, version) VALUES (?, ?, ?)
-			ON CONFLICT (user_id, space) DO UPDATE SET version = excluded.version`, userID, space, agentmem.NewID()); err != nil {
-			return fmt.Errorf("bump vector version: %w", err)
+		var seq int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO vector_versions (user_id, space, version, seq, reset_seq, epoch) VALUES (?, ?, ?, 1, ?, ?)
+			ON CONFLICT (user_id, space) DO UPDATE SET version = excluded.version, seq = seq + 1,
+				reset_seq = CASE WHEN excluded.reset_seq > 0 THEN seq + 1 ELSE reset_seq END
+			RETURNING seq`, userID, space, agentmem.NewID(), map[bool]int{true: 1}[deletion], agentmem.NewID()).Scan(&seq)
+		if err != nil {
+			return nil, fmt.Errorf("bump vector version: %w", err)
 		}
+		seqs[space] = seq
 	}
-	return nil
+	return seqs, nil
 }
 
 // deleteVectors deletes the user's vectors of scope whose id satisfies
@@ -101,7 +113,8 @@ func deleteVectors(ctx context.Context, tx *sql.Tx, userID, scope, cond string, 
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("delete vectors: %w", err)
 	}
-	return bumpVectorVersions(ctx, tx, userID, spaces)
+	_, err = bumpVectorVersions(ctx, tx, userID, spaces, true)
+	return err
 }
 
 // FindVectors implements agentmem.VectorStore.
@@ -124,6 +137,20 @@ func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []
 			args = append(args, sc)
 		}
 	}
+	return s.readVectors(ctx, space, q, args...)
+}
+
+// FindVectorsSince implements agentmem.VectorStore, through the index
+// vectors_seq.
+func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq int64) ([]agentmem.Vector, error) {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return nil, err
+	}
+	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? AND seq > ?`, userID, space, seq)
+}
+
+// readVectors runs q, a query of scope, id and vec of vectors of space.
+func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
 	vs := []agentmem.Vector{}
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
@@ -180,6 +207,24 @@ func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (strin
 	return version, nil
 }
 
+// VectorsState implements agentmem.VectorStore: one primary-key lookup.
+func (s *Store) VectorsState(ctx context.Context, userID, space string) (agentmem.VectorsState, error) {
+	var st agentmem.VectorsState
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT version, epoch, seq, reset_seq FROM vector_versions WHERE user_id = ? AND space = ?`,
+			userID, space).Scan(&st.Version, &st.Epoch, &st.Seq, &st.ResetSeq)
+		if errors.Is(err, sql.ErrNoRows) {
+			st = agentmem.VectorsState{Version: agentmem.NewID(), Epoch: agentmem.NewID()} // none yet: values never seen again
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return st, fmt.Errorf("find vectors state: %w", err)
+	}
+	return st, nil
+}
+
 // VectorSpaces implements agentmem.VectorStore.
 //
 //	SELECT space FROM vector_versions v WHERE user_id = ? AND EXISTS (a vector of v's space)
@@ -228,6 +273,7 @@ func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) err
 		} else if n == 0 {
 			return nil
 		}
-		return bumpVectorVersions(ctx, tx, userID, []string{space})
+		_, err = bumpVectorVersions(ctx, tx, userID, []string{space}, true)
+		return err
 	})
 }

@@ -222,3 +222,90 @@ func testSummarySearch(t *testing.T, s agentmem.Store) {
 	}
 	wantVectorKeys(t, s, "alice", space)
 }
+
+func testVectorsState(t *testing.T, s agentmem.Store) {
+	const space, other = "test/2", "other/2"
+	state := func(user, space string) agentmem.VectorsState {
+		t.Helper()
+		st, err := s.VectorsState(ctx, user, space)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	since := func(seq int64) map[string][]float32 {
+		t.Helper()
+		vs, err := s.FindVectorsSince(ctx, "alice", space, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]float32{}
+		for _, v := range vs {
+			if v.Space != space {
+				t.Fatalf("FindVectorsSince returned a vector of space %q", v.Space)
+			}
+			out[v.Scope+"/"+v.ID] = v.Vec
+		}
+		return out
+	}
+	empty1, empty2 := state("alice", space), state("alice", space)
+	if empty1.Version == empty2.Version || empty1.Epoch == empty2.Epoch || empty1.Seq != 0 || empty1.CanCatchUp(empty2) {
+		t.Fatalf("states without vectors %+v, %+v: want new values each time", empty1, empty2)
+	}
+	_, err := s.FindVectorsSince(ctx, "alice", "", 0)
+	wantCode(t, err, agentmem.EINVALID)
+
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: "a", Space: space, Vec: []float32{1, 0}})
+	st1 := state("alice", space)
+	if st1.Seq != 1 || st1.ResetSeq != 0 || st1.Epoch == "" || st1.Version != mustVectorsVersion(t, s, "alice", space) {
+		t.Fatalf("after a put: %+v", st1)
+	}
+	if got := since(0); len(got) != 1 || got["memories/a"] == nil {
+		t.Fatalf("since 0: %v", got)
+	}
+	if got := since(st1.Seq); len(got) != 0 {
+		t.Fatalf("since the state's seq: %v, want nothing", got)
+	}
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMessages, ID: "b", Space: space, Vec: []float32{0, 1}},
+		agentmem.Vector{Scope: agentmem.ScopeMemories, ID: "x", Space: other, Vec: []float32{0, 1}})
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: "a", Space: space, Vec: []float32{0.6, 0.8}})
+	st2 := state("alice", space)
+	if st2.Seq != 3 || st2.Epoch != st1.Epoch || st2.Version == st1.Version || !st1.CanCatchUp(st2) {
+		t.Fatalf("after two more puts: %+v (from %+v)", st2, st1)
+	}
+	// What changed since st1: b, and a replaced; not the other space.
+	if got := since(st1.Seq); len(got) != 2 || got["memories/a"][0] != 0.6 || got["messages/b"] == nil {
+		t.Fatalf("since %d: %v", st1.Seq, got)
+	}
+	if st := state("alice", other); st.Seq != 1 || st.Epoch == st2.Epoch {
+		t.Fatalf("the other space's state %+v", st)
+	}
+
+	// A deletion: a cache from before must reload.
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: "gone", Space: "gone/1", Vec: []float32{1}})
+	if err := s.DeleteVectorSpace(ctx, "alice", "gone/1"); err != nil {
+		t.Fatal(err)
+	}
+	if st := state("alice", "gone/1"); st.ResetSeq != st.Seq || st.Seq != 2 {
+		t.Fatalf("after a deletion: %+v", st)
+	}
+	m := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "to delete"})
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: space, Vec: []float32{1, 0}})
+	st3 := state("alice", space)
+	if err := s.DeleteMemory(ctx, "alice", m.ID); err != nil {
+		t.Fatal(err)
+	}
+	st4 := state("alice", space)
+	if st4.Seq != st3.Seq+1 || st4.ResetSeq != st4.Seq || st3.CanCatchUp(st4) || !st4.CanCatchUp(st4) {
+		t.Fatalf("after deleting a memory: %+v (before %+v)", st4, st3)
+	}
+
+	// Erasure restarts the counter under a new epoch.
+	if _, err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	mustPutVectors(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: "a", Space: space, Vec: []float32{1, 0}})
+	if st := state("alice", space); st.Epoch == st4.Epoch || st.Seq != 1 || st4.CanCatchUp(st) {
+		t.Fatalf("after erasure: %+v (before %+v)", st, st4)
+	}
+}

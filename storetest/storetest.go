@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("Chunks", func(t *testing.T) { testChunks(t, open(t)) })
 	t.Run("MessageWindows", func(t *testing.T) { testMessageWindows(t, open(t)) })
 	t.Run("SummarySearch", func(t *testing.T) { testSummarySearch(t, open(t)) })
+	t.Run("VectorsState", func(t *testing.T) { testVectorsState(t, open(t)) })
 }
 
 var ctx = context.Background()

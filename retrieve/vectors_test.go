@@ -1,0 +1,232 @@
+package retrieve
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/sqlite"
+)
+
+// countingStore counts the vector reads of a real store.
+type countingStore struct {
+	*sqlite.Store
+	full, since atomic.Int64
+}
+
+func (s *countingStore) FindVectors(ctx context.Context, user, space string, scopes []string) ([]agentmem.Vector, error) {
+	s.full.Add(1)
+	return s.Store.FindVectors(ctx, user, space, scopes)
+}
+
+func (s *countingStore) FindVectorsSince(ctx context.Context, user, space string, seq int64) ([]agentmem.Vector, error) {
+	s.since.Add(1)
+	return s.Store.FindVectorsSince(ctx, user, space, seq)
+}
+
+func keysOf(u *userVectors) []string {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	var out []string
+	for _, k := range u.keys {
+		out = append(out, k.scope+"/"+k.id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestVectorCache_CatchUp: after puts, the cache reads only what was put
+// (replacing rows in place, appending new ones); after a deletion it
+// reloads; unchanged, it reads nothing.
+func TestVectorCache_CatchUp(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := &countingStore{Store: st}
+	const space = "test/2"
+	put := func(id string, v ...float32) {
+		t.Helper()
+		if err := s.PutVectors(ctx, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: id, Space: space, Vec: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newVectorCache(1 << 20)
+	get := func() *userVectors {
+		t.Helper()
+		u, err := c.get(ctx, s, "alice", space)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	memories := map[string]bool{agentmem.ScopeMemories: true}
+	best := func(u *userVectors, q ...float32) string {
+		t.Helper()
+		near := u.nearest(q, 1, memories)
+		if len(near) == 0 {
+			t.Fatal("no vector")
+		}
+		return near[0].key.id
+	}
+
+	put("a", 1, 0)
+	put("b", 0, 1)
+	u := get()
+	if s.full.Load() != 1 || !slices.Equal(keysOf(u), []string{"memories/a", "memories/b"}) {
+		t.Fatalf("first load: %d full reads, keys %v", s.full.Load(), keysOf(u))
+	}
+	get()
+	if s.full.Load() != 1 || s.since.Load() != 0 {
+		t.Fatalf("unchanged: %d full, %d partial reads; want none", s.full.Load()-1, s.since.Load())
+	}
+	put("c", 0.6, 0.8)
+	put("a", 0, -1) // replaced: a now points away
+	u2 := get()
+	if u2 != u || s.full.Load() != 1 || s.since.Load() != 1 {
+		t.Fatalf("after puts: %d full, %d partial reads (want 1, 1); same entry %v", s.full.Load(), s.since.Load(), u2 == u)
+	}
+	if got := keysOf(u); !slices.Equal(got, []string{"memories/a", "memories/b", "memories/c"}) || best(u, 0, -1) != "a" || best(u, 1, 0) != "c" {
+		t.Fatalf("after catching up: keys %v", got)
+	}
+	c.mu.Lock()
+	if u.size != u.bytes() || c.bytes != u.size {
+		t.Errorf("accounting: cache %d, entry %d, rows %d bytes", c.bytes, u.size, u.bytes())
+	}
+	c.mu.Unlock()
+
+	// A deletion since: reload.
+	m := &agentmem.Memory{UserID: "alice", Text: "x"}
+	if err := s.CreateMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	put(m.ID, 1, 1)
+	if err := s.DeleteMemory(ctx, "alice", m.ID); err != nil {
+		t.Fatal(err)
+	}
+	u3 := get()
+	if s.full.Load() != 2 || u3 == u || slices.Contains(keysOf(u3), "memories/"+m.ID) {
+		t.Fatalf("after a deletion: %d full reads (want 2), keys %v", s.full.Load(), keysOf(u3))
+	}
+}
+
+// TestVectorCache_Concurrent: searches scan while puts are caught up
+// (run with -race).
+func TestVectorCache_Concurrent(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := newVectorCache(1 << 20)
+	memories := map[string]bool{agentmem.ScopeMemories: true}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				if w == 0 {
+					v := agentmem.Vector{Scope: agentmem.ScopeMemories, ID: string(rune('a' + i%10)), Space: "test/2", Vec: []float32{float32(i), 1}}
+					if err := s.PutVectors(ctx, "alice", []agentmem.Vector{v}); err != nil {
+						t.Error(err)
+						return
+					}
+					continue
+				}
+				u, err := c.get(ctx, s, "alice", "test/2")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				u.nearest([]float32{1, 0}, 3, memories)
+			}
+		}()
+	}
+	wg.Wait()
+	u, err := c.get(ctx, s, "alice", "test/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(u); len(got) != 10 {
+		t.Fatalf("keys after concurrent puts %v, want 10", got)
+	}
+	all, err := s.FindVectors(ctx, "alice", "test/2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	for _, v := range all {
+		row := u.rows[itemKey{v.Scope, v.ID}]
+		if !slices.Equal(u.data[row*u.dim:(row+1)*u.dim], v.Vec) {
+			t.Fatalf("cached %s = %v, stored %v", v.ID, u.data[row*u.dim:(row+1)*u.dim], v.Vec)
+		}
+	}
+}
+
+// BenchmarkVectorCache_AfterPut: the cost a search pays for the cache
+// after one vector of a user with 100,000 (512 dimensions) was put — as
+// after every indexed turn: catching up (reading what was put) against
+// reloading them all (what the cache did before).
+func BenchmarkVectorCache_AfterPut(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	const n, dim, space = 100_000, 512, "bench/512"
+	rng := uint64(1)
+	vec := func() []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			v[i] = float32(int32(rng>>33)) / (1 << 31)
+		}
+		return v
+	}
+	for start := 0; start < n; start += 1000 {
+		vs := make([]agentmem.Vector, 1000)
+		for i := range vs {
+			vs[i] = agentmem.Vector{Scope: agentmem.ScopeMessages, ID: "m" + strconv.Itoa(start+i), Space: space, Vec: vec()}
+		}
+		if err := s.PutVectors(ctx, "alice", vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, reload := range []bool{false, true} {
+		name := "catch-up"
+		if reload {
+			name = "reload"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := newVectorCache(1 << 30)
+			if _, err := c.get(ctx, s, "alice", space); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				if err := s.PutVectors(ctx, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMessages, ID: "new" + strconv.Itoa(i), Space: space, Vec: vec()}}); err != nil {
+					b.Fatal(err)
+				}
+				if reload {
+					c = newVectorCache(1 << 30)
+				}
+				b.StartTimer()
+				if _, err := c.get(ctx, s, "alice", space); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
