@@ -326,17 +326,18 @@ func (f SearchFilter) Match(h TextHit) bool {
 // AgentID, Category and InvalidAt are what SearchFilter.Match needs
 // besides.
 type TextHit struct {
-	Scope     string     `json:"scope"`
-	ID        string     `json:"id"`
-	Score     float64    `json:"score"`
-	Text      string     `json:"text"`
-	ThreadID  string     `json:"thread_id,omitempty"`
-	SeqFrom   int64      `json:"seq_from,omitempty"` // a message: its seq; a memory: its provenance
-	SeqTo     int64      `json:"seq_to,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
-	AgentID   string     `json:"agent_id,omitempty"`   // a memory's agent; a message's thread's agent
-	Category  string     `json:"category,omitempty"`   // memories only
-	InvalidAt *time.Time `json:"invalid_at,omitempty"` // memories only: set when invalidated
+	Scope      string     `json:"scope"`
+	ID         string     `json:"id"`
+	Score      float64    `json:"score"`
+	Text       string     `json:"text"`
+	ThreadID   string     `json:"thread_id,omitempty"`
+	SeqFrom    int64      `json:"seq_from,omitempty"` // a message: its seq; a memory: its provenance
+	SeqTo      int64      `json:"seq_to,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	AgentID    string     `json:"agent_id,omitempty"`   // a memory's agent; a message's thread's agent
+	Category   string     `json:"category,omitempty"`   // memories only
+	InvalidAt  *time.Time `json:"invalid_at,omitempty"` // memories only: set when invalidated
+	Importance float64    `json:"importance,omitempty"` // memories only
 }
 
 // SortHits orders hits best first: by score, descending, then by scope

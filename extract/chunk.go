@@ -156,7 +156,7 @@ func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
 }
 
 // makeChunk flattens turns into a chunk with its summary, topics and
-// entities.
+// entities (by ix.Describer).
 func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) (*agentmem.Chunk, error) {
 	lines := make([]string, len(turns))
 	for i, m := range turns {
@@ -172,17 +172,17 @@ func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*
 		SeqTo:     turns[len(turns)-1].Seq,
 		Turns:     len(turns),
 		Text:      truncateUTF8(strings.Join(lines, "\n"), agentmem.MaxChunkBytes),
-		Topics:    Topics(turns, 5),
-		Entities:  Entities(turns, 10),
 		CreatedAt: turns[len(turns)-1].CreatedAt,
 	}
-	if ix.Summarize != nil {
-		s, err := ix.Summarize(ctx, turns)
-		if err != nil {
-			return nil, fmt.Errorf("summarize chunk: %w", err)
-		}
-		c.Summary = truncateUTF8(s, agentmem.MaxChunkBytes)
+	var d ChunkDescriber = HeuristicDescriber{Summarize: ix.Summarize}
+	if ix.Describer != nil {
+		d = ix.Describer
 	}
+	desc, err := d.DescribeChunk(ctx, turns)
+	if err != nil {
+		return nil, fmt.Errorf("describe chunk: %w", err)
+	}
+	c.Summary, c.Topics, c.Entities = truncateUTF8(desc.Summary, agentmem.MaxChunkBytes), desc.Topics, desc.Entities
 	return c, nil
 }
 

@@ -49,6 +49,10 @@ type Indexer struct {
 	// Summarize, when set, writes the summary of a chunk's turns (a model,
 	// or an extractive summary); chunks have no summary without it.
 	Summarize func(ctx context.Context, turns []*agentmem.Message) (string, error)
+	// Describer writes a chunk's summary, topics and entities
+	// (HeuristicDescriber{Summarize} when nil; a ModelChunkDescriber with a
+	// model).
+	Describer ChunkDescriber
 }
 
 // Enqueue asks for the messages from seqFrom on of a thread to be indexed

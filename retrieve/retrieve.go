@@ -89,6 +89,11 @@ type Request struct {
 	// RecencyHalfLife, when set ("30d", "12h"), multiplies each score by
 	// 0.5^(age / half-life), favouring newer items.
 	RecencyHalfLife string `json:"recency_half_life"`
+	// ImportanceWeight, from 0 (default) to 1, favours important
+	// memories: each score is multiplied by 1 − w + w × importance, where
+	// importance is a memory's (0 to 1) and 0.5 for items without one
+	// (messages, chunks, summaries).
+	ImportanceWeight float64 `json:"importance_weight"`
 	// Signals limits the signals used: "fulltext", "vector" (both when
 	// empty). For evaluations that compare what each part adds.
 	Signals []string `json:"signals"`
@@ -144,6 +149,8 @@ func (r *Request) validate() (scopes []string, halfLife time.Duration, err error
 		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "top_k must be between 1 and %d, not %d.", MaxTopK, r.TopK)
 	case !(r.MinScore >= 0 && r.MinScore <= 1):
 		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "min_score must be between 0 and 1.")
+	case !(r.ImportanceWeight >= 0 && r.ImportanceWeight <= 1):
+		return nil, 0, agentmem.Errorf(agentmem.EINVALID, "importance_weight must be between 0 and 1.")
 	}
 	if err := agentmem.ValidateText("query", r.Query); err != nil {
 		return nil, 0, err
@@ -262,12 +269,21 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			r.Scores["recency"] = decay
 			r.Score *= decay
 		}
+		if w := req.ImportanceWeight; w > 0 {
+			importance := 0.5
+			if h.Scope == agentmem.ScopeMemories {
+				importance = h.Importance
+			}
+			factor := 1 - w + w*importance
+			r.Scores["importance"] = factor
+			r.Score *= factor
+		}
 		if r.Score < req.MinScore {
 			continue
 		}
 		resp.Results = append(resp.Results, r)
 	}
-	if halfLife > 0 {
+	if halfLife > 0 || req.ImportanceWeight > 0 {
 		slices.SortStableFunc(resp.Results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	if len(resp.Results) > req.TopK {

@@ -100,3 +100,39 @@ func TestSearch_Scopes(t *testing.T) {
 		t.Fatalf("empty query: %v", err)
 	}
 }
+
+// TestSearch_Importance: with importance_weight, an important memory
+// outranks an equally relevant one that matters less.
+func TestSearch_Importance(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	emb := lexical.New(0)
+	ix := &extract.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	ids := map[float64]string{}
+	for _, imp := range []float64{0.1, 0.9} {
+		m := &agentmem.Memory{UserID: "alice", Text: "User plays the cello.", Importance: imp}
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.EmbedMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		ids[imp] = m.ID
+	}
+	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{})
+	for _, w := range []float64{1, 0.5} {
+		resp, err := search.Search(ctx, "alice", retrieve.Request{Query: "cello", ImportanceWeight: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) != 2 || resp.Results[0].ID != ids[0.9] {
+			t.Fatalf("weight %v: %+v; want the important memory first", w, resp.Results)
+		}
+		if f := resp.Results[1].Scores["importance"]; f != 1-w+w*0.1 {
+			t.Fatalf("weight %v: factor %v", w, f)
+		}
+	}
+	if _, err := search.Search(ctx, "alice", retrieve.Request{Query: "cello", ImportanceWeight: 2}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+		t.Fatalf("importance_weight 2: %v", err)
+	}
+}

@@ -87,6 +87,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if chat != nil {
 		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
 		ix.Chat, ix.Model = chat, cfg.LLMModel
+		ix.Describer = &extract.ModelChunkDescriber{Chat: chat, Model: cfg.LLMModel, Log: log,
+			Fallback: extract.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
 	}
 	summarizer.Stored = ix.EmbedSummary // thread summaries are searchable (scope summaries)
 	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})

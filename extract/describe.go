@@ -1,0 +1,149 @@
+package extract
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"text/template"
+	"unicode/utf8"
+
+	"log/slog"
+
+	"github.com/agentmem/agentmem"
+)
+
+// ChunkDescription is what a chunk is about: its summary, topics and
+// entities.
+type ChunkDescription struct {
+	Summary  string   `json:"summary"`
+	Topics   []string `json:"topics"`
+	Entities []string `json:"entities"`
+}
+
+// ChunkDescriber describes a chunk's turns.
+type ChunkDescriber interface {
+	DescribeChunk(ctx context.Context, turns []*agentmem.Message) (ChunkDescription, error)
+}
+
+// HeuristicDescriber describes a chunk without a model: its summary by
+// Summarize (none when nil), its topics by Topics and its entities by
+// Entities.
+type HeuristicDescriber struct {
+	Summarize func(ctx context.Context, turns []*agentmem.Message) (string, error)
+}
+
+// DescribeChunk implements ChunkDescriber.
+func (d HeuristicDescriber) DescribeChunk(ctx context.Context, turns []*agentmem.Message) (ChunkDescription, error) {
+	desc := ChunkDescription{Topics: Topics(turns, maxTopics), Entities: Entities(turns, maxEntities)}
+	if d.Summarize != nil {
+		s, err := d.Summarize(ctx, turns)
+		if err != nil {
+			return desc, err
+		}
+		desc.Summary = s
+	}
+	return desc, nil
+}
+
+// The labels of a chunk.
+const (
+	maxTopics       = 5
+	maxEntities     = 10
+	maxLabelChars   = 100
+	chunkModelWords = 60
+)
+
+var chunkPrompt = template.Must(template.ParseFS(promptFS, "prompts/chunk.tmpl"))
+
+// ChunkPrompt renders the prompt that asks a model to describe turns.
+func ChunkPrompt(turns []*agentmem.Message) (string, error) {
+	data := struct {
+		Turns    []turn
+		MaxWords int
+	}{MaxWords: chunkModelWords}
+	for _, m := range turns {
+		data.Turns = append(data.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(m.Content, maxTurnChars)})
+	}
+	var b strings.Builder
+	if err := chunkPrompt.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// ModelChunkDescriber asks a chat model for a chunk's summary, topics and
+// entities (one JSON object), validated as ModelExtractor validates its
+// answers: a malformed answer is an EUNAVAILABLE error (the index job is
+// retried); when the model itself fails, Fallback describes the chunk and
+// a warning is logged.
+type ModelChunkDescriber struct {
+	Chat     agentmem.Chat
+	Model    string
+	Log      *slog.Logger
+	Fallback ChunkDescriber // HeuristicDescriber{} when nil
+}
+
+// DescribeChunk implements ChunkDescriber.
+func (d *ModelChunkDescriber) DescribeChunk(ctx context.Context, turns []*agentmem.Message) (ChunkDescription, error) {
+	prompt, err := ChunkPrompt(turns)
+	if err != nil {
+		return ChunkDescription{}, err
+	}
+	resp, err := d.Chat.Complete(ctx, agentmem.ChatRequest{
+		Model:     d.Model,
+		Messages:  []agentmem.ChatMessage{{Role: agentmem.RoleUser, Content: prompt}},
+		MaxTokens: 1024,
+		JSON:      true,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ChunkDescription{}, ctx.Err()
+		}
+		log := d.Log
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		log.WarnContext(ctx, "chunk model failed; describing heuristically", "thread", turns[0].ThreadID, "seq_from", turns[0].Seq, "err", err)
+		var fb ChunkDescriber = HeuristicDescriber{}
+		if d.Fallback != nil {
+			fb = d.Fallback
+		}
+		return fb.DescribeChunk(ctx, turns)
+	}
+	return parseChunkDescription(resp.Content)
+}
+
+// parseChunkDescription validates a model's description: a non-empty
+// summary (cut to MaxChunkBytes), and lists of strings; labels are
+// trimmed, cut, deduplicated and capped.
+func parseChunkDescription(content string) (ChunkDescription, error) {
+	var answer struct {
+		Summary  *string   `json:"summary"`
+		Topics   *[]string `json:"topics"`
+		Entities *[]string `json:"entities"`
+	}
+	if err := decodeJSONObject(content, &answer); err != nil {
+		return ChunkDescription{}, err
+	}
+	if answer.Summary == nil || strings.TrimSpace(*answer.Summary) == "" || !utf8.ValidString(*answer.Summary) {
+		return ChunkDescription{}, malformed(`no "summary"`)
+	}
+	labels := func(in *[]string, n int) []string {
+		out := []string{}
+		if in == nil {
+			return out
+		}
+		for _, l := range *in {
+			l = cut(strings.TrimSpace(l), maxLabelChars)
+			if l != "" && utf8.ValidString(l) && agentmem.ValidateText("label", l) == nil && !slices.Contains(out, l) && len(out) < n {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	return ChunkDescription{
+		Summary:  truncateUTF8(strings.TrimSpace(*answer.Summary), agentmem.MaxChunkBytes),
+		Topics:   labels(answer.Topics, maxTopics),
+		Entities: labels(answer.Entities, maxEntities),
+	}, nil
+}
