@@ -229,6 +229,12 @@ func PageSize(limit int) (int, error) {
 // ThreadStore stores threads. Every method is scoped to one user; a thread
 // of another user is never found.
 type ThreadStore interface {
+	// FindIdleThreads returns up to limit active threads of any user (an
+	// operator's sweep, as ClaimJobs is) that hold messages and were last
+	// updated before idleSince, least recently updated first; soft-deleted
+	// threads are left out. Ending them is the caller's.
+	FindIdleThreads(ctx context.Context, idleSince time.Time, limit int) ([]*Thread, error)
+
 	// CreateThread stores a new thread, assigning ID when empty and setting
 	// the timestamps. Returns EINVALID for bad fields and ECONFLICT if the
 	// user already has a thread (deleted or not) with that ID.

@@ -281,3 +281,31 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 	c.Threads = tag.RowsAffected()
 	return c, nil
 }
+
+// FindIdleThreads implements agentmem.ThreadStore, through the partial
+// index threads_idle.
+func (s *Store) FindIdleThreads(ctx context.Context, idleSince time.Time, limit int) ([]*agentmem.Thread, error) {
+	limit, err := agentmem.PageSize(limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []*agentmem.Thread
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+threadColumns+` FROM threads
+			WHERE status = 'active' AND deleted_at IS NULL AND updated_at < $1 AND message_count > 0
+			ORDER BY updated_at LIMIT $2`, agentmem.Timestamp(idleSince), limit)
+		if err != nil {
+			return fmt.Errorf("find idle threads: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanThread(rows)
+			if err != nil {
+				return fmt.Errorf("find idle threads: %w", err)
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
