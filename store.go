@@ -22,6 +22,7 @@ type Store interface {
 	JobStore
 	SummaryStore
 	ChunkStore
+	NotesStore
 	MemoryStore
 	VectorStore
 	TextSearcher

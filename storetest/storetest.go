@@ -68,6 +68,9 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("MessageWindows", func(t *testing.T) { testMessageWindows(t, open(t)) })
 	t.Run("SummarySearch", func(t *testing.T) { testSummarySearch(t, open(t)) })
 	t.Run("VectorsState", func(t *testing.T) { testVectorsState(t, open(t)) })
+	t.Run("Notes", func(t *testing.T) { testNotes(t, open(t)) })
+	t.Run("Notes/Concurrent", func(t *testing.T) { testNotesConcurrent(t, open(t)) })
+	t.Run("Notes/Erasure", func(t *testing.T) { testNotesErasure(t, open(t)) })
 	t.Run("FindIdleThreads", func(t *testing.T) { testFindIdleThreads(t, open(t)) })
 }
 
