@@ -24,6 +24,7 @@ type Store interface {
 	ChunkStore
 	NotesStore
 	MemoryStore
+	EntityStore
 	VectorStore
 	TextSearcher
 

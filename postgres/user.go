@@ -13,7 +13,8 @@ import (
 // of one user. A table added by a migration must be added here (the
 // conformance suite's erasure test fails otherwise).
 var userTables = []string{"memories", "memory_history", "vector_versions", "vectors", "messages", "elements", "sessions", "idempotency_keys",
-	"summaries", "chunks", "notes", "jobs", "threads", "users"}
+	"summaries", "chunks", "notes", "jobs", "threads", "users",
+	"entities", "entity_names", "entity_refs"}
 
 // DeleteUser implements agentmem.UserStore.
 //

@@ -15,7 +15,8 @@ import (
 // and messages_fts_queue are not: triggers on memories and messages keep
 // them in step with those (see migration/0004_memory.sql).
 var userTables = []string{"memories", "memory_history", "vectors", "vector_versions", "messages", "elements", "sessions", "idempotency_keys",
-	"summaries", "chunks", "notes", "message_windows", "jobs", "threads", "users"}
+	"summaries", "chunks", "notes", "message_windows", "jobs", "threads", "users",
+	"entities", "entity_names", "entity_refs"}
 
 // DeleteUser implements agentmem.UserStore.
 func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {
