@@ -1,0 +1,244 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/agentmem/agentmem"
+)
+
+// maxPageEntities bounds the new entities that one page of messages
+// proposes (the proper nouns it repeats most).
+const maxPageEntities = 20
+
+// entityStore returns the store of entities, when ix.Store is one (every
+// agentmem.Store is); nil otherwise, and entities are not indexed.
+func (ix *Indexer) entityStore() agentmem.EntityStore {
+	es, _ := ix.Store.(agentmem.EntityStore)
+	return es
+}
+
+// entityCandidate is an entity that a page of turns may mention: one the
+// user has, or a new one the turns name.
+type entityCandidate struct {
+	e    *agentmem.Entity
+	keys []string // its name's key and its aliases'
+	// refs by action: the last turn whose sentence mentions it so.
+	refs map[string]*agentmem.EntityRef
+}
+
+// indexEntities records the entities that a page of messages of a thread
+// mentions, and the thread's references to them (seed 004's both-way
+// index): the user's entities whose name or alias a turn says (compared
+// as agentmem.EntityKey does, so "my task workflow" refers to "Task
+// Management" with its alias "task workflow"), and the proper nouns of
+// the turns (Entities; speakers are persons), which become entities when
+// new. Each reference's action is what the sentence that mentions the
+// entity says was done with it (EntityAction), at the last turn that
+// says so. Indexing the same messages again changes nothing.
+func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
+	store := ix.entityStore()
+	if store == nil {
+		return nil
+	}
+	var turns []*agentmem.Message
+	for _, m := range msgs {
+		if isTurn(m) {
+			turns = append(turns, m)
+		}
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	cands, err := entityCandidates(ctx, store, th.UserID, turns)
+	if err != nil {
+		return err
+	}
+	// Mentions, sentence by sentence.
+	for _, m := range turns {
+		speaker := agentmem.EntityKey(m.Name)
+		for _, s := range sentences(m.Content) {
+			said := map[string]bool{}
+			for _, k := range agentmem.MentionKeys(s) {
+				said[k] = true
+			}
+			action := EntityAction(s)
+			for _, c := range cands {
+				for _, k := range c.keys {
+					if said[k] {
+						c.mention(th.ID, action, m)
+						break
+					}
+				}
+			}
+		}
+		if speaker == "" {
+			continue
+		}
+		for _, c := range cands {
+			if slices.Contains(c.keys, speaker) {
+				c.mention(th.ID, agentmem.EntityDiscussed, m)
+			}
+		}
+	}
+	var news []*agentmem.Entity
+	for _, c := range cands {
+		if c.e.ID == "" && len(c.refs) > 0 {
+			news = append(news, c.e)
+		}
+	}
+	if len(news) > 0 {
+		if err := store.PutEntities(ctx, th.UserID, news); err != nil {
+			return fmt.Errorf("put entities: %w", err)
+		}
+	}
+	var refs []*agentmem.EntityRef
+	for _, c := range cands {
+		for _, action := range []string{agentmem.EntityCreated, agentmem.EntityModified, agentmem.EntityDiscussed} {
+			if r := c.refs[action]; r != nil {
+				r.EntityID = c.e.ID
+				refs = append(refs, r)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	if err := store.PutEntityRefs(ctx, th.UserID, refs); err != nil {
+		return fmt.Errorf("put entity refs: %w", err)
+	}
+	return nil
+}
+
+// mention records that turn m of a thread mentions c with action.
+func (c *entityCandidate) mention(threadID, action string, m *agentmem.Message) {
+	if c.refs == nil {
+		c.refs = map[string]*agentmem.EntityRef{}
+	}
+	if r := c.refs[action]; r == nil || r.Seq < m.Seq {
+		c.refs[action] = &agentmem.EntityRef{ThreadID: threadID, Action: action, Seq: m.Seq, At: m.CreatedAt}
+	}
+}
+
+// entityCandidates returns the user's entities that turns may mention
+// (whose name or alias is a run of their words, or a speaker's name),
+// then the new entities the turns name (Entities) that are none of them.
+func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID string, turns []*agentmem.Message) ([]*entityCandidate, error) {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range turns {
+		for _, k := range append(agentmem.MentionKeys(m.Content), agentmem.EntityKey(m.Name)) {
+			if k != "" && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	var cands []*entityCandidate
+	known := map[string]bool{} // every key of the user's entities found
+	for start := 0; start < len(keys); start += agentmem.MaxEntityKeys {
+		f := agentmem.EntityFilter{Keys: keys[start:min(start+agentmem.MaxEntityKeys, len(keys))], Limit: agentmem.MaxPageSize}
+		for {
+			es, next, err := store.FindEntities(ctx, userID, f)
+			if err != nil {
+				return nil, fmt.Errorf("find entities: %w", err)
+			}
+			for _, e := range es {
+				c := newCandidate(e)
+				for _, k := range c.keys {
+					known[k] = true
+				}
+				cands = append(cands, c)
+			}
+			if f.Cursor = next; next == "" {
+				break
+			}
+		}
+	}
+	speakers := map[string]bool{}
+	for _, m := range turns {
+		speakers[m.Name] = true
+	}
+	for _, name := range Entities(turns, maxPageEntities) {
+		e := &agentmem.Entity{UserID: userID, Name: name}
+		if speakers[name] {
+			e.Type = "person"
+		}
+		if e.Validate() != nil || known[agentmem.EntityKey(e.Name)] {
+			continue // not a name, or the user's entity by that name or alias
+		}
+		c := newCandidate(e)
+		for _, k := range c.keys {
+			known[k] = true
+		}
+		cands = append(cands, c)
+	}
+	return cands, nil
+}
+
+func newCandidate(e *agentmem.Entity) *entityCandidate {
+	name, aliases := e.Keys()
+	return &entityCandidate{e: e, keys: append([]string{name}, aliases...)}
+}
+
+// sentences splits text where a sentence ends: at '.', '!', '?' or ';'
+// followed by a space or the end, and at line breaks. "Node.js" stays
+// one word.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	rs := []rune(text)
+	for i, r := range rs {
+		end := r == '\n' || strings.ContainsRune(".!?;", r) && (i+1 == len(rs) || unicode.IsSpace(rs[i+1]))
+		if end {
+			if s := strings.TrimSpace(string(rs[start : i+1])); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(string(rs[start:])); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Verbs of EntityAction, as the words of agentmem.EntityKey.
+var (
+	createdVerbs = wordSet(`create created creates creating build built builds building launch launched launches founded
+		set-up sets-up setting-up`)
+	modifiedVerbs = wordSet(`update updated updates updating change changed changes changing modify modified modifies modifying
+		edit edited edits editing rename renamed renames renaming fix fixed fixes fixing adjust adjusted adjusts extend extended
+		add added adds adding remove removed removes removing delete deleted deletes replace replaced tweak tweaked`)
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[strings.ReplaceAll(w, "-", " ")] = true
+	}
+	return m
+}
+
+// EntityAction returns what a sentence says was done with the entities it
+// mentions: agentmem.EntityCreated when it has a verb of creation
+// ("created", "built", "set up"…), agentmem.EntityModified when it has one
+// of change ("updated", "renamed", "added"…), agentmem.EntityDiscussed
+// otherwise.
+func EntityAction(sentence string) string {
+	words := strings.Fields(agentmem.EntityKey(sentence))
+	modified := false
+	for i, w := range words {
+		if createdVerbs[w] || i+1 < len(words) && createdVerbs[w+" "+words[i+1]] {
+			return agentmem.EntityCreated
+		}
+		modified = modified || modifiedVerbs[w]
+	}
+	if modified {
+		return agentmem.EntityModified
+	}
+	return agentmem.EntityDiscussed
+}
