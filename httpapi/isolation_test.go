@@ -63,6 +63,11 @@ var routeCases = map[string]routeCase{
 	"PUT /v1/users/{user}/agents/{agent}/session":     {"/v1/users/{user}/agents/{agent}/session", `{"thread_id":"t1"}`, 200},
 	"GET /v1/users/{user}/export":                     {"/v1/users/{user}/export", "", 200},
 	"DELETE /v1/users/{user}":                         {"/v1/users/{user}", "", 200},
+
+	"GET /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", "", 200},
+	"PUT /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", `{"content":"Tea."}`, 200},
+	"POST /v1/users/{user}/agents/{agent}/notes/ops":    {"/v1/users/{user}/agents/{agent}/notes/ops", `{"operation":"append","content":"More."}`, 200},
+	"GET /v1/users/{user}/agents/{agent}/notes/history": {"/v1/users/{user}/agents/{agent}/notes/history", "", 200},
 }
 
 // Outcomes of a call in the matrix.
@@ -104,6 +109,9 @@ func seedIsolation(t *testing.T, s agentmem.Store) {
 			t.Fatal(err)
 		}
 		if err := s.CreateMemory(ctx, &agentmem.Memory{UserID: u, ID: "mem1", Text: "SECRET-" + u}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutNotes(ctx, u, "a1", agentmem.NotesOp{Operation: agentmem.NotesOverwrite, Content: "SECRET-" + u}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -300,5 +308,8 @@ func mustBeIntact(t *testing.T, s agentmem.Store, user string) {
 	}
 	if m, err := s.FindMemoryByID(ctx, user, "mem1"); err != nil || m.Text != "SECRET-"+user || m.Version != 1 {
 		t.Fatalf("%s's memory changed: %+v, err %v", user, m, err)
+	}
+	if n, err := s.FindNotes(ctx, user, "a1"); err != nil || n.Content != "SECRET-"+user || n.Version != 1 {
+		t.Fatalf("%s's notes changed: %+v, err %v", user, n, err)
 	}
 }

@@ -55,6 +55,10 @@ func routes(log *slog.Logger, store agentmem.Store, opt Options) []route {
 
 		{"GET /v1/users/{user}/agents/{agent}/session", accessUser, handleGetSession(log, store)},
 		{"PUT /v1/users/{user}/agents/{agent}/session", accessUser, handleSetSession(log, store)},
+		{"GET /v1/users/{user}/agents/{agent}/notes", accessUser, handleGetNotes(log, store)},
+		{"PUT /v1/users/{user}/agents/{agent}/notes", accessUser, handlePutNotes(log, store)},
+		{"POST /v1/users/{user}/agents/{agent}/notes/ops", accessUser, handleNotesOp(log, store)},
+		{"GET /v1/users/{user}/agents/{agent}/notes/history", accessUser, handleNotesHistory(log, store)},
 
 		{"GET /v1/users/{user}/export", accessUser, handleExportUser(log, store)},
 		{"DELETE /v1/users/{user}", accessUserAdmin, handleDeleteUser(log, store)},
