@@ -62,6 +62,9 @@ type Memory struct {
 	SupersededBy string     `json:"superseded_by,omitempty"`
 	CreatedAt    time.Time  `json:"created_at"`
 	UpdatedAt    time.Time  `json:"updated_at"`
+	// ProcessedAt is when an insight was built into the user's profile
+	// (nil: not yet; see ProfileStore.PutProfile).
+	ProcessedAt *time.Time `json:"processed_at,omitempty"`
 }
 
 // Valid reports whether the memory holds (is not invalidated).
@@ -163,7 +166,7 @@ func (m *Memory) Prepare(now time.Time) error {
 		m.ValidFrom = now
 	}
 	m.ValidFrom = Timestamp(m.ValidFrom)
-	m.Version, m.InvalidAt, m.SupersededBy = 1, nil, ""
+	m.Version, m.InvalidAt, m.SupersededBy, m.ProcessedAt = 1, nil, "", nil
 	m.CreatedAt, m.UpdatedAt = now, now
 	return nil
 }
@@ -331,6 +334,9 @@ type MemoryFilter struct {
 	Category *string
 	AgentID  *string
 	ThreadID *string // the memory's provenance (see Memory.ThreadID)
+	// Processed, when set, returns only memories built into the profile
+	// (true) or only those not yet (false; see Memory.ProcessedAt).
+	Processed *bool
 	// IncludeInvalid also returns invalidated memories.
 	IncludeInvalid bool
 	UpdatedAfter   *time.Time // only memories updated strictly after

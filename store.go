@@ -22,6 +22,8 @@ type Store interface {
 	JobStore
 	SummaryStore
 	ChunkStore
+	ReflectionStore
+	ProfileStore
 	NotesStore
 	MemoryStore
 	EntityStore

@@ -13,21 +13,22 @@ import (
 )
 
 const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
-	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at`
+	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at, processed_at`
 
 func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
 	var (
-		m        agentmem.Memory
-		metadata []byte
-		invalid  *time.Time
+		m                  agentmem.Memory
+		metadata           []byte
+		invalid, processed *time.Time
 	)
 	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
-		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt); err != nil {
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt, &processed); err != nil {
 		return nil, err
 	}
 	m.Metadata = jsonValue(metadata)
 	m.ValidFrom, m.InvalidAt = m.ValidFrom.UTC(), utc(invalid)
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	m.ProcessedAt = utc(processed)
 	return &m, nil
 }
 
@@ -57,27 +58,43 @@ func insertChange(ctx context.Context, tx pgx.Tx, userID string, c *agentmem.Mem
 	return nil
 }
 
-// CreateMemory implements agentmem.MemoryStore. It records the user as
-// insertThread does, locking the users row so that no memory is created
-// while DeleteUser is erasing the user.
+// insertUser records the user as insertThread does, locking the users
+// row: whatever the transaction then writes for the user is not written
+// while DeleteUser, which locks that row first, is erasing them.
+func insertUser(ctx context.Context, tx pgx.Tx, userID string, at time.Time) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO users (user_id, created_at) VALUES ($1, $2)
+		ON CONFLICT (user_id) DO UPDATE SET created_at = users.created_at WHERE false`, userID, at); err != nil {
+		return fmt.Errorf("insert user: %w", err)
+	}
+	return nil
+}
+
+// insertMemory stores m, prepared (see agentmem.Memory.Prepare), and its
+// history entry "add"; its user is recorded already (insertUser).
+func insertMemory(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
+	_, err := tx.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
+		m.Source, string(m.Metadata), m.Version, m.ValidFrom, m.InvalidAt, m.SupersededBy, m.CreatedAt, m.UpdatedAt, m.ProcessedAt)
+	if isUniqueViolation(err) {
+		return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
+	} else if err != nil {
+		return fmt.Errorf("insert memory: %w", err)
+	}
+	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+}
+
+// CreateMemory implements agentmem.MemoryStore. The user is recorded
+// first (insertUser), so that no memory is created while DeleteUser is
+// erasing the user.
 func (s *Store) CreateMemory(ctx context.Context, m *agentmem.Memory) error {
 	if err := m.Prepare(s.now()); err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO users (user_id, created_at) VALUES ($1, $2)
-			ON CONFLICT (user_id) DO UPDATE SET created_at = users.created_at WHERE false`, m.UserID, m.CreatedAt); err != nil {
-			return fmt.Errorf("insert user: %w", err)
+		if err := insertUser(ctx, tx, m.UserID, m.CreatedAt); err != nil {
+			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-			m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
-			m.Source, string(m.Metadata), m.Version, m.ValidFrom, m.InvalidAt, m.SupersededBy, m.CreatedAt, m.UpdatedAt)
-		if isUniqueViolation(err) {
-			return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
-		} else if err != nil {
-			return fmt.Errorf("insert memory: %w", err)
-		}
-		return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+		return insertMemory(ctx, tx, m)
 	})
 }
 
@@ -97,7 +114,8 @@ func (s *Store) FindMemoryByID(ctx context.Context, userID, id string) (*agentme
 // FindMemories implements agentmem.MemoryStore.
 //
 //	SELECT … FROM memories WHERE user_id = $1 [AND invalid_at IS NULL] [AND kind = $n] [AND category = $n]
-//	  [AND agent_id = $n] [AND thread_id = $n] [AND updated_at > $n] [AND (updated_at, id) < ($n, $m)]
+//	  [AND agent_id = $n] [AND thread_id = $n] [AND processed_at IS [NOT] NULL] [AND updated_at > $n]
+//	  [AND (updated_at, id) < ($n, $m)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks memories_user_updated from the cursor, filtering the rows it
@@ -126,6 +144,13 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 		if c.v != nil {
 			where = append(where, c.col+" = "+arg(*c.v))
 		}
+	}
+	if f.Processed != nil {
+		cond := "processed_at IS NULL"
+		if *f.Processed {
+			cond = "processed_at IS NOT NULL"
+		}
+		where = append(where, cond)
 	}
 	if f.UpdatedAfter != nil {
 		where = append(where, "updated_at > "+arg(agentmem.Timestamp(*f.UpdatedAfter)))

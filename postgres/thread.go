@@ -265,6 +265,7 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 		{"idempotency_keys", nil},
 		{"summaries", nil},
 		{"chunks", nil},
+		{"reflections", nil},
 		{"entity_refs", nil},
 	} {
 		tag, err := tx.Exec(ctx, `DELETE FROM `+d.table+` WHERE user_id = $1 AND thread_id = ANY($2)`, userID, ids)

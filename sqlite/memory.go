@@ -7,27 +7,29 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem"
 )
 
 const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
-	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at`
+	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at, processed_at`
 
 func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
 	var (
 		m                           agentmem.Memory
 		metadata                    string
 		validFrom, created, updated int64
-		invalid                     sql.NullInt64
+		invalid, processed          sql.NullInt64
 	)
 	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
-		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated); err != nil {
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated, &processed); err != nil {
 		return nil, err
 	}
 	m.Metadata = json.RawMessage(metadata)
 	m.ValidFrom, m.InvalidAt = fromMicros(validFrom), fromNullMicros(invalid)
 	m.CreatedAt, m.UpdatedAt = fromMicros(created), fromMicros(updated)
+	m.ProcessedAt = fromNullMicros(processed)
 	return &m, nil
 }
 
@@ -56,24 +58,39 @@ func insertChange(ctx context.Context, tx *sql.Tx, userID string, c *agentmem.Me
 	return nil
 }
 
+// insertUser records the user (see agentmem.UserStore.FindUserIDs).
+func insertUser(ctx context.Context, tx *sql.Tx, userID string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO users (user_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, userID, micros(at)); err != nil {
+		return fmt.Errorf("insert user: %w", err)
+	}
+	return nil
+}
+
+// insertMemory stores m, prepared (see agentmem.Memory.Prepare), and its
+// history entry "add"; its user is recorded already (insertUser).
+func insertMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
+		m.Source, string(m.Metadata), m.Version, micros(m.ValidFrom), nullMicros(m.InvalidAt), m.SupersededBy, micros(m.CreatedAt), micros(m.UpdatedAt),
+		nullMicros(m.ProcessedAt))
+	if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+		return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
+	} else if err != nil {
+		return fmt.Errorf("insert memory: %w", err)
+	}
+	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+}
+
 // CreateMemory implements agentmem.MemoryStore.
 func (s *Store) CreateMemory(ctx context.Context, m *agentmem.Memory) error {
 	if err := m.Prepare(s.now()); err != nil {
 		return err
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (user_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.UserID, micros(m.CreatedAt)); err != nil {
-			return fmt.Errorf("insert user: %w", err)
+		if err := insertUser(ctx, tx, m.UserID, m.CreatedAt); err != nil {
+			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
-			m.Source, string(m.Metadata), m.Version, micros(m.ValidFrom), nullMicros(m.InvalidAt), m.SupersededBy, micros(m.CreatedAt), micros(m.UpdatedAt))
-		if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
-			return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
-		} else if err != nil {
-			return fmt.Errorf("insert memory: %w", err)
-		}
-		return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+		return insertMemory(ctx, tx, m)
 	})
 }
 
@@ -93,7 +110,8 @@ func (s *Store) FindMemoryByID(ctx context.Context, userID, id string) (*agentme
 // FindMemories implements agentmem.MemoryStore.
 //
 //	SELECT … FROM memories WHERE user_id = ? [AND invalid_at IS NULL] [AND kind = ?] [AND category = ?]
-//	  [AND agent_id = ?] [AND thread_id = ?] [AND updated_at > ?] [AND (updated_at, id) < (cursor)]
+//	  [AND agent_id = ?] [AND thread_id = ?] [AND processed_at IS [NOT] NULL] [AND updated_at > ?]
+//	  [AND (updated_at, id) < (cursor)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks memories_user_updated from the cursor, filtering the rows it
@@ -117,6 +135,13 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 		if c.v != nil {
 			where, args = append(where, c.col+" = ?"), append(args, *c.v)
 		}
+	}
+	if f.Processed != nil {
+		cond := "processed_at IS NULL"
+		if *f.Processed {
+			cond = "processed_at IS NOT NULL"
+		}
+		where = append(where, cond)
 	}
 	if f.UpdatedAfter != nil {
 		where, args = append(where, "updated_at > ?"), append(args, micros(*f.UpdatedAfter))

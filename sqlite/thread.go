@@ -265,6 +265,7 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 		{"idempotency_keys", nil},
 		{"summaries", nil},
 		{"chunks", nil},
+		{"reflections", nil},
 		{"entity_refs", nil},
 	} {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+d.table+` WHERE user_id = ? AND thread_id IN (`+sel+`)`, selArgs...)

@@ -15,6 +15,7 @@ import (
 // and messages_fts_queue are not: triggers on memories and messages keep
 // them in step with those (see migration/0004_memory.sql).
 var userTables = []string{"memories", "memory_history", "vectors", "vector_versions", "messages", "elements", "sessions", "idempotency_keys",
+	"reflections", "profiles",
 	"summaries", "chunks", "notes", "message_windows", "jobs", "threads", "users",
 	"entities", "entity_names", "entity_refs"}
 
