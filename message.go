@@ -216,9 +216,13 @@ type MessageStore interface {
 	// this thread with the same batch, or when every message carries a
 	// client ID already stored in this thread with the same content.
 	//
+	// With opt.Jobs, the job that the batch asks for is enqueued in the
+	// same transaction (see AppendOptions.Jobs).
+	//
 	// Returns ENOTFOUND if the thread does not exist (or is soft-deleted),
-	// EINVALID or ETOOLARGE for a bad batch (see ValidateMessages), and
-	// ECONFLICT when a key or message ID is reused for a different batch.
+	// EINVALID or ETOOLARGE for a bad batch (see ValidateMessages) or a bad
+	// job, and ECONFLICT when a key or message ID is reused for a different
+	// batch, or a job's ID is taken.
 	AppendMessages(ctx context.Context, userID, threadID string, msgs []*Message, opt AppendOptions) ([]*Message, error)
 
 	// FindMessages returns a page of a thread's messages in seq order
