@@ -42,7 +42,7 @@ type Notes struct {
 // NotesOp is one operation on the notes of a user and agent: the body of
 // POST …/notes/ops.
 //
-//   - read returns the notes and writes nothing.
+//   - read (the default) returns the notes and writes nothing.
 //   - overwrite replaces the document with Content ("" empties it).
 //   - append adds Content after the document, prepend before it, separated
 //     from it by one blank line (blank lines at the seam are collapsed).
@@ -79,7 +79,8 @@ type NotesOp struct {
 	ExpectedVersion *int64 `json:"expected_version,omitempty"`
 }
 
-// Validate checks an operation: a known name, the fields it uses and no
+// Validate checks an operation and fills in the default operation, read
+// (as seed 003's tool does): a known name, the fields it uses and no
 // others, text without NUL, content within MaxNotesBytes (ETOOLARGE), and
 // a non-negative expected version.
 func (op *NotesOp) Validate() error {
@@ -93,9 +94,9 @@ func (op *NotesOp) Validate() error {
 		takesContent, takesHeader = true, true
 	case NotesDeleteSection:
 		takesHeader = true
-	case NotesRead, NotesDeleteAll:
 	case "":
-		return Errorf(EINVALID, "operation is required: one of %s.", strings.Join(notesOps, ", "))
+		op.Operation = NotesRead // the default of seed 003's tool
+	case NotesRead, NotesDeleteAll:
 	default:
 		return Errorf(EINVALID, "operation must be one of %s, not %q.", strings.Join(notesOps, ", "), op.Operation)
 	}

@@ -109,7 +109,8 @@ func TestNotesOp_Validate(t *testing.T) {
 		op   agentmem.NotesOp
 		code string
 	}{
-		{"NoOperation", agentmem.NotesOp{}, agentmem.EINVALID},
+		{"DefaultRead", agentmem.NotesOp{}, ""},
+		{"DefaultReadTakesNoContent", agentmem.NotesOp{Content: "x"}, agentmem.EINVALID},
 		{"UnknownOperation", agentmem.NotesOp{Operation: "delete"}, agentmem.EINVALID},
 		{"AppendNothing", agentmem.NotesOp{Operation: "append", Content: " \n"}, agentmem.EINVALID},
 		{"ContentUnused", agentmem.NotesOp{Operation: "delete_all_notes", Content: "x"}, agentmem.EINVALID},
@@ -149,6 +150,10 @@ func TestNotes_Next(t *testing.T) {
 	}
 	if _, err := cur.Next(agentmem.NotesOp{Operation: "read"}, now); agentmem.ErrorCode(err) != agentmem.EINVALID {
 		t.Fatalf("read: %v, want invalid", err)
+	}
+	op := agentmem.NotesOp{}
+	if err := op.Validate(); err != nil || op.Operation != agentmem.NotesRead {
+		t.Fatalf("the default operation is %q (%v), want read", op.Operation, err)
 	}
 	none := &agentmem.Notes{UserID: "alice", AgentID: "planner"}
 	if got, err := none.Next(agentmem.NotesOp{Operation: "overwrite", Content: "x", ExpectedVersion: new(int64(0))}, now); err != nil || got.Version != 1 {

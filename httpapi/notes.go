@@ -56,7 +56,7 @@ func handlePutNotes(log *slog.Logger, notes agentmem.NotesStore) http.Handler {
 
 // handleNotesOp applies one operation (agentmem.NotesOp: operation,
 // content, section_header, expected_version) to the notes and answers 200
-// with the notes afterwards; read writes nothing. A stale
+// with the notes afterwards; read (the default) writes nothing. A stale
 // expected_version is 409, a section that is not there 422, notes that
 // would grow beyond agentmem.MaxNotesBytes 413.
 func handleNotesOp(log *slog.Logger, notes agentmem.NotesStore) http.Handler {

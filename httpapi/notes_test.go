@@ -48,6 +48,7 @@ func TestHandler_Notes(t *testing.T) {
 		{name: "StalePut", method: "PUT", url: u, body: `{"content":"","expected_version":0}`, wantStatus: 409, wantBody: `"code":"conflict"`},
 		{name: "MissingSection", method: "POST", url: u + "/ops", body: `{"operation":"delete_section_by_header","section_header":"Hobbies"}`, wantStatus: 422,
 			wantBody: `The notes have no section \"Hobbies\"; their headers are \"# Alice\", \"## Goals\", \"## Travel\".`},
+		{name: "ReadByDefault", method: "POST", url: u + "/ops", body: `{}`, wantStatus: 200, check: wantNotes(3, "# Alice\n\n## Goals\n- Swim\n\n## Travel\nLisbon.")},
 		{name: "UnknownOperation", method: "POST", url: u + "/ops", body: `{"operation":"rewrite"}`, wantStatus: 400, wantBody: "operation must be one of read, overwrite"},
 		{name: "UnknownField", method: "POST", url: u + "/ops", body: `{"operation":"append","text":"x"}`, wantStatus: 400, wantBody: `unknown field \"text\"`},
 		{name: "NoHeader", method: "POST", url: u + "/ops", body: `{"operation":"delete_section_by_header"}`, wantStatus: 400, wantBody: "section_header is required"},
