@@ -83,6 +83,8 @@ func normalizeEntityName(field, s string) (string, error) {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	switch {
+	case s == "" && field == "name":
+		return "", Errorf(EINVALID, "name is required.")
 	case EntityKey(s) == "":
 		return "", Errorf(EINVALID, "%s must contain a letter or a digit, not %q.", field, s)
 	case len(s) > MaxEntityNameBytes:

@@ -52,6 +52,13 @@ func routes(log *slog.Logger, store agentmem.Store, opt Options) []route {
 		{"PATCH /v1/users/{user}/memories/{memory}", accessUser, handleUpdateMemory(log, store, opt.Indexer)},
 		{"DELETE /v1/users/{user}/memories/{memory}", accessUser, handleDeleteMemory(log, store)},
 		{"GET /v1/users/{user}/memories/{memory}/history", accessUser, handleMemoryHistory(log, store)},
+		{"GET /v1/users/{user}/entities", accessUser, handleListEntities(log, store)},
+		{"POST /v1/users/{user}/entities", accessUser, handlePutEntity(log, store)},
+		{"GET /v1/users/{user}/entities/{entity}", accessUser, handleGetEntity(log, store)},
+		{"PATCH /v1/users/{user}/entities/{entity}", accessUser, handleUpdateEntity(log, store)},
+		{"DELETE /v1/users/{user}/entities/{entity}", accessUser, handleDeleteEntity(log, store)},
+		{"GET /v1/users/{user}/entities/{entity}/threads", accessUser, handleListEntityRefs(log, store)},
+		{"GET /v1/users/{user}/threads/{thread}/entities", accessUser, handleListEntityRefs(log, store)},
 
 		{"GET /v1/users/{user}/agents/{agent}/session", accessUser, handleGetSession(log, store)},
 		{"PUT /v1/users/{user}/agents/{agent}/session", accessUser, handleSetSession(log, store)},

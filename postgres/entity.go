@@ -420,4 +420,6 @@ type scanPrefix struct {
 	prefix []any
 }
 
-func (p scanPrefix) Scan(dest ...any) error { return p.row.Scan(append(slices.Clone(p.prefix), dest...)...) }
+func (p scanPrefix) Scan(dest ...any) error {
+	return p.row.Scan(append(slices.Clone(p.prefix), dest...)...)
+}

@@ -411,7 +411,9 @@ type scanPrefix struct {
 	prefix []any
 }
 
-func (p scanPrefix) Scan(dest ...any) error { return p.row.Scan(append(slices.Clone(p.prefix), dest...)...) }
+func (p scanPrefix) Scan(dest ...any) error {
+	return p.row.Scan(append(slices.Clone(p.prefix), dest...)...)
+}
 
 // prefixed qualifies each column of a column list with prefix.
 func prefixed(prefix, columns string) string {
