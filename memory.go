@@ -175,7 +175,8 @@ func (m *Memory) Prepare(now time.Time) error {
 // A change that came from a thread (upd.ThreadID set) also moves the
 // memory's provenance to that thread and those seqs: the memory says what
 // its current text was drawn from, and the history keeps where each
-// version came from. Returns ECONFLICT if m is invalidated.
+// version came from. The new version is not yet in the profile
+// (ProcessedAt cleared). Returns ECONFLICT if m is invalidated.
 func (m *Memory) ApplyUpdate(upd MemoryUpdate, now time.Time) error {
 	if !m.Valid() {
 		return Errorf(ECONFLICT, "Memory %q is invalidated; create a new memory instead.", m.ID)
@@ -200,6 +201,7 @@ func (m *Memory) ApplyUpdate(upd MemoryUpdate, now time.Time) error {
 	}
 	m.Version++
 	m.UpdatedAt = now
+	m.ProcessedAt = nil // a new version is news to the profile
 	return nil
 }
 

@@ -49,6 +49,10 @@ type Indexer struct {
 	// Summarize, when set, writes the summary of a chunk's turns (a model,
 	// or an extractive summary); chunks have no summary without it.
 	Summarize func(ctx context.Context, turns []*agentmem.Message) (string, error)
+	// MemoriesChanged, when set, is called when indexing an ended thread
+	// changed the user's memories (the profile is then out of date:
+	// Reflector.EnqueueProfile).
+	MemoriesChanged func(ctx context.Context, userID string) error
 	// Describer writes a chunk's summary, topics and entities
 	// (HeuristicDescriber{Summarize} when nil; a ModelChunkDescriber with a
 	// model).
@@ -233,8 +237,21 @@ func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*age
 		return nil
 	}
 	c := &Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
-	_, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
-	return err
+	ds, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
+	if err != nil || ix.MemoriesChanged == nil {
+		return err
+	}
+	for _, d := range ds {
+		if d.Op != OpNoop {
+			// The thread may have ended while this job ran: read it again.
+			now, err := ix.Store.FindThreadByID(ctx, th.UserID, th.ID)
+			if err != nil || now.Status != agentmem.ThreadEnded {
+				return nil
+			}
+			return ix.MemoriesChanged(ctx, th.UserID)
+		}
+	}
+	return nil
 }
 
 // EmbedMemory stores the vector of a memory written or edited through

@@ -57,6 +57,12 @@ type Options struct {
 	// API searchable. Nil indexes nothing (messages are still found by
 	// full-text search).
 	Indexer *extract.Indexer
+	// Reflector reflects on threads when they end (nil: no reflection).
+	Reflector *extract.Reflector
+	// Profiler synthesises profiles on POST …/profile/refresh. When nil,
+	// NewHandler makes one without a model (profiles assembled from
+	// memories).
+	Profiler *extract.Profiler
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when
@@ -82,6 +88,9 @@ func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handle
 	}
 	if opt.Searcher == nil {
 		opt.Searcher = retrieve.New(store, nil, "", retrieve.Options{Log: log})
+	}
+	if opt.Profiler == nil {
+		opt.Profiler = &extract.Profiler{Store: store, Log: log}
 	}
 	mux := http.NewServeMux()
 	addRoutes(mux, log, store, opt)

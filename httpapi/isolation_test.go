@@ -38,44 +38,40 @@ var routeCases = map[string]routeCase{
 	"POST /v1/keys":         {"/v1/keys", `{"scope":"user:zed","expires_in":"1d"}`, 201},
 	"DELETE /v1/keys/{key}": {"/v1/keys/{key}", "", 200},
 
-	"GET /v1/users/{user}/threads":                    {"/v1/users/{user}/threads", "", 200},
-	"POST /v1/users/{user}/threads":                   {"/v1/users/{user}/threads", `{"title":"new"}`, 201},
-	"POST /v1/users/{user}/threads/import":            {"/v1/users/{user}/threads/import", `{"version":1,"thread":{"title":"imported"},"messages":[{"role":"user","content":"hi"}]}`, 201},
-	"GET /v1/users/{user}/threads/{thread}":           {"/v1/users/{user}/threads/{thread}", "", 200},
-	"PATCH /v1/users/{user}/threads/{thread}":         {"/v1/users/{user}/threads/{thread}", `{"title":"renamed"}`, 200},
-	"DELETE /v1/users/{user}/threads/{thread}":        {"/v1/users/{user}/threads/{thread}?permanent=true", "", 204},
-	"POST /v1/users/{user}/threads/{thread}/end":      {"/v1/users/{user}/threads/{thread}/end", "", 200},
-	"GET /v1/users/{user}/threads/{thread}/messages":  {"/v1/users/{user}/threads/{thread}/messages", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/messages": {"/v1/users/{user}/threads/{thread}/messages", `{"messages":[{"role":"user","content":"more"}]}`, 201},
-	"GET /v1/users/{user}/threads/{thread}/elements":  {"/v1/users/{user}/threads/{thread}/elements", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/elements": {"/v1/users/{user}/threads/{thread}/elements", `{"name":"note","content":"c"}`, 201},
-	"GET /v1/users/{user}/threads/{thread}/export":    {"/v1/users/{user}/threads/{thread}/export", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/context":  {"/v1/users/{user}/threads/{thread}/context", `{"input":"hello","budget_tokens":1000}`, 200},
-	"POST /v1/users/{user}/facts":                     {"/v1/users/{user}/facts", `{"query":"SECRET"}`, 200},
-	"POST /v1/users/{user}/search":                    {"/v1/users/{user}/search", `{"query":"SECRET"}`, 200},
-	"GET /v1/users/{user}/memories":                   {"/v1/users/{user}/memories", "", 200},
-	"POST /v1/users/{user}/memories":                  {"/v1/users/{user}/memories", `{"text":"User likes tea."}`, 201},
-	"GET /v1/users/{user}/memories/{memory}":          {"/v1/users/{user}/memories/mem1", "", 200},
-	"PATCH /v1/users/{user}/memories/{memory}":        {"/v1/users/{user}/memories/mem1", `{"text":"User likes coffee."}`, 200},
-	"DELETE /v1/users/{user}/memories/{memory}":       {"/v1/users/{user}/memories/mem1", "", 204},
-	"GET /v1/users/{user}/memories/{memory}/history":  {"/v1/users/{user}/memories/mem1/history", "", 200},
-	"GET /v1/users/{user}/agents/{agent}/session":     {"/v1/users/{user}/agents/{agent}/session", "", 200},
-	"PUT /v1/users/{user}/agents/{agent}/session":     {"/v1/users/{user}/agents/{agent}/session", `{"thread_id":"t1"}`, 200},
-	"GET /v1/users/{user}/export":                     {"/v1/users/{user}/export", "", 200},
-	"DELETE /v1/users/{user}":                         {"/v1/users/{user}", "", 200},
+	"GET /v1/users/{user}/threads":                     {"/v1/users/{user}/threads", "", 200},
+	"POST /v1/users/{user}/threads":                    {"/v1/users/{user}/threads", `{"title":"new"}`, 201},
+	"POST /v1/users/{user}/threads/import":             {"/v1/users/{user}/threads/import", `{"version":1,"thread":{"title":"imported"},"messages":[{"role":"user","content":"hi"}]}`, 201},
+	"GET /v1/users/{user}/threads/{thread}":            {"/v1/users/{user}/threads/{thread}", "", 200},
+	"PATCH /v1/users/{user}/threads/{thread}":          {"/v1/users/{user}/threads/{thread}", `{"title":"renamed"}`, 200},
+	"DELETE /v1/users/{user}/threads/{thread}":         {"/v1/users/{user}/threads/{thread}?permanent=true", "", 204},
+	"POST /v1/users/{user}/threads/{thread}/end":       {"/v1/users/{user}/threads/{thread}/end", "", 200},
+	"GET /v1/users/{user}/threads/{thread}/messages":   {"/v1/users/{user}/threads/{thread}/messages", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/messages":  {"/v1/users/{user}/threads/{thread}/messages", `{"messages":[{"role":"user","content":"more"}]}`, 201},
+	"GET /v1/users/{user}/threads/{thread}/elements":   {"/v1/users/{user}/threads/{thread}/elements", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/elements":  {"/v1/users/{user}/threads/{thread}/elements", `{"name":"note","content":"c"}`, 201},
+	"GET /v1/users/{user}/threads/{thread}/export":     {"/v1/users/{user}/threads/{thread}/export", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/context":   {"/v1/users/{user}/threads/{thread}/context", `{"input":"hello","budget_tokens":1000}`, 200},
+	"POST /v1/users/{user}/facts":                      {"/v1/users/{user}/facts", `{"query":"SECRET"}`, 200},
+	"POST /v1/users/{user}/search":                     {"/v1/users/{user}/search", `{"query":"SECRET"}`, 200},
+	"GET /v1/users/{user}/memories":                    {"/v1/users/{user}/memories", "", 200},
+	"POST /v1/users/{user}/memories":                   {"/v1/users/{user}/memories", `{"text":"User likes tea."}`, 201},
+	"GET /v1/users/{user}/memories/{memory}":           {"/v1/users/{user}/memories/mem1", "", 200},
+	"PATCH /v1/users/{user}/memories/{memory}":         {"/v1/users/{user}/memories/mem1", `{"text":"User likes coffee."}`, 200},
+	"DELETE /v1/users/{user}/memories/{memory}":        {"/v1/users/{user}/memories/mem1", "", 204},
+	"GET /v1/users/{user}/memories/{memory}/history":   {"/v1/users/{user}/memories/mem1/history", "", 200},
+	"GET /v1/users/{user}/agents/{agent}/session":      {"/v1/users/{user}/agents/{agent}/session", "", 200},
+	"PUT /v1/users/{user}/agents/{agent}/session":      {"/v1/users/{user}/agents/{agent}/session", `{"thread_id":"t1"}`, 200},
+	"GET /v1/users/{user}/profile":                     {"/v1/users/{user}/profile", "", 200},
+	"POST /v1/users/{user}/profile/refresh":            {"/v1/users/{user}/profile/refresh", "", 200},
+	"GET /v1/users/{user}/profile/versions":            {"/v1/users/{user}/profile/versions", "", 200},
+	"GET /v1/users/{user}/threads/{thread}/reflection": {"/v1/users/{user}/threads/{thread}/reflection", "", 200},
+	"GET /v1/users/{user}/export":                      {"/v1/users/{user}/export", "", 200},
+	"DELETE /v1/users/{user}":                          {"/v1/users/{user}", "", 200},
 
 	"GET /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", "", 200},
 	"PUT /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", `{"content":"Tea."}`, 200},
 	"POST /v1/users/{user}/agents/{agent}/notes/ops":    {"/v1/users/{user}/agents/{agent}/notes/ops", `{"operation":"append","content":"More."}`, 200},
 	"GET /v1/users/{user}/agents/{agent}/notes/history": {"/v1/users/{user}/agents/{agent}/notes/history", "", 200},
-
-	"GET /v1/users/{user}/entities":                  {"/v1/users/{user}/entities?q=my+secret+workflow", "", 200},
-	"POST /v1/users/{user}/entities":                 {"/v1/users/{user}/entities", `{"name":"Task Management","type":"workflow","thread_id":"t1","action":"created"}`, 200},
-	"GET /v1/users/{user}/entities/{entity}":         {"/v1/users/{user}/entities/ent1", "", 200},
-	"PATCH /v1/users/{user}/entities/{entity}":       {"/v1/users/{user}/entities/ent1", `{"type":"project"}`, 200},
-	"DELETE /v1/users/{user}/entities/{entity}":      {"/v1/users/{user}/entities/ent1", "", 204},
-	"GET /v1/users/{user}/entities/{entity}/threads": {"/v1/users/{user}/entities/ent1/threads", "", 200},
-	"GET /v1/users/{user}/threads/{thread}/entities": {"/v1/users/{user}/threads/{thread}/entities", "", 200},
 }
 
 // Outcomes of a call in the matrix.
@@ -119,10 +115,10 @@ func seedIsolation(t *testing.T, s agentmem.Store) {
 		if err := s.CreateMemory(ctx, &agentmem.Memory{UserID: u, ID: "mem1", Text: "SECRET-" + u}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutEntities(ctx, u, []*agentmem.Entity{{ID: "ent1", Name: "SECRET-" + u, Aliases: []string{"Secret Workflow"}}}); err != nil {
+		if err := s.PutProfile(ctx, &agentmem.Profile{UserID: u, Text: "SECRET-" + u, Method: agentmem.ProfileAssembled}, -1, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutEntityRefs(ctx, u, []*agentmem.EntityRef{{EntityID: "ent1", ThreadID: "t1"}}); err != nil {
+		if err := s.PutReflections(ctx, u, []*agentmem.Reflection{{UserID: u, ThreadID: "t1", Status: agentmem.ReflectionPending, Reason: "SECRET-" + u}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.PutNotes(ctx, u, "a1", agentmem.NotesOp{Operation: agentmem.NotesOverwrite, Content: "SECRET-" + u}); err != nil {
@@ -322,12 +318,6 @@ func mustBeIntact(t *testing.T, s agentmem.Store, user string) {
 	}
 	if m, err := s.FindMemoryByID(ctx, user, "mem1"); err != nil || m.Text != "SECRET-"+user || m.Version != 1 {
 		t.Fatalf("%s's memory changed: %+v, err %v", user, m, err)
-	}
-	if e, err := s.FindEntityByID(ctx, user, "ent1"); err != nil || e.Name != "SECRET-"+user || e.Type != "" {
-		t.Fatalf("%s's entity changed: %+v, err %v", user, e, err)
-	}
-	if refs, _, err := s.FindEntityRefs(ctx, user, agentmem.EntityRefFilter{EntityID: "ent1"}); err != nil || len(refs) != 1 {
-		t.Fatalf("%s's entity references changed: %v, err %v", user, refs, err)
 	}
 	if n, err := s.FindNotes(ctx, user, "a1"); err != nil || n.Content != "SECRET-"+user || n.Version != 1 {
 		t.Fatalf("%s's notes changed: %+v, err %v", user, n, err)

@@ -100,7 +100,7 @@ func handleGetThread(log *slog.Logger, threads agentmem.ThreadStore) http.Handle
 
 // handleUpdateThread applies an agentmem.ThreadUpdate: absent or null
 // fields stay as they are.
-func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract.Indexer) http.Handler {
+func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract.Indexer, rf *extract.Reflector) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := readPath(r)
 		var upd agentmem.ThreadUpdate
@@ -116,7 +116,7 @@ func handleUpdateThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extr
 			return
 		}
 		if upd.Status != nil && t.Status == agentmem.ThreadEnded {
-			flushChunks(r, log, ix, t)
+			afterEnd(r, log, ix, rf, t)
 		}
 		encode(w, r, log, http.StatusOK, t)
 	})
@@ -149,7 +149,7 @@ func handleDeleteThread(log *slog.Logger, threads interface {
 }
 
 // handleEndThread marks a thread ended.
-func handleEndThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract.Indexer) http.Handler {
+func handleEndThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract.Indexer, rf *extract.Reflector) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := readPath(r)
 		var t *agentmem.Thread
@@ -160,19 +160,27 @@ func handleEndThread(log *slog.Logger, threads agentmem.ThreadStore, ix *extract
 			writeError(w, r, log, err)
 			return
 		}
-		flushChunks(r, log, ix, t)
+		afterEnd(r, log, ix, rf, t)
 		encode(w, r, log, http.StatusOK, t)
 	})
 }
 
-// flushChunks asks for an index job on an ended thread, which writes its
-// last turns into a chunk (see extract.Indexer). The thread has ended
-// whatever happens: a failure to enqueue is logged, not answered.
-func flushChunks(r *http.Request, log *slog.Logger, ix *extract.Indexer, t *agentmem.Thread) {
+// afterEnd asks for the jobs of an ended thread: an index job, which
+// writes its last turns into a chunk (see extract.Indexer), and its
+// reflection (summary, topics, insights; see extract.Reflector). The
+// thread has ended whatever happens: a failure to enqueue is logged, not
+// answered.
+func afterEnd(r *http.Request, log *slog.Logger, ix *extract.Indexer, rf *extract.Reflector, t *agentmem.Thread) {
 	if t.LastSeq == 0 {
 		return
 	}
 	if err := ix.Enqueue(r.Context(), t.UserID, t.ID, t.LastSeq, t.LastSeq); err != nil {
 		log.WarnContext(r.Context(), "ended thread: index job not enqueued", "thread", t.ID, "err", err)
+	}
+	if rf == nil {
+		return
+	}
+	if err := rf.Enqueue(r.Context(), t.UserID, t.ID); err != nil {
+		log.WarnContext(r.Context(), "ended thread: reflection not enqueued", "thread", t.ID, "err", err)
 	}
 }

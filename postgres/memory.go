@@ -190,9 +190,9 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 // updateMemory writes every mutable field of m.
 func updateMemory(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
 	_, err := tx.Exec(ctx, `UPDATE memories SET text = $1, category = $2, confidence = $3, importance = $4, thread_id = $5, seq_from = $6, seq_to = $7,
-		metadata = $8, version = $9, invalid_at = $10, superseded_by = $11, updated_at = $12 WHERE user_id = $13 AND id = $14`,
+		metadata = $8, version = $9, invalid_at = $10, superseded_by = $11, updated_at = $12, processed_at = $13 WHERE user_id = $14 AND id = $15`,
 		m.Text, m.Category, m.Confidence, m.Importance, m.ThreadID, m.SeqFrom, m.SeqTo,
-		string(m.Metadata), m.Version, m.InvalidAt, m.SupersededBy, m.UpdatedAt, m.UserID, m.ID)
+		string(m.Metadata), m.Version, m.InvalidAt, m.SupersededBy, m.UpdatedAt, m.ProcessedAt, m.UserID, m.ID)
 	if err != nil {
 		return fmt.Errorf("update memory: %w", err)
 	}

@@ -228,9 +228,9 @@ func (s *Store) PutProfile(ctx context.Context, p *agentmem.Profile, after int, 
 			return fmt.Errorf("insert profile: %w", err)
 		}
 		if len(processed) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE memories SET processed_at = $1 WHERE user_id = $2 AND id = ANY($3) AND kind = $4 AND processed_at IS NULL`,
-				now, p.UserID, processed, agentmem.MemoryInsight); err != nil {
-				return fmt.Errorf("mark insights processed: %w", err)
+			if _, err := tx.Exec(ctx, `UPDATE memories SET processed_at = $1 WHERE user_id = $2 AND id = ANY($3) AND processed_at IS NULL`,
+				now, p.UserID, processed); err != nil {
+				return fmt.Errorf("mark memories processed: %w", err)
 			}
 		}
 		return nil

@@ -180,9 +180,9 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 // updateMemory writes every mutable field of m.
 func updateMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	_, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, category = ?, confidence = ?, importance = ?, thread_id = ?, seq_from = ?, seq_to = ?,
-		metadata = ?, version = ?, invalid_at = ?, superseded_by = ?, updated_at = ? WHERE user_id = ? AND id = ?`,
+		metadata = ?, version = ?, invalid_at = ?, superseded_by = ?, updated_at = ?, processed_at = ? WHERE user_id = ? AND id = ?`,
 		m.Text, m.Category, m.Confidence, m.Importance, m.ThreadID, m.SeqFrom, m.SeqTo,
-		string(m.Metadata), m.Version, nullMicros(m.InvalidAt), m.SupersededBy, micros(m.UpdatedAt), m.UserID, m.ID)
+		string(m.Metadata), m.Version, nullMicros(m.InvalidAt), m.SupersededBy, micros(m.UpdatedAt), nullMicros(m.ProcessedAt), m.UserID, m.ID)
 	if err != nil {
 		return fmt.Errorf("update memory: %w", err)
 	}

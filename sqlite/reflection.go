@@ -203,8 +203,8 @@ func validateAfter(after int) error {
 
 // PutProfile implements agentmem.ProfileStore. The write loop runs one
 // write at a time, so the newest version cannot change between its check
-// and the insert. An insight keeps the time it was first marked
-// processed; facts and unknown IDs among processed are left alone.
+// and the insert. A memory keeps the time it was first marked
+// processed; unknown IDs among processed are left alone.
 func (s *Store) PutProfile(ctx context.Context, p *agentmem.Profile, after int, processed []string) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -235,9 +235,9 @@ func (s *Store) PutProfile(ctx context.Context, p *agentmem.Profile, after int, 
 			p.UserID, version, p.Text, p.Method, p.Model, string(sources), micros(now)); err != nil {
 			return fmt.Errorf("insert profile: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE memories SET processed_at = ? WHERE user_id = ? AND kind = ? AND processed_at IS NULL
-			AND id IN (SELECT value FROM json_each(?))`, micros(now), p.UserID, agentmem.MemoryInsight, string(ids)); err != nil {
-			return fmt.Errorf("mark insights processed: %w", err)
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET processed_at = ? WHERE user_id = ? AND processed_at IS NULL
+			AND id IN (SELECT value FROM json_each(?))`, micros(now), p.UserID, string(ids)); err != nil {
+			return fmt.Errorf("mark memories processed: %w", err)
 		}
 		return nil
 	})

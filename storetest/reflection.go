@@ -403,9 +403,9 @@ func testProfiles(t *testing.T, s agentmem.Store) {
 	})
 }
 
-// testProfileProcessed: PutProfile marks the insights among processed,
-// the user's only, leaving their versions, times and history as they
-// were; FindMemories filters on it.
+// testProfileProcessed: PutProfile marks the memories among processed
+// (insights and facts), the user's only, leaving their versions, times
+// and history as they were; FindMemories filters on it.
 func testProfileProcessed(t *testing.T, s agentmem.Store) {
 	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "t1"})
 	mustPutReflections(t, s, "alice", []*agentmem.Reflection{{ThreadID: th.ID, Status: agentmem.ReflectionProcessed, Insights: []string{"i1", "i2"}}},
@@ -434,13 +434,14 @@ func testProfileProcessed(t *testing.T, s agentmem.Store) {
 		t.Fatalf("processed insight changed (-before +after):\n%s", diff)
 	}
 	mustHistory(t, s, "alice", "i1", agentmem.OpAdd)
-	for _, m := range []*agentmem.Memory{fact, bobs} {
-		if got, _ := s.FindMemoryByID(ctx, m.UserID, m.ID); got.ProcessedAt != nil {
-			t.Fatalf("%s/%s (%s) was marked processed", m.UserID, m.ID, m.Kind)
-		}
+	if got, _ := s.FindMemoryByID(ctx, "alice", fact.ID); got.ProcessedAt == nil {
+		t.Fatalf("the fact among processed was not marked")
 	}
-	if got := memoryIDs(AllMemories(t, s, "alice", agentmem.MemoryFilter{Processed: ptr(true), Limit: 1})); !cmp.Equal(got, []string{"i1"}) {
-		t.Fatalf("processed memories = %v, want [i1]", got)
+	if got, _ := s.FindMemoryByID(ctx, "bob", bobs.ID); got.ProcessedAt != nil {
+		t.Fatalf("another user's memory of the same ID was marked processed")
+	}
+	if got := memoryIDs(AllMemories(t, s, "alice", agentmem.MemoryFilter{Processed: ptr(true)})); len(got) != 2 {
+		t.Fatalf("processed memories = %v, want i1 and f1", got)
 	}
 	insight := agentmem.MemoryInsight
 	if got := memoryIDs(AllMemories(t, s, "alice", agentmem.MemoryFilter{Processed: ptr(false), Kind: &insight})); !cmp.Equal(got, []string{"i2"}) {
@@ -453,12 +454,21 @@ func testProfileProcessed(t *testing.T, s agentmem.Store) {
 	if b, _ := json.Marshal(processed); !strings.Contains(string(b), `"processed_at":`) {
 		t.Fatalf("a processed insight's JSON lacks processed_at: %s", b)
 	}
-	// An update keeps the mark.
+	// Invalidation keeps the mark; an update is a new version, not yet in
+	// the profile.
+	if m, err := s.InvalidateMemory(ctx, "alice", "f1", "", "moved"); err != nil {
+		t.Fatal(err)
+	} else if m.ProcessedAt == nil {
+		t.Fatalf("invalidated fact lost its mark")
+	}
 	text := "Alice travels very light."
 	if m, err := s.UpdateMemory(ctx, "alice", "i1", agentmem.MemoryUpdate{Text: &text}); err != nil {
 		t.Fatal(err)
-	} else if m.ProcessedAt == nil || !m.ProcessedAt.Equal(p.CreatedAt) {
-		t.Fatalf("updated insight's ProcessedAt = %v, want %v", m.ProcessedAt, p.CreatedAt)
+	} else if m.ProcessedAt != nil {
+		t.Fatalf("updated insight's ProcessedAt = %v, want none", m.ProcessedAt)
+	}
+	if got, _ := s.FindMemoryByID(ctx, "alice", "i1"); got.ProcessedAt != nil {
+		t.Fatalf("stored updated insight's ProcessedAt = %v, want none", got.ProcessedAt)
 	}
 	// A put that fails marks nothing.
 	err = s.PutProfile(ctx, &agentmem.Profile{UserID: "alice", Text: "stale", Method: agentmem.ProfileLLM}, 0, []string{"i2"})

@@ -59,7 +59,7 @@ func (s Section) header() string { return "### " + s.Title + "\n" }
 const (
 	blankLine  = "\n\n"
 	initOpen   = "<session_initialization>\n"
-	initClose  = "</session_initialization>"
+	initClose  = "\n</session_initialization>"
 	activeHead = "### Active Conversation\n"
 )
 

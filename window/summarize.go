@@ -138,11 +138,22 @@ func (s *Summarizer) Run(ctx context.Context, j *agentmem.Job) error {
 		return agentmem.Errorf(agentmem.EINVALID, "summarize job %s has a malformed payload.", j.ID)
 	}
 	lastAttempt := j.MaxAttempts > 0 && j.Attempts >= j.MaxAttempts
+	err := s.SummarizeThrough(ctx, j.UserID, p.ThreadID, p.ThroughSeq, lastAttempt)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		return nil // the thread was deleted meanwhile: nothing to summarise
+	}
+	return err
+}
+
+// SummarizeThrough brings a thread's cumulative summary up to seq
+// throughSeq (or the thread's end, if shorter), step by step, as a
+// summarize job does; on the last attempt (lastAttempt) a failing model
+// gives way to an extractive summary. The reflection at a thread's end
+// calls it for the thread's last seq.
+func (s *Summarizer) SummarizeThrough(ctx context.Context, userID, threadID string, throughSeq int64, lastAttempt bool) error {
+	p := summarizePayload{ThreadID: threadID, ThroughSeq: throughSeq}
 	for {
-		done, err := s.step(ctx, j.UserID, p, lastAttempt)
-		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-			return nil // the thread was deleted meanwhile: nothing to summarise
-		}
+		done, err := s.step(ctx, userID, p, lastAttempt)
 		if err != nil || done {
 			return err
 		}
@@ -371,7 +382,28 @@ func Extractive(old string, msgs []*agentmem.Message, maxWords int) string {
 	for i, c := range picked {
 		parts[i] = c.text
 	}
+	if len(parts) == 0 {
+		// Nothing but fragments ("hi", "Great."): they are the summary.
+		return limitWords(strings.TrimSpace(fragments(old, msgs)), maxWords)
+	}
 	return strings.Join(parts, " ")
+}
+
+// fragments is the old summary and the turns of msgs, as they are: the
+// summary of a conversation too short for salient sentences.
+func fragments(old string, msgs []*agentmem.Message) string {
+	var b strings.Builder
+	b.WriteString(old)
+	for _, m := range msgs {
+		if c := strings.TrimSpace(m.Content); c != "" && (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) {
+			who := "User: "
+			if m.Role == agentmem.RoleAssistant {
+				who = "Assistant: "
+			}
+			b.WriteString(" " + who + c)
+		}
+	}
+	return b.String()
 }
 
 // splitSentences splits text at sentence ends and line breaks, keeping

@@ -371,8 +371,11 @@ func (bl *build) fit(ctx context.Context) error {
 	for bl.fixedCost(init, mem, sum) > budget { // ends: without them it fits (above)
 		switch {
 		case len(init) > 0:
-			init = nil
-			bl.warnings = append(bl.warnings, "The initialisation block did not fit the budget and was left out.")
+			// Its sections go last first: entities, recent summaries,
+			// notes, and the profile last.
+			last := init[len(init)-1]
+			init = init[:len(init)-1]
+			bl.warnings = append(bl.warnings, fmt.Sprintf("The initialisation block's %s section did not fit the budget and was left out.", last.Name))
 		case mem != nil:
 			mem = nil
 			bl.warnings = append(bl.warnings, "The memories did not fit the budget and were left out.")

@@ -48,6 +48,9 @@ type Config struct {
 
 	Embedder   string // serve: builtin (lexical, offline) or openai (the OPENAI_* server's embeddings)
 	EmbedModel string // serve: the embeddings model of --embedder openai
+
+	IdleTimeout       time.Duration // serve: an active thread idle this long ends (0: never)
+	InsightCategories string        // serve: comma-separated categories of insights ("" for the defaults)
 }
 
 // defaults returns the zero-configuration setup: an SQLite file in the
@@ -68,8 +71,9 @@ func defaults() Config {
 		MaxBatchMessages: agentmem.MaxBatchMessages,
 		MaxQueryBytes:    8 << 10,
 
-		Embedder:   "builtin",
-		EmbedModel: "text-embedding-3-small",
+		IdleTimeout: 30 * time.Minute,
+		Embedder:    "builtin",
+		EmbedModel:  "text-embedding-3-small",
 	}
 }
 
@@ -146,6 +150,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("--context-budget must not be negative")
 	}
 	switch {
+	case cfg.IdleTimeout < 0:
+		return fmt.Errorf("--idle-timeout must not be negative (0 never ends idle threads), not %v", cfg.IdleTimeout)
 	case cfg.Embedder != "builtin" && cfg.Embedder != "openai":
 		return fmt.Errorf("--embedder must be builtin or openai, not %q", cfg.Embedder)
 	case cfg.Embedder == "openai" && cfg.EmbedModel == "":

@@ -44,9 +44,9 @@ func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
 }
 
 // newWindow returns the context builder over store, with exact token
-// counts for OpenAI models, the configured defaults and prompts, and the
-// memories relevant to each input.
-func newWindow(cfg Config, store agentmem.Store, memories window.MemoryProvider, log *slog.Logger) (*window.Builder, error) {
+// counts for OpenAI models, the configured defaults and prompts, the
+// initialisation block (initBlock) and the memories relevant to each input.
+func newWindow(cfg Config, store agentmem.Store, memories window.MemoryProvider, initBlock window.InitProvider, log *slog.Logger) (*window.Builder, error) {
 	def := window.DefaultRequest()
 	if cfg.ContextBudget > 0 {
 		def.BudgetTokens = cfg.ContextBudget
@@ -77,6 +77,7 @@ func newWindow(cfg Config, store agentmem.Store, memories window.MemoryProvider,
 		StoredEncoding: tokens.Default().Encoding(),
 		Prompts:        prompts,
 		Memories:       memories,
+		Init:           initBlock,
 		Log:            log,
 	}), nil
 }

@@ -7,6 +7,7 @@
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
 //	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--scopes messages] [--db …]
+//	agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
 //	agentmem version
 package main
 
@@ -42,6 +43,7 @@ Usage:
   agentmem cleanup  --older-than 30d [--dry-run] [--db …]
   agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
   agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--scopes messages] [--db …]
+  agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
   agentmem version
 
 Every flag can also be set by its AGENTMEM_* environment variable
@@ -71,6 +73,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runKeys(ctx, args, getenv, stdout, stderr)
 	case "eval":
 		return runEval(ctx, args, getenv, stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "agentmem", version())
 		return nil

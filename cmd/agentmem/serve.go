@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/retrieve"
@@ -44,6 +46,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
 	contextFlags(fs, &cfg, getenv)
 	embedderFlags(fs, &cfg, getenv)
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "an active thread without a message for this long ends, and is reflected on (0: never)")
+	envString(fs, &cfg.InsightCategories, "insight-categories", "AGENTMEM_INSIGHT_CATEGORIES", "comma-separated categories of the insights reflection draws (default: general ones)", getenv)
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
@@ -91,8 +95,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Fallback: extract.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
 	}
 	summarizer.Stored = ix.EmbedSummary // thread summaries are searchable (scope summaries)
+	// Reflection at a thread's end and the profile (seed 001): insights
+	// with a model; without one, the profile is assembled from memories.
+	reflector := &extract.Reflector{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log,
+		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: splitList(cfg.InsightCategories)}
+	profiler := &extract.Profiler{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}
+	ix.MemoriesChanged = reflector.EnqueueProfile // memories of an ended thread learned late: the profile follows
 	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
-	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, log)
+	// A context opens with what agentmem learned: the profile, the agent's
+	// notes, the summaries of the user's recent threads.
+	initBlock := &window.Init{Store: measured}
+	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, initBlock, log)
 	if err != nil {
 		return err
 	}
@@ -106,6 +119,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	win.Notify = pool.Notify
 	ix.Notify = pool.Notify
 	pool.Handlers[extract.IndexJobKind] = ix.Run
+	pool.Handlers[extract.ReflectJobKind] = reflector.Run
+	pool.Handlers[extract.ProfileJobKind] = profiler.Run
+	reflector.Notify = pool.Notify
 	// A new embedder writes a new vector space: a job finds the users
 	// whose vectors are of another space and re-embeds them.
 	reembed := &extract.Reembedder{Store: measured, Jobs: measured, Emb: emb, Space: space, Log: log, Notify: pool.Notify}
@@ -118,6 +134,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer stopPool()
 	pooled := make(chan error, 1)
 	go func() { pooled <- pool.Run(poolCtx) }()
+	if cfg.IdleTimeout > 0 {
+		go sweepIdle(poolCtx, measured, cfg.IdleTimeout, ix, reflector, log)
+	}
 	if chat != nil {
 		log.Info("model configured: summaries and memory extraction by the model", "model", cfg.LLMModel)
 	} else {
@@ -140,6 +159,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Window:           win,
 		Searcher:         searcher,
 		Indexer:          ix,
+		Reflector:        reflector,
+		Profiler:         profiler,
 		Chat:             chat,
 		ChatModel:        cfg.LLMModel,
 	})
@@ -197,4 +218,35 @@ func redactDSN(dsn string) string {
 		}
 	}
 	return dsn
+}
+
+// sweepIdle ends the threads idle for longer than idle, checking every
+// tenth of it (at least each second, at most each minute), until ctx ends.
+func sweepIdle(ctx context.Context, threads agentmem.ThreadStore, idle time.Duration, ix *extract.Indexer, rf *extract.Reflector, log *slog.Logger) {
+	tick := time.NewTicker(min(max(idle/10, time.Second), time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := extract.EndIdleThreads(ctx, threads, time.Now().Add(-idle), ix, rf)
+		if err != nil && ctx.Err() == nil {
+			log.WarnContext(ctx, "idle sweep failed", "err", err)
+		} else if n > 0 {
+			log.InfoContext(ctx, "idle threads ended", "threads", n, "idle", idle)
+		}
+	}
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -1,0 +1,217 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/template"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
+)
+
+var profilePrompt = template.Must(template.ParseFS(promptFS, "prompts/profile.tmpl"))
+
+// ProfileWords bounds a synthesised profile (seed 001: 200–300 words).
+const ProfileWords = 300
+
+// maxProfileMemories bounds the memories one refresh reads.
+const maxProfileMemories = 500
+
+// Profiler synthesises users' profiles (seed 001's long-term reflection).
+// With a model, the new profile is the previous one updated with the
+// memories not yet built into it (insights and facts, oldest first, the
+// newer winning where they contradict); without one, or when the model
+// fails, it is assembled from the user's active memories grouped by
+// category, most important first, so the default setup has a useful
+// profile too. The memories it was built from are then marked processed,
+// in the same transaction as the new version.
+type Profiler struct {
+	Store interface {
+		agentmem.MemoryStore
+		agentmem.ProfileStore
+	}
+	Chat  agentmem.Chat // nil: assembled profiles
+	Model string
+	Log   *slog.Logger
+}
+
+// Run is the profile job's handler (a worker.Handler).
+func (p *Profiler) Run(ctx context.Context, j *agentmem.Job) error {
+	_, err := p.Refresh(ctx, j.UserID)
+	switch agentmem.ErrorCode(err) {
+	case agentmem.ECONFLICT:
+		return nil // refreshed meanwhile by another: that one read what this one would
+	case agentmem.ENOTFOUND:
+		return nil // nothing known about the user yet: no profile to write
+	}
+	return err
+}
+
+// Refresh synthesises the user's profile again and returns the newest
+// version; when nothing changed it stores nothing and returns the
+// current one. Returns ENOTFOUND when the user has nothing to build a
+// profile from and no profile yet, ECONFLICT when another refresh stored
+// a version meanwhile.
+func (p *Profiler) Refresh(ctx context.Context, userID string) (*agentmem.Profile, error) {
+	prev, err := p.Store.FindProfile(ctx, userID)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		prev, err = nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	after := 0
+	if prev != nil {
+		after = prev.Version
+	}
+	active, err := p.memories(ctx, userID, nil)
+	if err != nil {
+		return nil, err
+	}
+	next := &agentmem.Profile{UserID: userID}
+	var processed []string
+	if p.Chat != nil {
+		fresh := slices.DeleteFunc(slices.Clone(active), func(m *agentmem.Memory) bool { return m.ProcessedAt != nil })
+		if len(fresh) == 0 && prev != nil {
+			return prev, nil
+		}
+		text, model, err := p.synthesise(ctx, prev, fresh)
+		if err == nil {
+			next.Text, next.Method, next.Model = text, agentmem.ProfileLLM, model
+			for _, m := range fresh {
+				next.Sources, processed = append(next.Sources, m.ID), append(processed, m.ID)
+			}
+			if prev != nil {
+				next.Sources = append(slices.Clone(prev.Sources), next.Sources...)
+			}
+		} else if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || ctx.Err() != nil {
+			return nil, err
+		} else {
+			p.log().WarnContext(ctx, "profile model failed; assembling the profile from memories", "user", userID, "err", err)
+		}
+	}
+	if next.Method == "" {
+		if len(active) == 0 && prev == nil {
+			return nil, agentmem.Errorf(agentmem.ENOTFOUND, "Nothing is known about user %q yet: no memories to build a profile from.", userID)
+		}
+		next.Text, next.Method = Assemble(active), agentmem.ProfileAssembled
+		for _, m := range active {
+			next.Sources = append(next.Sources, m.ID)
+			if m.ProcessedAt == nil {
+				processed = append(processed, m.ID)
+			}
+		}
+		if prev != nil && prev.Method == agentmem.ProfileAssembled && prev.Text == next.Text {
+			return prev, nil
+		}
+	}
+	if len(next.Sources) > agentmem.MaxPageSize*10 {
+		next.Sources = next.Sources[len(next.Sources)-agentmem.MaxPageSize*10:]
+	}
+	if err := p.Store.PutProfile(ctx, next, after, processed); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// memories returns the user's active memories, oldest updated first, at
+// most maxProfileMemories (the newest).
+func (p *Profiler) memories(ctx context.Context, userID string, processed *bool) ([]*agentmem.Memory, error) {
+	var out []*agentmem.Memory
+	f := agentmem.MemoryFilter{Processed: processed, Limit: agentmem.MaxPageSize}
+	for len(out) < maxProfileMemories {
+		page, next, err := p.Store.FindMemories(ctx, userID, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if f.Cursor = next; next == "" {
+			break
+		}
+	}
+	slices.Reverse(out) // FindMemories is newest first
+	return out, nil
+}
+
+// synthesise asks the model for the profile: the previous one updated with
+// memories.
+func (p *Profiler) synthesise(ctx context.Context, prev *agentmem.Profile, memories []*agentmem.Memory) (string, string, error) {
+	type item struct{ When, Category, Text string }
+	data := struct {
+		Baseline string
+		Memories []item
+		MaxWords int
+	}{MaxWords: ProfileWords}
+	if prev != nil {
+		data.Baseline = prev.Text
+	}
+	for _, m := range memories {
+		data.Memories = append(data.Memories, item{m.UpdatedAt.Format("2006-01-02"), cmp.Or(m.Category, m.Kind), m.Text})
+	}
+	var b strings.Builder
+	if err := profilePrompt.Execute(&b, data); err != nil {
+		return "", "", fmt.Errorf("render profile prompt: %w", err)
+	}
+	resp, err := p.Chat.Complete(ctx, agentmem.ChatRequest{
+		Model:     p.Model,
+		Messages:  []agentmem.ChatMessage{{Role: agentmem.RoleUser, Content: b.String()}},
+		MaxTokens: ProfileWords * 3,
+	})
+	if err != nil {
+		return "", "", err
+	}
+	text := strings.TrimSpace(resp.Content)
+	if text == "" {
+		return "", "", agentmem.Errorf(agentmem.EUNAVAILABLE, "The model answered with an empty profile.")
+	}
+	return truncateUTF8(text, agentmem.MaxProfileBytes), resp.Model, nil
+}
+
+// Assemble writes a profile from memories without a model: a section per
+// category (the categories with the most important memories first), each
+// memory once, most important first, then newest.
+func Assemble(memories []*agentmem.Memory) string {
+	byCat := map[string][]*agentmem.Memory{}
+	weight := map[string]float64{}
+	for _, m := range memories {
+		c := cmp.Or(m.Category, "other")
+		byCat[c] = append(byCat[c], m)
+		weight[c] = max(weight[c], m.Importance)
+	}
+	cats := make([]string, 0, len(byCat))
+	for c := range byCat {
+		cats = append(cats, c)
+	}
+	slices.SortFunc(cats, func(a, b string) int { return cmp.Or(cmp.Compare(weight[b], weight[a]), strings.Compare(a, b)) })
+	var b strings.Builder
+	for _, c := range cats {
+		ms := byCat[c]
+		slices.SortStableFunc(ms, func(x, y *agentmem.Memory) int {
+			return cmp.Or(cmp.Compare(y.Importance, x.Importance), y.UpdatedAt.Compare(x.UpdatedAt))
+		})
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		r, size := utf8.DecodeRuneInString(c)
+		fmt.Fprintf(&b, "%s%s:\n", string(unicode.ToUpper(r)), c[size:])
+		seen := map[string]bool{}
+		for _, m := range ms {
+			if t := strings.TrimSpace(m.Text); !seen[t] {
+				seen[t] = true
+				fmt.Fprintf(&b, "- %s\n", t)
+			}
+		}
+	}
+	return truncateUTF8(strings.TrimSuffix(b.String(), "\n"), agentmem.MaxProfileBytes)
+}
+
+func (p *Profiler) log() *slog.Logger {
+	if p.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Log
+}

@@ -1,0 +1,515 @@
+package extract
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// Job kinds of reflection and of the profile.
+const (
+	ReflectJobKind = "reflect" // a thread ended: summary, topics, insights; or the no-insight threads together
+	ProfileJobKind = "profile" // synthesise the user's profile again
+)
+
+// DefaultInsightCategories are the categories of insights unless
+// configured otherwise: general ones, for any assistant.
+var DefaultInsightCategories = []string{"identity", "goals", "preferences", "circumstances", "relationships", "work", "health", "concerns", "habits"}
+
+// FinancialAdvisorCategories is seed 001's set, an example of a domain's
+// configuration (see docs/reflection.example.json).
+var FinancialAdvisorCategories = []string{"demographics", "financial_goals", "risk_profile", "current_situation", "concern", "preference"}
+
+// DefaultInsightConfidence is seed 001's INSIGHT_CONFIDENCE_THRESHOLD:
+// insights the model is less sure of are dropped.
+const DefaultInsightConfidence = 0.7
+
+var reflectPrompt = template.Must(template.ParseFS(promptFS, "prompts/reflect.tmpl"))
+
+// reflectPayload is a reflect job's payload: one thread, or the user's
+// no-insight threads together.
+type reflectPayload struct {
+	ThreadID  string `json:"thread_id,omitempty"`
+	Aggregate bool   `json:"aggregate,omitempty"`
+}
+
+// Reflector runs reflect jobs (seed 001's session reflection). When a
+// thread ends, its job brings the thread's summary up to its end, notes
+// its key topics and asks the model for insights about the user (JSON,
+// validated): insights at or above MinConfidence become memories of kind
+// insight and the thread's reflection is processed; otherwise it is
+// no-insight and kept, and once MinNoInsightThreads of those accumulate
+// they are reflected on together. Reflection and insights are stored in
+// one transaction, so a job that fails (a model down, a malformed answer:
+// retried, then a dead letter) leaves nothing half-written. Without a
+// model a thread's reflection is no-insight and says why. Every
+// reflection asks for the profile to be synthesised again
+// (ProfileJobKind).
+type Reflector struct {
+	Store interface {
+		agentmem.ThreadStore
+		agentmem.MessageStore
+		agentmem.SummaryStore
+		agentmem.ReflectionStore
+		agentmem.JobStore
+	}
+	Chat  agentmem.Chat // nil: no insights (the reflection says why)
+	Model string
+	Log   *slog.Logger
+	// Summarize brings a thread's summary up to a seq
+	// (window.Summarizer.SummarizeThrough); nil leaves summaries alone.
+	Summarize func(ctx context.Context, userID, threadID string, throughSeq int64, lastAttempt bool) error
+	// Embed makes an insight searchable by vector (Indexer.EmbedMemory);
+	// full-text search finds it without.
+	Embed func(ctx context.Context, m *agentmem.Memory) error
+	// Categories of insights (DefaultInsightCategories when empty).
+	Categories []string
+	// MinConfidence drops weaker insights (DefaultInsightConfidence when 0).
+	MinConfidence float64
+	// MaxPromptChars bounds the conversation sent (DefaultMaxPromptChars
+	// when 0): the newest turns are kept.
+	MaxPromptChars int
+	// Notify, when set, wakes the workers after a job was enqueued.
+	Notify func()
+}
+
+// Enqueue asks for a thread's reflection, once it has ended.
+func (r *Reflector) Enqueue(ctx context.Context, userID, threadID string) error {
+	return r.enqueue(ctx, userID, ReflectJobKind, threadID, reflectPayload{ThreadID: threadID})
+}
+
+// EnqueueProfile asks for the user's profile to be synthesised again
+// (one job at a time per user).
+func (r *Reflector) EnqueueProfile(ctx context.Context, userID string) error {
+	return r.enqueue(ctx, userID, ProfileJobKind, "profile", struct{}{})
+}
+
+func (r *Reflector) enqueue(ctx context.Context, userID, kind, key string, payload any) error {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return err
+	}
+	if _, err := r.Store.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: kind, Key: key, Payload: b}); err != nil {
+		return err
+	}
+	if r.Notify != nil {
+		r.Notify()
+	}
+	return nil
+}
+
+// Run is the reflect job's handler (a worker.Handler).
+func (r *Reflector) Run(ctx context.Context, j *agentmem.Job) error {
+	var p reflectPayload
+	if err := json.Unmarshal(j.Payload, &p); err != nil || p.ThreadID == "" && !p.Aggregate {
+		return agentmem.Errorf(agentmem.EINVALID, "reflect job %s has a malformed payload.", j.ID)
+	}
+	lastAttempt := j.MaxAttempts > 0 && j.Attempts >= j.MaxAttempts
+	var err error
+	if p.Aggregate {
+		err = r.aggregate(ctx, j.UserID)
+	} else {
+		err = r.reflect(ctx, j.UserID, p.ThreadID, lastAttempt)
+	}
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		return nil // the thread is gone: nothing to reflect on
+	}
+	return err
+}
+
+// reflect reflects on one ended thread.
+func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAttempt bool) error {
+	th, err := r.Store.FindThreadByID(ctx, userID, threadID)
+	if err != nil {
+		return err
+	}
+	if th.Status != agentmem.ThreadEnded {
+		return nil // reopened: its next end reflects
+	}
+	prev, err := r.Store.FindReflection(ctx, userID, threadID)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		prev, err = nil, nil
+	} else if err != nil {
+		return err
+	}
+	if prev != nil && prev.Status != agentmem.ReflectionPending && prev.ThroughSeq >= th.LastSeq {
+		return nil // reflected on already
+	}
+	if r.Summarize != nil && th.LastSeq > 0 {
+		if err := r.Summarize(ctx, userID, threadID, th.LastSeq, lastAttempt); err != nil {
+			return fmt.Errorf("summarize thread: %w", err)
+		}
+	}
+	var since int64
+	if prev != nil {
+		since = prev.ThroughSeq
+	}
+	in, err := r.threadInput(ctx, th, since)
+	if err != nil {
+		return err
+	}
+	ref := &agentmem.Reflection{UserID: userID, ThreadID: threadID, ThroughSeq: th.LastSeq, Topics: Topics(in.msgs, maxTopics)}
+	var insights []*agentmem.Memory
+	switch {
+	case r.Chat == nil:
+		ref.Status, ref.Reason = agentmem.ReflectionNoInsight, "No model is configured: insights need one. The thread's summary and topics are kept, and the profile is assembled from the memories extracted."
+	case len(in.Turns) == 0:
+		ref.Status, ref.Reason = agentmem.ReflectionNoInsight, "No new turns since the last reflection."
+	default:
+		ans, err := r.ask(ctx, []reflectThread{in})
+		if err != nil {
+			return err
+		}
+		if len(ans.topics) > 0 {
+			ref.Topics = ans.topics
+		}
+		first := since + 1
+		insights = r.insights(ans, th, first, th.LastSeq)
+		ref.Status, ref.Reason = r.status(ans, insights)
+	}
+	for _, m := range insights {
+		ref.Insights = append(ref.Insights, m.ID)
+	}
+	if err := r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{ref}, insights); err != nil {
+		return err
+	}
+	r.embed(ctx, insights)
+	r.log().InfoContext(ctx, "thread reflected", "user", userID, "thread", threadID, "status", ref.Status, "insights", len(insights))
+	if ref.Status == agentmem.ReflectionNoInsight && r.Chat != nil {
+		if err := r.enqueue(ctx, userID, ReflectJobKind, "aggregate", reflectPayload{Aggregate: true}); err != nil {
+			return err
+		}
+	}
+	return r.EnqueueProfile(ctx, userID)
+}
+
+// aggregate reflects on the user's no-insight threads together once
+// there are MinNoInsightThreads of them; all of them are then processed,
+// whether or not the model finds an insight in them together.
+func (r *Reflector) aggregate(ctx context.Context, userID string) error {
+	if r.Chat == nil {
+		return nil
+	}
+	rs, err := r.Store.FindReflections(ctx, userID, agentmem.ReflectionNoInsight, agentmem.MaxPageSize)
+	if err != nil || len(rs) < agentmem.MinNoInsightThreads {
+		return err
+	}
+	var ins []reflectThread
+	var ids []string
+	for _, ref := range rs {
+		th, err := r.Store.FindThreadByID(ctx, userID, ref.ThreadID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return err
+		}
+		in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(initTimeLayout)}
+		if s, err := r.Store.FindSummary(ctx, userID, th.ID); err == nil {
+			in.Summary = s.Text
+		} else if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+			return err
+		}
+		if in.Summary == "" {
+			continue // nothing to read: reflected alone already
+		}
+		ins, ids = append(ins, in), append(ids, th.ID)
+	}
+	if len(ins) < agentmem.MinNoInsightThreads {
+		return nil
+	}
+	ans, err := r.ask(ctx, ins)
+	if err != nil {
+		return err
+	}
+	insights := r.insights(ans, nil, 0, 0)
+	meta, _ := json.Marshal(map[string]any{"threads": ids})
+	for _, m := range insights {
+		m.Metadata = meta
+	}
+	var insightIDs []string
+	for _, m := range insights {
+		insightIDs = append(insightIDs, m.ID)
+	}
+	reason := fmt.Sprintf("Reflected on together with the %d other no-insight threads %s: ", len(ids)-1, strings.Join(ids, ", "))
+	if len(insights) == 0 {
+		reason += "no insight in them together either."
+	} else {
+		reason += fmt.Sprintf("%d insights.", len(insights))
+	}
+	var out []*agentmem.Reflection
+	for _, ref := range rs {
+		if !slices.Contains(ids, ref.ThreadID) {
+			continue
+		}
+		ref.Status, ref.Reason, ref.Insights = agentmem.ReflectionProcessed, reason, insightIDs
+		out = append(out, ref)
+	}
+	if err := r.Store.PutReflections(ctx, userID, out, insights); err != nil {
+		return err
+	}
+	r.embed(ctx, insights)
+	if len(insights) > 0 {
+		return r.EnqueueProfile(ctx, userID)
+	}
+	return nil
+}
+
+// initTimeLayout is how times are written for a model and in the
+// initialisation block (seed 001: "12:00 PM, Dec 04, 2024").
+const initTimeLayout = "03:04 PM, Jan 02, 2006"
+
+// reflectThread is a thread as the reflection prompt shows it.
+type reflectThread struct {
+	Title, When, Summary string
+	Turns                []turn
+	msgs                 []*agentmem.Message
+}
+
+// threadInput reads the turns of th after seq since, the newest that fit
+// MaxPromptChars, with the thread's summary.
+func (r *Reflector) threadInput(ctx context.Context, th *agentmem.Thread, since int64) (reflectThread, error) {
+	in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(initTimeLayout)}
+	if s, err := r.Store.FindSummary(ctx, th.UserID, th.ID); err == nil {
+		in.Summary = s.Text
+	} else if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		return in, err
+	}
+	var msgs []*agentmem.Message
+	for after := since; after < th.LastSeq; {
+		page, _, err := r.Store.FindMessages(ctx, th.UserID, th.ID, agentmem.MessageFilter{AfterSeq: after, Limit: agentmem.MaxPageSize})
+		if err != nil {
+			return in, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			if isTurn(m) {
+				msgs = append(msgs, m)
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	budget := cmp.Or(r.MaxPromptChars, DefaultMaxPromptChars)
+	start := len(msgs)
+	for start > 0 && budget >= min(len(msgs[start-1].Content), maxTurnChars) {
+		start--
+		budget -= min(len(msgs[start].Content), maxTurnChars)
+	}
+	in.msgs = msgs
+	for _, m := range msgs[start:] {
+		in.Turns = append(in.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(m.Content, maxTurnChars)})
+	}
+	return in, nil
+}
+
+// reflection is a model's validated answer.
+type reflection struct {
+	insight bool
+	items   []modelInsight
+	topics  []string
+	dropped int // below the confidence threshold
+}
+
+type modelInsight struct {
+	text, category         string
+	confidence, importance float64
+}
+
+// ask asks the model to reflect on threads.
+func (r *Reflector) ask(ctx context.Context, threads []reflectThread) (*reflection, error) {
+	cats := r.Categories
+	if len(cats) == 0 {
+		cats = DefaultInsightCategories
+	}
+	var b strings.Builder
+	if err := reflectPrompt.Execute(&b, struct {
+		Threads    []reflectThread
+		Categories string
+	}{threads, strings.Join(cats, ", ")}); err != nil {
+		return nil, fmt.Errorf("render reflection prompt: %w", err)
+	}
+	resp, err := r.Chat.Complete(ctx, agentmem.ChatRequest{
+		Model:     r.Model,
+		Messages:  []agentmem.ChatMessage{{Role: agentmem.RoleUser, Content: b.String()}},
+		MaxTokens: 2048,
+		JSON:      true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reflect with the model: %w", err)
+	}
+	return r.parse(resp.Content, cats)
+}
+
+// parse validates a reflection answer: reflection_flag "insight" or
+// "no-insight", insights with a text, a category (an unknown one becomes
+// "other"), a numeric confidence and an importance ("high", "medium",
+// "low" or a number), topics as strings. Anything else is malformed
+// (EUNAVAILABLE: the job is retried).
+func (r *Reflector) parse(content string, categories []string) (*reflection, error) {
+	var answer struct {
+		Flag     *string `json:"reflection_flag"`
+		Insights *[]struct {
+			Text       *string         `json:"insight_text"`
+			Category   *string         `json:"category"`
+			Confidence *float64        `json:"confidence"`
+			Importance json.RawMessage `json:"importance"`
+		} `json:"insights"`
+		Topics []string `json:"topics"`
+	}
+	if err := decodeJSONObject(content, &answer); err != nil {
+		return nil, err
+	}
+	if answer.Flag == nil || *answer.Flag != "insight" && *answer.Flag != "no-insight" {
+		return nil, malformed(`"reflection_flag" is not "insight" or "no-insight"`)
+	}
+	if answer.Insights == nil {
+		return nil, malformed(`no "insights" array`)
+	}
+	out := &reflection{insight: *answer.Flag == "insight"}
+	minConf := cmp.Or(r.MinConfidence, DefaultInsightConfidence)
+	for i, in := range *answer.Insights {
+		if in.Text == nil || strings.TrimSpace(*in.Text) == "" || in.Confidence == nil {
+			return nil, malformed("insight %d lacks insight_text or confidence", i)
+		}
+		imp, err := importance(in.Importance)
+		if err != nil {
+			return nil, malformed("insight %d: %v", i, err)
+		}
+		cat := "other"
+		if in.Category != nil && slices.Contains(categories, strings.TrimSpace(*in.Category)) {
+			cat = strings.TrimSpace(*in.Category)
+		}
+		text := truncateUTF8(strings.TrimSpace(*in.Text), agentmem.MaxMemoryBytes)
+		if agentmem.ValidateText("insight_text", text) != nil {
+			return nil, malformed("insight %d's text is not text", i)
+		}
+		if conf := clamp(*in.Confidence); conf < minConf {
+			out.dropped++
+		} else {
+			out.items = append(out.items, modelInsight{text: text, category: cat, confidence: conf, importance: imp})
+		}
+	}
+	for _, t := range answer.Topics {
+		if t = cut(strings.TrimSpace(t), maxLabelChars); t != "" && agentmem.ValidateText("topic", t) == nil && len(out.topics) < maxTopics {
+			out.topics = append(out.topics, t)
+		}
+	}
+	return out, nil
+}
+
+// importance reads "high", "medium", "low" or a number from 0 to 1.
+func importance(raw json.RawMessage) (float64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0.5, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "high":
+			return 0.9, nil
+		case "medium":
+			return 0.6, nil
+		case "low":
+			return 0.3, nil
+		}
+		return 0, fmt.Errorf("importance %q is not high, medium or low", s)
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, fmt.Errorf("importance is neither a word nor a number")
+	}
+	return clamp(f), nil
+}
+
+// insights makes the memories of a reflection's insights, drawn from th's
+// seqs from..to (th nil: several threads).
+func (r *Reflector) insights(ans *reflection, th *agentmem.Thread, from, to int64) []*agentmem.Memory {
+	var out []*agentmem.Memory
+	for _, in := range ans.items {
+		m := &agentmem.Memory{
+			ID:         agentmem.NewID(),
+			Kind:       agentmem.MemoryInsight,
+			Text:       in.text,
+			Category:   in.category,
+			Confidence: in.confidence,
+			Importance: in.importance,
+			Source:     agentmem.SourceExtracted,
+		}
+		if th != nil {
+			m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo = th.AgentID, th.ID, max(from, 1), max(to, from, 1)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// status is a thread's reflection status after ans, and why.
+func (r *Reflector) status(ans *reflection, insights []*agentmem.Memory) (string, string) {
+	switch {
+	case len(insights) > 0:
+		return agentmem.ReflectionProcessed, ""
+	case ans.dropped > 0:
+		return agentmem.ReflectionNoInsight, fmt.Sprintf("The model's %d insights were all below the confidence threshold %.2f.", ans.dropped, cmp.Or(r.MinConfidence, DefaultInsightConfidence))
+	default:
+		return agentmem.ReflectionNoInsight, "The model found no significant insight."
+	}
+}
+
+// embed makes insights searchable by vector; a failure is logged, for
+// full-text search finds them meanwhile.
+func (r *Reflector) embed(ctx context.Context, insights []*agentmem.Memory) {
+	if r.Embed == nil {
+		return
+	}
+	for _, m := range insights {
+		if err := r.Embed(ctx, m); err != nil {
+			r.log().WarnContext(ctx, "insight not embedded", "memory", m.ID, "err", err)
+		}
+	}
+}
+
+func (r *Reflector) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// EndIdleThreads ends the threads of any user that have been idle since
+// idleSince (at most a page of them per call) and asks for their index
+// flush and reflection, as POST …/end does; it returns how many it ended.
+// serve calls it periodically with now − the idle timeout.
+func EndIdleThreads(ctx context.Context, threads agentmem.ThreadStore, idleSince time.Time, ix *Indexer, rf *Reflector) (int, error) {
+	idle, err := threads.FindIdleThreads(ctx, idleSince, agentmem.MaxPageSize)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, th := range idle {
+		t, err := threads.EndThread(ctx, th.UserID, th.ID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue // deleted meanwhile
+		} else if err != nil {
+			return n, err
+		}
+		n++
+		if err := ix.Enqueue(ctx, t.UserID, t.ID, t.LastSeq, t.LastSeq); err != nil {
+			return n, err
+		}
+		if rf != nil {
+			if err := rf.Enqueue(ctx, t.UserID, t.ID); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}

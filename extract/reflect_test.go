@@ -1,0 +1,376 @@
+package extract_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/window"
+)
+
+// reflectFixture is a store with a reflector and a profiler over it.
+type reflectFixture struct {
+	s  *sqlite.Store
+	rf *extract.Reflector
+	pr *extract.Profiler
+	ix *extract.Indexer
+}
+
+func newReflectFixture(t *testing.T, chat agentmem.Chat) *reflectFixture {
+	t.Helper()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	emb := lexical.New(0)
+	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
+	sm := &window.Summarizer{Store: s}
+	return &reflectFixture{
+		s:  s,
+		ix: ix,
+		rf: &extract.Reflector{Store: s, Chat: chat, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory},
+		pr: &extract.Profiler{Store: s, Chat: chat},
+	}
+}
+
+// endThread stores a thread of user turns and ends it.
+func (f *reflectFixture) endThread(t *testing.T, id string, turns ...string) {
+	t.Helper()
+	if err := f.s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: id, Title: "About " + id}); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*agentmem.Message
+	for i, c := range turns {
+		role := agentmem.RoleUser
+		if i%2 == 1 {
+			role = agentmem.RoleAssistant
+		}
+		msgs = append(msgs, &agentmem.Message{Role: role, Content: c})
+	}
+	if _, err := f.s.AppendMessages(ctx, "alice", id, msgs, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.EndThread(ctx, "alice", id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runJobs runs the due jobs of kinds as a worker would, failing a run
+// that errs (retried at once) until no job is due; it returns the errors.
+func (f *reflectFixture) runJobs(t *testing.T, kinds ...string) []error {
+	t.Helper()
+	handlers := map[string]func(context.Context, *agentmem.Job) error{
+		extract.ReflectJobKind: f.rf.Run,
+		extract.ProfileJobKind: f.pr.Run,
+	}
+	var errs []error
+	for range 50 {
+		jobs, err := f.s.ClaimJobs(ctx, "test", kinds, 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) == 0 {
+			return errs
+		}
+		for _, j := range jobs {
+			if err := handlers[j.Kind](ctx, j); err != nil {
+				errs = append(errs, err)
+				if err := f.s.FailJob(ctx, j.UserID, j.ID, "test", err.Error(), time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := f.s.CompleteJob(ctx, j.UserID, j.ID, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Fatal("jobs kept coming")
+	return nil
+}
+
+func (f *reflectFixture) reflection(t *testing.T, thread string) *agentmem.Reflection {
+	t.Helper()
+	r, err := f.s.FindReflection(ctx, "alice", thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (f *reflectFixture) insights(t *testing.T) []*agentmem.Memory {
+	t.Helper()
+	kind := agentmem.MemoryInsight
+	ms, _, err := f.s.FindMemories(ctx, "alice", agentmem.MemoryFilter{Kind: &kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// TestReflect_NoModel: without a model a thread's reflection is
+// no-insight and says why; its summary reaches its end; the profile is
+// assembled from the memories extracted.
+func TestReflect_NoModel(t *testing.T) {
+	f := newReflectFixture(t, nil)
+	f.endThread(t, "t1", "I live in Lisbon and I work as a nurse.", "Nice!", "My favourite food is grilled sardines.", "Yum.")
+	if err := f.ix.IndexRange(ctx, "alice", "t1", 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if errs := f.runJobs(t, extract.ReflectJobKind, extract.ProfileJobKind); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	r := f.reflection(t, "t1")
+	if r.Status != agentmem.ReflectionNoInsight || !strings.Contains(r.Reason, "No model") || r.ThroughSeq != 4 || len(r.Insights) != 0 {
+		t.Fatalf("reflection %+v", r)
+	}
+	if sum, err := f.s.FindSummary(ctx, "alice", "t1"); err != nil || sum.ThroughSeq != 4 {
+		t.Fatalf("summary %+v, %v; want one through seq 4", sum, err)
+	}
+	p, err := f.s.FindProfile(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"User lives in Lisbon.", "User works as nurse.", "Place:", "Job:"} {
+		if !strings.Contains(p.Text, want) {
+			t.Errorf("assembled profile lacks %q:\n%s", want, p.Text)
+		}
+	}
+	if p.Method != agentmem.ProfileAssembled || p.Version != 1 || len(p.Sources) < 3 {
+		t.Fatalf("profile %+v", p)
+	}
+	// Refreshing with nothing new stores no new version.
+	again, err := f.pr.Refresh(ctx, "alice")
+	if err != nil || again.Version != 1 {
+		t.Fatalf("refresh without news: %+v, %v", again, err)
+	}
+	// The memories it used are processed.
+	unprocessed := false
+	if ms, _, err := f.s.FindMemories(ctx, "alice", agentmem.MemoryFilter{Processed: &unprocessed}); err != nil || len(ms) != 0 {
+		t.Fatalf("unprocessed memories after the profile: %d, %v", len(ms), err)
+	}
+	// A user with nothing known has no profile.
+	if _, err := f.pr.Refresh(ctx, "nobody"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("refresh of an unknown user: %v", err)
+	}
+}
+
+// TestReflect_Model: with a model, insights above the threshold become
+// insight memories with provenance; a thread without insight waits, and
+// three of them are reflected on together; the profile is synthesised
+// from the previous one and what is new, and marks it processed.
+func TestReflect_Model(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	var prompts []string
+	srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+		p := req.LastUserMessage()
+		prompts = append(prompts, p)
+		switch {
+		case strings.Contains(p, "You keep the profile"):
+			return llmtest.Text(fmt.Sprintf("Alice is a nurse in Lisbon (profile %d).", len(prompts)))
+		case strings.Contains(p, "several conversations"):
+			return llmtest.Text(`{"reflection_flag": "insight", "insights": [{"category": "habits", "insight_text": "User checks the weather every morning.", "confidence": 0.8, "importance": "low"}], "topics": []}`)
+		case strings.Contains(p, "retirement"):
+			return llmtest.Text(`{"reflection_flag": "insight", "insights": [
+				{"category": "goals", "insight_text": "User wants to retire at 60.", "confidence": 0.9, "importance": "high"},
+				{"category": "nonsense", "insight_text": "User might like golf.", "confidence": 0.75, "importance": 0.2},
+				{"category": "concerns", "insight_text": "User may fear markets.", "confidence": 0.4, "importance": "medium"}],
+				"topics": ["retirement", "savings"]}`)
+		}
+		return llmtest.Text(`{"reflection_flag": "no-insight", "insights": [], "topics": ["weather"]}`)
+	})
+	f := newReflectFixture(t, newChat(t, srv))
+
+	f.endThread(t, "plan", "I want to retire at 60 and save for retirement.", "Let us plan that.")
+	if err := f.rf.Enqueue(ctx, "alice", "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if errs := f.runJobs(t, extract.ReflectJobKind); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	r := f.reflection(t, "plan")
+	ins := f.insights(t)
+	if r.Status != agentmem.ReflectionProcessed || len(r.Insights) != 2 || len(ins) != 2 || !slices.Equal(r.Topics, []string{"retirement", "savings"}) {
+		t.Fatalf("reflection %+v; insights %d", r, len(ins))
+	}
+	byText := map[string]*agentmem.Memory{}
+	for _, m := range ins {
+		byText[m.Text] = m
+		if m.ThreadID != "plan" || m.SeqFrom != 1 || m.SeqTo != 2 || m.ProcessedAt != nil || !slices.Contains(r.Insights, m.ID) {
+			t.Errorf("insight %+v", m)
+		}
+	}
+	if m := byText["User wants to retire at 60."]; m == nil || m.Category != "goals" || m.Importance != 0.9 || m.Confidence != 0.9 {
+		t.Fatalf("insight %+v", m)
+	}
+	if m := byText["User might like golf."]; m == nil || m.Category != "other" || m.Importance != 0.2 {
+		t.Fatalf("insight of an unknown category %+v", m)
+	}
+	hits, err := f.s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "retire", Scopes: []string{agentmem.ScopeMemories}})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("insights searchable: %+v, %v", hits, err)
+	}
+
+	// Three threads without insight: reflected on together.
+	for i := range 3 {
+		id := fmt.Sprintf("chat%d", i)
+		f.endThread(t, id, "What is the weather like today?", "Sunny.")
+		if err := f.rf.Enqueue(ctx, "alice", id); err != nil {
+			t.Fatal(err)
+		}
+		if errs := f.runJobs(t, extract.ReflectJobKind); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		want := agentmem.ReflectionNoInsight
+		if i == 2 {
+			want = agentmem.ReflectionProcessed
+		}
+		if r := f.reflection(t, id); r.Status != want {
+			t.Fatalf("after %d no-insight threads, %s is %s (%s), want %s", i+1, id, r.Status, r.Reason, want)
+		}
+	}
+	for i := range 3 {
+		r := f.reflection(t, fmt.Sprintf("chat%d", i))
+		if r.Status != agentmem.ReflectionProcessed || len(r.Insights) != 1 || !strings.Contains(r.Reason, "together") {
+			t.Fatalf("aggregated reflection %+v", r)
+		}
+	}
+	var weather *agentmem.Memory
+	for _, m := range f.insights(t) {
+		if strings.Contains(m.Text, "weather") {
+			weather = m
+		}
+	}
+	var meta struct{ Threads []string }
+	if weather == nil || json.Unmarshal(weather.Metadata, &meta) != nil || len(meta.Threads) != 3 {
+		t.Fatalf("aggregated insight %+v", weather)
+	}
+
+	// The profile: synthesised, then updated with what is new only.
+	p1, err := f.pr.Refresh(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1.Method != agentmem.ProfileLLM || p1.Version != 1 || len(p1.Sources) != 3 {
+		t.Fatalf("profile %+v", p1)
+	}
+	last := prompts[len(prompts)-1]
+	if !strings.Contains(last, "(none yet)") || !strings.Contains(last, "User wants to retire at 60.") {
+		t.Fatalf("first profile prompt:\n%s", last)
+	}
+	if again, err := f.pr.Refresh(ctx, "alice"); err != nil || again.Version != 1 {
+		t.Fatalf("refresh with nothing new: %+v, %v", again, err)
+	}
+	if err := f.s.CreateMemory(ctx, &agentmem.Memory{UserID: "alice", Text: "User moved to Porto.", Category: "place"}); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := f.pr.Refresh(ctx, "alice")
+	if err != nil || p2.Version != 2 || len(p2.Sources) != 4 {
+		t.Fatalf("second profile %+v, %v", p2, err)
+	}
+	last = prompts[len(prompts)-1]
+	if !strings.Contains(last, p1.Text) || !strings.Contains(last, "User moved to Porto.") || strings.Contains(last, "retire at 60") {
+		t.Fatalf("second profile prompt: the previous profile and only what is new:\n%s", last)
+	}
+}
+
+// TestReflect_Malformed: a malformed reflection is retried, then dead,
+// and nothing of it is written.
+func TestReflect_Malformed(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Text(`{"reflection_flag": "insight", "insights": [{"insight_text": "User likes tea."}]}`) // no confidence
+	})
+	f := newReflectFixture(t, newChat(t, srv))
+	f.endThread(t, "t1", "I like tea.", "Noted.")
+	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	errs := f.runJobs(t, extract.ReflectJobKind)
+	if len(errs) != agentmem.DefaultJobAttempts {
+		t.Fatalf("%d failed runs, want %d: %v", len(errs), agentmem.DefaultJobAttempts, errs)
+	}
+	for _, err := range errs {
+		if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+			t.Fatalf("error %v, want EUNAVAILABLE (malformed)", err)
+		}
+	}
+	dead := agentmem.JobDead
+	if jobs, _, err := f.s.FindJobs(ctx, agentmem.JobFilter{Status: &dead}); err != nil || len(jobs) != 1 {
+		t.Fatalf("dead letters %d, %v", len(jobs), err)
+	}
+	if _, err := f.s.FindReflection(ctx, "alice", "t1"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("a reflection was written: %v", err)
+	}
+	if ins := f.insights(t); len(ins) != 0 {
+		t.Fatalf("insights were written: %+v", ins)
+	}
+}
+
+// TestReflect_Reopened: a thread reopened before its job runs is not
+// reflected on; after it ends again, its reflection covers all of it.
+func TestReflect_Reopened(t *testing.T) {
+	f := newReflectFixture(t, nil)
+	f.endThread(t, "t1", "hello", "hi")
+	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AppendMessages(ctx, "alice", "t1", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "one more thing"}}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.runJobs(t, extract.ReflectJobKind)
+	if _, err := f.s.FindReflection(ctx, "alice", "t1"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("a reopened thread was reflected on: %v", err)
+	}
+	if _, err := f.s.EndThread(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	f.runJobs(t, extract.ReflectJobKind)
+	if r := f.reflection(t, "t1"); r.ThroughSeq != 3 {
+		t.Fatalf("reflection %+v, want through seq 3", r)
+	}
+}
+
+// TestEndIdleThreads: threads idle for long enough end and are queued for
+// reflection; others stay.
+func TestEndIdleThreads(t *testing.T) {
+	f := newReflectFixture(t, nil)
+	if err := f.s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AppendMessages(ctx, "alice", "t1", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "hi"}}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := extract.EndIdleThreads(ctx, f.s, time.Now().Add(-time.Hour), f.ix, f.rf); err != nil || n != 0 {
+		t.Fatalf("a fresh thread ended: %d, %v", n, err)
+	}
+	if n, err := extract.EndIdleThreads(ctx, f.s, time.Now().Add(time.Second), f.ix, f.rf); err != nil || n != 1 {
+		t.Fatalf("idle threads ended: %d, %v", n, err)
+	}
+	if th, err := f.s.FindThreadByID(ctx, "alice", "t1"); err != nil || th.Status != agentmem.ThreadEnded {
+		t.Fatalf("thread %+v, %v", th, err)
+	}
+	if errs := f.runJobs(t, extract.ReflectJobKind, extract.ProfileJobKind); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionNoInsight {
+		t.Fatalf("reflection %+v", r)
+	}
+}

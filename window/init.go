@@ -1,0 +1,118 @@
+package window
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+// DefaultRecentSummaries is how many of the user's other threads' summaries
+// open a context (seed 001's NUM_RECENT_SESSIONS_FOR_INIT).
+const DefaultRecentSummaries = 2
+
+// recentThreadsScanned bounds the threads read to find the recent
+// summaries (threads without a summary are passed over).
+const recentThreadsScanned = 20
+
+// Init gives the context builder its initialisation block (seed 001's
+// session initialisation, a InitProvider): what agentmem learned
+// about the user, so that a new thread opens knowing it. Its sections,
+// each left out when empty:
+//
+//   - "profile" (Key Insights): the user's newest profile;
+//   - "notes" (Notes): the notes of the thread's agent;
+//   - "recent_summaries" (Recent Session Summaries): the summaries of the
+//     user's RecentSummaries most recently updated other threads, each
+//     "- At 03:04 PM, Jan 02, 2006: …";
+//   - "entities" (Entities): the entities the input names.
+type Init struct {
+	Store interface {
+		agentmem.ProfileStore
+		agentmem.ThreadStore
+		agentmem.SummaryStore
+	}
+	// Notes returns the notes of a user's agent ("" when none); nil: no
+	// notes section.
+	Notes func(ctx context.Context, userID, agentID string) (string, error)
+	// Entities returns the entities relevant to the input, one line each;
+	// nil: no entities section.
+	Entities func(ctx context.Context, userID, input string) ([]string, error)
+	// RecentSummaries is how many other threads' summaries to include
+	// (DefaultRecentSummaries when 0, none when negative).
+	RecentSummaries int
+}
+
+var _ InitProvider = (*Init)(nil)
+
+// InitBlock implements InitProvider.
+func (in *Init) InitBlock(ctx context.Context, userID, agentID, threadID, input string) ([]Section, error) {
+	var out []Section
+	p, err := in.Store.FindProfile(ctx, userID)
+	switch {
+	case err == nil && strings.TrimSpace(p.Text) != "":
+		out = append(out, Section{Name: "profile", Title: "Key Insights", Text: p.Text})
+	case err != nil && agentmem.ErrorCode(err) != agentmem.ENOTFOUND:
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if in.Notes != nil && agentID != "" {
+		notes, err := in.Notes(ctx, userID, agentID)
+		if err != nil {
+			return out, fmt.Errorf("notes: %w", err)
+		}
+		if strings.TrimSpace(notes) != "" {
+			out = append(out, Section{Name: "notes", Title: "Notes", Text: notes})
+		}
+	}
+	if n := cmp.Or(in.RecentSummaries, DefaultRecentSummaries); n > 0 {
+		lines, err := in.recent(ctx, userID, threadID, n)
+		if err != nil {
+			return out, err
+		}
+		if len(lines) > 0 {
+			out = append(out, Section{Name: "recent_summaries", Title: "Recent Session Summaries", Text: strings.Join(lines, "\n")})
+		}
+	}
+	if in.Entities != nil && input != "" {
+		ents, err := in.Entities(ctx, userID, input)
+		if err != nil {
+			return out, fmt.Errorf("entities: %w", err)
+		}
+		if len(ents) > 0 {
+			out = append(out, Section{Name: "entities", Title: "Entities", Text: "- " + strings.Join(ents, "\n- ")})
+		}
+	}
+	return out, nil
+}
+
+// recent returns the summaries of the user's n most recently updated
+// threads other than threadID, newest first, as seed 001 writes them.
+func (in *Init) recent(ctx context.Context, userID, threadID string, n int) ([]string, error) {
+	threads, _, err := in.Store.FindThreads(ctx, userID, agentmem.ThreadFilter{Limit: recentThreadsScanned})
+	if err != nil {
+		return nil, fmt.Errorf("recent threads: %w", err)
+	}
+	var lines []string
+	for _, t := range threads {
+		if len(lines) == n {
+			break
+		}
+		if t.ID == threadID {
+			continue
+		}
+		s, err := in.Store.FindSummary(ctx, userID, t.ID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("summary of %s: %w", t.ID, err)
+		}
+		lines = append(lines, fmt.Sprintf("- At %s: %s", t.UpdatedAt.Format(InitTimeLayout), strings.Join(strings.Fields(s.Text), " ")))
+	}
+	return lines, nil
+}
+
+// InitTimeLayout is how the initialisation block writes a thread's time
+// (seed 001: "12:00 PM, Dec 04, 2024").
+const InitTimeLayout = "03:04 PM, Jan 02, 2006"

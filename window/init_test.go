@@ -1,0 +1,85 @@
+package window_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/window"
+)
+
+// TestInit: a new thread's context opens with what was learned about the
+// user — the profile, the agent's notes, the summaries of the two most
+// recent other threads with their times, the entities of the input — each
+// a section with its tokens in the telemetry, and all within the budget:
+// when it does not fit, its sections go last first.
+func TestInit(t *testing.T) { backends(t, testInit) }
+
+func testInit(t *testing.T, s agentmem.Store) {
+	for i, text := range []string{"Alice asked about sourdough.", "Alice planned a trip to Porto.", "Alice booked a flight."} {
+		id := []string{"old", "mid", "new"}[i]
+		MustThread(t, s, "alice", id, &agentmem.Message{Role: agentmem.RoleUser, Content: "hello " + id})
+		if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: id, ThroughSeq: 1, Text: text, Method: agentmem.SummaryExtractive}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct update times: "new" is the newest
+	}
+	if err := s.PutProfile(ctx, &agentmem.Profile{UserID: "alice", Text: "Alice is a baker in Lisbon.", Method: agentmem.ProfileAssembled}, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	th := &agentmem.Thread{UserID: "alice", ID: "today", AgentID: "coach"}
+	if err := s.CreateThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	init := &window.Init{Store: s,
+		Notes: func(_ context.Context, user, agent string) (string, error) {
+			if user != "alice" || agent != "coach" {
+				t.Errorf("notes of %s/%s", user, agent)
+			}
+			return "# Goals\n- Run a 10k", nil
+		},
+		Entities: func(_ context.Context, _, input string) ([]string, error) {
+			if strings.Contains(input, "Porto") {
+				return []string{"Porto (place)"}, nil
+			}
+			return nil, nil
+		},
+	}
+	b := MustBuilder(s, window.Options{Init: init})
+	c, err := b.Build(ctx, "alice", "today", window.Request{Input: "What should I pack for Porto?", BudgetTokens: 2000, Format: window.FormatText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"<session_initialization>", "### Key Insights\nAlice is a baker in Lisbon.", "### Notes\n# Goals\n- Run a 10k",
+		"### Recent Session Summaries\n- At ", ": Alice booked a flight.\n- At ", ": Alice planned a trip to Porto.", "### Entities\n- Porto (place)",
+	} {
+		if !strings.Contains(c.Text, want) {
+			t.Errorf("context lacks %q:\n%s", want, c.Text)
+		}
+	}
+	if strings.Contains(c.Text, "sourdough") {
+		t.Errorf("the third most recent thread's summary is in:\n%s", c.Text)
+	}
+	for _, name := range []string{"profile", "notes", "recent_summaries", "entities"} {
+		if c.Telemetry.Sections[name] == 0 {
+			t.Errorf("telemetry lacks section %s: %+v", name, c.Telemetry.Sections)
+		}
+	}
+	if c.Telemetry.UsedTokens > 2000 {
+		t.Fatalf("used %d of 2000", c.Telemetry.UsedTokens)
+	}
+
+	// A tight budget: the last sections go first, the profile stays.
+	full := c.Telemetry.UsedTokens
+	tight := full - c.Telemetry.Sections["entities"] - c.Telemetry.Sections["recent_summaries"] + 2
+	c, err = b.Build(ctx, "alice", "today", window.Request{Input: "What should I pack for Porto?", BudgetTokens: tight, Format: window.FormatText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Telemetry.Sections["profile"] == 0 || c.Telemetry.Sections["entities"] != 0 || c.Telemetry.UsedTokens > tight {
+		t.Fatalf("with budget %d: sections %+v, used %d, warnings %v", tight, c.Telemetry.Sections, c.Telemetry.UsedTokens, c.Telemetry.Warnings)
+	}
+}
