@@ -26,19 +26,24 @@ func (ix *Indexer) entityStore() agentmem.EntityStore {
 type entityCandidate struct {
 	e    *agentmem.Entity
 	keys []string // its name's key and its aliases'
-	// refs by action: the last turn whose sentence mentions it so.
+	// refs by action: the last turn that mentions it so.
 	refs map[string]*agentmem.EntityRef
+	// byModel: its references are the model's, not read from sentences.
+	byModel bool
 }
 
 // indexEntities records the entities that a page of messages of a thread
 // mentions, and the thread's references to them (seed 004's both-way
-// index): the user's entities whose name or alias a turn says (compared
-// as agentmem.EntityKey does, so "my task workflow" refers to "Task
-// Management" with its alias "task workflow"), and the proper nouns of
-// the turns (Entities; speakers are persons), which become entities when
-// new. Each reference's action is what the sentence that mentions the
-// entity says was done with it (EntityAction), at the last turn that
-// says so. Indexing the same messages again changes nothing.
+// index). The entities are the user's entities whose name or alias a
+// turn says (compared as agentmem.EntityKey does, so "my task workflow"
+// refers to "Task Management" by its alias "task workflow"), and those the
+// turns name: with a model (ix.Chat), the model's (ModelEntityExtractor,
+// with their types, aliases and actions); without one, or when it fails,
+// the proper nouns of the turns (Entities; speakers are persons). New
+// ones are created. The action of a reference the model did not give is
+// what the sentence that mentions the entity says was done with it
+// (EntityAction), at the last turn that says so. Without a model,
+// indexing the same messages again adds nothing.
 func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
 	store := ix.entityStore()
 	if store == nil {
@@ -53,13 +58,41 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 	if len(turns) == 0 {
 		return nil
 	}
-	cands, err := entityCandidates(ctx, store, th.UserID, turns)
+	mentions, byModel, err := ix.entityMentions(ctx, th, turns)
 	if err != nil {
 		return err
 	}
-	// Mentions, sentence by sentence.
+	if !byModel {
+		speakers := map[string]bool{}
+		for _, m := range turns {
+			speakers[m.Name] = true
+		}
+		for _, name := range Entities(turns, maxPageEntities) {
+			e := &agentmem.Entity{UserID: th.UserID, Name: name}
+			if speakers[name] {
+				e.Type = "person"
+			}
+			if e.Validate() == nil {
+				mentions = append(mentions, EntityMention{Entity: e})
+			}
+		}
+	}
+	cands, err := entityCandidates(ctx, store, th.UserID, turns, mentions)
+	if err != nil {
+		return err
+	}
+	at := map[int64]*agentmem.Message{}
 	for _, m := range turns {
-		speaker := agentmem.EntityKey(m.Name)
+		at[m.Seq] = m
+	}
+	for _, mn := range mentions {
+		if c := mn.candidate; c != nil && byModel && at[mn.Seq] != nil {
+			c.byModel = true
+			c.mention(th.ID, mn.Action, at[mn.Seq])
+		}
+	}
+	// The other references, sentence by sentence.
+	for _, m := range turns {
 		for _, s := range sentences(m.Content) {
 			said := map[string]bool{}
 			for _, k := range agentmem.MentionKeys(s) {
@@ -67,6 +100,9 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 			}
 			action := EntityAction(s)
 			for _, c := range cands {
+				if c.byModel {
+					continue
+				}
 				for _, k := range c.keys {
 					if said[k] {
 						c.mention(th.ID, action, m)
@@ -75,12 +111,11 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 				}
 			}
 		}
-		if speaker == "" {
-			continue
-		}
-		for _, c := range cands {
-			if slices.Contains(c.keys, speaker) {
-				c.mention(th.ID, agentmem.EntityDiscussed, m)
+		if speaker := agentmem.EntityKey(m.Name); speaker != "" {
+			for _, c := range cands {
+				if !c.byModel && slices.Contains(c.keys, speaker) {
+					c.mention(th.ID, agentmem.EntityDiscussed, m)
+				}
 			}
 		}
 	}
@@ -124,21 +159,31 @@ func (c *entityCandidate) mention(threadID, action string, m *agentmem.Message) 
 }
 
 // entityCandidates returns the user's entities that turns may mention
-// (whose name or alias is a run of their words, or a speaker's name),
-// then the new entities the turns name (Entities) that are none of them.
-func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID string, turns []*agentmem.Message) ([]*entityCandidate, error) {
+// (whose name or alias is a run of their words, a speaker's name, or a
+// name or alias of a mention), then the new entities of the mentions
+// that are none of them. It sets each mention's candidate.
+func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID string, turns []*agentmem.Message, mentions []EntityMention) ([]*entityCandidate, error) {
 	seen := map[string]bool{}
 	var keys []string
-	for _, m := range turns {
-		for _, k := range append(agentmem.MentionKeys(m.Content), agentmem.EntityKey(m.Name)) {
+	add := func(ks ...string) {
+		for _, k := range ks {
 			if k != "" && !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
 		}
 	}
+	for _, m := range turns {
+		add(agentmem.MentionKeys(m.Content)...)
+		add(agentmem.EntityKey(m.Name))
+	}
+	for _, mn := range mentions {
+		_, aliases := mn.Entity.Keys()
+		add(agentmem.QueryKeys(mn.Entity.Name)...)
+		add(aliases...)
+	}
 	var cands []*entityCandidate
-	known := map[string]bool{} // every key of the user's entities found
+	known := map[string]*entityCandidate{} // by each key of the user's entities found, names first
 	for start := 0; start < len(keys); start += agentmem.MaxEntityKeys {
 		f := agentmem.EntityFilter{Keys: keys[start:min(start+agentmem.MaxEntityKeys, len(keys))], Limit: agentmem.MaxPageSize}
 		for {
@@ -148,8 +193,13 @@ func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID st
 			}
 			for _, e := range es {
 				c := newCandidate(e)
-				for _, k := range c.keys {
-					known[k] = true
+				if known[c.keys[0]] == nil || known[c.keys[0]].keys[0] != c.keys[0] {
+					known[c.keys[0]] = c
+				}
+				for _, k := range c.keys[1:] {
+					if known[k] == nil {
+						known[k] = c
+					}
 				}
 				cands = append(cands, c)
 			}
@@ -158,22 +208,25 @@ func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID st
 			}
 		}
 	}
-	speakers := map[string]bool{}
-	for _, m := range turns {
-		speakers[m.Name] = true
-	}
-	for _, name := range Entities(turns, maxPageEntities) {
-		e := &agentmem.Entity{UserID: userID, Name: name}
-		if speakers[name] {
-			e.Type = "person"
+	for i := range mentions {
+		mn := &mentions[i]
+		c := newCandidate(mn.Entity)
+		// The user's entity by that name or alias, said with or without a
+		// determiner ("the task workflow").
+		var k *entityCandidate
+		for _, q := range agentmem.QueryKeys(mn.Entity.Name) {
+			if k = known[q]; k != nil {
+				break
+			}
 		}
-		if e.Validate() != nil || known[agentmem.EntityKey(e.Name)] {
-			continue // not a name, or the user's entity by that name or alias
+		if k != nil {
+			mn.candidate = k
+			continue
 		}
-		c := newCandidate(e)
 		for _, k := range c.keys {
-			known[k] = true
+			known[k] = c
 		}
+		mn.candidate = c
 		cands = append(cands, c)
 	}
 	return cands, nil

@@ -1,11 +1,13 @@
 package extract_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -121,5 +123,138 @@ func testIndexEntities(t *testing.T, s agentmem.Store) {
 	// The new entity resolves by its name, in any case.
 	if e, err := agentmem.ResolveEntity(ctx, s, "alice", "caroline smith"); err != nil || e.Name != "Caroline Smith" {
 		t.Fatalf("ResolveEntity(caroline smith) = %v, %v", e, err)
+	}
+}
+
+func TestEntitiesPrompt_Golden(t *testing.T) {
+	got, err := extract.EntitiesPrompt(turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "entities_prompt", []byte(got))
+}
+
+// TestIndexEntities_Model: with a model, the model's entities are
+// recorded with their types (and so their generated aliases), actions and
+// turns, validated; a known entity the model names by its alias is that
+// entity; one the model leaves out is still found by its alias, its
+// action read from its sentence. When the model fails, the heuristics
+// take over and a warning is logged.
+func TestIndexEntities_Model(t *testing.T) {
+	_, s := mustConsolidator(t)
+	th := &agentmem.Thread{UserID: "alice", ID: "t"}
+	if err := s.CreateThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	known := []*agentmem.Entity{{Name: "Task Management", Type: "workflow"}, {Name: "Billing", Type: "project"}}
+	if err := s.PutEntities(ctx, "alice", known); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "My sister Caroline helps with the task workflow now, caro is great."},
+		{Role: agentmem.RoleAssistant, Content: "I set up a reminder bot for her. I renamed the billing project too."},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t)
+	srv.Push(llmtest.Text(`{"entities": [
+		{"name": "Caroline", "type": "Person", "aliases": ["caro", "?"], "action": "discussed", "seq": 1},
+		{"name": "the task workflow", "type": "workflow", "action": "modified", "seq": 1},
+		{"name": "Reminder Bot", "type": "gadget", "action": "created", "seq": 99},
+		{"name": "!!", "type": "tool", "action": "created", "seq": 2},
+		{"name": "Nobody", "type": "person", "action": "exploded", "seq": 2}
+	]}`))
+	log, lb := newLog()
+	ix := &extract.Indexer{Store: s, Chat: newChat(t, srv), Log: log}
+	if err := extract.IndexEntities(ix, ctx, th, msgs); err != nil {
+		t.Fatal(err)
+	}
+	type ref struct {
+		Name, Type, Action string
+		Seq                int64
+	}
+	got := map[ref]bool{}
+	trefs, _, err := s.FindEntityRefs(ctx, "alice", agentmem.EntityRefFilter{ThreadID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range trefs {
+		got[ref{r.Entity.Name, r.Entity.Type, r.Action, r.Seq}] = true
+	}
+	want := map[ref]bool{
+		{"Caroline", "person", agentmem.EntityDiscussed, 1}:         true,
+		{"Task Management", "workflow", agentmem.EntityModified, 1}: true, // the model's, by its alias
+		{"Reminder Bot", "other", agentmem.EntityCreated, 2}:        true, // an unknown type and seq
+		{"Nobody", "person", agentmem.EntityDiscussed, 2}:           true, // an unknown action
+		{"Billing", "project", agentmem.EntityModified, 2}:          true, // left out by the model: "renamed"
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("refs mismatch (-want +got):\n%s", diff)
+	}
+	if e, err := agentmem.ResolveEntity(ctx, s, "alice", "caro"); err != nil || e.Name != "Caroline" {
+		t.Fatalf("ResolveEntity(caro) = %v, %v", e, err)
+	}
+
+	// The model fails: the proper nouns are found instead.
+	more, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "Then we flew to Lisbon with Caroline."}}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(llmtest.Fail(500))
+	if err := extract.IndexEntities(ix, ctx, th, more); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(lb.String(), "entity model failed") {
+		t.Fatalf("no warning logged: %s", lb.String())
+	}
+	for _, q := range []string{"Lisbon", "Caroline"} {
+		e, err := agentmem.ResolveEntity(ctx, s, "alice", q)
+		if err != nil {
+			t.Fatalf("ResolveEntity(%s): %v", q, err)
+		}
+		refs, _, err := s.FindEntityRefs(ctx, "alice", agentmem.EntityRefFilter{EntityID: e.ID, Action: entityPtr(agentmem.EntityDiscussed)})
+		if err != nil || len(refs) != 1 || refs[0].Seq != more[0].Seq {
+			t.Fatalf("%s's refs: %v, %v", q, refs, err)
+		}
+	}
+	// A malformed answer is a failure too.
+	srv.Push(llmtest.Text(`{"things": []}`))
+	if err := extract.IndexEntities(ix, ctx, th, more); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func entityPtr[T any](v T) *T { return &v }
+
+// TestIndexEntities_ModelSpared: turns that name nothing are not sent to
+// the model; the user's entities they mention by an alias are found.
+func TestIndexEntities_ModelSpared(t *testing.T) {
+	_, s := mustConsolidator(t)
+	th := &agentmem.Thread{UserID: "alice", ID: "t"}
+	if err := s.CreateThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	tm := []*agentmem.Entity{{Name: "Task Management", Type: "workflow"}}
+	if err := s.PutEntities(ctx, "alice", tm); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Name: "Alice", Content: "please update my task workflow."},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t)
+	ix := &extract.Indexer{Store: s, Chat: newChat(t, srv)}
+	if err := extract.IndexEntities(ix, ctx, th, msgs); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.ChatRequests()); n != 0 {
+		t.Fatalf("%d model calls, want none", n)
+	}
+	refs, _, err := s.FindEntityRefs(ctx, "alice", agentmem.EntityRefFilter{EntityID: tm[0].ID})
+	if err != nil || len(refs) != 1 || refs[0].Action != agentmem.EntityModified {
+		t.Fatalf("refs %v, %v", refs, err)
 	}
 }

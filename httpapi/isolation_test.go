@@ -72,6 +72,14 @@ var routeCases = map[string]routeCase{
 	"PUT /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", `{"content":"Tea."}`, 200},
 	"POST /v1/users/{user}/agents/{agent}/notes/ops":    {"/v1/users/{user}/agents/{agent}/notes/ops", `{"operation":"append","content":"More."}`, 200},
 	"GET /v1/users/{user}/agents/{agent}/notes/history": {"/v1/users/{user}/agents/{agent}/notes/history", "", 200},
+
+	"GET /v1/users/{user}/entities":                  {"/v1/users/{user}/entities?q=my+secret+workflow", "", 200},
+	"POST /v1/users/{user}/entities":                 {"/v1/users/{user}/entities", `{"name":"Task Management","type":"workflow","thread_id":"t1","action":"created"}`, 200},
+	"GET /v1/users/{user}/entities/{entity}":         {"/v1/users/{user}/entities/ent1", "", 200},
+	"PATCH /v1/users/{user}/entities/{entity}":       {"/v1/users/{user}/entities/ent1", `{"type":"project"}`, 200},
+	"DELETE /v1/users/{user}/entities/{entity}":      {"/v1/users/{user}/entities/ent1", "", 204},
+	"GET /v1/users/{user}/entities/{entity}/threads": {"/v1/users/{user}/entities/ent1/threads", "", 200},
+	"GET /v1/users/{user}/threads/{thread}/entities": {"/v1/users/{user}/threads/{thread}/entities", "", 200},
 }
 
 // Outcomes of a call in the matrix.
@@ -115,13 +123,19 @@ func seedIsolation(t *testing.T, s agentmem.Store) {
 		if err := s.CreateMemory(ctx, &agentmem.Memory{UserID: u, ID: "mem1", Text: "SECRET-" + u}); err != nil {
 			t.Fatal(err)
 		}
+		if err := s.PutEntities(ctx, u, []*agentmem.Entity{{ID: "ent1", Name: "SECRET-" + u, Aliases: []string{"Secret Workflow"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutEntityRefs(ctx, u, []*agentmem.EntityRef{{EntityID: "ent1", ThreadID: "t1"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutNotes(ctx, u, "a1", agentmem.NotesOp{Operation: agentmem.NotesOverwrite, Content: "SECRET-" + u}); err != nil {
+			t.Fatal(err)
+		}
 		if err := s.PutProfile(ctx, &agentmem.Profile{UserID: u, Text: "SECRET-" + u, Method: agentmem.ProfileAssembled}, -1, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.PutReflections(ctx, u, []*agentmem.Reflection{{UserID: u, ThreadID: "t1", Status: agentmem.ReflectionPending, Reason: "SECRET-" + u}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.PutNotes(ctx, u, "a1", agentmem.NotesOp{Operation: agentmem.NotesOverwrite, Content: "SECRET-" + u}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -318,6 +332,12 @@ func mustBeIntact(t *testing.T, s agentmem.Store, user string) {
 	}
 	if m, err := s.FindMemoryByID(ctx, user, "mem1"); err != nil || m.Text != "SECRET-"+user || m.Version != 1 {
 		t.Fatalf("%s's memory changed: %+v, err %v", user, m, err)
+	}
+	if e, err := s.FindEntityByID(ctx, user, "ent1"); err != nil || e.Name != "SECRET-"+user || e.Type != "" {
+		t.Fatalf("%s's entity changed: %+v, err %v", user, e, err)
+	}
+	if refs, _, err := s.FindEntityRefs(ctx, user, agentmem.EntityRefFilter{EntityID: "ent1"}); err != nil || len(refs) != 1 {
+		t.Fatalf("%s's entity references changed: %v, err %v", user, refs, err)
 	}
 	if n, err := s.FindNotes(ctx, user, "a1"); err != nil || n.Content != "SECRET-"+user || n.Version != 1 {
 		t.Fatalf("%s's notes changed: %+v, err %v", user, n, err)
