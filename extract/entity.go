@@ -295,3 +295,68 @@ func EntityAction(sentence string) string {
 	}
 	return agentmem.EntityDiscussed
 }
+
+// maxContextAliases bounds the aliases an entity's context line shows.
+const maxContextAliases = 3
+
+// EntityContext returns the context builder's source of entities
+// (window.Init.Entities): the user's entities that the input names by
+// name or alias (agentmem.FindMentionedEntities), at most limit (5 when
+// 0), those named by name first, one line each with its type, the aliases
+// it was given (not the generated ones) and its newest reference:
+//
+//	Task Management (workflow; also "TM"): created Mar 01, 2026 in thread t1
+//
+// Each entity costs one more lookup, for its reference.
+func EntityContext(store agentmem.EntityStore, limit int) func(ctx context.Context, userID, input string) ([]string, error) {
+	if limit <= 0 {
+		limit = 5
+	}
+	return func(ctx context.Context, userID, input string) ([]string, error) {
+		es, err := agentmem.FindMentionedEntities(ctx, store, userID, input, limit)
+		if err != nil {
+			return nil, err
+		}
+		lines := make([]string, 0, len(es))
+		for _, e := range es {
+			refs, _, err := store.FindEntityRefs(ctx, userID, agentmem.EntityRefFilter{EntityID: e.ID, Limit: 1})
+			if err != nil && agentmem.ErrorCode(err) != agentmem.ENOTFOUND { // deleted meanwhile: no reference
+				return nil, err
+			}
+			lines = append(lines, EntityLine(e, refs))
+		}
+		return lines, nil
+	}
+}
+
+// EntityLine describes an entity in one line (see EntityContext), with
+// the first of refs, when there is one.
+func EntityLine(e *agentmem.Entity, refs []*agentmem.EntityRef) string {
+	var b strings.Builder
+	b.WriteString(e.Name)
+	generated := map[string]bool{agentmem.EntityKey(e.Name): true}
+	for _, a := range agentmem.EntityAliases(e.Name, e.Type) {
+		generated[agentmem.EntityKey(a)] = true
+	}
+	var given []string
+	for _, a := range e.Aliases {
+		if !generated[agentmem.EntityKey(a)] && len(given) < maxContextAliases {
+			given = append(given, fmt.Sprintf("%q", a))
+		}
+	}
+	var about []string
+	if e.Type != "" {
+		about = append(about, e.Type)
+	}
+	if len(given) > 0 {
+		about = append(about, "also "+strings.Join(given, ", "))
+	}
+	if len(about) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(about, "; "))
+	}
+	if len(refs) > 0 {
+		r := refs[0]
+		fmt.Fprintf(&b, ": %s %s in thread %s", r.Action, r.At.Format("Jan 02, 2006"), r.ThreadID)
+	}
+	return b.String()
+}

@@ -258,3 +258,42 @@ func TestIndexEntities_ModelSpared(t *testing.T) {
 		t.Fatalf("refs %v, %v", refs, err)
 	}
 }
+
+// TestEntityContext: the entities an input names, for the context
+// builder, one line each with its newest reference.
+func TestEntityContext(t *testing.T) {
+	_, s := mustConsolidator(t)
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	es := []*agentmem.Entity{
+		{Name: "Task Management", Type: "workflow", Aliases: []string{"TM", "chores"}},
+		{Name: "Lisbon", Type: "place"},
+		{Name: "Caroline Smith", Type: "person"},
+	}
+	if err := s.PutEntities(ctx, "alice", es); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := s.PutEntityRefs(ctx, "alice", []*agentmem.EntityRef{
+		{EntityID: es[0].ID, ThreadID: "t1", Action: agentmem.EntityCreated, At: at},
+		{EntityID: es[0].ID, ThreadID: "t1", Action: agentmem.EntityModified, At: at.Add(24 * time.Hour)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	entities := extract.EntityContext(s, 0)
+	got, err := entities(ctx, "alice", "Please update my task workflow before Caroline Smith comes over.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Caroline Smith (person)", // named by its name
+		`Task Management (workflow; also "TM", "chores"): modified Mar 02, 2026 in thread t1`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("EntityContext mismatch (-want +got):\n%s", diff)
+	}
+	if got, err := entities(ctx, "alice", "Nothing to see"); err != nil || len(got) != 0 {
+		t.Fatalf("EntityContext(nothing) = %q, %v", got, err)
+	}
+}
