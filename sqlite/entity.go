@@ -156,8 +156,9 @@ func (s *Store) FindEntityByID(ctx context.Context, userID, id string) (*agentme
 // With keys, it looks each up in entity_names and ranks an entity 1 when
 // one of them is its name:
 //
-//	SELECT …, m.rank FROM (SELECT entity_id, MAX(is_name) AS rank FROM entity_names
-//	  WHERE user_id = ? AND key IN (keys) GROUP BY entity_id) m JOIN entities e ON (e.user_id, e.id) = (?, m.entity_id)
+//	SELECT …, m.rank FROM (SELECT n.entity_id, MAX(n.is_name) AS rank FROM json_each(keys) k
+//	  CROSS JOIN entity_names n ON (n.user_id, n.key) = (?, k.value) GROUP BY n.entity_id) m
+//	  CROSS JOIN entities e ON (e.user_id, e.id) = (?, m.entity_id)
 //	[WHERE e.type = ?] [AND (m.rank, e.updated_at, e.id) < (cursor)]
 //	ORDER BY m.rank DESC, e.updated_at DESC, e.id DESC LIMIT n+1
 func (s *Store) FindEntities(ctx context.Context, userID string, f agentmem.EntityFilter) ([]*agentmem.Entity, string, error) {
@@ -187,10 +188,15 @@ func (s *Store) FindEntities(ctx context.Context, userID string, f agentmem.Enti
 		}
 	} else {
 		keys, _ := json.Marshal(f.Keys)
+		// CROSS JOIN keeps SQLite's join order: each key looked up by
+		// entity_names' primary key, then each entity found by its own.
+		// Left to choose, the planner walked all of the user's names
+		// (7 ms at 1,000 entities).
 		q = `SELECT e.user_id, e.id, e.name, e.name_key, e.type, e.aliases, e.created_at, e.updated_at, m.rank FROM
-			(SELECT entity_id, MAX(is_name) AS rank FROM entity_names WHERE user_id = ? AND key IN (SELECT value FROM json_each(?)) GROUP BY entity_id) m
-			JOIN entities e ON e.user_id = ? AND e.id = m.entity_id WHERE 1`
-		args = []any{userID, string(keys), userID}
+			(SELECT n.entity_id, MAX(n.is_name) AS rank FROM json_each(?) AS k CROSS JOIN entity_names AS n
+				ON n.user_id = ? AND n.key = k.value GROUP BY n.entity_id) AS m
+			CROSS JOIN entities AS e ON e.user_id = ? AND e.id = m.entity_id WHERE 1`
+		args = []any{string(keys), userID, userID}
 		if f.Cursor != "" {
 			where, args = append(where, "(m.rank, e.updated_at, e.id) < (?, ?, ?)"), append(args, c.Rank, c.UpdatedAt, c.ID)
 		}
