@@ -254,7 +254,7 @@ func (s *Store) InvalidateMemory(ctx context.Context, userID, id, supersededBy, 
 // vector versions before the memory's row, in the order DeleteUser takes
 // them (see lockVectorVersions).
 func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
-	return s.write(ctx, func(tx pgx.Tx) error {
+	return s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		if err := lockVectorVersions(ctx, tx, userID); err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"sort"
@@ -125,6 +126,32 @@ const (
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.inTx(ctx, writeTx, fn)
 }
+
+// writeRetrying is write for the transactions that lock a user's rows
+// of several tables: erasure, permanent thread deletion and the writers
+// of vectors. Rows created while one of them waits (a vector space's
+// version row, a user's row again after an erasure) can still make two
+// of them wait for each other; PostgreSQL then aborts one as a deadlock
+// victim, and it is run again, at most deadlockRetries more times. fn must
+// start from scratch on each run: nothing it set in an aborted run may
+// survive into the next.
+func (s *Store) writeRetrying(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	for try := 0; ; try++ {
+		err := s.write(ctx, fn)
+		var pe *pgconn.PgError
+		if try == deadlockRetries || !errors.As(err, &pe) || pe.Code != "40P01" && pe.Code != "40001" || ctx.Err() != nil {
+			return err
+		}
+		select { // a moment, so that the other transaction goes first
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
+		}
+	}
+}
+
+// deadlockRetries bounds writeRetrying's reruns.
+const deadlockRetries = 3
 
 // read runs fn in a read-only transaction: a consistent snapshot.
 func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {

@@ -211,7 +211,7 @@ func (s *Store) EndThread(ctx context.Context, userID, id string) (*agentmem.Thr
 
 // DeleteThread implements agentmem.ThreadStore.
 func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent bool) error {
-	return s.write(ctx, func(tx pgx.Tx) error {
+	return s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		t, err := findThread(ctx, tx, userID, id, forUpdate)
 		if err != nil {
 			return err

@@ -27,7 +27,7 @@ var userTables = []string{"memories", "memory_history", "vector_versions", "vect
 // thread.
 func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {
 	var c agentmem.Counts
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		c = agentmem.Counts{}
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE user_id = $1 FOR UPDATE`, userID); err != nil {
 			return fmt.Errorf("lock user: %w", err)
@@ -112,7 +112,8 @@ func (s *Store) DeleteThreadsBefore(ctx context.Context, userID string, cutoff t
 		})
 		return c, err
 	}
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeRetrying(ctx, func(tx pgx.Tx) error {
+		c = agentmem.Counts{}
 		rows, err := tx.Query(ctx, `SELECT id FROM threads WHERE user_id = $1 AND updated_at < $2 ORDER BY id FOR UPDATE`, userID, cutoff)
 		if err != nil {
 			return fmt.Errorf("lock threads: %w", err)

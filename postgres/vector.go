@@ -88,7 +88,7 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 	for i, v := range vs {
 		vspaces[i], scopes[i], ids[i], vecs[i] = v.Space, v.Scope, v.ID, encodeVector(v.Vec)
 	}
-	return s.write(ctx, func(tx pgx.Tx) error {
+	return s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		seqs, err := bumpVectorVersions(ctx, tx, userID, spaces, false)
 		if err != nil {
 			return err
@@ -281,7 +281,7 @@ func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) err
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx pgx.Tx) error {
+	return s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		if err := lockVectorVersions(ctx, tx, userID); err != nil {
 			return err
 		}
