@@ -192,6 +192,9 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		if err := ix.extract(ctx, th, page); err != nil {
 			return err
 		}
+		if err := ix.indexEntities(ctx, th, page); err != nil {
+			return err
+		}
 		after = page[len(page)-1].Seq
 	}
 	return nil

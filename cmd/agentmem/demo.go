@@ -147,6 +147,20 @@ func (d *demo) run(ctx context.Context) error {
 	d.block(facts.Answer)
 
 	d.step("Scenario 2: a new session opens with what reflection learned")
+	d.say("The advisor agent keeps its own notes about Maya (seed 003), edited by section:")
+	note := "## Client preferences\n- Quarterly reviews, with the numbers behind each recommendation.\n\n## Open items\n- Compare mortgage offers before the next meeting."
+	if err := d.post(ctx, u+"/agents/advisor/notes/ops", map[string]any{"operation": "overwrite", "content": note}, nil); err != nil {
+		return err
+	}
+	if err := d.post(ctx, u+"/agents/advisor/notes/ops", map[string]any{"operation": "replace_section_by_header", "section_header": "## Open items",
+		"content": "- Compare mortgage offers before the next meeting.\n- Rebalance towards bonds by 5%."}, nil); err != nil {
+		return err
+	}
+	var notes agentmem.Notes
+	if err := d.get(ctx, u+"/agents/advisor/notes", &notes); err != nil {
+		return err
+	}
+	d.block(notes.Content)
 	if err := d.post(ctx, u+"/threads", map[string]any{"id": "thursday", "agent_id": "advisor"}, nil); err != nil {
 		return err
 	}
@@ -157,7 +171,7 @@ func (d *demo) run(ctx context.Context) error {
 	d.say(fmt.Sprintf("Maya's profile, version %d (%s, from %d memories):", profile.Version, profile.Method, len(profile.Sources)))
 	d.block(profile.Text)
 	var c window.Context
-	if err := d.post(ctx, u+"/threads/thursday/context", map[string]any{"input": "Can we review my plan?", "budget_tokens": 2000, "format": "text"}, &c); err != nil {
+	if err := d.post(ctx, u+"/threads/thursday/context", map[string]any{"input": "Can we review my plan for the house in Lisbon?", "budget_tokens": 2000, "format": "text"}, &c); err != nil {
 		return err
 	}
 	d.say("The first context of Thursday's session, before Maya said a word in it:")

@@ -103,8 +103,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ix.MemoriesChanged = reflector.EnqueueProfile // memories of an ended thread learned late: the profile follows
 	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
 	// A context opens with what agentmem learned: the profile, the agent's
-	// notes, the summaries of the user's recent threads.
-	initBlock := &window.Init{Store: measured}
+	// notes, the summaries of the user's recent threads, the entities the
+	// input names.
+	initBlock := &window.Init{Store: measured, Entities: extract.EntityContext(measured, 5),
+		Notes: func(ctx context.Context, userID, agentID string) (string, error) {
+			n, err := measured.FindNotes(ctx, userID, agentID)
+			if err != nil {
+				return "", err
+			}
+			return n.Content, nil
+		}}
 	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, initBlock, log)
 	if err != nil {
 		return err
