@@ -161,40 +161,22 @@ func (j *Job) Prepare(now time.Time) error {
 	return nil
 }
 
-// PrepareJobs checks the alternatives that AppendOptions.Jobs returned for
-// an append of userID and returns a prepared copy of each (see Prepare),
-// so that their keys are known and the one picked can be stored as it is,
-// while the caller's jobs stay untouched unless one of them is stored.
-// The jobs are the appending user's: an empty UserID is taken as userID,
-// another one is EINVALID.
-func PrepareJobs(userID string, alts []*Job, now time.Time) ([]*Job, error) {
-	prepared := make([]*Job, len(alts))
+// PickJob decides which of the alternatives that AppendOptions.Jobs
+// returned an append stores, by the rule given there: active returns the
+// status of the queued or running job of the appending user with an
+// alternative's kind and key ("" when there is none). An alternative
+// without a Key would be keyed by its new ID, so none is active for it.
+// PickJob returns the index of the job to store, or -1 when a queued job
+// already covers the batch, or every key has a running job. Only the job
+// picked is checked, by PrepareJob.
+func PickJob(alts []*Job, active func(j *Job) (string, error)) (int, error) {
 	for i, j := range alts {
 		if j == nil {
-			return nil, Errorf(EINVALID, "jobs[%d] is missing.", i)
+			return -1, Errorf(EINVALID, "jobs[%d] is missing.", i)
 		}
-		c := *j
-		if c.UserID == "" {
-			c.UserID = userID
-		} else if c.UserID != userID {
-			return nil, Errorf(EINVALID, "jobs[%d] is a job of another user.", i)
+		if j.Key == "" {
+			return i, nil
 		}
-		if err := c.Prepare(now); err != nil {
-			return nil, err
-		}
-		prepared[i] = &c
-	}
-	return prepared, nil
-}
-
-// PickJob decides which of prepared alternatives (see PrepareJobs) an
-// append stores, by the rule of AppendOptions.Jobs: active returns the
-// status of the queued or running job of an alternative's user, kind and
-// key ("" when there is none). PickJob returns the index of the job to
-// store, or -1 when a queued job already covers the batch, or when every
-// key has a running job.
-func PickJob(prepared []*Job, active func(j *Job) (string, error)) (int, error) {
-	for i, j := range prepared {
 		status, err := active(j)
 		switch {
 		case err != nil:
@@ -206,6 +188,24 @@ func PickJob(prepared []*Job, active func(j *Job) (string, error)) (int, error) 
 		}
 	}
 	return -1, nil
+}
+
+// PrepareJob checks the job that PickJob picked for an append of userID
+// and returns a copy of it prepared to be stored (see Prepare), so that
+// the caller's job is filled in only once it is stored. A job is the
+// appending user's: an empty UserID is taken as userID, another one is
+// EINVALID.
+func PrepareJob(userID string, j *Job, now time.Time) (*Job, error) {
+	c := *j
+	if c.UserID == "" {
+		c.UserID = userID
+	} else if c.UserID != userID {
+		return nil, Errorf(EINVALID, "A job of an append must be the appending user's.")
+	}
+	if err := c.Prepare(now); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // ValidateClaim checks the arguments of ClaimJobs: an owner (an ID), kinds

@@ -195,10 +195,11 @@ type AppendOptions struct {
 	// have a queued job ends the search and nothing is stored (that job has
 	// not started, so it will see the batch); one whose key has a running
 	// job, which may have read the thread before the batch, passes to the
-	// next; the first whose key has no active job is stored, checked and
-	// filled in as EnqueueJob does (see PrepareJobs: an empty UserID is the
-	// appending user's; its Status becomes JobQueued). The other jobs are
-	// left as they are. A bad job fails the append as it fails EnqueueJob.
+	// next; the first whose key has no active job (or that has no Key) is
+	// stored, checked and filled in as EnqueueJob does (see PrepareJob: an
+	// empty UserID is the appending user's; its Status becomes JobQueued),
+	// and a bad one fails the append as it fails EnqueueJob. The other
+	// jobs are left as they are.
 	Jobs func(stored []*Message) []*Job
 }
 

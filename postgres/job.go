@@ -127,54 +127,63 @@ func insertJobError(j *agentmem.Job, err error) error {
 	return nil
 }
 
-// pickJob looks up, in one round trip, the active jobs of the keys of
-// prepared alternatives (see agentmem.PickJob) and returns the index of
-// the one to store, or -1. It locks the jobs it finds FOR KEY SHARE until
-// tx ends: ClaimJobs (FOR UPDATE SKIP LOCKED) then skips a queued job that
-// an append counts on until the append has committed, so the job cannot
-// read the thread before the batch it covers is there. The lock does not
-// hold up CompleteJob or FailJob of a running job for longer than the
-// append takes, nor other appends (shared locks).
-func pickJob(ctx context.Context, tx pgx.Tx, userID string, prepared []*agentmem.Job) (int, error) {
-	kinds, keys := make([]string, len(prepared)), make([]string, len(prepared))
-	for i, j := range prepared {
-		kinds[i], keys[i] = j.Kind, j.Key
-	}
-	rows, err := tx.Query(ctx, `SELECT kind, key, status FROM jobs
-		WHERE user_id = $1 AND kind = ANY($2) AND key = ANY($3) AND status IN ('queued', 'running') FOR KEY SHARE`, userID, kinds, keys)
-	if err != nil {
-		return -1, fmt.Errorf("find active jobs: %w", err)
+// pickJob looks up, in one round trip, the active jobs of the user with
+// the kinds and keys of alts, the alternatives of an append, and returns
+// the index of the one to store (see agentmem.PickJob), or -1. It locks
+// the jobs it finds FOR KEY SHARE until tx ends: ClaimJobs (FOR UPDATE
+// SKIP LOCKED) then skips a queued job that an append counts on until the
+// append has committed, so the job cannot read the thread before the
+// batch it covers is there. The lock does not hold up CompleteJob or
+// FailJob of a running job for longer than the append takes, nor other
+// appends (shared locks).
+func pickJob(ctx context.Context, tx pgx.Tx, userID string, alts []*agentmem.Job) (int, error) {
+	var kinds, keys []string
+	for _, j := range alts {
+		if j != nil && j.Key != "" {
+			kinds, keys = append(kinds, j.Kind), append(keys, j.Key)
+		}
 	}
 	active := map[[2]string]string{}
-	var kind, key, status string
-	_, err = pgx.ForEachRow(rows, []any{&kind, &key, &status}, func() error {
-		active[[2]string{kind, key}] = status
-		return nil
-	})
-	if err != nil {
-		return -1, fmt.Errorf("find active jobs: %w", err)
+	if len(keys) > 0 {
+		rows, err := tx.Query(ctx, `SELECT kind, key, status FROM jobs
+			WHERE user_id = $1 AND kind = ANY($2) AND key = ANY($3) AND status IN ('queued', 'running') FOR KEY SHARE`, userID, kinds, keys)
+		if err != nil {
+			return -1, fmt.Errorf("find active jobs: %w", err)
+		}
+		var kind, key, status string
+		_, err = pgx.ForEachRow(rows, []any{&kind, &key, &status}, func() error {
+			active[[2]string{kind, key}] = status
+			return nil
+		})
+		if err != nil {
+			return -1, fmt.Errorf("find active jobs: %w", err)
+		}
 	}
-	return agentmem.PickJob(prepared, func(j *agentmem.Job) (string, error) { return active[[2]string{j.Kind, j.Key}], nil })
+	return agentmem.PickJob(alts, func(j *agentmem.Job) (string, error) { return active[[2]string{j.Kind, j.Key}], nil })
 }
 
-// enqueuePicked stores the job that pickJob picks of prepared alternatives
-// in tx, looking again when an enqueue of another transaction stored a
-// job of the key picked meanwhile, and returns its index or -1.
-func enqueuePicked(ctx context.Context, tx pgx.Tx, userID string, prepared []*agentmem.Job) (int, error) {
+// enqueuePicked stores in tx the job that pickJob picks of alts, looking
+// again when a transaction of another enqueue stored a job of the key
+// picked meanwhile, and returns its index and the job stored, or -1.
+func enqueuePicked(ctx context.Context, tx pgx.Tx, userID string, alts []*agentmem.Job, now time.Time) (int, *agentmem.Job, error) {
 	for range maxEnqueueTries {
-		i, err := pickJob(ctx, tx, userID, prepared)
+		i, err := pickJob(ctx, tx, userID, alts)
 		if err != nil || i < 0 {
-			return i, err
+			return i, nil, err
 		}
-		tag, err := tx.Exec(ctx, insertJobSQL, insertJobArgs(prepared[i])...)
-		if err = insertJobError(prepared[i], err); err != nil {
-			return -1, err
+		j, err := agentmem.PrepareJob(userID, alts[i], now)
+		if err != nil {
+			return -1, nil, err
+		}
+		tag, err := tx.Exec(ctx, insertJobSQL, insertJobArgs(j)...)
+		if err = insertJobError(j, err); err != nil {
+			return -1, nil, err
 		}
 		if tag.RowsAffected() == 1 {
-			return i, nil
+			return i, j, nil
 		}
 	}
-	return -1, agentmem.Errorf(agentmem.EUNAVAILABLE, "The job queue is busy; retry.")
+	return -1, nil, agentmem.Errorf(agentmem.EUNAVAILABLE, "The job queue is busy; retry.")
 }
 
 const updateJobSQL = `UPDATE jobs SET status = $1, attempts = $2, run_at = $3, lease_owner = $4, lease_until = $5, last_error = $6, updated_at = $7

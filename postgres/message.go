@@ -103,14 +103,19 @@ func (s *Store) appendMessages(ctx context.Context, tx pgx.Tx, userID, threadID 
 		}
 	}
 	t.AfterAppend(msgs, now)
-	var alts, prepared []*agentmem.Job
+	var (
+		alts []*agentmem.Job
+		job  *agentmem.Job // of alts, picked and prepared
+	)
 	pick := -1
 	if opt.Jobs != nil {
 		if alts = opt.Jobs(msgs); len(alts) > 0 {
-			if prepared, err = agentmem.PrepareJobs(userID, alts, now); err != nil {
+			if pick, err = pickJob(ctx, tx, userID, alts); err != nil {
 				return nil, err
 			}
-			if pick, err = pickJob(ctx, tx, userID, prepared); err != nil {
+		}
+		if pick >= 0 {
+			if job, err = agentmem.PrepareJob(userID, alts[pick], now); err != nil {
 				return nil, err
 			}
 		}
@@ -128,24 +133,24 @@ func (s *Store) appendMessages(ctx context.Context, tx pgx.Tx, userID, threadID 
 		after = append(after, "insert idempotency key")
 	}
 	if pick >= 0 {
-		b.Queue(insertJobSQL, insertJobArgs(prepared[pick])...)
+		b.Queue(insertJobSQL, insertJobArgs(job)...)
 		after = append(after, "insert job")
 	}
 	tags, err := execBatch(ctx, tx, b, msgs, after...)
 	if err != nil {
 		if pick >= 0 && isUniqueViolation(err, "jobs_pkey") {
-			return nil, insertJobError(prepared[pick], err)
+			return nil, insertJobError(job, err)
 		}
 		return nil, err
 	}
 	if pick >= 0 && tags[len(tags)-1].RowsAffected() == 0 {
 		// Another transaction enqueued a job of the key since pickJob looked.
-		if pick, err = enqueuePicked(ctx, tx, userID, prepared); err != nil {
+		if pick, job, err = enqueuePicked(ctx, tx, userID, alts, now); err != nil {
 			return nil, err
 		}
 	}
 	if pick >= 0 {
-		*alts[pick] = *prepared[pick]
+		*alts[pick] = *job
 	}
 	return msgs, nil
 }

@@ -123,17 +123,13 @@ func (s *Store) enqueueAlternatives(ctx context.Context, tx *sql.Tx, userID stri
 	if len(alts) == 0 {
 		return nil
 	}
-	prepared, err := agentmem.PrepareJobs(userID, alts, now)
-	if err != nil {
-		return err
-	}
 	st, err := s.writeStmt(ctx, tx, findActiveJobStatusQuery)
 	if err != nil {
 		return fmt.Errorf("prepare find active job: %w", err)
 	}
-	i, err := agentmem.PickJob(prepared, func(j *agentmem.Job) (string, error) {
+	i, err := agentmem.PickJob(alts, func(j *agentmem.Job) (string, error) {
 		var status string
-		err := st.QueryRowContext(ctx, j.UserID, j.Kind, j.Key).Scan(&status)
+		err := st.QueryRowContext(ctx, userID, j.Kind, j.Key).Scan(&status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", nil
 		} else if err != nil {
@@ -144,10 +140,14 @@ func (s *Store) enqueueAlternatives(ctx context.Context, tx *sql.Tx, userID stri
 	if err != nil || i < 0 {
 		return err
 	}
-	if err := s.insertJob(ctx, tx, prepared[i]); err != nil {
+	j, err := agentmem.PrepareJob(userID, alts[i], now)
+	if err != nil {
 		return err
 	}
-	*alts[i] = *prepared[i]
+	if err := s.insertJob(ctx, tx, j); err != nil {
+		return err
+	}
+	*alts[i] = *j
 	return nil
 }
 

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,11 +169,11 @@ func testAppendJobs(t *testing.T, s agentmem.Store) {
 		MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "atomic"})
 		before := len(activeJobs(t, s, "alice"))
 		for name, jobs := range map[string][]*agentmem.Job{
-			"BadJob":       {{Kind: ""}},
-			"OtherUser":    {{UserID: "bob", Kind: appendJobKind}},
-			"BadPayload":   {{Kind: appendJobKind, Payload: json.RawMessage(`[1]`)}},
-			"MissingJob":   {nil},
-			"ValidThenBad": {{Kind: appendJobKind, Key: "atomic#a"}, {Kind: ""}},
+			"BadJob":     {{Kind: ""}},
+			"OtherUser":  {{UserID: "bob", Kind: appendJobKind}},
+			"BadPayload": {{Kind: appendJobKind, Payload: json.RawMessage(`[1]`)}},
+			"MissingJob": {nil},
+			"LongKey":    {{Kind: appendJobKind, Key: strings.Repeat("k", agentmem.MaxJobKeyBytes+1)}},
 		} {
 			_, err := s.AppendMessages(ctx, "alice", "atomic", []*agentmem.Message{{Role: "user", Content: name}},
 				agentmem.AppendOptions{Jobs: func([]*agentmem.Message) []*agentmem.Job { return jobs }})
