@@ -2,6 +2,7 @@ package window_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,48 @@ func testInit(t *testing.T, s agentmem.Store) {
 	}
 	if c.Telemetry.Sections["profile"] == 0 || c.Telemetry.Sections["entities"] != 0 || c.Telemetry.UsedTokens > tight {
 		t.Fatalf("with budget %d: sections %+v, used %d, warnings %v", tight, c.Telemetry.Sections, c.Telemetry.UsedTokens, c.Telemetry.Warnings)
+	}
+}
+
+// BenchmarkBuild_Init measures the initialisation block's cost: a warm
+// 4K build of a 100-message thread of a user with a profile, notes and
+// 50 other threads with summaries, with and without the block (the
+// baseline, in the same run).
+func BenchmarkBuild_Init(b *testing.B) {
+	s := MustOpen(b)
+	for i := range 50 {
+		id := fmt.Sprint("old", i)
+		MustThread(b, s, "u", id, &agentmem.Message{Role: agentmem.RoleUser, Content: "hello " + id})
+		if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "u", ThreadID: id, ThroughSeq: 1, Method: agentmem.SummaryExtractive,
+			Text: strings.Repeat("The user talked about gardening and a trip. ", 5)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.PutProfile(ctx, &agentmem.Profile{UserID: "u", Text: strings.Repeat("Alice is a baker in Lisbon who likes hiking. ", 10), Method: agentmem.ProfileAssembled}, -1, nil); err != nil {
+		b.Fatal(err)
+	}
+	fill(b, s, "t", 100)
+	notes := func(context.Context, string, string) (string, error) { return "# Goals\n- Run a 10k\n- Learn Portuguese", nil }
+	for _, withInit := range []bool{false, true} {
+		name := "Baseline"
+		opt := window.Options{CacheSize: -1}
+		if withInit {
+			name = "Init"
+			opt.Init = &window.Init{Store: s, Notes: notes}
+		}
+		bld := MustBuilder(s, opt)
+		b.Run(name, func(b *testing.B) {
+			req := window.Request{Input: "What next?", BudgetTokens: 4000, Strategy: window.StrategyTrim}
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				c, err := bld.Build(ctx, "u", "t", req)
+				if err != nil || withInit && c.Telemetry.Sections["profile"] == 0 {
+					b.Fatal(err, c.Telemetry.Sections)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			report(b, lat)
+		})
 	}
 }
