@@ -81,8 +81,23 @@ type Reflector struct {
 	Notify func()
 }
 
-// Enqueue asks for a thread's reflection, once it has ended.
+// Enqueue asks for a thread's reflection, once it has ended: its
+// reflection is pending (keeping what an earlier reflection of the thread
+// found) until the job runs.
 func (r *Reflector) Enqueue(ctx context.Context, userID, threadID string) error {
+	ref, err := r.Store.FindReflection(ctx, userID, threadID)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		ref, err = &agentmem.Reflection{UserID: userID, ThreadID: threadID}, nil
+	}
+	if err != nil {
+		return err
+	}
+	if ref.Status != agentmem.ReflectionPending {
+		ref.Status, ref.Reason = agentmem.ReflectionPending, "The thread ended; its reflection is queued."
+		if err := r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{ref}, nil); err != nil {
+			return err
+		}
+	}
 	return r.enqueue(ctx, userID, ReflectJobKind, threadID, reflectPayload{ThreadID: threadID})
 }
 

@@ -131,6 +131,9 @@ func TestReflect_NoModel(t *testing.T) {
 	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
 		t.Fatal(err)
 	}
+	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending {
+		t.Fatalf("reflection of an ended thread before its job: %+v, want pending", r)
+	}
 	if errs := f.runJobs(t, extract.ReflectJobKind, extract.ProfileJobKind); len(errs) != 0 {
 		t.Fatal(errs)
 	}
@@ -313,8 +316,8 @@ func TestReflect_Malformed(t *testing.T) {
 	if jobs, _, err := f.s.FindJobs(ctx, agentmem.JobFilter{Status: &dead}); err != nil || len(jobs) != 1 {
 		t.Fatalf("dead letters %d, %v", len(jobs), err)
 	}
-	if _, err := f.s.FindReflection(ctx, "alice", "t1"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
-		t.Fatalf("a reflection was written: %v", err)
+	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending || len(r.Insights) != 0 || r.ThroughSeq != 0 {
+		t.Fatalf("reflection after the dead letter %+v; want it still pending, as before", r)
 	}
 	if ins := f.insights(t); len(ins) != 0 {
 		t.Fatalf("insights were written: %+v", ins)
@@ -333,8 +336,8 @@ func TestReflect_Reopened(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.runJobs(t, extract.ReflectJobKind)
-	if _, err := f.s.FindReflection(ctx, "alice", "t1"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
-		t.Fatalf("a reopened thread was reflected on: %v", err)
+	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending || r.ThroughSeq != 0 {
+		t.Fatalf("a reopened thread was reflected on: %+v", r)
 	}
 	if _, err := f.s.EndThread(ctx, "alice", "t1"); err != nil {
 		t.Fatal(err)
