@@ -74,6 +74,51 @@ func (r *Reflection) Validate() error {
 	return ValidateText("reason", r.Reason)
 }
 
+// ValidateReflectionStatus checks a reflection status (what
+// FindReflections filters by).
+func ValidateReflectionStatus(status string) error {
+	switch status {
+	case ReflectionPending, ReflectionProcessed, ReflectionNoInsight:
+		return nil
+	}
+	return Errorf(EINVALID, "status must be %q, %q or %q, not %q.", ReflectionPending, ReflectionProcessed, ReflectionNoInsight, status)
+}
+
+// PrepareReflections checks a PutReflections batch of the user's, for
+// every backend: each reflection (see Reflection.Validate) and each
+// insight, which must be of kind MemoryInsight and is prepared as
+// CreateMemory prepares a memory at now.
+func PrepareReflections(userID string, rs []*Reflection, insights []*Memory, now time.Time) error {
+	if err := ValidateUserID(userID); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		r.UserID = userID
+		if err := r.Validate(); err != nil {
+			return err
+		}
+	}
+	for _, m := range insights {
+		if m.Kind != MemoryInsight {
+			return Errorf(EINVALID, "An insight's kind must be %q, not %q.", MemoryInsight, m.Kind)
+		}
+		m.UserID = userID
+		if err := m.Prepare(now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateProfileAfter checks PutProfile's after: -1, or a version (0 for
+// none).
+func ValidateProfileAfter(after int) error {
+	if after < -1 {
+		return Errorf(EINVALID, "after must be -1 (any) or the newest version (0 for none), not %d.", after)
+	}
+	return nil
+}
+
 // ReflectionStore stores the reflection state of threads.
 type ReflectionStore interface {
 	// PutReflections stores reflections of the user's threads and creates

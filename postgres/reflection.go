@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/jackc/pgx/v5"
@@ -28,37 +27,13 @@ func scanReflection(row interface{ Scan(...any) error }) (*agentmem.Reflection, 
 	return &r, nil
 }
 
-// prepareReflections checks a batch of PutReflections, all the user's,
-// and prepares its insights as CreateMemory does at now.
-func prepareReflections(userID string, rs []*agentmem.Reflection, insights []*agentmem.Memory, now time.Time) error {
-	if err := agentmem.ValidateUserID(userID); err != nil {
-		return err
-	}
-	for _, r := range rs {
-		r.UserID = userID
-		if err := r.Validate(); err != nil {
-			return err
-		}
-	}
-	for _, m := range insights {
-		if m.Kind != agentmem.MemoryInsight {
-			return agentmem.Errorf(agentmem.EINVALID, "An insight's kind must be %q, not %q.", agentmem.MemoryInsight, m.Kind)
-		}
-		m.UserID = userID
-		if err := m.Prepare(now); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // PutReflections implements agentmem.ReflectionStore. It takes its locks
 // in DeleteUser's order: the users row (insertUser), then the threads,
 // FOR SHARE and in ID order, so that none is deleted before the put
 // commits.
 func (s *Store) PutReflections(ctx context.Context, userID string, rs []*agentmem.Reflection, insights []*agentmem.Memory) error {
 	now := s.now()
-	if err := prepareReflections(userID, rs, insights, now); err != nil {
+	if err := agentmem.PrepareReflections(userID, rs, insights, now); err != nil {
 		return err
 	}
 	if len(rs) == 0 && len(insights) == 0 {
@@ -124,16 +99,6 @@ func (s *Store) FindReflection(ctx context.Context, userID, threadID string) (*a
 	return r, nil
 }
 
-// validateReflectionStatus checks the status FindReflections filters by.
-func validateReflectionStatus(status string) error {
-	switch status {
-	case agentmem.ReflectionPending, agentmem.ReflectionProcessed, agentmem.ReflectionNoInsight:
-		return nil
-	}
-	return agentmem.Errorf(agentmem.EINVALID, "status must be %q, %q or %q, not %q.",
-		agentmem.ReflectionPending, agentmem.ReflectionProcessed, agentmem.ReflectionNoInsight, status)
-}
-
 // FindReflections implements agentmem.ReflectionStore.
 //
 //	SELECT … FROM reflections WHERE user_id = $1 AND status = $2 AND (the thread is not soft-deleted)
@@ -145,7 +110,7 @@ func (s *Store) FindReflections(ctx context.Context, userID, status string, limi
 	if err != nil {
 		return nil, err
 	}
-	if err := validateReflectionStatus(status); err != nil {
+	if err := agentmem.ValidateReflectionStatus(status); err != nil {
 		return nil, err
 	}
 	out := []*agentmem.Reflection{}
@@ -183,14 +148,6 @@ func scanProfile(row interface{ Scan(...any) error }) (*agentmem.Profile, error)
 	return &p, nil
 }
 
-// validateAfter checks PutProfile's after: -1, or a version (0 for none).
-func validateAfter(after int) error {
-	if after < -1 {
-		return agentmem.Errorf(agentmem.EINVALID, "after must be -1 (any) or the newest version (0 for none), not %d.", after)
-	}
-	return nil
-}
-
 // PutProfile implements agentmem.ProfileStore. It locks the users row
 // first (insertUser): puts of one user's profile take turns, each reading
 // the newest version after the previous one committed, so that of two
@@ -203,7 +160,7 @@ func (s *Store) PutProfile(ctx context.Context, p *agentmem.Profile, after int, 
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if err := validateAfter(after); err != nil {
+	if err := agentmem.ValidateProfileAfter(after); err != nil {
 		return err
 	}
 	now := s.now()

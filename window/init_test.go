@@ -103,7 +103,9 @@ func BenchmarkBuild_Init(b *testing.B) {
 		b.Fatal(err)
 	}
 	fill(b, s, "t", 100)
-	notes := func(context.Context, string, string) (string, error) { return "# Goals\n- Run a 10k\n- Learn Portuguese", nil }
+	notes := func(context.Context, string, string) (string, error) {
+		return "# Goals\n- Run a 10k\n- Learn Portuguese", nil
+	}
 	for _, withInit := range []bool{false, true} {
 		name := "Baseline"
 		opt := window.Options{CacheSize: -1}
