@@ -87,6 +87,11 @@ func handleListMemories(log *slog.Logger, memories agentmem.MemoryStore) http.Ha
 		if err == nil {
 			f.IncludeInvalid, err = queryBool(q, "include_invalid")
 		}
+		if err == nil && q.Has("processed") {
+			var processed bool
+			processed, err = queryBool(q, "processed")
+			f.Processed = &processed
+		}
 		var limit int64
 		if err == nil {
 			limit, err = queryInt(q, "limit")

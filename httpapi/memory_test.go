@@ -61,6 +61,23 @@ func TestHandler_Memories(t *testing.T) {
 	if len(h.Data) != 2 || h.Data[0].Text != "User lives in Lisbon." || h.Data[1].Reason != "moved" {
 		t.Fatalf("history: %s", body)
 	}
+	// Not yet built into a profile; then built in.
+	for _, c := range []struct {
+		query string
+		n     int
+	}{{"?processed=false", 1}, {"?processed=true", 0}} {
+		_, body = Do(t, "GET", u+"/memories"+c.query, nil, "")
+		if got := decodeJSON[struct{ Data []agentmem.Memory }](t, body); len(got.Data) != c.n {
+			t.Fatalf("memories%s: %s", c.query, body)
+		}
+	}
+	if resp, body := Do(t, "POST", u+"/profile/refresh", nil, ""); resp.StatusCode != 200 || !strings.Contains(string(body), "User lives in Porto.") {
+		t.Fatalf("profile refresh: %d %s", resp.StatusCode, body)
+	}
+	_, body = Do(t, "GET", u+"/memories?processed=true", nil, "")
+	if got := decodeJSON[struct{ Data []agentmem.Memory }](t, body); len(got.Data) != 1 || got.Data[0].ProcessedAt == nil {
+		t.Fatalf("memories built into the profile: %s", body)
+	}
 	_, body = Do(t, "POST", u+"/facts", nil, `{"query":"Where does the user live?"}`)
 	if f := decodeJSON[retrieve.FactsResponse](t, body); !strings.Contains(f.Answer, "[1] User lives in Porto.") || len(f.Facts) == 0 {
 		t.Fatalf("facts without a model: %s", body)
@@ -76,6 +93,7 @@ func TestHandler_Memories(t *testing.T) {
 		{"POST", "/memories", `{"text":"x","confidence":2}`, 400},
 		{"POST", "/memories", `{"text":""}`, 400},
 		{"GET", "/memories/nope", "", 404},
+		{"GET", "/memories?processed=maybe", "", 400},
 		{"PATCH", "/memories/nope", `{"text":"x"}`, 404},
 	} {
 		if resp, body := Do(t, bad.method, u+bad.path, nil, bad.body); resp.StatusCode != bad.status {
