@@ -28,7 +28,14 @@ type UserExport struct {
 	UserID     string          `json:"user_id"`
 	ExportedAt time.Time       `json:"exported_at"`
 	Threads    []*ThreadExport `json:"threads"`
-	Sessions   []*Session      `json:"sessions"`
+	// Sessions and Notes are those of the agents of the user's threads.
+	Sessions []*Session `json:"sessions"`
+	Notes    []*Notes   `json:"notes"`
+	// Memories holds every memory, invalidated ones too; Profiles every
+	// version, newest first; Entities every entity.
+	Memories []*Memory  `json:"memories"`
+	Profiles []*Profile `json:"profiles"`
+	Entities []*Entity  `json:"entities"`
 }
 
 // Validate checks an export about to be imported: the version is known,

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -102,11 +104,15 @@ func handleExportUser(log *slog.Logger, store agentmem.Store) http.Handler {
 			return err
 		}
 		n := 0
+		var agents []string // of the user's threads: their sessions and notes follow
 		err = agentmem.ExportUser(r.Context(), store, p.user, func(x *agentmem.ThreadExport) error {
 			if !started {
 				if err := start(); err != nil {
 					return err
 				}
+			}
+			if a := x.Thread.AgentID; a != "" && !slices.Contains(agents, a) {
+				agents = append(agents, a)
 			}
 			if n > 0 {
 				if _, err := w.Write([]byte(",")); err != nil {
@@ -124,7 +130,13 @@ func handleExportUser(log *slog.Logger, store agentmem.Store) http.Handler {
 			err = start()
 		}
 		if err == nil {
-			_, err = w.Write([]byte("],\"sessions\":[]}\n"))
+			_, err = w.Write([]byte("]"))
+		}
+		if err == nil {
+			err = exportRest(r, w, store, p.user, agents)
+		}
+		if err == nil {
+			_, err = w.Write([]byte("}\n"))
 		}
 		switch {
 		case err == nil:
@@ -138,4 +150,125 @@ func handleExportUser(log *slog.Logger, store agentmem.Store) http.Handler {
 			panic(http.ErrAbortHandler) // the documented way to abort a begun response
 		}
 	})
+}
+
+// exportRest writes the rest of a user's export after its threads, each
+// a list streamed item by item: the sessions and notes of the agents of
+// the user's threads, every memory (invalidated ones too), every profile
+// version and every entity.
+func exportRest(r *http.Request, w io.Writer, store agentmem.Store, userID string, agents []string) error {
+	ctx := r.Context()
+	list := func(name string, each func(emit func(v any) error) error) error {
+		if _, err := fmt.Fprintf(w, ",%q:[", name); err != nil {
+			return err
+		}
+		first := true
+		err := each(func(v any) error {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			if !first {
+				if _, err := w.Write([]byte(",")); err != nil {
+					return err
+				}
+			}
+			first = false
+			_, err = w.Write(clientUserIDs(r, b))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write([]byte("]"))
+		return err
+	}
+	for _, l := range []struct {
+		name string
+		each func(emit func(any) error) error
+	}{
+		{"sessions", func(emit func(any) error) error {
+			for _, a := range agents {
+				s, err := store.FindSession(ctx, userID, a)
+				if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+					continue
+				} else if err != nil {
+					return err
+				}
+				if err := emit(s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"notes", func(emit func(any) error) error {
+			for _, a := range agents {
+				n, err := store.FindNotes(ctx, userID, a)
+				if err != nil {
+					return err
+				}
+				if n.Version > 0 {
+					if err := emit(n); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}},
+		{"memories", func(emit func(any) error) error {
+			f := agentmem.MemoryFilter{IncludeInvalid: true, Limit: agentmem.MaxPageSize}
+			for {
+				page, next, err := store.FindMemories(ctx, userID, f)
+				if err != nil {
+					return err
+				}
+				for _, m := range page {
+					if err := emit(m); err != nil {
+						return err
+					}
+				}
+				if f.Cursor = next; next == "" {
+					return nil
+				}
+			}
+		}},
+		{"profiles", func(emit func(any) error) error {
+			for cursor := ""; ; {
+				page, next, err := store.FindProfiles(ctx, userID, agentmem.MaxPageSize, cursor)
+				if err != nil {
+					return err
+				}
+				for _, p := range page {
+					if err := emit(p); err != nil {
+						return err
+					}
+				}
+				if cursor = next; next == "" {
+					return nil
+				}
+			}
+		}},
+		{"entities", func(emit func(any) error) error {
+			f := agentmem.EntityFilter{Limit: agentmem.MaxPageSize}
+			for {
+				page, next, err := store.FindEntities(ctx, userID, f)
+				if err != nil {
+					return err
+				}
+				for _, e := range page {
+					if err := emit(e); err != nil {
+						return err
+					}
+				}
+				if f.Cursor = next; next == "" {
+					return nil
+				}
+			}
+		}},
+	} {
+		if err := list(l.name, l.each); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -284,6 +284,45 @@ func TestHandler_ExportUser(t *testing.T) {
 		}
 	}
 
+	t.Run("EverythingElse", func(t *testing.T) {
+		// Besides threads: the sessions and notes of the threads' agents,
+		// every memory (invalidated too), profile version and entity.
+		ctx := context.Background()
+		MustCreateThread(t, store, &agentmem.Thread{UserID: "v", ID: "coached", AgentID: "coach"}, &agentmem.Message{Role: "user", Content: "hi"})
+		if _, err := store.SetSession(ctx, "v", "coach", "coached"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.PutNotes(ctx, "v", "coach", agentmem.NotesOp{Operation: agentmem.NotesOverwrite, Content: "# Goals"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{"User lives in Lisbon.", "User lives in Porto."} {
+			if err := store.CreateMemory(ctx, &agentmem.Memory{UserID: "v", Text: text}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ms, _, err := store.FindMemories(ctx, "v", agentmem.MemoryFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.InvalidateMemory(ctx, "v", ms[1].ID, ms[0].ID, "moved"); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := store.PutProfile(ctx, &agentmem.Profile{UserID: "v", Text: "Lives in Porto.", Method: agentmem.ProfileAssembled}, -1, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := store.PutEntities(ctx, "v", []*agentmem.Entity{{Name: "Porto", Type: "place"}}); err != nil {
+			t.Fatal(err)
+		}
+		_, body := Do(t, "GET", srv.URL+"/v1/users/v/export", nil, "")
+		x := MustDecode[agentmem.UserExport](t, body)
+		if len(x.Sessions) != 1 || x.Sessions[0].ThreadID != "coached" || len(x.Notes) != 1 || x.Notes[0].Content != "# Goals" ||
+			len(x.Memories) != 2 || len(x.Profiles) != 2 || x.Profiles[0].Version != 2 || len(x.Entities) != 1 || x.Entities[0].Name != "Porto" {
+			t.Fatalf("export beyond threads: %s", body)
+		}
+	})
+
 	t.Run("SoftDeletedThread", func(t *testing.T) {
 		// agentmem.ExportUser promises soft-deleted threads too, with
 		// their messages.

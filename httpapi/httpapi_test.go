@@ -254,7 +254,7 @@ func TestHandler_Scenarios(t *testing.T) {
 			}
 		}},
 		{name: "ExportUserUnknown", method: "GET", url: "/v1/users/nobody/export", wantStatus: 200, wantBody: `"user_id":"nobody"`, check: func(t *testing.T, _ *http.Response, body []byte) {
-			if !strings.HasSuffix(string(body), `,"threads":[],"sessions":[]}`+"\n") {
+			if !strings.HasSuffix(string(body), `,"threads":[],"sessions":[],"notes":[],"memories":[],"profiles":[],"entities":[]}`+"\n") {
 				t.Fatalf("body=%s, want no threads", body)
 			}
 		}},
