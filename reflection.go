@@ -13,6 +13,11 @@ const (
 	ReflectionNoInsight = "no-insight" // reflected, nothing significant: kept for aggregation
 )
 
+// SessionTimeLayout is how a thread's time is written for people and
+// models: in the context's initialisation block and in reflection prompts
+// (seed 001: "12:00 PM, Dec 04, 2024").
+const SessionTimeLayout = "03:04 PM, Jan 02, 2006"
+
 // MinNoInsightThreads is how many no-insight threads accumulate before
 // they are reflected on together (seed 001's MIN_SESSIONS_FOR_AGGREGATION).
 const MinNoInsightThreads = 3

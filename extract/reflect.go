@@ -226,7 +226,7 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 		} else if err != nil {
 			return err
 		}
-		in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(initTimeLayout)}
+		in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(agentmem.SessionTimeLayout)}
 		if s, err := r.Store.FindSummary(ctx, userID, th.ID); err == nil {
 			in.Summary = s.Text
 		} else if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
@@ -277,10 +277,6 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 	return nil
 }
 
-// initTimeLayout is how times are written for a model and in the
-// initialisation block (seed 001: "12:00 PM, Dec 04, 2024").
-const initTimeLayout = "03:04 PM, Jan 02, 2006"
-
 // reflectThread is a thread as the reflection prompt shows it.
 type reflectThread struct {
 	Title, When, Summary string
@@ -291,7 +287,7 @@ type reflectThread struct {
 // threadInput reads the turns of th after seq since, the newest that fit
 // MaxPromptChars, with the thread's summary.
 func (r *Reflector) threadInput(ctx context.Context, th *agentmem.Thread, since int64) (reflectThread, error) {
-	in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(initTimeLayout)}
+	in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(agentmem.SessionTimeLayout)}
 	if s, err := r.Store.FindSummary(ctx, th.UserID, th.ID); err == nil {
 		in.Summary = s.Text
 	} else if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {

@@ -108,11 +108,7 @@ func (in *Init) recent(ctx context.Context, userID, threadID string, n int) ([]s
 		} else if err != nil {
 			return nil, fmt.Errorf("summary of %s: %w", t.ID, err)
 		}
-		lines = append(lines, fmt.Sprintf("- At %s: %s", t.UpdatedAt.Format(InitTimeLayout), strings.Join(strings.Fields(s.Text), " ")))
+		lines = append(lines, fmt.Sprintf("- At %s: %s", t.UpdatedAt.Format(agentmem.SessionTimeLayout), strings.Join(strings.Fields(s.Text), " ")))
 	}
 	return lines, nil
 }
-
-// InitTimeLayout is how the initialisation block writes a thread's time
-// (seed 001: "12:00 PM, Dec 04, 2024").
-const InitTimeLayout = "03:04 PM, Jan 02, 2006"
