@@ -33,6 +33,8 @@ var allowed = map[string][]string{
 	"cmd/agentmem": {"*"},
 	// internal/testutil holds test helpers and may open any backend.
 	"internal/testutil": {"*"},
+	// internal/goldenfile compares test output with golden files.
+	"internal/goldenfile": {"*"},
 }
 
 // TestDependencies keeps the layering of STYLE.md: the domain imports the

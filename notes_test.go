@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -18,20 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 // -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "notes", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Fatalf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "notes", name+".golden"), got, *update)
 }
 
 func readDoc(t *testing.T, name string) string {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/llm/openai"
@@ -24,20 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Fatalf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), got, *update)
 }
 
 // newChat returns a client of srv that fails at once: no retries, no

@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/tokens"
@@ -91,23 +91,7 @@ func conversation(n int) []*agentmem.Message {
 // golden compares got with testdata/name.golden, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Fatalf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), got, *update)
 }
 
 // TestBuild_Golden builds every strategy in every format on one thread and
