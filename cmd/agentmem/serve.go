@@ -228,16 +228,19 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
-// sweepIdle ends the threads idle for longer than idle, checking every
-// tenth of it (at least each second, at most each minute), until ctx ends.
+// sweepIdle ends the threads idle for longer than idle: at once (the
+// threads left idle while the server was down), then every tenth of idle
+// (at least each second, at most each minute), until ctx ends.
 func sweepIdle(ctx context.Context, threads agentmem.ThreadStore, idle time.Duration, ix *extract.Indexer, rf *extract.Reflector, log *slog.Logger) {
 	tick := time.NewTicker(min(max(idle/10, time.Second), time.Minute))
 	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 		n, err := extract.EndIdleThreads(ctx, threads, time.Now().Add(-idle), ix, rf)
 		if err != nil && ctx.Err() == nil {
