@@ -54,8 +54,8 @@ const MaxVectorDimensions = 8192
 //
 // Vectors are deleted with their item: DeleteMemory deletes a memory's,
 // permanent thread deletion (DeleteThread, DeleteThreadsBefore) its
-// messages', DeleteUser all of the user's. Soft-deleting a thread keeps
-// its messages' vectors; FindItems leaves those messages out.
+// messages', chunks' and summary's, DeleteUser all of the user's.
+// Soft-deleting a thread keeps them; FindItems leaves its items out.
 type VectorStore interface {
 	// PutVectors stores vectors of the user, replacing those of the same
 	// scope, ID and space (the last one wins within vs). The items they
@@ -368,11 +368,14 @@ func FilterItems(items []TextHit, ids []string, f SearchFilter) []TextHit {
 // TextSearcher is a store's full-text index.
 //
 // What is indexed: every memory's Text (invalidated ones too; SearchText
-// leaves them out unless IncludeInvalid) and the Content of user and
-// assistant messages (not tool or system messages), of soft-deleted
-// threads too (left out of results). Permanently deleted messages leave
-// the index with them. PostgreSQL indexes the first 100,000 characters of
-// a message (a tsvector holds at most 1 MB); SQLite all of it.
+// leaves them out unless IncludeInvalid); the Content of user and
+// assistant messages (not tool or system messages), replaced by the
+// message's window once ChunkStore.PutMessageWindows wrote it; chunks'
+// Text and Summary; every version of thread summaries (SearchText keeps
+// each thread's newest). Items of soft-deleted threads stay indexed but
+// are left out of results; permanently deleted ones leave the index with
+// them. PostgreSQL indexes the first 100,000 characters of a text (a
+// tsvector holds at most 1 MB); SQLite all of it.
 type TextSearcher interface {
 	// SearchText returns the best full-text candidates of the user for q,
 	// best first (see SortHits), at most q.Limit: each scope's best,
@@ -388,8 +391,8 @@ type TextSearcher interface {
 	// the order of ids: the vector candidates that full-text did not
 	// return, filtered as SearchText filters. Unknown IDs are left out,
 	// and so are messages that SearchText never returns (of soft-deleted
-	// threads, tool and system messages). Returns EINVALID for a scope
-	// other than ScopeMemories and ScopeMessages, or more than MaxPageSize
-	// ids.
+	// threads, tool and system messages). A summary's ID is its
+	// thread's. Returns EINVALID for an unknown scope, or more than
+	// MaxPageSize ids.
 	FindItems(ctx context.Context, userID, scope string, ids []string, f SearchFilter) ([]TextHit, error)
 }

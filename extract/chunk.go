@@ -24,10 +24,10 @@ func isTurn(m *agentmem.Message) bool {
 }
 
 // readTurns returns the turns of a thread with seqs from..to, in order.
-func (ix *Indexer) readTurns(ctx context.Context, userID, threadID string, from, to int64) ([]*agentmem.Message, error) {
+func readTurns(ctx context.Context, store agentmem.MessageStore, userID, threadID string, from, to int64) ([]*agentmem.Message, error) {
 	var turns []*agentmem.Message
 	for after := max(from, 1) - 1; after < to; {
-		page, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: to + 1, Limit: agentmem.MaxPageSize})
+		page, _, err := store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: to + 1, Limit: agentmem.MaxPageSize})
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +49,7 @@ func (ix *Indexer) readTurns(ctx context.Context, userID, threadID string, from,
 // new turns complete, and stores their vectors: a message's vector embeds
 // its window, as full-text search indexes it.
 func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFrom, seqTo int64) error {
-	turns, err := ix.readTurns(ctx, th.UserID, th.ID, seqFrom-contextSeqs, seqTo+contextSeqs)
+	turns, err := readTurns(ctx, ix.Store, th.UserID, th.ID, seqFrom-contextSeqs, seqTo+contextSeqs)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
 	if len(chunks) > 0 {
 		last = chunks[len(chunks)-1].SeqTo
 	}
-	turns, err := ix.readTurns(ctx, th.UserID, th.ID, last+1, th.LastSeq)
+	turns, err := readTurns(ctx, ix.Store, th.UserID, th.ID, last+1, th.LastSeq)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func (p *Profiler) Refresh(ctx context.Context, userID string) (*agentmem.Profil
 	if prev != nil {
 		after = prev.Version
 	}
-	active, err := p.memories(ctx, userID, nil)
+	active, err := p.memories(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -120,9 +120,9 @@ func (p *Profiler) Refresh(ctx context.Context, userID string) (*agentmem.Profil
 
 // memories returns the user's active memories, oldest updated first, at
 // most maxProfileMemories (the newest).
-func (p *Profiler) memories(ctx context.Context, userID string, processed *bool) ([]*agentmem.Memory, error) {
+func (p *Profiler) memories(ctx context.Context, userID string) ([]*agentmem.Memory, error) {
 	var out []*agentmem.Memory
-	f := agentmem.MemoryFilter{Processed: processed, Limit: agentmem.MaxPageSize}
+	f := agentmem.MemoryFilter{Limit: agentmem.MaxPageSize}
 	for len(out) < maxProfileMemories {
 		page, next, err := p.Store.FindMemories(ctx, userID, f)
 		if err != nil {

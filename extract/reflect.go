@@ -226,10 +226,8 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 		} else if err != nil {
 			return err
 		}
-		in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(agentmem.SessionTimeLayout)}
-		if s, err := r.Store.FindSummary(ctx, userID, th.ID); err == nil {
-			in.Summary = s.Text
-		} else if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		in, err := r.summarized(ctx, th)
+		if err != nil {
 			return err
 		}
 		if in.Summary == "" {
@@ -284,30 +282,30 @@ type reflectThread struct {
 	msgs                 []*agentmem.Message
 }
 
+// summarized is th as the reflection prompt shows it, with its summary
+// (if it has one) and no turns.
+func (r *Reflector) summarized(ctx context.Context, th *agentmem.Thread) (reflectThread, error) {
+	in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(agentmem.SessionTimeLayout)}
+	s, err := r.Store.FindSummary(ctx, th.UserID, th.ID)
+	switch {
+	case err == nil:
+		in.Summary = s.Text
+	case agentmem.ErrorCode(err) != agentmem.ENOTFOUND:
+		return in, err
+	}
+	return in, nil
+}
+
 // threadInput reads the turns of th after seq since, the newest that fit
 // MaxPromptChars, with the thread's summary.
 func (r *Reflector) threadInput(ctx context.Context, th *agentmem.Thread, since int64) (reflectThread, error) {
-	in := reflectThread{Title: th.Title, When: th.UpdatedAt.Format(agentmem.SessionTimeLayout)}
-	if s, err := r.Store.FindSummary(ctx, th.UserID, th.ID); err == nil {
-		in.Summary = s.Text
-	} else if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+	in, err := r.summarized(ctx, th)
+	if err != nil {
 		return in, err
 	}
-	var msgs []*agentmem.Message
-	for after := since; after < th.LastSeq; {
-		page, _, err := r.Store.FindMessages(ctx, th.UserID, th.ID, agentmem.MessageFilter{AfterSeq: after, Limit: agentmem.MaxPageSize})
-		if err != nil {
-			return in, err
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, m := range page {
-			if isTurn(m) {
-				msgs = append(msgs, m)
-			}
-		}
-		after = page[len(page)-1].Seq
+	msgs, err := readTurns(ctx, r.Store, th.UserID, th.ID, since+1, th.LastSeq)
+	if err != nil {
+		return in, err
 	}
 	budget := cmp.Or(r.MaxPromptChars, DefaultMaxPromptChars)
 	start := len(msgs)

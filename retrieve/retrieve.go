@@ -316,20 +316,17 @@ func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, s
 	near := uv.nearest(qv[0], 2*n, in)
 	// A chunk has two vectors (its text's and its summary's): it ranks by
 	// the nearer.
-	seen := map[itemKey]bool{}
-	near = slices.DeleteFunc(near, func(c candidate) bool {
-		if c.key.scope == agentmem.ScopeChunks {
-			c.key.id = strings.TrimSuffix(c.key.id, agentmem.SummaryVectorSuffix)
-		}
-		dup := seen[c.key]
-		seen[c.key] = true
-		return dup
-	})
 	for i := range near {
 		if near[i].key.scope == agentmem.ScopeChunks {
 			near[i].key.id = strings.TrimSuffix(near[i].key.id, agentmem.SummaryVectorSuffix)
 		}
 	}
+	seen := map[itemKey]bool{}
+	near = slices.DeleteFunc(near, func(c candidate) bool { // near is best first: the nearer vector stays
+		dup := seen[c.key]
+		seen[c.key] = true
+		return dup
+	})
 	missing := map[string][]string{}
 	for _, c := range near {
 		missing[c.key.scope] = append(missing[c.key.scope], c.key.id)

@@ -8,6 +8,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/openai"
+	"github.com/agentmem/agentmem/retrieve"
 )
 
 // newEmbedder returns the embedder of search that cfg chooses and the name
@@ -70,4 +71,14 @@ func (u unitVectors) Embed(ctx context.Context, texts []string) ([][]float32, er
 		}
 	}
 	return vecs, nil
+}
+
+// vectorWeight is the weight of the vector signal in search's fusion for
+// an embedder (see retrieve.Options.VectorWeight): the built-in lexical
+// embedder breaks ties, a model's embeddings vote as full-text does.
+func vectorWeight(embedder string) float64 {
+	if embedder == "" || embedder == "builtin" {
+		return retrieve.VectorWeightLexical
+	}
+	return 1
 }

@@ -253,13 +253,3 @@ func parseScopes(s string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// vectorWeight is the weight of the vector signal in search's fusion for
-// an embedder (see retrieve.Options.VectorWeight): the built-in lexical
-// embedder breaks ties, a model's embeddings vote as full-text does.
-func vectorWeight(embedder string) float64 {
-	if embedder == "" || embedder == "builtin" {
-		return retrieve.VectorWeightLexical
-	}
-	return 1
-}

@@ -6,7 +6,7 @@
 //	agentmem import   --user ID [--db …] FILE
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
-//	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--scopes messages] [--db …]
+//	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
 //	agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
 //	agentmem version
 package main
@@ -42,7 +42,7 @@ Usage:
   agentmem import   --user ID [--db …] FILE
   agentmem cleanup  --older-than 30d [--dry-run] [--db …]
   agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
-  agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--scopes messages] [--db …]
+  agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
   agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
   agentmem version
 
