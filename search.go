@@ -396,3 +396,69 @@ type TextSearcher interface {
 	// MaxPageSize ids.
 	FindItems(ctx context.Context, userID, scope string, ids []string, f SearchFilter) ([]TextHit, error)
 }
+
+// SearchRequest is a search of one user's memory (retrieve.Searcher).
+type SearchRequest struct {
+	Query  string   `json:"query"`
+	Scopes []string `json:"scopes"` // memories, messages, chunks, summaries (memories and messages when empty)
+	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
+	// MinScore drops results whose fused score (0 to 1, see Result) is
+	// lower.
+	MinScore float64       `json:"min_score"`
+	Filters  SearchFilters `json:"filters"`
+	// RecencyHalfLife, when set ("30d", "12h"), multiplies each score by
+	// 0.5^(age / half-life), favouring newer items.
+	RecencyHalfLife string `json:"recency_half_life"`
+	// ImportanceWeight, from 0 (default) to 1, favours important
+	// memories: each score is multiplied by 1 − w + w × importance, where
+	// importance is a memory's (0 to 1) and 0.5 for items without one
+	// (messages, chunks, summaries).
+	ImportanceWeight float64 `json:"importance_weight"`
+	// Signals limits the signals used: "fulltext", "vector" (both when
+	// empty). For evaluations that compare what each part adds.
+	Signals []string `json:"signals"`
+}
+
+// SearchFilters narrow a search (a SearchRequest); the stores receive
+// them as a SearchFilter.
+type SearchFilters struct {
+	AgentID        *string    `json:"agent_id"`
+	ThreadID       *string    `json:"thread_id"`
+	Category       *string    `json:"category"`
+	Since          *time.Time `json:"since"`
+	Until          *time.Time `json:"until"`
+	IncludeInvalid bool       `json:"include_invalid"`
+}
+
+// SearchResult is one search result with its provenance. Score is the fused
+// score scaled to (0, 1]: 1 for an item ranked first by every signal that
+// ran; Scores holds each signal's own score (fulltext: the store's
+// relevance; vector: the cosine similarity) and the factors applied.
+type SearchResult struct {
+	Kind      string             `json:"kind"` // memory, message, chunk, summary
+	ID        string             `json:"id"`
+	Text      string             `json:"text"`
+	Score     float64            `json:"score"`
+	Scores    map[string]float64 `json:"scores"`
+	ThreadID  string             `json:"thread_id,omitempty"`
+	SeqFrom   int64              `json:"seq_from,omitempty"`
+	SeqTo     int64              `json:"seq_to,omitempty"`
+	CreatedAt time.Time          `json:"created_at"`
+}
+
+// SearchResponse is the results of a search, best first, and what ran.
+type SearchResponse struct {
+	Results  []SearchResult `json:"results"`
+	Signals  []string       `json:"signals"`  // the signals that contributed
+	Warnings []string       `json:"warnings"` // e.g. the embedder was unavailable
+}
+
+// FactsResponse answers a question about the user from what search finds
+// (seed 001's fact retrieval): with a model, a short answer citing the
+// facts by number; without one, the facts themselves, formatted.
+type FactsResponse struct {
+	Answer   string         `json:"answer"`
+	Facts    []SearchResult `json:"facts"`
+	Model    string         `json:"model,omitempty"` // the model that wrote the answer ("" without one)
+	Warnings []string       `json:"warnings"`
+}

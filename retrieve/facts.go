@@ -8,16 +8,6 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// FactsResponse answers a question about the user from what search finds
-// (seed 001's fact retrieval): with a model, a short answer citing the
-// facts by number; without one, the facts themselves, formatted.
-type FactsResponse struct {
-	Answer   string   `json:"answer"`
-	Facts    []Result `json:"facts"`
-	Model    string   `json:"model,omitempty"` // the model that wrote the answer ("" without one)
-	Warnings []string `json:"warnings"`
-}
-
 // Facts searches for req and answers req.Query from the results. chat may
 // be nil (no model). A model that fails leaves the formatted facts as the
 // answer, with a warning.

@@ -77,66 +77,22 @@ func New(store Store, emb agentmem.Embedder, space string, opt Options) *Searche
 	return &Searcher{store: store, emb: emb, space: space, opt: opt, cache: newVectorCache(cmp.Or(opt.CacheBytes, 256<<20))}
 }
 
-// Request is a search.
-type Request struct {
-	Query  string   `json:"query"`
-	Scopes []string `json:"scopes"` // memories, messages, chunks, summaries (memories and messages when empty)
-	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
-	// MinScore drops results whose fused score (0 to 1, see Result) is
-	// lower.
-	MinScore float64 `json:"min_score"`
-	Filters  Filters `json:"filters"`
-	// RecencyHalfLife, when set ("30d", "12h"), multiplies each score by
-	// 0.5^(age / half-life), favouring newer items.
-	RecencyHalfLife string `json:"recency_half_life"`
-	// ImportanceWeight, from 0 (default) to 1, favours important
-	// memories: each score is multiplied by 1 − w + w × importance, where
-	// importance is a memory's (0 to 1) and 0.5 for items without one
-	// (messages, chunks, summaries).
-	ImportanceWeight float64 `json:"importance_weight"`
-	// Signals limits the signals used: "fulltext", "vector" (both when
-	// empty). For evaluations that compare what each part adds.
-	Signals []string `json:"signals"`
-}
-
-// Filters narrow a search.
-type Filters struct {
-	AgentID        *string    `json:"agent_id"`
-	ThreadID       *string    `json:"thread_id"`
-	Category       *string    `json:"category"`
-	Since          *time.Time `json:"since"`
-	Until          *time.Time `json:"until"`
-	IncludeInvalid bool       `json:"include_invalid"`
-}
-
-// Result is one search result with its provenance. Score is the fused
-// score scaled to (0, 1]: 1 for an item ranked first by every signal that
-// ran; Scores holds each signal's own score (fulltext: the store's
-// relevance; vector: the cosine similarity) and the factors applied.
-type Result struct {
-	Kind      string             `json:"kind"` // memory, message, chunk, summary
-	ID        string             `json:"id"`
-	Text      string             `json:"text"`
-	Score     float64            `json:"score"`
-	Scores    map[string]float64 `json:"scores"`
-	ThreadID  string             `json:"thread_id,omitempty"`
-	SeqFrom   int64              `json:"seq_from,omitempty"`
-	SeqTo     int64              `json:"seq_to,omitempty"`
-	CreatedAt time.Time          `json:"created_at"`
-}
-
-// Response is the results of a search, best first, and what ran.
-type Response struct {
-	Results  []Result `json:"results"`
-	Signals  []string `json:"signals"`  // the signals that contributed
-	Warnings []string `json:"warnings"` // e.g. the embedder was unavailable
-}
+// The request and result types of a search are the domain's
+// (agentmem.SearchRequest…), so that every face and the Go client share
+// them.
+type (
+	Request       = agentmem.SearchRequest
+	Filters       = agentmem.SearchFilters
+	Result        = agentmem.SearchResult
+	Response      = agentmem.SearchResponse
+	FactsResponse = agentmem.FactsResponse
+)
 
 var kinds = map[string]string{agentmem.ScopeMemories: "memory", agentmem.ScopeMessages: "message", agentmem.ScopeChunks: "chunk",
 	agentmem.ScopeSummaries: "summary"}
 
 // validate checks a request and fills in its defaults.
-func (r *Request) validate() (scopes []string, halfLife time.Duration, err error) {
+func validate(r *Request) (scopes []string, halfLife time.Duration, err error) {
 	r.Query = strings.TrimSpace(r.Query)
 	switch {
 	case r.Query == "":
@@ -181,7 +137,7 @@ func (r *Request) validate() (scopes []string, halfLife time.Duration, err error
 	return slices.Compact(slices.Sorted(slices.Values(scopes))), halfLife, nil
 }
 
-func (r *Request) wants(signal string) bool {
+func wants(r *Request, signal string) bool {
 	return len(r.Signals) == 0 || slices.Contains(r.Signals, signal)
 }
 
@@ -189,7 +145,7 @@ func (r *Request) wants(signal string) bool {
 // request. When the embedder fails, it searches full-text only and says
 // so in the response's warnings.
 func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Response, error) {
-	scopes, halfLife, err := req.validate()
+	scopes, halfLife, err := validate(&req)
 	if err != nil {
 		return nil, err
 	}
@@ -208,14 +164,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	var vecErr error
 	vecItems := map[itemKey]agentmem.TextHit{}
 	var wg sync.WaitGroup
-	if req.wants("vector") && s.emb != nil {
+	if wants(&req, "vector") && s.emb != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			vecList, vecErr = s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, vecItems)
 		}()
 	}
-	if req.wants("fulltext") {
+	if wants(&req, "fulltext") {
 		hits, err := s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
 		if err != nil {
 			wg.Wait()
@@ -236,7 +192,7 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			items[k] = h
 		}
 	}
-	if req.wants("vector") && s.emb != nil {
+	if wants(&req, "vector") && s.emb != nil {
 		list, err := vecList, vecErr
 		if err != nil {
 			if ctx.Err() != nil {

@@ -7,20 +7,29 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// Strategies: how the history is fitted into the budget. Every strategy
-// also respects the budget.
-const (
-	StrategyTrim      = "trim"      // the newest messages that fit (seed 000)
-	StrategyWindow    = "window"    // the last k messages or turns (seeds 003, 004)
-	StrategySummarize = "summarize" // a cumulative summary of the older part + the newest verbatim (seeds 001, 002, 004)
+// The request and result types of a build are the domain's (agentmem.ContextRequest,
+// agentmem.Context…), so that every face and the Go client share them.
+type (
+	Request         = agentmem.ContextRequest
+	SummarizePolicy = agentmem.SummarizePolicy
+	Include         = agentmem.ContextInclude
+	Context         = agentmem.Context
+	Telemetry       = agentmem.Telemetry
+	SeqRange        = agentmem.SeqRange
+	Section         = agentmem.Section
 )
 
-// Formats of a built context.
+// Strategies and formats: see agentmem.StrategyTrim and agentmem.FormatMessages.
 const (
-	FormatMessages  = "messages"  // chat messages
-	FormatResponses = "responses" // instructions + input, for the Responses API (seed 000)
-	FormatText      = "text"      // one sectioned text block (seed 001)
+	StrategyTrim      = agentmem.StrategyTrim
+	StrategyWindow    = agentmem.StrategyWindow
+	StrategySummarize = agentmem.StrategySummarize
+	FormatMessages    = agentmem.FormatMessages
+	FormatResponses   = agentmem.FormatResponses
+	FormatText        = agentmem.FormatText
 )
+
+func on(b *bool) bool { return b == nil || *b }
 
 // Limits on a request.
 const (
@@ -28,57 +37,6 @@ const (
 	MaxInputBytes   = agentmem.DefaultMaxMessageBytes
 	MaxSystemBytes  = 256 << 10
 )
-
-// Request is what a client asks of the builder. Zero fields take the
-// server's defaults (Options.Defaults).
-type Request struct {
-	// Input is the new user message, not yet stored: it is always in the
-	// context, after the history.
-	Input        string `json:"input"`
-	BudgetTokens int    `json:"budget_tokens"`
-	Model        string `json:"model"`
-	Strategy     string `json:"strategy"`
-	// WindowMessages and WindowTurns bound the window strategy: the last
-	// k messages, or the messages of the last k turns (a turn starts at a
-	// user message).
-	WindowMessages int              `json:"window_messages"`
-	WindowTurns    int              `json:"window_turns"`
-	Summarize      *SummarizePolicy `json:"summarize"`
-	Format         string           `json:"format"`
-	Include        *Include         `json:"include"`
-	// System is the system prompt. Prompt names a template of the
-	// server's configuration instead ("auto" infers it from the input's
-	// keywords); System wins when both are set.
-	System string `json:"system"`
-	Prompt string `json:"prompt"`
-}
-
-// SummarizePolicy says when the summarize strategy asks for a new
-// summary and how much it keeps verbatim. Turns win over fractions when
-// both are set.
-type SummarizePolicy struct {
-	// TriggerTurns: summarise when the unsummarised history has more turns.
-	TriggerTurns int `json:"trigger_turns"`
-	// TriggerFraction: summarise when the unsummarised history takes more
-	// than this fraction of the budget (seed 004: 0.7; seed 002: 0.95).
-	TriggerFraction float64 `json:"trigger_fraction"`
-	// KeepTurns: the newest turns that stay verbatim (seed 001: 5).
-	KeepTurns int `json:"keep_turns"`
-	// KeepFraction: the newest messages that stay verbatim, as a fraction
-	// of the budget (seed 004 keeps 60 % of 70 %: about 0.4).
-	KeepFraction float64 `json:"keep_fraction"`
-}
-
-// Include selects the sections of the context; nil fields are true.
-type Include struct {
-	System   *bool `json:"system"`
-	Init     *bool `json:"init"`     // profile, notes, recent thread summaries
-	Summary  *bool `json:"summary"`  // the cumulative summary (summarize strategy)
-	Memories *bool `json:"memories"` // long-term memories relevant to the input
-	Messages *bool `json:"messages"` // the history
-}
-
-func on(b *bool) bool { return b == nil || *b }
 
 // DefaultRequest is the zero-configuration policy: a 128K window less 8K
 // for the answer (seed 000), o200k counts, summarise at 70 % keeping the
@@ -95,7 +53,7 @@ func DefaultRequest() Request {
 }
 
 // merge returns r with its zero fields taken from def.
-func (r Request) merge(def Request) Request {
+func merge(r, def Request) Request {
 	r.BudgetTokens = cmp.Or(r.BudgetTokens, def.BudgetTokens)
 	r.Model = cmp.Or(r.Model, def.Model)
 	r.Strategy = cmp.Or(r.Strategy, def.Strategy)
@@ -122,7 +80,7 @@ func (r Request) merge(def Request) Request {
 }
 
 // validate checks a merged request; errors name the field.
-func (r *Request) validate() error {
+func validate(r *Request) error {
 	switch {
 	case r.BudgetTokens < 1 || r.BudgetTokens > MaxBudgetTokens:
 		return agentmem.Errorf(agentmem.EINVALID, "budget_tokens must be between 1 and %d, not %d.", MaxBudgetTokens, r.BudgetTokens)

@@ -90,7 +90,7 @@ type Builder struct {
 // summaries are asked for).
 func New(store Store, jobs agentmem.JobStore, opt Options) *Builder {
 	if opt.Defaults.BudgetTokens == 0 {
-		opt.Defaults = DefaultRequest().merge(opt.Defaults)
+		opt.Defaults = merge(DefaultRequest(), opt.Defaults)
 	}
 	if opt.Tokenizer == nil {
 		opt.Tokenizer = func(string) (Tokenizer, bool) { return estimator{}, false }
@@ -120,8 +120,8 @@ type summarizePayload struct {
 // EUNPROCESSABLE when the budget cannot hold the system prompt and the
 // newest message (the error names the minimum).
 func (b *Builder) Build(ctx context.Context, userID, threadID string, req Request) (*Context, error) {
-	req = req.merge(b.opt.Defaults)
-	if err := req.validate(); err != nil {
+	req = merge(req, b.opt.Defaults)
+	if err := validate(&req); err != nil {
 		return nil, err
 	}
 	system, promptName, err := b.opt.Prompts.resolve(req)
@@ -278,7 +278,7 @@ func (bl *build) memorySection() *Section {
 func (bl *build) fixedCost(init []Section, mem, sum *Section) int {
 	c := bl.cnt
 	n := 0
-	sec := func(s Section) int { return c.constant(s.header()) + c.text(s.Text) }
+	sec := func(s Section) int { return c.constant(header(s)) + c.text(s.Text) }
 	blocks := 0 // text blocks separated by blank lines
 	var ctxText int
 	if len(init) > 0 {
@@ -484,7 +484,7 @@ func (bl *build) render() *Context {
 	t.Strategy, t.Format = bl.req.Strategy, bl.req.Format
 	t.Sections = map[string]int{}
 	cnt := bl.cnt
-	sec := func(s Section) int { return cnt.constant(s.header()) + cnt.text(s.Text) }
+	sec := func(s Section) int { return cnt.constant(header(s)) + cnt.text(s.Text) }
 
 	// The context block: init sections, memories, summary.
 	var blocks []string
@@ -498,7 +498,7 @@ func (bl *build) render() *Context {
 				b.WriteString(blankLine)
 				overhead += cnt.constant(blankLine)
 			}
-			b.WriteString(s.header() + s.Text)
+			b.WriteString(header(s) + s.Text)
 			t.Sections[cmp.Or(s.Name, "init")] += sec(s)
 			blockCost += sec(s)
 		}
@@ -506,12 +506,12 @@ func (bl *build) render() *Context {
 		blocks = append(blocks, b.String())
 	}
 	if m := bl.memorySection(); m != nil {
-		blocks = append(blocks, m.header()+m.Text)
+		blocks = append(blocks, header(*m)+m.Text)
 		t.Sections["memories"] = sec(*m)
 		blockCost += sec(*m)
 	}
 	if bl.summary != nil {
-		blocks = append(blocks, bl.summary.header()+bl.summary.Text)
+		blocks = append(blocks, header(*bl.summary)+bl.summary.Text)
 		t.Sections["summary"] = sec(*bl.summary)
 		blockCost += sec(*bl.summary)
 	}
