@@ -23,4 +23,11 @@ type SessionStore interface {
 	// SetSession makes threadID the active thread of the user and agent.
 	// Returns ENOTFOUND if the thread does not exist.
 	SetSession(ctx context.Context, userID, agentID, threadID string) (*Session, error)
+
+	// OpenSession returns the active session of the user and agent, or,
+	// when there is none (or its thread no longer exists), creates t (as
+	// CreateThread does) and makes it the active thread, atomically:
+	// concurrent calls for one user and agent create one thread, and the
+	// others return its session. created reports whether t was created.
+	OpenSession(ctx context.Context, userID, agentID string, t *Thread) (s *Session, created bool, err error)
 }

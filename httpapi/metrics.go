@@ -256,3 +256,8 @@ func (s *instrumentedStore) DeleteVectorSpace(ctx context.Context, userID, space
 	defer s.observe("delete_vector_space", time.Now(), &err)
 	return s.Store.DeleteVectorSpace(ctx, userID, space)
 }
+
+func (s *instrumentedStore) OpenSession(ctx context.Context, userID, agentID string, t *agentmem.Thread) (_ *agentmem.Session, _ bool, err error) {
+	defer s.observe("open_session", time.Now(), &err)
+	return s.Store.OpenSession(ctx, userID, agentID, t)
+}

@@ -172,3 +172,52 @@ func (s *Store) SetSession(ctx context.Context, userID, agentID, threadID string
 	}
 	return sess, nil
 }
+
+// OpenSession implements agentmem.SessionStore. The user's row, locked
+// first, serialises the calls of one user: the second finds the session
+// the first made.
+func (s *Store) OpenSession(ctx context.Context, userID, agentID string, t *agentmem.Thread) (*agentmem.Session, bool, error) {
+	if err := agentmem.ValidateID("agent_id", agentID); err != nil {
+		return nil, false, err
+	}
+	t.UserID, t.AgentID = userID, agentID
+	if err := s.prepareThread(t); err != nil {
+		return nil, false, err
+	}
+	var sess *agentmem.Session
+	var created bool
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		sess, created = &agentmem.Session{UserID: userID, AgentID: agentID}, false
+		if _, err := tx.Exec(ctx, `INSERT INTO users (user_id, created_at) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING`, userID, t.CreatedAt); err != nil {
+			return fmt.Errorf("insert user: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE user_id = $1 FOR UPDATE`, userID); err != nil {
+			return fmt.Errorf("lock user: %w", err)
+		}
+		var updated time.Time
+		err := tx.QueryRow(ctx, `SELECT s.thread_id, s.updated_at FROM sessions s
+			JOIN threads t ON t.user_id = s.user_id AND t.id = s.thread_id AND t.deleted_at IS NULL
+			WHERE s.user_id = $1 AND s.agent_id = $2`, userID, agentID).Scan(&sess.ThreadID, &updated)
+		if err == nil {
+			sess.UpdatedAt = updated.UTC()
+			return nil
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("find session: %w", err)
+		}
+		if err := insertThread(ctx, tx, t); err != nil {
+			return err
+		}
+		sess.ThreadID, sess.UpdatedAt, created = t.ID, t.CreatedAt, true
+		_, err = tx.Exec(ctx, `INSERT INTO sessions (user_id, agent_id, thread_id, updated_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (user_id, agent_id) DO UPDATE SET thread_id = excluded.thread_id, updated_at = excluded.updated_at`,
+			userID, agentID, t.ID, sess.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("set session: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return sess, created, nil
+}

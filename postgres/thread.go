@@ -61,6 +61,15 @@ func findLiveThread(ctx context.Context, tx pgx.Tx, userID, id, lock string) (*a
 
 // CreateThread implements agentmem.ThreadStore.
 func (s *Store) CreateThread(ctx context.Context, t *agentmem.Thread) error {
+	if err := s.prepareThread(t); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx pgx.Tx) error { return insertThread(ctx, tx, t) })
+}
+
+// prepareThread validates a new thread and fills in its ID, times and
+// counts.
+func (s *Store) prepareThread(t *agentmem.Thread) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -74,7 +83,7 @@ func (s *Store) CreateThread(ctx context.Context, t *agentmem.Thread) error {
 	} else {
 		t.EndedAt = nil
 	}
-	return s.write(ctx, func(tx pgx.Tx) error { return insertThread(ctx, tx, t) })
+	return nil
 }
 
 // insertThread records the user and inserts t. The users upsert locks an

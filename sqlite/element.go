@@ -158,3 +158,45 @@ func (s *Store) SetSession(ctx context.Context, userID, agentID, threadID string
 	}
 	return sess, nil
 }
+
+// OpenSession implements agentmem.SessionStore. The single writer makes
+// the lookup and the creation one step.
+func (s *Store) OpenSession(ctx context.Context, userID, agentID string, t *agentmem.Thread) (*agentmem.Session, bool, error) {
+	if err := agentmem.ValidateID("agent_id", agentID); err != nil {
+		return nil, false, err
+	}
+	t.UserID, t.AgentID = userID, agentID
+	if err := s.prepareThread(t); err != nil {
+		return nil, false, err
+	}
+	var sess *agentmem.Session
+	var created bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		sess, created = &agentmem.Session{UserID: userID, AgentID: agentID}, false
+		var updated int64
+		err := tx.QueryRowContext(ctx, `SELECT s.thread_id, s.updated_at FROM sessions s
+			JOIN threads t ON t.user_id = s.user_id AND t.id = s.thread_id AND t.deleted_at IS NULL
+			WHERE s.user_id = ? AND s.agent_id = ?`, userID, agentID).Scan(&sess.ThreadID, &updated)
+		if err == nil {
+			sess.UpdatedAt = fromMicros(updated)
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("find session: %w", err)
+		}
+		if err := insertThread(ctx, tx, t); err != nil {
+			return err
+		}
+		sess.ThreadID, sess.UpdatedAt, created = t.ID, t.CreatedAt, true
+		_, err = tx.ExecContext(ctx, `INSERT INTO sessions (user_id, agent_id, thread_id, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (user_id, agent_id) DO UPDATE SET thread_id = excluded.thread_id, updated_at = excluded.updated_at`,
+			userID, agentID, t.ID, micros(sess.UpdatedAt))
+		if err != nil {
+			return fmt.Errorf("set session: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return sess, created, nil
+}

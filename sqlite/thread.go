@@ -71,6 +71,15 @@ func liveThread(t *agentmem.Thread, err error) (*agentmem.Thread, error) {
 
 // CreateThread implements agentmem.ThreadStore.
 func (s *Store) CreateThread(ctx context.Context, t *agentmem.Thread) error {
+	if err := s.prepareThread(t); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error { return insertThread(ctx, tx, t) })
+}
+
+// prepareThread validates a new thread and fills in its ID, times and
+// counts.
+func (s *Store) prepareThread(t *agentmem.Thread) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -84,7 +93,7 @@ func (s *Store) CreateThread(ctx context.Context, t *agentmem.Thread) error {
 	} else {
 		t.EndedAt = nil
 	}
-	return s.write(ctx, func(tx *sql.Tx) error { return insertThread(ctx, tx, t) })
+	return nil
 }
 
 func insertThread(ctx context.Context, tx *sql.Tx, t *agentmem.Thread) error {

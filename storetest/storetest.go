@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("FindMessages", func(t *testing.T) { testFindMessages(t, open(t)) })
 	t.Run("Elements", func(t *testing.T) { testElements(t, open(t)) })
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
+	t.Run("Sessions/Open", func(t *testing.T) { testOpenSession(t, open(t)) })
 	t.Run("ImportExport", func(t *testing.T) { testImportExport(t, open(t)) })
 	t.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, open(t)) })
 	t.Run("DeleteThreadsBefore", func(t *testing.T) { testDeleteThreadsBefore(t, open(t)) })
@@ -783,6 +784,68 @@ func testSessions(t *testing.T, s agentmem.Store) {
 	wantCode(t, err, agentmem.ENOTFOUND)
 	_, err = s.SetSession(ctx, "alice", "bad agent", a.ID)
 	wantCode(t, err, agentmem.EINVALID)
+}
+
+// testOpenSession: OpenSession finds or creates, and concurrent calls for
+// one user and agent create a single thread.
+func testOpenSession(t *testing.T, s agentmem.Store) {
+	sess, created, err := s.OpenSession(ctx, "alice", "helper", &agentmem.Thread{Title: "new"})
+	if err != nil || !created {
+		t.Fatalf("OpenSession: created=%v, err=%v; want a new session", created, err)
+	}
+	th, err := s.FindThreadByID(ctx, "alice", sess.ThreadID)
+	if err != nil || th.AgentID != "helper" || th.Title != "new" {
+		t.Fatalf("session thread = %+v, %v; want a thread of agent helper titled new", th, err)
+	}
+	again, created, err := s.OpenSession(ctx, "alice", "helper", &agentmem.Thread{})
+	if err != nil || created || again.ThreadID != sess.ThreadID {
+		t.Fatalf("second OpenSession: %+v created=%v err=%v; want the first session", again, created, err)
+	}
+	// A session whose thread is deleted is replaced.
+	if err := s.DeleteThread(ctx, "alice", sess.ThreadID, false); err != nil {
+		t.Fatal(err)
+	}
+	next, created, err := s.OpenSession(ctx, "alice", "helper", &agentmem.Thread{})
+	if err != nil || !created || next.ThreadID == sess.ThreadID {
+		t.Fatalf("OpenSession after deletion: %+v created=%v err=%v; want a new thread", next, created, err)
+	}
+	_, _, err = s.OpenSession(ctx, "alice", "bad agent", &agentmem.Thread{})
+	wantCode(t, err, agentmem.EINVALID)
+
+	// Eight concurrent calls for a new pair make one thread.
+	const n = 8
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess, _, err := s.OpenSession(ctx, "bob", "planner", &agentmem.Thread{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- sess.ThreadID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent OpenSession: %v", err)
+	}
+	seen := map[string]bool{}
+	for id := range ids {
+		seen[id] = true
+	}
+	threads, _, err := s.FindThreads(ctx, "bob", agentmem.ThreadFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || len(threads) != 1 {
+		t.Fatalf("concurrent OpenSession answered %d threads and stored %d; want 1 and 1", len(seen), len(threads))
+	}
 }
 
 func testImportExport(t *testing.T, s agentmem.Store) {
