@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentmem/agentmem/core"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -32,7 +33,7 @@ func MustServe(tb testing.TB) *client.Client {
 			tb.Errorf("close store: %v", err)
 		}
 	})
-	srv := httptest.NewServer(httpapi.NewHandler(nil, s, httpapi.Options{}))
+	srv := httptest.NewServer(httpapi.NewHandler(nil, core.New(s, core.Options{}), httpapi.Options{}))
 	tb.Cleanup(srv.Close)
 	return client.New(srv.URL+"/", srv.Client())
 }

@@ -96,7 +96,7 @@ func (p *Profiler) Refresh(ctx context.Context, userID string) (*agentmem.Profil
 	}
 	if next.Method == "" {
 		if len(active) == 0 && prev == nil {
-			return nil, agentmem.Errorf(agentmem.ENOTFOUND, "Nothing is known about user %q yet: no memories to build a profile from.", userID)
+			return nil, agentmem.Errorf(agentmem.ENOTFOUND, "Nothing is known about the user yet: no memories to build a profile from.")
 		}
 		next.Text, next.Method = Assemble(active), agentmem.ProfileAssembled
 		for _, m := range active {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"text/template"
-	"time"
 
 	"github.com/agentmem/agentmem"
 )
@@ -491,34 +490,4 @@ func (r *Reflector) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return r.Log
-}
-
-// EndIdleThreads ends the threads of any user that have been idle since
-// idleSince (at most a page of them per call) and asks for their index
-// flush and reflection, as POST …/end does; it returns how many it ended.
-// serve calls it periodically with now − the idle timeout.
-func EndIdleThreads(ctx context.Context, threads agentmem.ThreadStore, idleSince time.Time, ix *Indexer, rf *Reflector) (int, error) {
-	idle, err := threads.FindIdleThreads(ctx, idleSince, agentmem.MaxPageSize)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, th := range idle {
-		t, err := threads.EndThread(ctx, th.UserID, th.ID)
-		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-			continue // deleted meanwhile
-		} else if err != nil {
-			return n, err
-		}
-		n++
-		if err := ix.Enqueue(ctx, t.UserID, t.ID, t.LastSeq, t.LastSeq); err != nil {
-			return n, err
-		}
-		if rf != nil {
-			if err := rf.Enqueue(ctx, t.UserID, t.ID); err != nil {
-				return n, err
-			}
-		}
-	}
-	return n, nil
 }

@@ -351,29 +351,3 @@ func TestReflect_Reopened(t *testing.T) {
 	}
 }
 
-// TestEndIdleThreads: threads idle for long enough end and are queued for
-// reflection; others stay.
-func TestEndIdleThreads(t *testing.T) {
-	f := newReflectFixture(t, nil)
-	if err := f.s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.s.AppendMessages(ctx, "alice", "t1", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "hi"}}, agentmem.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := extract.EndIdleThreads(ctx, f.s, time.Now().Add(-time.Hour), f.ix, f.rf); err != nil || n != 0 {
-		t.Fatalf("a fresh thread ended: %d, %v", n, err)
-	}
-	if n, err := extract.EndIdleThreads(ctx, f.s, time.Now().Add(time.Second), f.ix, f.rf); err != nil || n != 1 {
-		t.Fatalf("idle threads ended: %d, %v", n, err)
-	}
-	if th, err := f.s.FindThreadByID(ctx, "alice", "t1"); err != nil || th.Status != agentmem.ThreadEnded {
-		t.Fatalf("thread %+v, %v", th, err)
-	}
-	if errs := f.runJobs(t, extract.ReflectJobKind, extract.ProfileJobKind); len(errs) != 0 {
-		t.Fatal(errs)
-	}
-	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionNoInsight {
-		t.Fatalf("reflection %+v", r)
-	}
-}

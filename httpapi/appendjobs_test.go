@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"github.com/agentmem/agentmem/core"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,7 +37,7 @@ func TestHandler_AppendIndexJob(t *testing.T) {
 	jobs := &deadJobs{JobStore: store}
 	var wakes atomic.Int64
 	ix := &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: emb.Space(), Notify: func() { wakes.Add(1) }}
-	srv := MustServe(t, store, httpapi.Options{Indexer: ix})
+	srv := MustServeCore(t, store, core.Options{Indexer: ix}, httpapi.Options{})
 	u := srv.URL + "/v1/users/alice/threads"
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t"})
 	indexJobs := func() []*agentmem.Job {

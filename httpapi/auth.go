@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"cmp"
-	"encoding/json"
 	"log/slog"
 	"math"
 	"net"
@@ -168,14 +167,12 @@ func trusted(remoteAddr string, prefixes []netip.Prefix) bool {
 	return false
 }
 
-// authorize lets a request through to h when its identity may reach the
-// route. It answers 401 without a valid identity, 403 when an identity of
-// another kind is needed (a user key on an operator's route), and 404 when
-// the path names a user the identity may not see: the same answer as for a
-// user who does not exist, so that IDs cannot be probed. For a tenant's
-// identity, the path's user becomes the tenant's stored user ID (see
-// agentmem.Scope.StoredUserID), so a tenant reaches its own users only,
-// whatever it calls them.
+// authorize lets a request through to h when its identity may call the
+// route: it answers 401 without a valid identity and 403 when an identity
+// of another kind is needed (a user or tenant key on an operator's
+// route). Whose data a user route may reach is the service's to decide
+// (core.Service resolves the path's user against the identity in the
+// request's context, answering 404 for a user the caller may not see).
 func authorize(log *slog.Logger, a access, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, w, r := track(w, r)
@@ -194,56 +191,12 @@ func authorize(log *slog.Logger, a access, h http.Handler) http.Handler {
 			writeError(w, r, log, err)
 			return
 		}
-		sc := info.identity.Scope
-		if a == accessAdmin {
-			if sc.Kind != agentmem.ScopeAdmin {
-				writeError(w, r, log, agentmem.Errorf(agentmem.EFORBIDDEN, "This route needs an admin key."))
-				return
-			}
-			h.ServeHTTP(w, r)
+		if a == accessAdmin && info.identity.Scope.Kind != agentmem.ScopeAdmin {
+			writeError(w, r, log, agentmem.Errorf(agentmem.EFORBIDDEN, "This route needs an admin key."))
 			return
 		}
-		user := r.PathValue("user")
-		if err := agentmem.ValidateID("user_id", user); err != nil {
-			writeError(w, r, log, err)
-			return
-		}
-		switch {
-		case sc.Kind == agentmem.ScopeAdmin:
-		case sc.Kind == agentmem.ScopeTenant:
-		case sc.Kind == agentmem.ScopeUser && sc.UserID == user:
-			if a == accessUserAdmin {
-				writeError(w, r, log, agentmem.Errorf(agentmem.EFORBIDDEN, "Erasing a user needs an admin or tenant key."))
-				return
-			}
-		default:
-			writeErrorBody(w, http.StatusNotFound, agentmem.ENOTFOUND, "User "+strconv.Quote(user)+" not found.")
-			return
-		}
-		r.SetPathValue("user", sc.StoredUserID(user))
 		h.ServeHTTP(w, r)
 	})
-}
-
-// clientUserIDs rewrites the stored user IDs in a response body for a
-// tenant's request back to the IDs the tenant uses: "acme/alice" becomes
-// "alice" in every "user_id" field. The body is compact JSON from
-// encoding/json, which writes a given string one way only, so the field
-// is matched exactly.
-func clientUserIDs(r *http.Request, body []byte) []byte {
-	id := agentmem.IdentityFromContext(r.Context())
-	if id == nil || id.Scope.TenantID == "" {
-		return body
-	}
-	stored, err := json.Marshal(r.PathValue("user"))
-	if err != nil {
-		return body
-	}
-	client, err := json.Marshal(strings.TrimPrefix(r.PathValue("user"), id.Scope.TenantID+"/"))
-	if err != nil {
-		return body
-	}
-	return []byte(strings.ReplaceAll(string(body), `"user_id":`+string(stored), `"user_id":`+string(client)))
 }
 
 // rateLimiter keeps a token bucket per identity.

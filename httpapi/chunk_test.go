@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"github.com/agentmem/agentmem/core"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestHandler_EndThreadFlushesChunks(t *testing.T) {
 	store := MustOpenStore(t)
 	emb := lexical.New(0)
 	ix := &extract.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
-	srv := MustServe(t, store, httpapi.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})})
+	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})
 	u := srv.URL + "/v1/users/alice/threads/t"
 	runJobs := func() int {
 		t.Helper()

@@ -29,7 +29,20 @@ func encode(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int
 		writeError(w, r, log, fmt.Errorf("encode response: %w", err))
 		return
 	}
-	writeJSON(w, status, append(clientUserIDs(r, b), '\n'))
+	writeJSON(w, status, append(b, '\n'))
+}
+
+// encodeList writes a page of a list, {"data":[…],"next_cursor":"…"}
+// (data [] rather than null when empty), with 200.
+func encodeList[T any](w http.ResponseWriter, r *http.Request, log *slog.Logger, data []T, next string) error {
+	if data == nil {
+		data = []T{}
+	}
+	encode(w, r, log, http.StatusOK, struct {
+		Data       []T    `json:"data"`
+		NextCursor string `json:"next_cursor"`
+	}{data, next})
+	return nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
@@ -321,22 +334,19 @@ type pathIDs struct {
 }
 
 // readPath returns the {user}, {thread} and {agent} values of the route
-// that matched, each checked with agentmem.ValidateID before any store
-// call sees it.
+// that matched, the thread and agent checked with agentmem.ValidateID
+// before any store call sees them. The user is the service's to resolve
+// (see core.Service), as the caller names it.
 func readPath(r *http.Request) (pathIDs, error) {
 	p := pathIDs{user: r.PathValue("user"), thread: r.PathValue("thread"), agent: r.PathValue("agent")}
 	for _, f := range []struct{ wildcard, field, v string }{
-		{"{user}", "user_id", p.user}, {"{thread}", "thread_id", p.thread}, {"{agent}", "agent_id", p.agent},
+		{"{thread}", "thread_id", p.thread}, {"{agent}", "agent_id", p.agent},
 	} {
 		if !strings.Contains(r.Pattern, f.wildcard) {
 			continue
 		}
-		validate := agentmem.ValidateID(f.field, f.v)
-		if f.wildcard == "{user}" { // authorize may have made it a tenant's stored ID
-			validate = agentmem.ValidateUserID(f.v)
-		}
-		if validate != nil {
-			return p, validate
+		if err := agentmem.ValidateID(f.field, f.v); err != nil {
+			return p, err
 		}
 	}
 	return p, nil

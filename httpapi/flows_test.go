@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentmem/agentmem/core"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -430,7 +431,7 @@ func TestHandler_Metrics(t *testing.T) {
 	t.Run("SharedRegistry", func(t *testing.T) {
 		// A second handler and store wrapper on the same registry share
 		// the collectors rather than panicking.
-		httpapi.NewHandler(nil, httpapi.InstrumentStore(MustOpenStore(t), reg), httpapi.Options{Registry: reg})
+		httpapi.NewHandler(nil, core.New(httpapi.InstrumentStore(MustOpenStore(t), reg), core.Options{}), httpapi.Options{Registry: reg})
 	})
 	t.Run("NoRegistry", func(t *testing.T) {
 		srv := MustServe(t, MustOpenStore(t), httpapi.Options{})

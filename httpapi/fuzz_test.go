@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentmem/agentmem/core"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -54,7 +55,7 @@ func newFuzzServer(f *testing.F) *fuzzServer {
 	// Warn and above: the handler logs a 5xx at Error and its request at
 	// Warn, which is what a failure report needs; Debug would slow fuzzing.
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return &fuzzServer{store: store, handler: httpapi.NewHandler(log, store, httpapi.Options{}), logs: logs}
+	return &fuzzServer{store: store, handler: httpapi.NewHandler(log, core.New(store, core.Options{Log: log}), httpapi.Options{}), logs: logs}
 }
 
 // newUser returns a user ID that no other input of this process uses.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"github.com/agentmem/agentmem/core"
 	"log/slog"
 	"net/http"
 
@@ -20,12 +21,12 @@ func handleHealth(log *slog.Logger, version string) http.Handler {
 }
 
 // handleReady answers 200 when the store answers, 503 otherwise.
-func handleReady(log *slog.Logger, store agentmem.Store) http.Handler {
+func handleReady(log *slog.Logger, svc *core.Service) http.Handler {
 	type response struct {
 		Status string `json:"status"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := store.Ping(r.Context()); err != nil {
+		if err := svc.Store().Ping(r.Context()); err != nil {
 			if agentmem.ErrorCode(err) == agentmem.EINTERNAL { // not ready is 503, whatever the cause
 				err = errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer."), err)
 			}
@@ -36,14 +37,14 @@ func handleReady(log *slog.Logger, store agentmem.Store) http.Handler {
 	})
 }
 
-// handleStats reports the store's counts and size, for operators.
-func handleStats(log *slog.Logger, users agentmem.UserStore) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, err := users.Stats(r.Context())
+// handleStats answers the counts and store size (admin).
+func handleStats(log *slog.Logger, svc agentmem.AdminService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		st, err := svc.Stats(r.Context())
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
 		}
 		encode(w, r, log, http.StatusOK, st)
+		return nil
 	})
 }

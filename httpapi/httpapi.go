@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
-	"github.com/agentmem/agentmem/retrieve"
-	"github.com/agentmem/agentmem/window"
+	"github.com/agentmem/agentmem/core"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -36,33 +34,9 @@ type Options struct {
 	Version string
 	// Auth says how callers are identified; the zero value is AuthNone.
 	Auth Auth
-	// MaxBatchMessages bounds the messages of one append
-	// (agentmem.MaxBatchMessages when 0, which is also the most allowed).
-	MaxBatchMessages int
 	// MaxQueryBytes bounds a request's URL query string
 	// (DefaultMaxQueryBytes when 0).
 	MaxQueryBytes int
-	// Window builds contexts. When nil, NewHandler makes one with the
-	// default policy over the store, so that the zero Options serve every
-	// route.
-	Window *window.Builder
-	// Searcher runs searches. When nil, NewHandler makes a full-text one
-	// over the store.
-	Searcher *retrieve.Searcher
-	// Chat answers /facts questions from the facts found (nil: the facts
-	// are listed instead); ChatModel names its model ("" for its default).
-	Chat      agentmem.Chat
-	ChatModel string
-	// Indexer makes appended messages and memories written through the
-	// API searchable. Nil indexes nothing (messages are still found by
-	// full-text search).
-	Indexer *extract.Indexer
-	// Reflector reflects on threads when they end (nil: no reflection).
-	Reflector *extract.Reflector
-	// Profiler synthesises profiles on POST …/profile/refresh. When nil,
-	// NewHandler makes one without a model (profiles assembled from
-	// memories).
-	Profiler *extract.Profiler
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when
@@ -72,30 +46,22 @@ const DefaultMaxQueryBytes = 8 << 10
 // WithDefaults returns o with zero fields set to their defaults.
 func (o Options) WithDefaults() Options {
 	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, DefaultMaxBodyBytes)
-	o.MaxBatchMessages = min(cmp.Or(o.MaxBatchMessages, agentmem.MaxBatchMessages), agentmem.MaxBatchMessages)
 	o.MaxQueryBytes = cmp.Or(o.MaxQueryBytes, DefaultMaxQueryBytes)
 	return o
 }
 
-// NewHandler returns the REST API over store. A nil log discards.
-func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handler {
+// NewHandler returns the REST API of svc: each route decodes its
+// request, calls one method of svc and encodes the answer. A nil log
+// discards.
+func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	opt = opt.WithDefaults()
-	if opt.Window == nil {
-		opt.Window = window.New(store, store, window.Options{})
-	}
-	if opt.Searcher == nil {
-		opt.Searcher = retrieve.New(store, nil, "", retrieve.Options{Log: log})
-	}
-	if opt.Profiler == nil {
-		opt.Profiler = &extract.Profiler{Store: store, Log: log}
-	}
 	mux := http.NewServeMux()
-	addRoutes(mux, log, store, opt)
+	addRoutes(mux, log, svc, opt)
 	var h http.Handler = serveMux(mux)
-	h = authenticate(opt.Auth, store)(h)
+	h = authenticate(opt.Auth, svc.Store())(h)
 	h = limitQuery(opt.MaxQueryBytes)(h)
 	h = recoverPanics(log)(h)
 	h = limitBody(opt.MaxBodyBytes)(h)
@@ -103,6 +69,20 @@ func NewHandler(log *slog.Logger, store agentmem.Store, opt Options) http.Handle
 		h = newHTTPMetrics(opt.Registry).measure(h)
 	}
 	return logRequests(log)(h)
+}
+
+// handlerFunc is a handler that returns its error rather than writing
+// it; handle writes it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h: an error it returns is answered by writeError. A
+// handler that has begun its response returns nil.
+func handle(log *slog.Logger, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, r, log, err)
+		}
+	})
 }
 
 // requestInfo is what the middleware learn about a request as it is

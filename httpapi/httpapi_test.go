@@ -174,7 +174,7 @@ func TestHandler_Scenarios(t *testing.T) {
 		{name: "AppendMessagesTitlesThread", method: "GET", url: "/v1/users/alice/threads/t-msgs", wantStatus: 200, wantBody: `"title":"Plan a trip to Lisbon"`},
 		{name: "AppendMessagesRoundTrip", method: "POST", url: "/v1/users/alice/threads/t-msgs/messages",
 			body: `{"messages":[{"id":"","thread_id":"t-msgs","seq":0,"role":"user","content":"again","metadata":null,"token_count":0,"created_at":"0001-01-01T00:00:00Z"}]}`, wantStatus: 201, wantBody: `"seq":3`},
-		{name: "AppendMessagesOtherThreadID", method: "POST", url: "/v1/users/alice/threads/t-msgs/messages", body: `{"messages":[{"thread_id":"t1","role":"user","content":"x"}]}`, wantStatus: 400, wantBody: `messages[0].thread_id \"t1\" is not the thread of the path`},
+		{name: "AppendMessagesOtherThreadID", method: "POST", url: "/v1/users/alice/threads/t-msgs/messages", body: `{"messages":[{"thread_id":"t1","role":"user","content":"x"}]}`, wantStatus: 400, wantBody: `messages[0].thread_id \"t1\" is not the thread \"t-msgs\"`},
 		{name: "AppendMessagesUnknownRole", method: "POST", url: "/v1/users/alice/threads/t-msgs/messages", body: `{"messages":[{"role":"robot","content":"beep"}]}`, wantStatus: 400, wantBody: `messages[0].role \"robot\" is unknown`},
 		{name: "AppendMessagesEmptyBatch", method: "POST", url: "/v1/users/alice/threads/t-msgs/messages", body: `{"messages":[]}`, wantStatus: 400, wantBody: "messages must contain at least one message"},
 		{name: "AppendMessagesNoMessages", method: "POST", url: "/v1/users/alice/threads/t-msgs/messages", body: `{}`, wantStatus: 400, wantBody: "messages must contain at least one message"},

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"github.com/agentmem/agentmem/core"
 	"io"
 	"log/slog"
 	"net/http"
@@ -36,7 +37,15 @@ func MustOpenStore(tb testing.TB) *sqlite.Store {
 // MustServe serves the real handler over store, logging into tb.
 func MustServe(tb testing.TB, store agentmem.Store, opt httpapi.Options) *httptest.Server {
 	tb.Helper()
-	srv := httptest.NewServer(httpapi.NewHandler(NewLogger(tb), store, opt))
+	return MustServeCore(tb, store, core.Options{}, opt)
+}
+
+// MustServeCore serves the real handler over a service of store with
+// copt, logging into tb.
+func MustServeCore(tb testing.TB, store agentmem.Store, copt core.Options, opt httpapi.Options) *httptest.Server {
+	tb.Helper()
+	copt.Log = NewLogger(tb)
+	srv := httptest.NewServer(httpapi.NewHandler(copt.Log, core.New(store, copt), opt))
 	tb.Cleanup(srv.Close) // registered after the store's Close, so it runs before it
 	return srv
 }

@@ -1,81 +1,42 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
 )
 
-// memoryPath reads the {user} and {memory} of the path.
-func memoryPath(r *http.Request) (user, id string, err error) {
-	p, err := readPath(r)
-	if err != nil {
-		return "", "", err
-	}
-	id = r.PathValue("memory")
-	return p.user, id, agentmem.ValidateID("memory_id", id)
-}
-
-// handleCreateMemory stores a memory written by the client (no
-// consolidation: the client says what is true) and makes it searchable.
-func handleCreateMemory(log *slog.Logger, memories agentmem.MemoryStore, ix *extract.Indexer) http.Handler {
-	type request struct {
-		ID         string          `json:"id"`
-		Kind       string          `json:"kind"`
-		Text       string          `json:"text"`
-		Category   string          `json:"category"`
-		Confidence *float64        `json:"confidence"`
-		Importance *float64        `json:"importance"`
-		AgentID    string          `json:"agent_id"`
-		ThreadID   string          `json:"thread_id"`
-		SeqFrom    int64           `json:"seq_from"`
-		SeqTo      int64           `json:"seq_to"`
-		ValidFrom  time.Time       `json:"valid_from"`
-		Metadata   json.RawMessage `json:"metadata"`
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// handleCreateMemory stores a memory given by the client (an
+// agentmem.MemoryInput) and answers 201 with it; it is embedded so that
+// vector search finds it.
+func handleCreateMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
-		var req request
-		if err == nil {
-			req, err = decode[request](r)
-		}
-		m := &agentmem.Memory{UserID: p.user, ID: req.ID, Kind: req.Kind, Text: req.Text, Category: req.Category, Confidence: 1, Importance: 0.5,
-			AgentID: req.AgentID, ThreadID: req.ThreadID, SeqFrom: req.SeqFrom, SeqTo: req.SeqTo, Source: agentmem.SourceAPI,
-			ValidFrom: req.ValidFrom, Metadata: req.Metadata}
-		if req.Confidence != nil {
-			m.Confidence = *req.Confidence
-		}
-		if req.Importance != nil {
-			m.Importance = *req.Importance
-		}
-		if err == nil {
-			err = memories.CreateMemory(r.Context(), m)
-		}
-		if err == nil {
-			err = ix.EmbedMemory(r.Context(), m)
-		}
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
+		}
+		in, err := decode[agentmem.MemoryInput](r)
+		if err != nil {
+			return err
+		}
+		m, err := svc.CreateMemory(r.Context(), p.user, in)
+		if err != nil {
+			return err
 		}
 		encode(w, r, log, http.StatusCreated, m)
+		return nil
 	})
 }
 
-// handleListMemories lists the user's memories, newest updated first.
-// Query: kind, category, agent_id, thread_id, include_invalid, limit,
-// cursor.
-func handleListMemories(log *slog.Logger, memories agentmem.MemoryStore) http.Handler {
-	type response struct {
-		Data       []*agentmem.Memory `json:"data"`
-		NextCursor string             `json:"next_cursor"`
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// handleListMemories lists the user's memories, newest updated first. Query: kind,
+// category, agent_id, thread_id, include_invalid, processed, limit, cursor.
+func handleListMemories(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
+		if err != nil {
+			return err
+		}
 		q := r.URL.Query()
 		f := agentmem.MemoryFilter{Cursor: q.Get("cursor")}
 		for name, ptr := range map[string]**string{"kind": &f.Kind, "category": &f.Category, "agent_id": &f.AgentID, "thread_id": &f.ThreadID} {
@@ -84,102 +45,93 @@ func handleListMemories(log *slog.Logger, memories agentmem.MemoryStore) http.Ha
 				*ptr = &v
 			}
 		}
-		if err == nil {
-			f.IncludeInvalid, err = queryBool(q, "include_invalid")
+		if f.IncludeInvalid, err = queryBool(q, "include_invalid"); err != nil {
+			return err
 		}
-		if err == nil && q.Has("processed") {
-			var processed bool
-			processed, err = queryBool(q, "processed")
+		if q.Has("processed") {
+			processed, err := queryBool(q, "processed")
+			if err != nil {
+				return err
+			}
 			f.Processed = &processed
 		}
-		var limit int64
-		if err == nil {
-			limit, err = queryInt(q, "limit")
-			f.Limit = int(min(limit, agentmem.MaxPageSize+1))
+		if f.Limit, err = queryLimit(q); err != nil {
+			return err
 		}
-		var resp response
-		if err == nil {
-			resp.Data, resp.NextCursor, err = memories.FindMemories(r.Context(), p.user, f)
-		}
+		data, next, err := svc.FindMemories(r.Context(), p.user, f)
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
 		}
-		if resp.Data == nil {
-			resp.Data = []*agentmem.Memory{}
-		}
-		encode(w, r, log, http.StatusOK, resp)
+		return encodeList(w, r, log, data, next)
 	})
 }
 
-func handleGetMemory(log *slog.Logger, memories agentmem.MemoryStore) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, id, err := memoryPath(r)
-		var m *agentmem.Memory
-		if err == nil {
-			m, err = memories.FindMemoryByID(r.Context(), user, id)
-		}
+// handleGetMemory returns one memory.
+func handleGetMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
+		}
+		m, err := svc.FindMemoryByID(r.Context(), p.user, r.PathValue("memory"))
+		if err != nil {
+			return err
 		}
 		encode(w, r, log, http.StatusOK, m)
+		return nil
 	})
 }
 
-// handleUpdateMemory edits a memory: its next version, recorded in its
-// history.
-func handleUpdateMemory(log *slog.Logger, memories agentmem.MemoryStore, ix *extract.Indexer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, id, err := memoryPath(r)
-		var upd agentmem.MemoryUpdate
-		if err == nil {
-			upd, err = decode[agentmem.MemoryUpdate](r)
-		}
-		var m *agentmem.Memory
-		if err == nil {
-			m, err = memories.UpdateMemory(r.Context(), user, id, upd)
-		}
-		if err == nil && upd.Text != nil {
-			err = ix.EmbedMemory(r.Context(), m)
-		}
+// handleUpdateMemory applies an agentmem.MemoryUpdate: a new version.
+func handleUpdateMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
+		}
+		upd, err := decode[agentmem.MemoryUpdate](r)
+		if err != nil {
+			return err
+		}
+		m, err := svc.UpdateMemory(r.Context(), p.user, r.PathValue("memory"), upd)
+		if err != nil {
+			return err
 		}
 		encode(w, r, log, http.StatusOK, m)
+		return nil
 	})
 }
 
-// handleDeleteMemory removes a memory with its history and vectors.
-func handleDeleteMemory(log *slog.Logger, memories agentmem.MemoryStore) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, id, err := memoryPath(r)
-		if err == nil {
-			err = memories.DeleteMemory(r.Context(), user, id)
-		}
+// handleDeleteMemory deletes a memory and its history.
+func handleDeleteMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
+		}
+		if err := svc.DeleteMemory(r.Context(), p.user, r.PathValue("memory")); err != nil {
+			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
+		return nil
 	})
 }
 
-func handleMemoryHistory(log *slog.Logger, memories agentmem.MemoryStore) http.Handler {
+// handleMemoryHistory lists the changes of a memory.
+func handleMemoryHistory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
 	type response struct {
 		Data []*agentmem.MemoryChange `json:"data"`
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, id, err := memoryPath(r)
-		var resp response
-		if err == nil {
-			resp.Data, err = memories.FindMemoryHistory(r.Context(), user, id)
-		}
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
 		}
-		encode(w, r, log, http.StatusOK, resp)
+		data, err := svc.FindMemoryHistory(r.Context(), p.user, r.PathValue("memory"))
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, response{data})
+		return nil
 	})
 }

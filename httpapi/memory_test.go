@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentmem/agentmem/core"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestHandler_Memories(t *testing.T) {
 	store := MustOpenStore(t)
 	emb := lexical.New(0)
 	ix := &extract.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
-	srv := MustServe(t, store, httpapi.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})})
+	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})
 	u := srv.URL + "/v1/users/alice"
 
 	resp, body := Do(t, "POST", u+"/memories", nil, `{"text":"User lives in Lisbon.","category":"place","importance":0.8}`)

@@ -7,27 +7,22 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-// handleDeleteUser erases everything stored for the user and reports what
-// it removed: 200 {"deleted": Counts}, recorded in the audit log. Erasing an unknown user removes
-// nothing and succeeds.
-func handleDeleteUser(log *slog.Logger, users interface {
-	agentmem.UserStore
-	agentmem.AuditStore
-}) http.Handler {
+// handleDeleteUser erases everything of a user and answers with what was
+// deleted.
+func handleDeleteUser(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 	type response struct {
 		Deleted agentmem.Counts `json:"deleted"`
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
-		var resp response
-		if err == nil {
-			resp.Deleted, err = users.DeleteUser(r.Context(), p.user)
-		}
 		if err != nil {
-			writeError(w, r, log, err)
-			return
+			return err
 		}
-		recordAudit(r, log, users, agentmem.AuditUserErase, p.user, "", resp.Deleted)
-		encode(w, r, log, http.StatusOK, resp)
+		c, err := svc.EraseUser(r.Context(), p.user)
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, response{c})
+		return nil
 	})
 }

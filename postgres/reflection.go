@@ -205,7 +205,7 @@ func (s *Store) FindProfile(ctx context.Context, userID string) (*agentmem.Profi
 	err := s.read(ctx, func(tx pgx.Tx) (err error) {
 		p, err = scanProfile(tx.QueryRow(ctx, `SELECT `+profileColumns+` FROM profiles WHERE user_id = $1 ORDER BY version DESC LIMIT 1`, userID))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return agentmem.Errorf(agentmem.ENOTFOUND, "User %q has no profile.", userID)
+			return agentmem.Errorf(agentmem.ENOTFOUND, "The user has no profile yet.")
 		} else if err != nil {
 			return fmt.Errorf("find profile: %w", err)
 		}

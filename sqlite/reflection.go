@@ -211,7 +211,7 @@ func (s *Store) FindProfile(ctx context.Context, userID string) (*agentmem.Profi
 	err := s.read(ctx, func(tx *sql.Tx) (err error) {
 		p, err = scanProfile(tx.QueryRowContext(ctx, `SELECT `+profileColumns+` FROM profiles WHERE user_id = ? ORDER BY version DESC LIMIT 1`, userID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return agentmem.Errorf(agentmem.ENOTFOUND, "User %q has no profile.", userID)
+			return agentmem.Errorf(agentmem.ENOTFOUND, "The user has no profile yet.")
 		} else if err != nil {
 			return fmt.Errorf("find profile: %w", err)
 		}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/retrieve"
@@ -142,8 +142,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer stopPool()
 	pooled := make(chan error, 1)
 	go func() { pooled <- pool.Run(poolCtx) }()
+	svc := core.New(measured, core.Options{
+		Log:              log,
+		Window:           win,
+		Searcher:         searcher,
+		Indexer:          ix,
+		Reflector:        reflector,
+		Profiler:         profiler,
+		Chat:             chat,
+		ChatModel:        cfg.LLMModel,
+		MaxBatchMessages: cfg.MaxBatchMessages,
+	})
 	if cfg.IdleTimeout > 0 {
-		go sweepIdle(poolCtx, measured, cfg.IdleTimeout, ix, reflector, log)
+		go sweepIdle(poolCtx, svc, cfg.IdleTimeout, log)
 	}
 	if chat != nil {
 		log.Info("model configured: summaries and memory extraction by the model", "model", cfg.LLMModel)
@@ -151,7 +162,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
 
-	handler := httpapi.NewHandler(log, measured, httpapi.Options{
+	handler := httpapi.NewHandler(log, svc, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Registry:     reg,
 		Version:      version(),
@@ -162,15 +173,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Rate:           cfg.RateLimit,
 			Burst:          cfg.RateBurst,
 		},
-		MaxBatchMessages: cfg.MaxBatchMessages,
-		MaxQueryBytes:    cfg.MaxQueryBytes,
-		Window:           win,
-		Searcher:         searcher,
-		Indexer:          ix,
-		Reflector:        reflector,
-		Profiler:         profiler,
-		Chat:             chat,
-		ChatModel:        cfg.LLMModel,
+		MaxQueryBytes: cfg.MaxQueryBytes,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -231,7 +234,7 @@ func redactDSN(dsn string) string {
 // sweepIdle ends the threads idle for longer than idle: at once (the
 // threads left idle while the server was down), then every tenth of idle
 // (at least each second, at most each minute), until ctx ends.
-func sweepIdle(ctx context.Context, threads agentmem.ThreadStore, idle time.Duration, ix *extract.Indexer, rf *extract.Reflector, log *slog.Logger) {
+func sweepIdle(ctx context.Context, svc *core.Service, idle time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(min(max(idle/10, time.Second), time.Minute))
 	defer tick.Stop()
 	for first := true; ; first = false {
@@ -242,7 +245,7 @@ func sweepIdle(ctx context.Context, threads agentmem.ThreadStore, idle time.Dura
 			case <-tick.C:
 			}
 		}
-		n, err := extract.EndIdleThreads(ctx, threads, time.Now().Add(-idle), ix, rf)
+		n, err := svc.EndIdleThreads(ctx, time.Now().Add(-idle))
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "idle sweep failed", "err", err)
 		} else if n > 0 {

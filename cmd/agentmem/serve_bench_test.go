@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/agentmem/agentmem/core"
 	"io"
 	"net"
 	"net/http"
@@ -123,12 +124,10 @@ func mustServeAPI(b *testing.B, db string, jobs bool) string {
 	if jobs {
 		ix = &extract.Indexer{Store: measured, Jobs: measured}
 	}
-	handler := httpapi.NewHandler(newLogger(io.Discard, "warn"), measured, httpapi.Options{
-		MaxBodyBytes:     cfg.MaxBodyBytes,
-		Registry:         reg,
-		MaxBatchMessages: cfg.MaxBatchMessages,
-		MaxQueryBytes:    cfg.MaxQueryBytes,
-		Indexer:          ix,
+	handler := httpapi.NewHandler(newLogger(io.Discard, "warn"), core.New(measured, core.Options{Indexer: ix, MaxBatchMessages: cfg.MaxBatchMessages}), httpapi.Options{
+		MaxBodyBytes:  cfg.MaxBodyBytes,
+		Registry:      reg,
+		MaxQueryBytes: cfg.MaxQueryBytes,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,306 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// CreateThread implements agentmem.ThreadService.
+func (s *Service) CreateThread(ctx context.Context, userID string, t *agentmem.Thread) error {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return err
+	}
+	t.UserID = u.id
+	if err := s.store.CreateThread(ctx, t); err != nil {
+		return err
+	}
+	u.show(t)
+	return nil
+}
+
+// FindThreadByID implements agentmem.ThreadService.
+func (s *Service) FindThreadByID(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.FindThreadByID(ctx, u.id, threadID)
+	u.show(t)
+	return t, err
+}
+
+// FindThreads implements agentmem.ThreadService.
+func (s *Service) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, "", err
+	}
+	ts, next, err := s.store.FindThreads(ctx, u.id, f)
+	u.show(ts)
+	return ts, next, err
+}
+
+// UpdateThread implements agentmem.ThreadService. A status set to ended
+// ends the thread as EndThread does.
+func (s *Service) UpdateThread(ctx context.Context, userID, threadID string, upd agentmem.ThreadUpdate) (*agentmem.Thread, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	var before *agentmem.Thread
+	if upd.Status != nil && *upd.Status == agentmem.ThreadEnded {
+		if before, err = s.store.FindThreadByID(ctx, u.id, threadID); err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.store.UpdateThread(ctx, u.id, threadID, upd)
+	if err != nil {
+		return nil, err
+	}
+	if before != nil && before.Status != agentmem.ThreadEnded && t.Status == agentmem.ThreadEnded {
+		s.ended(ctx, t)
+	}
+	u.show(t)
+	return t, nil
+}
+
+// DeleteThread implements agentmem.ThreadService.
+func (s *Service) DeleteThread(ctx context.Context, userID, threadID string, permanent bool) error {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteThread(ctx, u.id, threadID, permanent); err != nil {
+		return err
+	}
+	if permanent {
+		s.audit(ctx, agentmem.AuditThreadErase, u, threadID, nil)
+	}
+	return nil
+}
+
+// EndThread implements agentmem.ThreadService: the thread ends, and its
+// last turns are indexed (the last chunk) and it is reflected on. Ending
+// an ended thread changes nothing and queues nothing: appending reopens
+// a thread, so an ended thread has no turns since it ended.
+func (s *Service) EndThread(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.endThread(ctx, u.id, threadID)
+	u.show(t)
+	return t, err
+}
+
+// endThread ends a thread of a stored user ID; see EndThread.
+func (s *Service) endThread(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
+	before, err := s.store.FindThreadByID(ctx, userID, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if before.Status == agentmem.ThreadEnded {
+		return before, nil
+	}
+	t, err := s.store.EndThread(ctx, userID, threadID)
+	if err != nil {
+		return nil, err
+	}
+	s.ended(ctx, t)
+	return t, nil
+}
+
+// ended queues the jobs of a thread that has just ended: an index job,
+// which writes its last turns into a chunk, and its reflection (summary,
+// topics, insights). The thread has ended whatever happens: a failure to
+// enqueue is logged, not returned.
+func (s *Service) ended(ctx context.Context, t *agentmem.Thread) {
+	if t.LastSeq == 0 {
+		return
+	}
+	if err := s.opt.Indexer.Enqueue(ctx, t.UserID, t.ID, t.LastSeq, t.LastSeq); err != nil {
+		s.log.WarnContext(ctx, "ended thread: index job not enqueued", "thread", t.ID, "err", err)
+	}
+	if s.opt.Reflector == nil {
+		return
+	}
+	if err := s.opt.Reflector.Enqueue(ctx, t.UserID, t.ID); err != nil {
+		s.log.WarnContext(ctx, "ended thread: reflection not enqueued", "thread", t.ID, "err", err)
+	}
+}
+
+// EndIdleThreads ends the threads of any user idle since idleSince (at
+// most a page of them per call) as EndThread does, and returns how many
+// it ended: the idle sweep of serve. It is the owner's (no identity, or
+// an admin).
+func (s *Service) EndIdleThreads(ctx context.Context, idleSince time.Time) (int, error) {
+	if err := admin(ctx); err != nil {
+		return 0, err
+	}
+	idle, err := s.store.FindIdleThreads(ctx, idleSince, agentmem.MaxPageSize)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, th := range idle {
+		_, err := s.endThread(ctx, th.UserID, th.ID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue // deleted meanwhile
+		} else if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// AppendMessages implements agentmem.ThreadService. The index job of the
+// batch is stored in the append's transaction: an append that returns has
+// it, even if the process dies right after.
+func (s *Service) AppendMessages(ctx context.Context, userID, threadID string, msgs []*agentmem.Message, idempotencyKey string) ([]*agentmem.Message, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) > s.opt.MaxBatchMessages {
+		return nil, agentmem.Errorf(agentmem.ETOOLARGE, "messages has %d entries; the limit is %d per request.", len(msgs), s.opt.MaxBatchMessages)
+	}
+	for i, m := range msgs {
+		if m != nil && m.ThreadID != "" && m.ThreadID != threadID {
+			return nil, agentmem.Errorf(agentmem.EINVALID, "messages[%d].thread_id %q is not the thread %q.", i, m.ThreadID, threadID)
+		}
+	}
+	opt, enqueued := s.opt.Indexer.AppendJobs(agentmem.AppendOptions{IdempotencyKey: idempotencyKey})
+	stored, err := s.store.AppendMessages(ctx, u.id, threadID, msgs, opt)
+	if err != nil {
+		return nil, err
+	}
+	enqueued()
+	return stored, nil
+}
+
+// FindMessages implements agentmem.ThreadService.
+func (s *Service) FindMessages(ctx context.Context, userID, threadID string, f agentmem.MessageFilter) ([]*agentmem.Message, string, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.store.FindMessages(ctx, u.id, threadID, f)
+}
+
+// CreateElement implements agentmem.ThreadService.
+func (s *Service) CreateElement(ctx context.Context, userID, threadID string, e *agentmem.Element) error {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if e.ThreadID != "" && e.ThreadID != threadID {
+		return agentmem.Errorf(agentmem.EINVALID, "thread_id %q is not the thread %q.", e.ThreadID, threadID)
+	}
+	return s.store.CreateElement(ctx, u.id, threadID, e)
+}
+
+// FindElements implements agentmem.ThreadService.
+func (s *Service) FindElements(ctx context.Context, userID, threadID string, f agentmem.ElementFilter) ([]*agentmem.Element, string, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.store.FindElements(ctx, u.id, threadID, f)
+}
+
+// FindSession implements agentmem.ThreadService.
+func (s *Service) FindSession(ctx context.Context, userID, agentID string) (*agentmem.Session, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if err := agentmem.ValidateID("agent_id", agentID); err != nil {
+		return nil, err
+	}
+	sess, err := s.store.FindSession(ctx, u.id, agentID)
+	u.show(sess)
+	return sess, err
+}
+
+// OpenSession implements agentmem.ThreadService.
+func (s *Service) OpenSession(ctx context.Context, userID, agentID string) (*agentmem.Session, bool, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, false, err
+	}
+	sess, created, err := s.store.OpenSession(ctx, u.id, agentID, &agentmem.Thread{})
+	u.show(sess)
+	return sess, created, err
+}
+
+// SetSession implements agentmem.ThreadService.
+func (s *Service) SetSession(ctx context.Context, userID, agentID, threadID string) (*agentmem.Session, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if err := agentmem.ValidateID("thread_id", threadID); err != nil {
+		return nil, err
+	}
+	sess, err := s.store.SetSession(ctx, u.id, agentID, threadID)
+	u.show(sess)
+	return sess, err
+}
+
+// BuildContext implements agentmem.ThreadService.
+func (s *Service) BuildContext(ctx context.Context, userID, threadID string, req agentmem.ContextRequest) (*agentmem.Context, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	return s.opt.Window.Build(ctx, u.id, threadID, req)
+}
+
+// FindReflection implements agentmem.ThreadService.
+func (s *Service) FindReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.store.FindReflection(ctx, u.id, threadID)
+	u.show(r)
+	return r, err
+}
+
+// ExportThread implements agentmem.ThreadService.
+func (s *Service) ExportThread(ctx context.Context, userID, threadID string) (*agentmem.ThreadExport, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	x, err := agentmem.ExportThread(ctx, s.store, u.id, threadID)
+	u.show(x)
+	return x, err
+}
+
+// ImportThread implements agentmem.ThreadService: the imported messages
+// are then indexed (windows, vectors, chunks, memories) by a job.
+func (s *Service) ImportThread(ctx context.Context, userID string, x *agentmem.ThreadExport) (*agentmem.Thread, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.ImportThread(ctx, u.id, x)
+	if err != nil {
+		return nil, err
+	}
+	if t.LastSeq > 0 {
+		if err := s.opt.Indexer.Enqueue(ctx, t.UserID, t.ID, 1, t.LastSeq); err != nil {
+			s.log.WarnContext(ctx, "imported thread: index job not enqueued", "thread", t.ID, "err", err)
+		}
+	}
+	u.show(t)
+	return t, nil
+}
