@@ -350,4 +350,3 @@ func TestReflect_Reopened(t *testing.T) {
 		t.Fatalf("reflection %+v, want through seq 3", r)
 	}
 }
-
