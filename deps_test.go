@@ -22,6 +22,8 @@ var allowed = map[string][]string{
 	"tokens":       {"."},
 	"httpapi":      {".", "core", "window", "retrieve", "extract"},
 	"core":         {".", "window", "retrieve", "extract"},
+	// app wires agentmem in process (library mode, and the command's).
+	"app": {".", "core", "window", "retrieve", "extract", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
 	"retrieve":     {"."},
 	"extract":      {"."},
 	"window":       {"."},

@@ -2,20 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/postgres"
-	"github.com/agentmem/agentmem/sqlite"
-	"github.com/agentmem/agentmem/tokens"
+	"github.com/agentmem/agentmem/app"
 )
 
 // Config is everything agentmem can be told. Values come from flags, then
@@ -198,22 +198,34 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 // openStore opens the database named by cfg.DB, migrating it, with exact
-// token counting and the configured message size limit.
+// token counts.
 func openStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
-	if strings.HasPrefix(cfg.DB, "postgres://") || strings.HasPrefix(cfg.DB, "postgresql://") {
-		s, err := postgres.Open(ctx, cfg.DB)
+	return app.OpenStore(ctx, app.Config{DB: cfg.DB, SQLiteSynchronous: cfg.Synchronous, MaxMessageBytes: cfg.MaxMessageBytes})
+}
+
+// app returns what app.Open needs of cfg: the database, the model, the
+// embedder, the context defaults and prompts (read from cfg.Prompts), the
+// idle timeout and the insight categories.
+func (cfg *Config) app(getenv func(string) string, log *slog.Logger) (app.Config, error) {
+	ac := app.Config{
+		DB: cfg.DB, SQLiteSynchronous: cfg.Synchronous, MaxMessageBytes: cfg.MaxMessageBytes, MaxBatchMessages: cfg.MaxBatchMessages,
+		Getenv: getenv, LLMModel: cfg.LLMModel, LLMBaseURL: cfg.LLMBaseURL, Embedder: cfg.Embedder, EmbedModel: cfg.EmbedModel,
+		Context:     agentmem.ContextRequest{BudgetTokens: cfg.ContextBudget, Model: cfg.ContextModel, Strategy: cfg.ContextStrategy},
+		IdleTimeout: cfg.IdleTimeout, InsightCategories: splitList(cfg.InsightCategories), Log: log,
+	}
+	if cfg.Prompts != "" {
+		b, err := os.ReadFile(cfg.Prompts)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return ac, fmt.Errorf("--prompts: %w", err)
 		}
-		s.Tokens, s.MaxMessageBytes = tokens.Default(), cfg.MaxMessageBytes
-		return s, nil
+		if err := json.Unmarshal(b, &ac.Prompts); err != nil {
+			return ac, fmt.Errorf("--prompts %s: %w", cfg.Prompts, err)
+		}
+		if err := ac.Prompts.Validate(); err != nil {
+			return ac, fmt.Errorf("--prompts %s: %s", cfg.Prompts, agentmem.ErrorMessage(err))
+		}
 	}
-	s, err := sqlite.Open(ctx, cfg.DB, sqlite.Options{Synchronous: cfg.Synchronous})
-	if err != nil {
-		return nil, fmt.Errorf("open sqlite %s: %w", cfg.DB, err)
-	}
-	s.Tokens, s.MaxMessageBytes = tokens.Default(), cfg.MaxMessageBytes
-	return s, nil
+	return ac, nil
 }
 
 // parseAge reads a --older-than or --expires value (see agentmem.ParseAge).

@@ -11,14 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/httpapi"
-	"github.com/agentmem/agentmem/retrieve"
-	"github.com/agentmem/agentmem/window"
-	"github.com/agentmem/agentmem/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -63,104 +61,27 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	proxies, _ := cfg.trustedProxies() // checked by Validate
 	log := newLogger(stderr, cfg.LogLevel)
 
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	measured := httpapi.InstrumentStore(store, reg) // every store call of the API, the builder and the workers is timed
-
-	chat, err := newChat(cfg, getenv)
+	acfg, err := cfg.app(getenv, log)
 	if err != nil {
 		return err
 	}
-	// Search: full-text plus the vectors of the configured embedder (the
-	// built-in one needs no model or network); the indexer embeds new
-	// messages and extracts the memories they hold in jobs, with the model
-	// when one is configured.
-	emb, space, err := newEmbedder(ctx, cfg, getenv)
+	// Every store call of the API, the builder and the workers is timed.
+	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return httpapi.InstrumentStore(s, reg) }
+	mem, err := app.New(ctx, acfg)
 	if err != nil {
 		return err
 	}
+	defer mem.Close()
+	model, space := mem.Model()
 	log.Info("embedder", "embedder", cfg.Embedder, "space", space)
-	summarizer := &window.Summarizer{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}
-	ix := &extract.Indexer{Store: measured, Jobs: measured, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk}
-	if chat != nil {
-		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
-		ix.Chat, ix.Model = chat, cfg.LLMModel
-		ix.Describer = &extract.ModelChunkDescriber{Chat: chat, Model: cfg.LLMModel, Log: log,
-			Fallback: extract.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
-	}
-	summarizer.Stored = ix.EmbedSummary // thread summaries are searchable (scope summaries)
-	// Reflection at a thread's end and the profile (seed 001): insights
-	// with a model; without one, the profile is assembled from memories.
-	reflector := &extract.Reflector{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log,
-		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: splitList(cfg.InsightCategories)}
-	profiler := &extract.Profiler{Store: measured, Chat: chat, Model: cfg.LLMModel, Log: log}
-	ix.MemoriesChanged = reflector.EnqueueProfile // memories of an ended thread learned late: the profile follows
-	searcher := retrieve.New(measured, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
-	// A context opens with what agentmem learned: the profile, the agent's
-	// notes, the summaries of the user's recent threads, the entities the
-	// input names.
-	initBlock := &window.Init{Store: measured, Entities: extract.EntityContext(measured, 5),
-		Notes: func(ctx context.Context, userID, agentID string) (string, error) {
-			n, err := measured.FindNotes(ctx, userID, agentID)
-			if err != nil {
-				return "", err
-			}
-			return n.Content, nil
-		}}
-	win, err := newWindow(cfg, measured, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, initBlock, log)
-	if err != nil {
-		return err
-	}
-	pool := &worker.Pool{
-		Jobs: measured,
-		Handlers: map[string]worker.Handler{
-			window.SummarizeJobKind: summarizer.Run,
-		},
-		Log: log,
-	}
-	win.Notify = pool.Notify
-	ix.Notify = pool.Notify
-	pool.Handlers[extract.IndexJobKind] = ix.Run
-	pool.Handlers[extract.ReflectJobKind] = reflector.Run
-	pool.Handlers[extract.ProfileJobKind] = profiler.Run
-	reflector.Notify = pool.Notify
-	// A new embedder writes a new vector space: a job finds the users
-	// whose vectors are of another space and re-embeds them.
-	reembed := &extract.Reembedder{Store: measured, Jobs: measured, Emb: emb, Space: space, Log: log, Notify: pool.Notify}
-	pool.Handlers[extract.ReembedJobKind] = reembed.Run
-	pool.Handlers[extract.ReembedAllJobKind] = reembed.RunAll
-	if err := reembed.EnqueueAll(ctx); err != nil {
-		log.Warn("could not look for vectors to re-embed", "err", err)
-	}
-	poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopPool()
-	pooled := make(chan error, 1)
-	go func() { pooled <- pool.Run(poolCtx) }()
-	svc := core.New(measured, core.Options{
-		Log:              log,
-		Window:           win,
-		Searcher:         searcher,
-		Indexer:          ix,
-		Reflector:        reflector,
-		Profiler:         profiler,
-		Chat:             chat,
-		ChatModel:        cfg.LLMModel,
-		MaxBatchMessages: cfg.MaxBatchMessages,
-	})
-	if cfg.IdleTimeout > 0 {
-		go sweepIdle(poolCtx, svc, cfg.IdleTimeout, log)
-	}
-	if chat != nil {
+	if model {
 		log.Info("model configured: summaries and memory extraction by the model", "model", cfg.LLMModel)
 	} else {
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
+	svc := mem.Service
 
 	handler := httpapi.NewHandler(log, svc, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -183,6 +104,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// The workers and the idle sweep run beside the server, on a context
+	// of their own: they stop after the server, so that no request is
+	// left waiting on them.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	worked := make(chan error, 1)
+	go func() { worked <- mem.Run(workCtx) }()
+	stopWork := sync.OnceValue(func() error { cancelWork(); return <-worked })
+	defer stopWork() // before the store closes, on every return
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("agentmem started", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB), "version", version())
@@ -202,12 +131,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
-	// Then the workers: a job cut short is leased again after a restart.
-	stopPool()
-	if err := <-pooled; err != nil && !errors.Is(err, context.Canceled) {
-		log.Warn("worker pool stopped", "err", err)
+	// Then the workers: the jobs they interrupt are handed back, and the
+	// store closes once they have stopped.
+	if err := stopWork(); err != nil {
+		log.Warn("workers stopped", "err", err)
 	}
-	if err := store.Close(); err != nil {
+	if err := mem.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	log.Info("stopped")
@@ -229,29 +158,6 @@ func redactDSN(dsn string) string {
 		}
 	}
 	return dsn
-}
-
-// sweepIdle ends the threads idle for longer than idle: at once (the
-// threads left idle while the server was down), then every tenth of idle
-// (at least each second, at most each minute), until ctx ends.
-func sweepIdle(ctx context.Context, svc *core.Service, idle time.Duration, log *slog.Logger) {
-	tick := time.NewTicker(min(max(idle/10, time.Second), time.Minute))
-	defer tick.Stop()
-	for first := true; ; first = false {
-		if !first {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-		n, err := svc.EndIdleThreads(ctx, time.Now().Add(-idle))
-		if err != nil && ctx.Err() == nil {
-			log.WarnContext(ctx, "idle sweep failed", "err", err)
-		} else if n > 0 {
-			log.InfoContext(ctx, "idle threads ended", "threads", n, "idle", idle)
-		}
-	}
 }
 
 // splitList splits a comma-separated list, dropping blanks.

@@ -1,0 +1,488 @@
+// Package app opens agentmem in process, wired once: the store, the model
+// and embedder, the context builder, search, indexing and reflection, the
+// application core (core.Service) and the background workers that index,
+// summarise and reflect. The command's serve and admin commands open it,
+// and so does a Go program that uses agentmem as a library:
+//
+//	mem, err := app.Open(ctx, app.Config{DB: "sqlite:./agentmem.db"})
+//	if err != nil { … }
+//	defer mem.Close()
+//	c, err := mem.Before(ctx, "alice", "t1", "What should I pack?", agentmem.ContextRequest{})
+//	… call the model with c.Messages …
+//	err = mem.After(ctx, "alice", "t1", "What should I pack?", reply)
+//
+// The zero Config works: SQLite in the working directory, no model, the
+// built-in embedder.
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/openai"
+	"github.com/agentmem/agentmem/postgres"
+	"github.com/agentmem/agentmem/retrieve"
+	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/tokens"
+	"github.com/agentmem/agentmem/window"
+	"github.com/agentmem/agentmem/worker"
+)
+
+// DefaultDB is the database of the zero Config.
+const DefaultDB = "sqlite:./agentmem.db"
+
+// Config says how to open agentmem. The zero value works.
+type Config struct {
+	// DB is "sqlite:PATH" (or a plain path) or "postgres://…"; DefaultDB
+	// when empty.
+	DB string
+	// SQLiteSynchronous is the SQLite synchronous pragma: FULL (default:
+	// an acknowledged write survives power loss) or NORMAL.
+	SQLiteSynchronous string
+	// MaxMessageBytes bounds a message (agentmem.DefaultMaxMessageBytes
+	// when 0); MaxBatchMessages the messages of an append.
+	MaxMessageBytes  int
+	MaxBatchMessages int
+
+	// Getenv reads OPENAI_API_KEY, OPENAI_BASE_URL and the Azure OpenAI
+	// variables, which configure the model; nil reads none (no model).
+	Getenv func(string) string
+	// LLMModel and LLMBaseURL override the model's name and server.
+	LLMModel   string
+	LLMBaseURL string
+	// Embedder is "builtin" (default: feature hashing, no model, no
+	// network) or "openai" (the embeddings of the model's server, model
+	// EmbedModel, default text-embedding-3-small).
+	Embedder   string
+	EmbedModel string
+
+	// Context holds the default context request (budget, model,
+	// strategy…); zero fields take window.DefaultRequest's.
+	Context agentmem.ContextRequest
+	// Prompts are the named system prompts requests may ask for.
+	Prompts window.Prompts
+	// IdleTimeout ends the threads idle for this long (0: never).
+	IdleTimeout time.Duration
+	// InsightCategories are the categories reflection draws insights in
+	// (general ones when empty).
+	InsightCategories []string
+
+	// Log receives the logs (nil discards).
+	Log *slog.Logger
+	// WrapStore, when set, wraps the store every part uses (serve times
+	// every call with it).
+	WrapStore func(agentmem.Store) agentmem.Store
+}
+
+// App is agentmem opened in process: the use cases of core.Service, and
+// the workers that run its background jobs.
+type App struct {
+	*core.Service
+
+	store  agentmem.Store // the store itself, closed by Close
+	pool   *worker.Pool
+	svc    *core.Service
+	reemb  *extract.Reembedder
+	idle   time.Duration
+	log    *slog.Logger
+	chat   agentmem.Chat
+	space  string
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the Run that Open started
+	ran    chan error
+	closed bool
+}
+
+// New opens the store (migrating it) and wires every part; nothing runs
+// in the background until Run. Close releases the store.
+func New(ctx context.Context, cfg Config) (*App, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	raw, err := OpenStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	a, err := wire(ctx, cfg, raw, log)
+	if err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// wire builds the parts over raw.
+func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger) (*App, error) {
+	store := raw
+	if cfg.WrapStore != nil {
+		store = cfg.WrapStore(raw)
+	}
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	chat, err := newChat(cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	emb, space, err := newEmbedder(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Log: log}
+	jobs := notifying{JobStore: store, notify: pool.Notify}
+
+	// The parts that call each other are declared first: the summaries a
+	// summarizer writes are embedded by the indexer, and memories the
+	// indexer learns late refresh the profile through the reflector.
+	var (
+		ix        *extract.Indexer
+		reflector *extract.Reflector
+	)
+	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
+		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
+	ix = &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk, Notify: pool.Notify,
+		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
+	if chat != nil {
+		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
+		ix.Chat, ix.Model = chat, cfg.LLMModel
+		ix.Describer = &extract.ModelChunkDescriber{Chat: chat, Model: cfg.LLMModel, Log: log,
+			Fallback: extract.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
+	}
+	// Reflection at a thread's end and the profile (seed 001): insights
+	// with a model; without one, the profile is assembled from memories.
+	reflector = &extract.Reflector{Store: storeWithJobs{store, jobs}, Chat: chat, Model: cfg.LLMModel, Log: log,
+		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: cfg.InsightCategories}
+	profiler := &extract.Profiler{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}
+	searcher := retrieve.New(store, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
+	// A context opens with what agentmem learned: the profile, the agent's
+	// notes, the summaries of the user's recent threads, the entities the
+	// input names.
+	initBlock := &window.Init{Store: store, Entities: extract.EntityContext(store, 5),
+		Notes: func(ctx context.Context, userID, agentID string) (string, error) {
+			n, err := store.FindNotes(ctx, userID, agentID)
+			if err != nil {
+				return "", err
+			}
+			return n.Content, nil
+		}}
+	win, err := newWindow(cfg, store, jobs, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, initBlock, log)
+	if err != nil {
+		return nil, err
+	}
+	reemb := &extract.Reembedder{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log}
+	pool.Handlers[window.SummarizeJobKind] = summarizer.Run
+	pool.Handlers[extract.IndexJobKind] = ix.Run
+	pool.Handlers[extract.ReflectJobKind] = reflector.Run
+	pool.Handlers[extract.ProfileJobKind] = profiler.Run
+	pool.Handlers[extract.ReembedJobKind] = reemb.Run
+	pool.Handlers[extract.ReembedAllJobKind] = reemb.RunAll
+
+	svc := core.New(store, core.Options{
+		Log:              log,
+		Window:           win,
+		Searcher:         searcher,
+		Indexer:          ix,
+		Reflector:        reflector,
+		Profiler:         profiler,
+		Chat:             chat,
+		ChatModel:        cfg.LLMModel,
+		MaxBatchMessages: cfg.MaxBatchMessages,
+	})
+	return &App{Service: svc, svc: svc, store: raw, pool: pool, reemb: reemb, idle: cfg.IdleTimeout, log: log, chat: chat, space: space}, nil
+}
+
+// Model reports whether a model is configured (summaries, extraction and
+// reflection by the model) and the embedder's vector space.
+func (a *App) Model() (configured bool, space string) { return a.chat != nil, a.space }
+
+// Run runs the background work until ctx ends: the worker pool, the idle
+// sweep, and the re-embedding of vectors of another embedder. It returns
+// once all of it has stopped; jobs it interrupted are handed back.
+func (a *App) Run(ctx context.Context) error {
+	if err := a.reemb.EnqueueAll(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("could not look for vectors to re-embed", "err", err)
+	}
+	var wg sync.WaitGroup
+	var poolErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := a.pool.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			poolErr = err
+		}
+	}()
+	if a.idle > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.sweepIdle(ctx)
+		}()
+	}
+	wg.Wait()
+	return poolErr
+}
+
+// sweepIdle ends the threads idle for longer than the idle timeout: at
+// once (the threads left idle while agentmem was down), then every tenth
+// of it (at least each second, at most each minute), until ctx ends.
+func (a *App) sweepIdle(ctx context.Context) {
+	tick := time.NewTicker(min(max(a.idle/10, time.Second), time.Minute))
+	defer tick.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		n, err := a.svc.EndIdleThreads(ctx, time.Now().Add(-a.idle))
+		if err != nil && ctx.Err() == nil {
+			a.log.WarnContext(ctx, "idle sweep failed", "err", err)
+		} else if n > 0 {
+			a.log.InfoContext(ctx, "idle threads ended", "threads", n, "idle", a.idle)
+		}
+	}
+}
+
+// Open opens agentmem as New does and starts its background work; Close
+// stops it.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	a, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.cancel, a.ran = cancel, make(chan error, 1)
+	go func() { a.ran <- a.Run(runCtx) }()
+	return a, nil
+}
+
+// Close stops the background work that Open started (jobs it interrupted
+// are handed back), then closes the store. Calls after the first do
+// nothing.
+func (a *App) Close() error {
+	a.mu.Lock()
+	cancel, ran, closed := a.cancel, a.ran, a.closed
+	a.cancel, a.ran, a.closed = nil, nil, true
+	a.mu.Unlock()
+	if closed {
+		return nil
+	}
+	var err error
+	if cancel != nil {
+		cancel()
+		err = <-ran
+	}
+	return errors.Join(err, a.store.Close())
+}
+
+// Before is seed 001's context provider before a model call: the context
+// of the thread for input (which is not stored yet), created with the
+// thread when it does not exist.
+func (a *App) Before(ctx context.Context, userID, threadID, input string, req agentmem.ContextRequest) (*agentmem.Context, error) {
+	if err := a.ensureThread(ctx, userID, threadID); err != nil {
+		return nil, err
+	}
+	req.Input = input
+	return a.BuildContext(ctx, userID, threadID, req)
+}
+
+// After is seed 001's context provider after a model call: it records the
+// turn, the user's input and the model's reply, in one batch.
+func (a *App) After(ctx context.Context, userID, threadID, input string, reply *agentmem.Message) error {
+	if err := a.ensureThread(ctx, userID, threadID); err != nil {
+		return err
+	}
+	msgs := []*agentmem.Message{{Role: agentmem.RoleUser, Content: input}}
+	if reply != nil {
+		if reply.Role == "" {
+			reply.Role = agentmem.RoleAssistant
+		}
+		msgs = append(msgs, reply)
+	}
+	_, err := a.AppendMessages(ctx, userID, threadID, msgs, "")
+	return err
+}
+
+func (a *App) ensureThread(ctx context.Context, userID, threadID string) error {
+	_, err := a.FindThreadByID(ctx, userID, threadID)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		err = a.CreateThread(ctx, userID, &agentmem.Thread{ID: threadID})
+		if agentmem.ErrorCode(err) == agentmem.ECONFLICT {
+			err = nil // created meanwhile
+		}
+	}
+	return err
+}
+
+// OpenStore opens the database cfg.DB names, migrating it, with exact
+// token counts.
+func OpenStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
+	db := cmp.Or(cfg.DB, DefaultDB)
+	maxMsg := cmp.Or(cfg.MaxMessageBytes, agentmem.DefaultMaxMessageBytes)
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		s, err := postgres.Open(ctx, db)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		s.Tokens, s.MaxMessageBytes = tokens.Default(), maxMsg
+		return s, nil
+	}
+	s, err := sqlite.Open(ctx, db, sqlite.Options{Synchronous: cmp.Or(cfg.SQLiteSynchronous, "FULL")})
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", db, err)
+	}
+	s.Tokens, s.MaxMessageBytes = tokens.Default(), maxMsg
+	return s, nil
+}
+
+// newChat returns the configured model, nil without one.
+func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
+	oc := openai.ConfigFromEnv(getenv)
+	if cfg.LLMBaseURL != "" && oc.AzureEndpoint == "" {
+		oc.BaseURL = cfg.LLMBaseURL
+	}
+	if cfg.LLMModel != "" {
+		oc.Model = cfg.LLMModel
+	}
+	if !openai.Configured(oc) {
+		return nil, nil
+	}
+	c, err := openai.New(oc)
+	if err != nil {
+		return nil, fmt.Errorf("model client: %w", err)
+	}
+	return c, nil
+}
+
+// newEmbedder returns the embedder of search and its vector space: the
+// built-in one, or the model server's embeddings, whose dimension one
+// call learns (the space names model and dimension, so that vectors of
+// different embedders are never compared).
+func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (agentmem.Embedder, string, error) {
+	if cfg.Embedder == "" || cfg.Embedder == "builtin" {
+		emb := lexical.New(0)
+		return emb, emb.Space(), nil
+	}
+	if cfg.Embedder != "openai" {
+		return nil, "", fmt.Errorf("embedder must be builtin or openai, not %q", cfg.Embedder)
+	}
+	model := cmp.Or(cfg.EmbedModel, "text-embedding-3-small")
+	oc := openai.ConfigFromEnv(getenv)
+	if cfg.LLMBaseURL != "" && oc.AzureEndpoint == "" {
+		oc.BaseURL = cfg.LLMBaseURL
+	}
+	oc.EmbeddingModel = model
+	if !openai.Configured(oc) {
+		return nil, "", fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
+	}
+	c, err := openai.New(oc)
+	if err != nil {
+		return nil, "", fmt.Errorf("embeddings client: %w", err)
+	}
+	vecs, err := c.Embed(ctx, []string{"agentmem"})
+	if err != nil {
+		return nil, "", fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
+	}
+	space := fmt.Sprintf("openai/%s/%d", model, len(vecs[0]))
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return nil, "", fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
+	}
+	return unitVectors{c}, space, nil
+}
+
+// unitVectors scales a model's embeddings to unit length, which the
+// stores' cosine search assumes.
+type unitVectors struct{ agentmem.Embedder }
+
+func (u unitVectors) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := u.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vecs {
+		var sum float64
+		for _, x := range v {
+			sum += float64(x) * float64(x)
+		}
+		if norm := math.Sqrt(sum); norm > 0 {
+			for i := range v {
+				v[i] = float32(float64(v[i]) / norm)
+			}
+		}
+	}
+	return vecs, nil
+}
+
+// vectorWeight is the weight of the vector signal in search's fusion:
+// the built-in embedder's lexical vectors add little to full-text search
+// (retrieve.VectorWeightLexical); a model's embeddings weigh as much.
+func vectorWeight(embedder string) float64 {
+	if embedder == "" || embedder == "builtin" {
+		return retrieve.VectorWeightLexical
+	}
+	return 1
+}
+
+// newWindow returns the context builder with cfg's defaults and prompts.
+func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memories window.MemoryProvider, initBlock window.InitProvider, log *slog.Logger) (*window.Builder, error) {
+	def := window.DefaultRequest()
+	c := cfg.Context
+	def.BudgetTokens = cmp.Or(c.BudgetTokens, def.BudgetTokens)
+	def.Model = cmp.Or(c.Model, def.Model)
+	def.Strategy = cmp.Or(c.Strategy, def.Strategy)
+	if cfg.Prompts.Templates != nil {
+		if err := cfg.Prompts.Validate(); err != nil {
+			return nil, fmt.Errorf("prompts: %s", agentmem.ErrorMessage(err))
+		}
+		def.Prompt = cfg.Prompts.Default
+	}
+	return window.New(store, jobs, window.Options{
+		Defaults:       def,
+		Tokenizer:      func(model string) (window.Tokenizer, bool) { return tokens.ForModel(model) },
+		StoredEncoding: tokens.Default().Encoding(),
+		Prompts:        cfg.Prompts,
+		Memories:       memories,
+		Init:           initBlock,
+		Log:            log,
+	}), nil
+}
+
+// notifying is a job store that wakes the worker pool after each job it
+// enqueues, so that a job runs at once rather than at the next poll.
+type notifying struct {
+	agentmem.JobStore
+	notify func()
+}
+
+func (n notifying) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
+	out, err := n.JobStore.EnqueueJob(ctx, j)
+	if err == nil && out.Status == agentmem.JobQueued {
+		n.notify()
+	}
+	return out, err
+}
+
+// storeWithJobs is a store whose jobs are enqueued through jobs.
+type storeWithJobs struct {
+	agentmem.Store
+	jobs agentmem.JobStore
+}
+
+func (s storeWithJobs) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
+	return s.jobs.EnqueueJob(ctx, j)
+}
