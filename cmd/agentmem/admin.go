@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/extract"
 )
 
 // runMigrate applies pending migrations (serve does this at start too).
@@ -31,6 +34,12 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return store.Close()
 }
 
+// cliContext is ctx with the command line's identity: an admin, named
+// "cli" in the audit log.
+func cliContext(ctx context.Context) context.Context {
+	return agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Via: "cli", Scope: agentmem.Scope{Kind: agentmem.ScopeAdmin}})
+}
+
 // runExport writes one thread (--thread) or everything of a user as JSON,
 // or one thread as Markdown.
 func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
@@ -45,57 +54,86 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
-	if err := agentmem.ValidateID("--user", *user); err != nil {
-		return errors.New(agentmem.ErrorMessage(err))
+	if *user == "" {
+		return errors.New("--user is required")
 	}
 	if *format != "json" && (*format != "markdown" || *thread == "") {
 		return fmt.Errorf("--format must be json, or markdown with --thread")
 	}
+	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
+		return writeOut(*out, stdout, func(w io.Writer) error {
+			if *thread == "" {
+				return svc.ExportUser(ctx, *user, w)
+			}
+			x, err := svc.ExportThread(ctx, *user, *thread)
+			if err != nil {
+				return err
+			}
+			if *format == "markdown" {
+				_, err = io.WriteString(w, x.Markdown())
+				return err
+			}
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(x)
+		})
+	})
+}
+
+// writeOut calls write with standard output (name "-") or with a
+// temporary file beside name, renamed to name once write succeeded: a
+// failed export never truncates or replaces an existing file.
+func writeOut(name string, stdout io.Writer, write func(io.Writer) error) (err error) {
+	if name == "-" {
+		bw := bufio.NewWriter(stdout)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}
+
+// withService opens the store of cfg and calls fn with the application
+// core over it, as the command line's identity (an admin). Jobs it asks
+// for (indexing an import) are stored and run by serve.
+func withService(ctx context.Context, cfg Config, fn func(context.Context, *core.Service) error) error {
 	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-
-	w := stdout
-	if *out != "-" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, f.Close()) }()
-		w = f
+	svc := core.New(store, core.Options{Indexer: &extract.Indexer{Store: store, Jobs: store}})
+	err = fn(cliContext(ctx), svc)
+	if cerr := store.Close(); err == nil {
+		err = cerr
 	}
-	bw := bufio.NewWriter(w)
-	defer func() { err = errors.Join(err, bw.Flush()) }()
-
-	if *thread != "" {
-		x, err := agentmem.ExportThread(ctx, store, *user, *thread)
-		if err != nil {
-			return errors.New(agentmem.ErrorMessage(err))
-		}
-		if *format == "markdown" {
-			_, err = io.WriteString(bw, x.Markdown())
-			return err
-		}
-		enc := json.NewEncoder(bw)
-		enc.SetIndent("", "  ")
-		return enc.Encode(x)
+	if err != nil && agentmem.ErrorCode(err) != agentmem.EINTERNAL {
+		return errors.New(agentmem.ErrorMessage(err))
 	}
-	x := agentmem.UserExport{Version: agentmem.ExportVersion, UserID: *user, ExportedAt: time.Now().UTC(), Sessions: []*agentmem.Session{}}
-	err = agentmem.ExportUser(ctx, store, *user, func(t *agentmem.ThreadExport) error {
-		x.Threads = append(x.Threads, t)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if x.Threads == nil {
-		x.Threads = []*agentmem.ThreadExport{}
-	}
-	enc := json.NewEncoder(bw)
-	enc.SetIndent("", "  ")
-	return enc.Encode(x)
+	return err
 }
 
 // runImport reads a thread export or a user export (from a file or "-" for
@@ -109,8 +147,8 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
-	if err := agentmem.ValidateID("--user", *user); err != nil {
-		return errors.New(agentmem.ErrorMessage(err))
+	if *user == "" {
+		return errors.New("--user is required")
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("import takes one file (or - for standard input)")
@@ -138,19 +176,16 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	if len(threads) == 0 {
 		return fmt.Errorf("the file holds no thread export")
 	}
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	for _, x := range threads {
-		t, err := store.ImportThread(ctx, *user, x)
-		if err != nil {
-			return fmt.Errorf("import thread %q: %s", threadID(x), agentmem.ErrorMessage(err))
+	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
+		for _, x := range threads {
+			t, err := svc.ImportThread(ctx, *user, x)
+			if err != nil {
+				return fmt.Errorf("import thread %q: %s", threadID(x), agentmem.ErrorMessage(err))
+			}
+			fmt.Fprintf(stdout, "imported thread %s (%d messages)\n", t.ID, t.MessageCount)
 		}
-		fmt.Fprintf(stdout, "imported thread %s (%d messages)\n", t.ID, t.MessageCount)
-	}
-	return nil
+		return nil
+	})
 }
 
 func threadID(x *agentmem.ThreadExport) string {
@@ -179,43 +214,20 @@ func runCleanup(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, cfg)
+	cutoff := time.Now().Add(-age)
+	var res *agentmem.CleanupResult
+	err = withService(ctx, cfg, func(ctx context.Context, svc *core.Service) (err error) {
+		res, err = svc.Cleanup(ctx, cutoff, *dryRun)
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	defer store.Close()
-	cutoff := time.Now().Add(-age)
-	var total agentmem.Counts
-	users := 0
-	for after := ""; ; {
-		ids, err := store.FindUserIDs(ctx, after, 500)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			c, err := store.DeleteThreadsBefore(ctx, id, cutoff, *dryRun)
-			if err != nil {
-				return fmt.Errorf("clean up user %q: %w", id, err)
-			}
-			if c.Threads > 0 {
-				users++
-			}
-			total.Add(c)
-		}
-		if len(ids) < 500 {
-			break
-		}
-		after = ids[len(ids)-1]
 	}
 	verb := "deleted"
 	if *dryRun {
 		verb = "would delete"
-	} else {
-		detail, _ := json.Marshal(map[string]any{"older_than": *olderThan, "cutoff": cutoff.UTC(), "users": users, "deleted": total})
-		if err := store.CreateAuditEvent(ctx, &agentmem.AuditEvent{Actor: "cli", Action: agentmem.AuditCleanup, Detail: detail}); err != nil {
-			return fmt.Errorf("record the clean-up in the audit log: %w", err)
-		}
 	}
+	total, users := res.Deleted, res.Users
 	fmt.Fprintf(stdout, "%s %d threads, %d messages, %d elements of %d users (not updated since %s)\n",
 		verb, total.Threads, total.Messages, total.Elements, users, cutoff.UTC().Format(time.RFC3339))
 	return nil

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +14,10 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/sqlite"
+	"github.com/google/go-cmp/cmp"
 )
 
 // runCmd runs the command line args with an empty environment and returns
@@ -149,5 +155,80 @@ func TestParseAge(t *testing.T) {
 		if _, err := parseAge(bad); err == nil {
 			t.Errorf("parseAge(%q): no error", bad)
 		}
+	}
+}
+
+// TestExport_SameAsAPI: the command line's export of a user is the API's,
+// memories, notes, profiles and entities included; a failed export leaves
+// an existing output file as it was.
+func TestExport_SameAsAPI(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	seed(t, db, "alice", time.Now())
+	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := core.New(s, core.Options{})
+	ctx := context.Background()
+	if _, err := svc.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User lives in Oslo.", Category: "fact"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.EditNotes(ctx, "alice", "helper", agentmem.NotesOp{Operation: agentmem.NotesOverwrite, Content: "# Alice\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.PutEntity(ctx, "alice", agentmem.EntityInput{Name: "Oslo", Type: "place"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RefreshProfile(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.NewHandler(nil, svc, httpapi.Options{}))
+	resp, err := http.Get(srv.URL + "/v1/users/alice/export")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	s.Close()
+
+	out := filepath.Join(dir, "alice.json")
+	if _, err := runCmd(t, "export", "--db", db, "--user", "alice", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, c map[string]any
+	if err := json.Unmarshal(api, &a); err != nil {
+		t.Fatalf("API export: %v\n%s", err, api)
+	}
+	if err := json.Unmarshal(cli, &c); err != nil {
+		t.Fatalf("CLI export: %v\n%s", err, cli)
+	}
+	delete(a, "exported_at")
+	delete(c, "exported_at")
+	for _, k := range []string{"threads", "sessions", "notes", "memories", "profiles", "entities"} {
+		if l, ok := c[k].([]any); !ok || (k != "sessions" && len(l) == 0) {
+			t.Errorf("CLI export %s = %v, want a non-empty list", k, c[k])
+		}
+	}
+	if diff := cmp.Diff(a, c); diff != "" {
+		t.Fatalf("CLI and API exports differ (-api +cli):\n%s", diff)
+	}
+
+	// A failed export (no such database directory… here: a user ID that
+	// is not valid) leaves the file as it was.
+	if _, err := runCmd(t, "export", "--db", db, "--user", "bad user", "--out", out); err == nil {
+		t.Fatal("export of an invalid user succeeded")
+	}
+	again, err := os.ReadFile(out)
+	if err != nil || !bytes.Equal(again, cli) {
+		t.Fatalf("the failed export changed %s: %v", out, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".alice.json.*")); len(m) != 0 {
+		t.Fatalf("temporary files left: %v", m)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 )
 
 const keysUsage = `Usage:
@@ -31,7 +31,6 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbFlags(fs, &cfg, getenv)
-	ctx = agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Via: "cli", Scope: agentmem.Scope{Kind: agentmem.ScopeAdmin}})
 	switch args[0] {
 	case "create":
 		scope := fs.String("scope", "", "admin, user:ID, tenant:ID or tenant:ID/user:ID (required)")
@@ -40,32 +39,13 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		if err := cfg.parse(fs, args[1:], getenv); err != nil {
 			return err
 		}
-		sc, err := agentmem.ParseScope(*scope)
-		if err != nil {
-			return errors.New(agentmem.ErrorMessage(err))
-		}
-		var ttl time.Duration
-		if *expires != "" {
-			if ttl, err = agentmem.ParseAge("--expires", *expires); err != nil {
-				return errors.New(agentmem.ErrorMessage(err))
-			}
-		}
-		token, k, err := agentmem.NewAPIKey(sc, *name, time.Now(), ttl)
-		if err != nil {
-			return errors.New(agentmem.ErrorMessage(err))
-		}
-		k.CreatedBy = "cli"
-		return withStore(ctx, cfg, func(store agentmem.Store) error {
-			if err := store.CreateKey(ctx, k); err != nil {
+		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
+			k, err := svc.CreateKey(ctx, agentmem.KeyInput{Scope: *scope, Name: *name, ExpiresIn: *expires})
+			if err != nil {
 				return err
 			}
-			detail, _ := json.Marshal(map[string]string{"scope": sc.String(), "name": *name})
-			if err := store.CreateAuditEvent(ctx, &agentmem.AuditEvent{Actor: "cli", Action: agentmem.AuditKeyCreate,
-				TenantID: sc.TenantID, UserID: sc.UserID, Target: k.ID, Detail: detail}); err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, token)
-			fmt.Fprintf(stderr, "created key %s (%s); the token above is shown once and cannot be retrieved again\n", k.ID, sc)
+			fmt.Fprintln(stdout, k.Token)
+			fmt.Fprintf(stderr, "created key %s (%s); the token above is shown once and cannot be retrieved again\n", k.Key.ID, k.Key.Scope)
 			return nil
 		})
 	case "list":
@@ -73,7 +53,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		if err := cfg.parse(fs, args[1:], getenv); err != nil {
 			return err
 		}
-		return withStore(ctx, cfg, func(store agentmem.Store) error {
+		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tNAME\tCREATED\tEXPIRES\tREVOKED")
 			f := agentmem.KeyFilter{Limit: agentmem.MaxPageSize}
@@ -81,7 +61,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 				f.TenantID = tenant
 			}
 			for {
-				keys, next, err := store.FindKeys(ctx, f)
+				keys, next, err := svc.FindKeys(ctx, f)
 				if err != nil {
 					return err
 				}
@@ -100,13 +80,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		if fs.NArg() != 1 {
 			return errors.New("keys revoke: give the ID of the key to revoke (see keys list)")
 		}
-		return withStore(ctx, cfg, func(store agentmem.Store) error {
-			k, err := store.RevokeKey(ctx, fs.Arg(0))
+		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
+			k, err := svc.RevokeKey(ctx, fs.Arg(0))
 			if err != nil {
-				return err
-			}
-			if err := store.CreateAuditEvent(ctx, &agentmem.AuditEvent{Actor: "cli", Action: agentmem.AuditKeyRevoke,
-				TenantID: k.Scope.TenantID, UserID: k.Scope.UserID, Target: k.ID}); err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "revoked key %s (%s)\n", k.ID, k.Scope)
@@ -117,24 +93,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	return fmt.Errorf("keys: unknown subcommand %q", args[0])
 }
 
-// withStore opens the store of cfg, runs fn, and closes it. A store error
-// with a client-safe message is shown as that message.
-func withStore(ctx context.Context, cfg Config, fn func(agentmem.Store) error) error {
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	err = fn(store)
-	if cerr := store.Close(); err == nil {
-		err = cerr
-	}
-	var e *agentmem.Error
-	if errors.As(err, &e) {
-		return errors.New(e.Message)
-	}
-	return err
-}
-
+// timeOrDash formats an optional time for the key list.
 func timeOrDash(t *time.Time) string {
 	if t == nil {
 		return "-"
