@@ -15,15 +15,15 @@ const module = "github.com/agentmem/agentmem"
 // package missing here fails the test, so a new package must declare its
 // place. Third-party imports are checked only for the root package.
 var allowed = map[string][]string{
-	".":            {"std"},
-	"sqlite":       {"."},
-	"postgres":     {"."},
-	"storetest":    {"."},
-	"tokens":       {"."},
-	"httpapi":      {".", "core", "window", "retrieve", "extract"},
-	"core":         {".", "window", "retrieve", "extract"},
+	".":         {"std"},
+	"sqlite":    {"."},
+	"postgres":  {"."},
+	"storetest": {"."},
+	"tokens":    {"."},
+	"httpapi":   {".", "core", "window", "retrieve", "extract"},
+	"core":      {".", "window", "retrieve", "extract"},
 	// app wires agentmem in process (library mode, and the command's).
-	"app": {".", "core", "window", "retrieve", "extract", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
+	"app":          {".", "core", "window", "retrieve", "extract", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
 	"retrieve":     {"."},
 	"extract":      {"."},
 	"window":       {"."},
@@ -34,6 +34,8 @@ var allowed = map[string][]string{
 	"llm/llmtest":  {"std"}, // a fake model server for any package's tests: stdlib only
 	"eval/locomo":  {"."},   // its own Searcher and Indexer over the stores; cmd passes the token counter and the searcher
 	"cmd/agentmem": {"*"},
+	// The library-mode example opens agentmem through app, as a Go program would.
+	"examples/agentloop": {".", "app", "llm/openai"},
 	// internal/testutil holds test helpers and may open any backend.
 	"internal/testutil": {"*"},
 	// internal/goldenfile compares test output with golden files.

@@ -266,8 +266,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a.cancel, a.ran = cancel, make(chan error, 1)
-	go func() { a.ran <- a.Run(runCtx) }()
+	ran := make(chan error, 1)
+	a.cancel, a.ran = cancel, ran
+	go func() { ran <- a.Run(runCtx) }()
 	return a, nil
 }
 
