@@ -51,7 +51,10 @@ var _ agentmem.Service = (*Client)(nil)
 // first attempt stored before its answer was lost. Between attempts the
 // client waits what the server asked (Retry-After) or an exponential,
 // jittered back-off, and gives up at once when ctx would end first or
-// when the server asks for longer than RetryMaxDelay.
+// when the server asks for longer than RetryMaxDelay. A retry whose first
+// attempt succeeded but lost its answer on the way answers as a second
+// call would: a DELETE ENOTFOUND, a write with an expected version
+// ECONFLICT.
 type Client struct {
 	// BaseURL is the server's root, e.g. http://127.0.0.1:8080.
 	BaseURL string

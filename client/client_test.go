@@ -1052,9 +1052,9 @@ func TestClient_Retries(t *testing.T) {
 			t.Fatalf("Health=%v after %d calls; want context.Canceled after the first", err, f.calls.Load())
 		}
 		// A deadline sooner than the wait ends the retries with the server's error.
-		ctx, cancel2 := context.WithTimeout(t.Context(), time.Millisecond)
+		ctx, cancel2 := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel2()
-		c.RetryBaseDelay = time.Hour
+		c.RetryBaseDelay = time.Hour // capped at RetryMaxDelay, 10s: longer than the deadline
 		wantCode(t, c.Health(ctx), agentmem.EUNAVAILABLE)
 	})
 }
