@@ -192,7 +192,15 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	}
 	retries := c.retries(cl)
 	for n := 0; ; n++ {
-		resp, err := c.send(ctx, cl, u, body)
+		req, err := c.newRequest(ctx, cl, u, body)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", cl.method, p, err)
+		}
+		hc := c.HTTPClient
+		if hc == nil {
+			hc = http.DefaultClient
+		}
+		resp, err := hc.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("%s %s: %w", cl.method, p, ctx.Err())
@@ -221,8 +229,8 @@ func (c *Client) do(ctx context.Context, cl call) error {
 	}
 }
 
-// send makes one attempt.
-func (c *Client) send(ctx context.Context, cl call, u string, body []byte) (*http.Response, error) {
+// newRequest returns the request of one attempt at cl.
+func (c *Client) newRequest(ctx context.Context, cl call, u string, body []byte) (*http.Request, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -242,11 +250,7 @@ func (c *Client) send(ctx context.Context, cl call, u string, body []byte) (*htt
 	if c.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return hc.Do(req)
+	return req, nil
 }
 
 // read reads the answer to cl (p is its escaped path, for messages) and

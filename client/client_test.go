@@ -1141,6 +1141,13 @@ func TestClient_Errors(t *testing.T) {
 			t.Fatalf("err=%v, want a transport error naming the request", err)
 		}
 	})
+	t.Run("BadBaseURL", func(t *testing.T) {
+		c := client.New("http://[::1", nil)
+		c.Sleep = func(context.Context, time.Duration) error { t.Fatal("a request that cannot be made was retried"); return nil }
+		if err := c.Health(t.Context()); err == nil || agentmem.ErrorCode(err) == agentmem.EUNAVAILABLE {
+			t.Fatalf("Health=%v, want an error that is not the server's unavailability", err)
+		}
+	})
 	t.Run("OddIDs", func(t *testing.T) {
 		c, _ := MustServe(t)
 		ctx := t.Context()
