@@ -51,7 +51,7 @@ func TestServe_Summaries(t *testing.T) {
 	srv := MustServeEnv(t, filepath.Join(t.TempDir(), "agentmem.db"), map[string]string{"OPENAI_BASE_URL": llm.BaseURL(), "OPENAI_API_KEY": "test"})
 	c := client.New(srv.URL, nil)
 	ctx := context.Background()
-	if _, err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
+	if err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []*agentmem.Message

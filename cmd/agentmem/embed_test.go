@@ -66,7 +66,7 @@ func TestServe_Embedder(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "agentmem.db")
 	srv := MustServe(t, db)
 	c := client.New(srv.URL, nil)
-	if _, err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
+	if err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.AppendMessages(ctx, "alice", "t", []*agentmem.Message{

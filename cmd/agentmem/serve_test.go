@@ -97,8 +97,8 @@ func TestServe(t *testing.T) {
 	srv := MustServe(t, db)
 	c := client.New(srv.URL, nil)
 
-	th, err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "trip", AgentID: "planner"})
-	if err != nil {
+	th := &agentmem.Thread{ID: "trip", AgentID: "planner"}
+	if err := c.CreateThread(ctx, "alice", th); err != nil {
 		t.Fatal(err)
 	}
 	first, err := c.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{{Role: "user", Content: "Plan three days in Lisbon."}}, "turn-1")
@@ -140,7 +140,7 @@ func TestServe(t *testing.T) {
 	srv = MustServe(t, db)
 	c = client.New(srv.URL, nil)
 
-	got, err := c.GetThread(ctx, "alice", "trip")
+	got, err := c.FindThreadByID(ctx, "alice", "trip")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestServe(t *testing.T) {
 	}
 	var seqs []int64
 	for cursor := ""; ; {
-		page, next, err := c.ListMessages(ctx, "alice", "trip", agentmem.MessageFilter{Limit: 100, Cursor: cursor})
+		page, next, err := c.FindMessages(ctx, "alice", "trip", agentmem.MessageFilter{Limit: 100, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestServe(t *testing.T) {
 	if len(seqs) != total {
 		t.Fatalf("%d messages after restart, want %d", len(seqs), total)
 	}
-	if _, err := c.GetThread(ctx, "bob", "trip"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+	if _, err := c.FindThreadByID(ctx, "bob", "trip"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
 		t.Fatalf("bob reads alice's thread: err=%v, want not_found", err)
 	}
 }
@@ -181,7 +181,7 @@ func TestServe_GracefulShutdown(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "agentmem.db")
 	srv := MustServe(t, db)
 	c := client.New(srv.URL, nil)
-	if _, err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
+	if err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -234,7 +234,7 @@ func TestServe_GracefulShutdown(t *testing.T) {
 	<-stopped
 
 	srv = MustServe(t, db)
-	msgs, _, err := client.New(srv.URL, nil).ListMessages(ctx, "alice", "t", agentmem.MessageFilter{})
+	msgs, _, err := client.New(srv.URL, nil).FindMessages(ctx, "alice", "t", agentmem.MessageFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

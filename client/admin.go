@@ -1,0 +1,116 @@
+package client
+
+import (
+	"context"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// The AdminService over REST, and the user as a whole: export and
+// erasure.
+
+// ExportUser writes everything stored for the user to w, as the server
+// streams it: one JSON object in the shape of agentmem.UserExport. The
+// export is not held in memory. A server that fails after it began
+// breaks the stream, so that an error here means w holds an incomplete
+// export, never one that parses as complete. GET /v1/users/{user}/export.
+func (c *Client) ExportUser(ctx context.Context, userID string, w io.Writer) error {
+	return c.do(ctx, call{method: http.MethodGet, path: []string{"v1", "users", userID, "export"}, stream: w})
+}
+
+// EraseUser implements agentmem.AdminService: DELETE /v1/users/{user}.
+func (c *Client) EraseUser(ctx context.Context, userID string) (agentmem.Counts, error) {
+	var out struct {
+		Deleted agentmem.Counts `json:"deleted"`
+	}
+	err := c.do(ctx, call{method: http.MethodDelete, path: []string{"v1", "users", userID}, out: &out})
+	return out.Deleted, err
+}
+
+// Cleanup implements agentmem.AdminService, but the REST API has no
+// route for it: it returns EINVALID, naming the command that does it.
+func (c *Client) Cleanup(ctx context.Context, cutoff time.Time, dryRun bool) (*agentmem.CleanupResult, error) {
+	return nil, agentmem.Errorf(agentmem.EINVALID,
+		"Cleanup is not in the REST API; it is available on the command line only: agentmem cleanup --older-than AGE [--dry-run].")
+}
+
+// CreateKey implements agentmem.AdminService: POST /v1/keys.
+func (c *Client) CreateKey(ctx context.Context, in agentmem.KeyInput) (*agentmem.NewKey, error) {
+	var out agentmem.NewKey
+	return &out, c.do(ctx, call{method: http.MethodPost, path: []string{"v1", "keys"}, in: in, out: &out})
+}
+
+// FindKeys implements agentmem.AdminService: GET /v1/keys with
+// tenant_id, limit and cursor.
+func (c *Client) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem.APIKey, string, error) {
+	q := url.Values{}
+	setPtr(q, "tenant_id", f.TenantID)
+	setPage(q, f.Limit, f.Cursor)
+	return list[*agentmem.APIKey](ctx, c, []string{"v1", "keys"}, q)
+}
+
+// AllKeys iterates over the keys that f selects.
+func (c *Client) AllKeys(ctx context.Context, f agentmem.KeyFilter) iter.Seq2[*agentmem.APIKey, error] {
+	return all(f.Cursor, func(cursor string) ([]*agentmem.APIKey, string, error) {
+		f.Cursor = cursor
+		return c.FindKeys(ctx, f)
+	})
+}
+
+// RevokeKey implements agentmem.AdminService: DELETE /v1/keys/{key}.
+func (c *Client) RevokeKey(ctx context.Context, id string) (*agentmem.APIKey, error) {
+	var out agentmem.APIKey
+	return &out, c.do(ctx, call{method: http.MethodDelete, path: []string{"v1", "keys", id}, out: &out})
+}
+
+// FindAuditEvents implements agentmem.AdminService: GET /v1/audit with
+// action, tenant_id, user_id, since, limit and cursor.
+func (c *Client) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]*agentmem.AuditEvent, string, error) {
+	q := url.Values{}
+	setPtr(q, "action", f.Action)
+	setPtr(q, "tenant_id", f.TenantID)
+	setPtr(q, "user_id", f.UserID)
+	if f.Since != nil {
+		q.Set("since", f.Since.Format(time.RFC3339Nano))
+	}
+	setPage(q, f.Limit, f.Cursor)
+	return list[*agentmem.AuditEvent](ctx, c, []string{"v1", "audit"}, q)
+}
+
+// AllAuditEvents iterates over the audit events that f selects.
+func (c *Client) AllAuditEvents(ctx context.Context, f agentmem.AuditFilter) iter.Seq2[*agentmem.AuditEvent, error] {
+	return all(f.Cursor, func(cursor string) ([]*agentmem.AuditEvent, string, error) {
+		f.Cursor = cursor
+		return c.FindAuditEvents(ctx, f)
+	})
+}
+
+// FindJobs implements agentmem.AdminService: GET /v1/jobs with status,
+// kind, user_id, limit and cursor.
+func (c *Client) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem.Job, string, error) {
+	q := url.Values{}
+	setPtr(q, "status", f.Status)
+	setPtr(q, "kind", f.Kind)
+	setPtr(q, "user_id", f.UserID)
+	setPage(q, f.Limit, f.Cursor)
+	return list[*agentmem.Job](ctx, c, []string{"v1", "jobs"}, q)
+}
+
+// AllJobs iterates over the jobs that f selects.
+func (c *Client) AllJobs(ctx context.Context, f agentmem.JobFilter) iter.Seq2[*agentmem.Job, error] {
+	return all(f.Cursor, func(cursor string) ([]*agentmem.Job, string, error) {
+		f.Cursor = cursor
+		return c.FindJobs(ctx, f)
+	})
+}
+
+// Stats implements agentmem.AdminService: GET /v1/stats.
+func (c *Client) Stats(ctx context.Context) (*agentmem.Stats, error) {
+	var out agentmem.Stats
+	return &out, c.do(ctx, call{method: http.MethodGet, path: []string{"v1", "stats"}, out: &out})
+}
