@@ -135,3 +135,32 @@ func containsToken(body []byte, token string) bool {
 	_, secret, _ := agentmem.ParseAPIKey(token)
 	return secret != "" && strings.Contains(string(body), secret)
 }
+
+// TestHandler_AdminAddressesTenantUser: an admin reaches a tenant's user
+// as tenant:T/user:U (the slash escaped in the path), and answers name
+// the user that way; the tenant's own key sees the plain name.
+func TestHandler_AdminAddressesTenantUser(t *testing.T) {
+	store := MustOpenStore(t)
+	admin, _ := mustKey(t, store, "admin", time.Now(), 0)
+	acme, _ := mustKey(t, store, "tenant:acme", time.Now(), 0)
+	MustCreateThread(t, store, &agentmem.Thread{UserID: "acme/alice", ID: "t"})
+	srv := MustServe(t, store, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}})
+
+	resp, body := Do(t, "GET", srv.URL+"/v1/users/tenant:acme%2Fuser:alice/threads/t", bearerHeader(admin), "")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"user_id":"tenant:acme/user:alice"`) {
+		t.Fatalf("admin: %d %s", resp.StatusCode, body)
+	}
+	resp, body = Do(t, "GET", srv.URL+"/v1/users/alice/threads/t", bearerHeader(acme), "")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"user_id":"alice"`) {
+		t.Fatalf("tenant: %d %s", resp.StatusCode, body)
+	}
+	// The admin's plain alice is another user.
+	if resp, body := Do(t, "GET", srv.URL+"/v1/users/alice/threads/t", bearerHeader(admin), ""); resp.StatusCode != 404 {
+		t.Fatalf("admin's plain alice: %d %s, want 404", resp.StatusCode, body)
+	}
+	// A tenant cannot use the admin's addressing to reach another tenant.
+	globex, _ := mustKey(t, store, "tenant:globex", time.Now(), 0)
+	if resp, body := Do(t, "GET", srv.URL+"/v1/users/tenant:acme%2Fuser:alice/threads/t", bearerHeader(globex), ""); resp.StatusCode != 400 && resp.StatusCode != 404 {
+		t.Fatalf("globex addressing acme's alice: %d %s, want 400 or 404", resp.StatusCode, body)
+	}
+}
