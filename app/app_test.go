@@ -1,0 +1,122 @@
+package app_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestSameAnswers: a Go program in library mode (app.Open) and a client of
+// the REST API over the same agentmem are two implementations of
+// agentmem.Service; the same calls give the same answers.
+func TestSameAnswers(t *testing.T) {
+	ctx := context.Background()
+	mem, err := app.Open(ctx, app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "a.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{}))
+	defer srv.Close()
+	remote := client.New(srv.URL, srv.Client())
+
+	// Library mode: a turn through the hooks, a memory, notes, an end.
+	if _, err := mem.Before(ctx, "alice", "t1", "I live in Oslo and I love skiing.", agentmem.ContextRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.After(ctx, "alice", "t1", "I live in Oslo and I love skiing.", &agentmem.Message{Content: "Noted!"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User's sister is Ana.", Category: "relationship"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.EditNotes(ctx, "alice", "helper", agentmem.NotesOp{Operation: agentmem.NotesAppend, Content: "## Trips\nOslo in May."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.EndThread(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	// Let the background jobs (indexing, reflection, profile) finish, so
+	// that both sides read one state.
+	waitIdle(t, mem)
+
+	type answers struct {
+		Thread   *agentmem.Thread
+		Messages []*agentmem.Message
+		Memories []*agentmem.Memory
+		Search   *agentmem.SearchResponse
+		Context  *agentmem.Context
+		Notes    *agentmem.Notes
+		Profile  *agentmem.Profile
+	}
+	ask := func(s agentmem.Service) answers {
+		t.Helper()
+		var a answers
+		var err error
+		must := func(e error) {
+			t.Helper()
+			if e != nil {
+				t.Fatal(e)
+			}
+		}
+		a.Thread, err = s.FindThreadByID(ctx, "alice", "t1")
+		must(err)
+		a.Messages, _, err = s.FindMessages(ctx, "alice", "t1", agentmem.MessageFilter{})
+		must(err)
+		a.Memories, _, err = s.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
+		must(err)
+		a.Search, err = s.Search(ctx, "alice", agentmem.SearchRequest{Query: "where does alice live?"})
+		must(err)
+		a.Context, err = s.BuildContext(ctx, "alice", "t1", agentmem.ContextRequest{Input: "What about Ana?", Format: agentmem.FormatText})
+		must(err)
+		a.Notes, err = s.FindNotes(ctx, "alice", "helper")
+		must(err)
+		a.Profile, err = s.FindProfile(ctx, "alice")
+		must(err)
+		return a
+	}
+	local, viaHTTP := ask(mem), ask(remote)
+	if len(local.Memories) < 2 || len(local.Search.Results) == 0 || local.Profile == nil {
+		t.Fatalf("library answers are thin: %d memories, %d results", len(local.Memories), len(local.Search.Results))
+	}
+	opts := cmp.Options{
+		cmpopts.IgnoreFields(agentmem.Telemetry{}, "CacheHit"), // the second build of a context is cached
+		cmpopts.EquateEmpty(),
+		cmpopts.IgnoreUnexported(agentmem.Context{}),
+	}
+	if diff := cmp.Diff(local, viaHTTP, opts...); diff != "" {
+		t.Fatalf("library and REST client answer differently (-library +client):\n%s", diff)
+	}
+}
+
+// waitIdle waits until mem has no queued or running job.
+func waitIdle(t *testing.T, mem *app.App) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		busy := 0
+		for _, st := range []string{agentmem.JobQueued, agentmem.JobRunning} {
+			js, _, err := mem.FindJobs(context.Background(), agentmem.JobFilter{Status: &st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			busy += len(js)
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs still pending after 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
