@@ -33,10 +33,14 @@ func (c *Client) EraseUser(ctx context.Context, userID string) (agentmem.Counts,
 }
 
 // Cleanup implements agentmem.AdminService, but the REST API has no
-// route for it: it returns EINVALID, naming the command that does it.
+// Cleanup implements agentmem.AdminService: POST /v1/cleanup.
 func (c *Client) Cleanup(ctx context.Context, cutoff time.Time, dryRun bool) (*agentmem.CleanupResult, error) {
-	return nil, agentmem.Errorf(agentmem.EINVALID,
-		"Cleanup is not in the REST API; it is available on the command line only: agentmem cleanup --older-than AGE [--dry-run].")
+	in := struct {
+		Before time.Time `json:"before"`
+		DryRun bool      `json:"dry_run"`
+	}{cutoff, dryRun}
+	var out agentmem.CleanupResult
+	return &out, c.do(ctx, call{method: http.MethodPost, path: []string{"v1", "cleanup"}, in: in, out: &out})
 }
 
 // CreateKey implements agentmem.AdminService: POST /v1/keys.

@@ -37,6 +37,7 @@ var routeCases = map[string]routeCase{
 	"GET /v1/keys":          {"/v1/keys", "", 200},
 	"POST /v1/keys":         {"/v1/keys", `{"scope":"user:zed","expires_in":"1d"}`, 201},
 	"DELETE /v1/keys/{key}": {"/v1/keys/{key}", "", 200},
+	"POST /v1/cleanup":      {"/v1/cleanup", `{"older_than":"3650d","dry_run":true}`, 200},
 
 	"GET /v1/users/{user}/threads":                     {"/v1/users/{user}/threads", "", 200},
 	"POST /v1/users/{user}/threads":                    {"/v1/users/{user}/threads", `{"title":"new"}`, 201},

@@ -29,6 +29,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"GET /v1/keys", accessAdmin, handleListKeys(log, svc)},
 		{"POST /v1/keys", accessAdmin, handleCreateKey(log, svc)},
 		{"DELETE /v1/keys/{key}", accessAdmin, handleRevokeKey(log, svc)},
+		{"POST /v1/cleanup", accessAdmin, handleCleanup(log, svc)},
 
 		{"GET /v1/users/{user}/threads", accessUser, handleListThreads(log, svc)},
 		{"POST /v1/users/{user}/threads", accessUser, handleCreateThread(log, svc)},
