@@ -887,8 +887,6 @@ func TestClient_Routes(t *testing.T) {
 
 // TestClient_RoutesCovered fails for every route of httpapi/routes.go
 // without a case in routeCases: a route added to the API needs its
-// TestClient_RoutesCovered fails for every route of httpapi/routes.go
-// without a case in routeCases: a route added to the API needs its
 // client method, and a case.
 func TestClient_RoutesCovered(t *testing.T) {
 	src, err := os.ReadFile("../httpapi/routes.go")
