@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -25,28 +26,8 @@ import (
 // then stops accepting connections, lets in-flight requests finish within
 // the shutdown timeout, and closes the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg := defaults()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	envString(fs, &cfg.Addr, "addr", "AGENTMEM_ADDR", "listen address; port 0 picks a free port", getenv)
-	envString(fs, &cfg.LogLevel, "log-level", "AGENTMEM_LOG_LEVEL", "debug, info, warn or error", getenv)
-	dbFlags(fs, &cfg, getenv)
-	fs.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", cfg.MaxMessageBytes, "largest message accepted (AGENTMEM_MAX_MESSAGE_BYTES)")
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body accepted")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on shutdown")
-	envString(fs, &cfg.Auth, "auth", "AGENTMEM_AUTH", "authentication: none (loopback only), apikey or header", getenv)
-	fs.BoolVar(&cfg.Insecure, "insecure", false, "allow --auth none on an address other than loopback")
-	envString(fs, &cfg.UserHeader, "user-header", "AGENTMEM_USER_HEADER", "header mode: the header holding the user ID", getenv)
-	envString(fs, &cfg.TrustedProxies, "trusted-proxies", "AGENTMEM_TRUSTED_PROXIES", "header mode: comma-separated addresses or CIDRs of the proxies whose header is believed", getenv)
-	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per key (0: no limit)")
-	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "requests a key may send at once above the rate")
-	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
-	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
-	contextFlags(fs, &cfg, getenv)
-	embedderFlags(fs, &cfg, getenv)
-	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "an active thread without a message for this long ends, and is reflected on (0: never)")
-	envString(fs, &cfg.InsightCategories, "insight-categories", "AGENTMEM_INSIGHT_CATEGORIES", "comma-separated categories of the insights reflection draws (default: general ones)", getenv)
-	if err := cfg.parse(fs, args, getenv); err != nil {
+	cfg, err := parseServe(args, getenv, stderr)
+	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -58,7 +39,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("--auth none on %s would let anyone on the network read every user's memory: "+
 			"use --auth apikey (create a key with `agentmem keys create --scope admin`) or --auth header, or pass --insecure", ln.Addr())
 	}
-	proxies, _ := cfg.trustedProxies() // checked by Validate
 	log := newLogger(stderr, cfg.LogLevel)
 
 	reg := prometheus.NewRegistry()
@@ -82,28 +62,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
 	svc := mem.Service
-
-	handler := httpapi.NewHandler(log, svc, httpapi.Options{
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Registry:     reg,
-		Version:      version(),
-		Auth: httpapi.Auth{
-			Mode:           cfg.Auth,
-			UserHeader:     cfg.UserHeader,
-			TrustedProxies: proxies,
-			Rate:           cfg.RateLimit,
-			Burst:          cfg.RateBurst,
-		},
-		MaxQueryBytes: cfg.MaxQueryBytes,
-	})
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      5 * time.Minute, // whole-user exports stream for a while
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newHTTPServer(log, svc, reg, cfg)
 	// The workers and the idle sweep run beside the server, on a context
 	// of their own: they stop after the server, so that no request is
 	// left waiting on them.
@@ -141,6 +100,60 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// parseServe reads serve's flags (and their AGENTMEM_* variables).
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	cfg := defaults()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	envString(fs, &cfg.Addr, "addr", "AGENTMEM_ADDR", "listen address; port 0 picks a free port", getenv)
+	envString(fs, &cfg.LogLevel, "log-level", "AGENTMEM_LOG_LEVEL", "debug, info, warn or error", getenv)
+	dbFlags(fs, &cfg, getenv)
+	fs.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", cfg.MaxMessageBytes, "largest message accepted (AGENTMEM_MAX_MESSAGE_BYTES)")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body accepted")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on shutdown")
+	envString(fs, &cfg.Auth, "auth", "AGENTMEM_AUTH", "authentication: none (loopback only), apikey or header", getenv)
+	fs.BoolVar(&cfg.Insecure, "insecure", false, "allow --auth none on an address other than loopback")
+	envString(fs, &cfg.UserHeader, "user-header", "AGENTMEM_USER_HEADER", "header mode: the header holding the user ID", getenv)
+	envString(fs, &cfg.TrustedProxies, "trusted-proxies", "AGENTMEM_TRUSTED_PROXIES", "header mode: comma-separated addresses or CIDRs of the proxies whose header is believed", getenv)
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per key (0: no limit)")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "requests a key may send at once above the rate")
+	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
+	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
+	contextFlags(fs, &cfg, getenv)
+	embedderFlags(fs, &cfg, getenv)
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "an active thread without a message for this long ends, and is reflected on (0: never)")
+	envString(fs, &cfg.InsightCategories, "insight-categories", "AGENTMEM_INSIGHT_CATEGORIES", "comma-separated categories of the insights reflection draws (default: general ones)", getenv)
+	err := cfg.parse(fs, args, getenv)
+	return cfg, err
+}
+
+// newHTTPServer returns the server of the REST API over svc, with its
+// timeouts.
+func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config) *http.Server {
+	proxies, _ := cfg.trustedProxies() // checked by Validate
+	handler := httpapi.NewHandler(log, svc, httpapi.Options{
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Registry:     reg,
+		Version:      version(),
+		Auth: httpapi.Auth{
+			Mode:           cfg.Auth,
+			UserHeader:     cfg.UserHeader,
+			TrustedProxies: proxies,
+			Rate:           cfg.RateLimit,
+			Burst:          cfg.RateBurst,
+		},
+		MaxQueryBytes: cfg.MaxQueryBytes,
+	})
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      5 * time.Minute, // whole-user exports stream for a while
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // isLoopback reports whether addr is a loopback address only (not a
