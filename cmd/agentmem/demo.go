@@ -90,8 +90,18 @@ type demo struct {
 const demoUser = "maya"
 
 func (d *demo) run(ctx context.Context) error {
-	u := "/v1/users/" + demoUser
+	for _, scenario := range []func(context.Context) error{d.recall, d.reflected, d.compressed} {
+		if err := scenario(ctx); err != nil {
+			return err
+		}
+	}
+	d.step("Done")
+	return nil
+}
 
+// recall is scenario 1: recall across sessions.
+func (d *demo) recall(ctx context.Context) error {
+	u := "/v1/users/" + demoUser
 	d.step("Scenario 1: recall across sessions")
 	d.say("Session 1 (Monday): Maya talks to her financial advisor agent.")
 	session1 := []string{
@@ -146,6 +156,13 @@ func (d *demo) run(ctx context.Context) error {
 	d.say("facts: What are Maya's financial goals?")
 	d.block(facts.Answer)
 
+	return nil
+}
+
+// reflected is scenario 2: a new session opens with what reflection
+// learned.
+func (d *demo) reflected(ctx context.Context) error {
+	u := "/v1/users/" + demoUser
 	d.step("Scenario 2: a new session opens with what reflection learned")
 	d.say("The advisor agent keeps its own notes about Maya (seed 003), edited by section:")
 	note := "## Client preferences\n- Quarterly reviews, with the numbers behind each recommendation.\n\n## Open items\n- Compare mortgage offers before the next meeting."
@@ -178,6 +195,13 @@ func (d *demo) run(ctx context.Context) error {
 	d.block(c.Text)
 	d.say("sections (tokens): " + sectionLine(c.Telemetry.Sections))
 
+	return nil
+}
+
+// compressed is scenario 3: compression during a long session.
+func (d *demo) compressed(ctx context.Context) error {
+	u := "/v1/users/" + demoUser
+	var c window.Context
 	d.step("Scenario 3: compression during a long session")
 	var long []string
 	topics := []string{"the house deposit", "index funds", "the emergency fund", "school fees", "pension contributions", "insurance"}
@@ -211,7 +235,6 @@ func (d *demo) run(ctx context.Context) error {
 			break
 		}
 	}
-	d.step("Done")
 	return nil
 }
 
