@@ -96,6 +96,12 @@ type JobStore interface {
 	// and ENOTFOUND as CompleteJob.
 	FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error
 
+	// ReleaseJob hands a running job back without a verdict (its worker is
+	// stopping): the job is queued again, runnable at once, with its lease
+	// cleared, and the attempt it was on is not counted (see Job.Release).
+	// Returns ECONFLICT and ENOTFOUND as CompleteJob.
+	ReleaseJob(ctx context.Context, userID, id, owner string) error
+
 	// FindJobs returns a page of jobs of every user (an operator's view),
 	// newest updated first, and the next cursor ("" on the last page).
 	// Returns EINVALID for a malformed cursor or an unknown status.
@@ -277,6 +283,19 @@ func (j *Job) Fail(owner, errMsg string, retryAt, now time.Time) error {
 		retryAt = now
 	}
 	j.Status, j.RunAt, j.LeaseOwner = JobQueued, Timestamp(retryAt), ""
+	return nil
+}
+
+// Release hands j back at now, as its worker stops before finishing it:
+// j is queued again to run at once, its lease cleared, and the claim of
+// this attempt undone (Attempts decremented), so that a graceful stop
+// costs a job none of its MaxAttempts. Returns ECONFLICT as Complete does.
+func (j *Job) Release(owner string, now time.Time) error {
+	if err := j.checkLease(owner); err != nil {
+		return err
+	}
+	j.Status, j.RunAt, j.LeaseOwner, j.LeaseUntil, j.UpdatedAt = JobQueued, now, "", nil, now
+	j.Attempts = max(j.Attempts-1, 0)
 	return nil
 }
 

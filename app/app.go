@@ -142,7 +142,10 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		return nil, err
 	}
 	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Log: log}
-	jobs := notifying{JobStore: store, notify: pool.Notify}
+	// Every part enqueues through a store that wakes the pool when a job
+	// is stored, so that it runs at once rather than at the next poll.
+	store = worker.Notifying(store, pool.Notify)
+	jobs := agentmem.JobStore(store)
 
 	// The parts that call each other are declared first: the summaries a
 	// summarizer writes are embedded by the indexer, and memories the
@@ -153,7 +156,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	)
 	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
 		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
-	ix = &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk, Notify: pool.Notify,
+	ix = &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk,
 		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
 	if chat != nil {
 		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
@@ -163,7 +166,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	}
 	// Reflection at a thread's end and the profile (seed 001): insights
 	// with a model; without one, the profile is assembled from memories.
-	reflector = &extract.Reflector{Store: storeWithJobs{store, jobs}, Chat: chat, Model: cfg.LLMModel, Log: log,
+	reflector = &extract.Reflector{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: cfg.InsightCategories}
 	profiler := &extract.Profiler{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}
 	searcher := retrieve.New(store, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
@@ -461,29 +464,4 @@ func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memorie
 		Init:           initBlock,
 		Log:            log,
 	}), nil
-}
-
-// notifying is a job store that wakes the worker pool after each job it
-// enqueues, so that a job runs at once rather than at the next poll.
-type notifying struct {
-	agentmem.JobStore
-	notify func()
-}
-
-func (n notifying) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
-	out, err := n.JobStore.EnqueueJob(ctx, j)
-	if err == nil && out.Status == agentmem.JobQueued {
-		n.notify()
-	}
-	return out, err
-}
-
-// storeWithJobs is a store whose jobs are enqueued through jobs.
-type storeWithJobs struct {
-	agentmem.Store
-	jobs agentmem.JobStore
-}
-
-func (s storeWithJobs) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
-	return s.jobs.EnqueueJob(ctx, j)
 }

@@ -261,3 +261,8 @@ func (s *instrumentedStore) OpenSession(ctx context.Context, userID, agentID str
 	defer s.observe("open_session", time.Now(), &err)
 	return s.Store.OpenSession(ctx, userID, agentID, t)
 }
+
+func (s *instrumentedStore) ReleaseJob(ctx context.Context, userID, id, owner string) (err error) {
+	defer s.observe("release_job", time.Now(), &err)
+	return s.Store.ReleaseJob(ctx, userID, id, owner)
+}

@@ -263,6 +263,23 @@ func (s *Store) CompleteJob(ctx context.Context, userID, id, owner string) error
 	})
 }
 
+// ReleaseJob implements agentmem.JobStore.
+func (s *Store) ReleaseJob(ctx context.Context, userID, id, owner string) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		j, err := findJobForUpdate(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if err := j.Release(owner, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, updateJobSQL, updateJobArgs(j)...); err != nil {
+			return fmt.Errorf("update job: %w", err)
+		}
+		return nil
+	})
+}
+
 // FailJob implements agentmem.JobStore.
 func (s *Store) FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error {
 	return s.write(ctx, func(tx pgx.Tx) error {

@@ -228,6 +228,20 @@ func (s *Store) CompleteJob(ctx context.Context, userID, id, owner string) error
 	})
 }
 
+// ReleaseJob implements agentmem.JobStore.
+func (s *Store) ReleaseJob(ctx context.Context, userID, id, owner string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		j, err := findJob(ctx, tx, userID, id)
+		if err != nil {
+			return err
+		}
+		if err := j.Release(owner, s.now()); err != nil {
+			return err
+		}
+		return updateJob(ctx, tx, j)
+	})
+}
+
 // FailJob implements agentmem.JobStore.
 func (s *Store) FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error {
 	return s.write(ctx, func(tx *sql.Tx) error {

@@ -375,6 +375,35 @@ func testCompleteJob(t *testing.T, s agentmem.Store) {
 	}
 }
 
+// testReleaseJob: a job handed back by its stopping worker is queued
+// again, claimable at once by another worker, with its lease cleared and
+// the attempt not counted; only its lease owner may release it.
+func testReleaseJob(t *testing.T, s agentmem.Store) {
+	j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", MaxAttempts: 1})
+	wantCode(t, s.ReleaseJob(ctx, "alice", j.ID, "w1"), agentmem.ECONFLICT) // queued, not running
+	MustClaimJobs(t, s, "w1", nil, 1, time.Hour)
+	wantCode(t, s.ReleaseJob(ctx, "alice", j.ID, "w2"), agentmem.ECONFLICT)
+	wantCode(t, s.ReleaseJob(ctx, "bob", j.ID, "w1"), agentmem.ENOTFOUND)
+	wantCode(t, s.ReleaseJob(ctx, "alice", "nope", "w1"), agentmem.ENOTFOUND)
+	if err := s.ReleaseJob(ctx, "alice", j.ID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	back := MustFindJob(t, s, "alice", j.ID)
+	if back.Status != agentmem.JobQueued || back.Attempts != 0 || back.LeaseUntil != nil || back.LeaseOwner != "" {
+		t.Fatalf("released job = %+v; want queued, 0 attempts, no lease", back)
+	}
+	// Another worker claims it at once (the lease of an hour is gone), and
+	// its single attempt is still there to use.
+	got := MustClaimJobs(t, s, "w2", nil, 10, time.Minute)
+	if len(got) != 1 || got[0].ID != j.ID || got[0].Attempts != 1 {
+		t.Fatalf("claimed after release: %+v; want the job on attempt 1", got)
+	}
+	if err := s.CompleteJob(ctx, "alice", j.ID, "w2"); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.ReleaseJob(ctx, "alice", j.ID, "w2"), agentmem.ECONFLICT) // done
+}
+
 // testFailJob: a failed job is queued again at its retry time with its
 // lease cleared, until it has used MaxAttempts; then it is dead with its
 // last error.

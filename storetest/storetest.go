@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("ClaimJobs/Lease", func(t *testing.T) { testClaimJobsLease(t, open(t)) })
 	t.Run("ClaimJobs/Concurrent", func(t *testing.T) { testClaimJobsConcurrent(t, open(t)) })
 	t.Run("CompleteJob", func(t *testing.T) { testCompleteJob(t, open(t)) })
+	t.Run("ReleaseJob", func(t *testing.T) { testReleaseJob(t, open(t)) })
 	t.Run("FailJob", func(t *testing.T) { testFailJob(t, open(t)) })
 	t.Run("FindJobs", func(t *testing.T) { testFindJobs(t, open(t)) })
 	t.Run("Jobs/Erasure", func(t *testing.T) { testJobErasure(t, open(t)) })

@@ -196,10 +196,11 @@ type jobKey struct{ user, id string }
 // in flight, whose ctx ends with it, and returns nil. It returns an error
 // only for a misconfigured pool.
 //
-// A job that a stop interrupts stays leased, as if the process had died,
-// and runs again once its lease expires: the store offers no way to hand
-// a job back without counting a failed attempt. A handler that finished
-// has its outcome recorded even while the pool stops.
+// A job that a stop interrupts is handed back (JobStore.ReleaseJob):
+// queued again at once, its attempt not counted, so that the next start
+// (or another pool) runs it without waiting for its lease to expire. A
+// handler that finished has its outcome recorded even while the pool
+// stops. Only a process that dies leaves its jobs leased.
 func (p *Pool) Run(ctx context.Context) error {
 	c, err := p.config()
 	if err != nil {
@@ -232,7 +233,11 @@ func (p *Pool) Run(ctx context.Context) error {
 			jobs, err := p.Jobs.ClaimJobs(ctx, c.owner, c.kinds, n, c.lease)
 			switch {
 			case ctx.Err() != nil:
-				return nil // jobs claimed just now stay leased (see above)
+				// Claimed as the stop came: hand them back unstarted.
+				for _, j := range jobs {
+					p.release(ctx, c, log, j)
+				}
+				return nil
 			case err != nil && !failing:
 				log.Warn("claim jobs", "err", err)
 			case err != nil:
@@ -291,7 +296,8 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 		}
 		log.Debug("job done", "duration", time.Since(start))
 	case ctx.Err() != nil:
-		log.Info("job interrupted by the stop; it runs again when its lease expires", "err", err)
+		p.release(ctx, c, log, j)
+		log.Info("job interrupted by the stop and handed back", "err", err)
 	default:
 		attrs := []any{"err", err, "duration", time.Since(start)}
 		var pe *panicError
@@ -306,6 +312,16 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 		} else {
 			log.Warn("job failed", append(attrs, "retry_in", delay)...)
 		}
+	}
+}
+
+// release hands j back to the queue as the pool stops (ctx has ended), on
+// a context of its own bounded by recordTimeout.
+func (p *Pool) release(ctx context.Context, c *config, log *slog.Logger, j *agentmem.Job) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := p.Jobs.ReleaseJob(rctx, j.UserID, j.ID, c.owner); err != nil {
+		logUnrecorded(log.With("job", j.ID, "user", j.UserID), err, "release job")
 	}
 }
 
@@ -343,4 +359,41 @@ func runHandler(ctx context.Context, h Handler, j *agentmem.Job) (err error) {
 	}()
 	job := *j
 	return h(ctx, &job)
+}
+
+// Notifying returns store with notify called after each call that stored
+// a runnable job: an EnqueueJob that queued one, and an AppendMessages
+// whose AppendOptions.Jobs queued one in the append's transaction. Give it
+// the pool's Notify, and the parts that enqueue jobs wake the pool at once
+// without being told about it.
+func Notifying(store agentmem.Store, notify func()) agentmem.Store {
+	return &notifying{Store: store, notify: notify}
+}
+
+type notifying struct {
+	agentmem.Store
+	notify func()
+}
+
+func (n *notifying) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job, error) {
+	out, err := n.Store.EnqueueJob(ctx, j)
+	if err == nil && out.Status == agentmem.JobQueued {
+		n.notify()
+	}
+	return out, err
+}
+
+func (n *notifying) AppendMessages(ctx context.Context, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions) ([]*agentmem.Message, error) {
+	var jobs []*agentmem.Job
+	if pick := opt.Jobs; pick != nil {
+		opt.Jobs = func(stored []*agentmem.Message) []*agentmem.Job {
+			jobs = pick(stored)
+			return jobs
+		}
+	}
+	out, err := n.Store.AppendMessages(ctx, userID, threadID, msgs, opt)
+	if err == nil && slices.ContainsFunc(jobs, func(j *agentmem.Job) bool { return j.Status == agentmem.JobQueued }) {
+		n.notify()
+	}
+	return out, err
 }

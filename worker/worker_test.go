@@ -226,17 +226,18 @@ func TestPool_Panic(t *testing.T) {
 	}
 }
 
-// TestPool_Killed: a pool stopped while its handler runs leaves the job
-// leased, as a crash would; another pool runs it once the lease expires.
-func TestPool_Killed(t *testing.T) {
+// TestPool_Stopped: a pool stopped while its handler runs hands the job
+// back: another pool runs it at once, long before the first one's lease
+// would have ended, on the same attempt.
+func TestPool_Stopped(t *testing.T) {
 	s := MustOpen(t)
-	const lease = 500 * time.Millisecond
+	const lease = time.Hour
 	started := make(chan struct{})
 	first := &worker.Pool{
 		Jobs: s,
 		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error {
 			close(started)
-			<-ctx.Done() // blocks until the pool is killed
+			<-ctx.Done() // blocks until the pool stops
 			return ctx.Err()
 		}},
 		Owner: "first",
@@ -244,14 +245,37 @@ func TestPool_Killed(t *testing.T) {
 		Poll:  5 * time.Millisecond,
 	}
 	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
-	kill := MustRun(t, first)
+	stop := MustRun(t, first)
 	<-started
-	kill()
-	leased := storetest.MustFindJob(t, s, "alice", j.ID)
-	if leased.Status != agentmem.JobRunning || leased.LeaseOwner != "first" || leased.LeaseUntil == nil || leased.LastError != "" {
-		t.Fatalf("job of the killed pool = %+v, want still leased to it", leased)
+	stop()
+	back := storetest.MustFindJob(t, s, "alice", j.ID)
+	if back.Status != agentmem.JobQueued || back.LeaseUntil != nil || back.LeaseOwner != "" || back.Attempts != 0 || back.LastError != "" {
+		t.Fatalf("job of the stopped pool = %+v, want queued again with no lease and no attempt counted", back)
 	}
+	second := &worker.Pool{
+		Jobs:     s,
+		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error { return nil }},
+		Owner:    "second",
+		Lease:    lease,
+		Poll:     5 * time.Millisecond,
+	}
+	MustRun(t, second)
+	done := waitStatus(t, s, j, agentmem.JobDone)
+	if done.Attempts != 1 || done.LeaseOwner != "second" {
+		t.Fatalf("job finished by the second pool = %+v, want attempt 1 by second", done)
+	}
+}
 
+// TestPool_Crashed: a job whose worker died (claimed, never finished nor
+// handed back) stays leased; another pool runs it once the lease expires.
+func TestPool_Crashed(t *testing.T) {
+	s := MustOpen(t)
+	const lease = 300 * time.Millisecond
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
+	claimed := storetest.MustClaimJobs(t, s, "dead", nil, 1, lease)
+	if len(claimed) != 1 {
+		t.Fatalf("claimed %d jobs", len(claimed))
+	}
 	var ranAt atomic.Value
 	second := &worker.Pool{
 		Jobs: s,
@@ -268,8 +292,8 @@ func TestPool_Killed(t *testing.T) {
 	if done.Attempts != 2 || done.LeaseOwner != "second" {
 		t.Fatalf("job finished by the second pool = %+v, want attempt 2 by second", done)
 	}
-	if at := ranAt.Load().(time.Time); at.Before(*leased.LeaseUntil) {
-		t.Fatalf("second pool ran the job at %v, before the first one's lease ended at %v", at, leased.LeaseUntil)
+	if at := ranAt.Load().(time.Time); at.Before(*claimed[0].LeaseUntil) {
+		t.Fatalf("second pool ran the job at %v, before the dead one's lease ended at %v", at, claimed[0].LeaseUntil)
 	}
 }
 
@@ -373,5 +397,47 @@ func TestExponentialBackoff(t *testing.T) {
 	}
 	if d := worker.ExponentialBackoff(0, 0)(3); d != 0 {
 		t.Fatalf("zero backoff = %v", d)
+	}
+}
+
+// TestNotifying: with a poll of an hour, the pool runs at once a job
+// stored through worker.Notifying, by EnqueueJob or in an append.
+func TestNotifying(t *testing.T) {
+	s := MustOpen(t)
+	ran := make(chan string, 4)
+	p := &worker.Pool{
+		Jobs:     s,
+		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error { ran <- j.Key; return nil }},
+		Poll:     time.Hour,
+	}
+	store := worker.Notifying(s, p.Notify)
+	MustRun(t, p)
+	time.Sleep(20 * time.Millisecond) // the pool's first claim, at start, found nothing
+	if _, err := store.EnqueueJob(context.Background(), &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "enqueued"}); err != nil {
+		t.Fatal(err)
+	}
+	wantRun(t, ran, "enqueued")
+	if err := store.CreateThread(context.Background(), &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.AppendMessages(context.Background(), "alice", "t", []*agentmem.Message{{Role: "user", Content: "hi"}}, agentmem.AppendOptions{
+		Jobs: func([]*agentmem.Message) []*agentmem.Job {
+			return []*agentmem.Job{{Kind: "summarize", Key: "appended", Payload: []byte(`{}`)}}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRun(t, ran, "appended")
+}
+
+func wantRun(t *testing.T, ran chan string, key string) {
+	t.Helper()
+	select {
+	case k := <-ran:
+		if k != key {
+			t.Fatalf("ran %q, want %q", k, key)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("job %q did not run within 5s: the pool was not woken", key)
 	}
 }
