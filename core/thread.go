@@ -176,13 +176,8 @@ func (s *Service) AppendMessages(ctx context.Context, userID, threadID string, m
 			return nil, agentmem.Errorf(agentmem.EINVALID, "messages[%d].thread_id %q is not the thread %q.", i, m.ThreadID, threadID)
 		}
 	}
-	opt, enqueued := s.opt.Indexer.AppendJobs(agentmem.AppendOptions{IdempotencyKey: idempotencyKey})
-	stored, err := s.store.AppendMessages(ctx, u.id, threadID, msgs, opt)
-	if err != nil {
-		return nil, err
-	}
-	enqueued()
-	return stored, nil
+	opt := s.opt.Indexer.AppendJobs(agentmem.AppendOptions{IdempotencyKey: idempotencyKey})
+	return s.store.AppendMessages(ctx, u.id, threadID, msgs, opt)
 }
 
 // FindMessages implements agentmem.ThreadService.

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/worker"
 )
 
 // TestIndexer_AppendJobs: an append asking for its index job through
@@ -24,20 +25,20 @@ func TestIndexer_AppendJobs(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	emb := lexical.New(0)
 	notified := 0
-	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Notify: func() { notified++ }}
+	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
+	appends := worker.Notifying(s, func() { notified++ }) // as app wires it
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	appendOne := func(i int) {
 		t.Helper()
-		opt, enqueued := ix.AppendJobs(agentmem.AppendOptions{})
+		opt := ix.AppendJobs(agentmem.AppendOptions{})
 		if opt.Jobs == nil {
 			t.Fatal("AppendJobs set no Jobs")
 		}
-		if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: fmt.Sprintf("message number %d about gardening", i)}}, opt); err != nil {
+		if _, err := appends.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: fmt.Sprintf("message number %d about gardening", i)}}, opt); err != nil {
 			t.Fatal(err)
 		}
-		enqueued()
 	}
 	claim := func() []*agentmem.Job {
 		t.Helper()
@@ -80,10 +81,9 @@ func TestIndexer_AppendJobs(t *testing.T) {
 
 	// An indexer that enqueues nothing leaves the options alone.
 	for _, off := range []*extract.Indexer{nil, {Store: s}} {
-		opt, enqueued := off.AppendJobs(agentmem.AppendOptions{IdempotencyKey: "k"})
+		opt := off.AppendJobs(agentmem.AppendOptions{IdempotencyKey: "k"})
 		if opt.Jobs != nil || opt.IdempotencyKey != "k" {
 			t.Fatalf("AppendJobs of %+v = %+v, want the options unchanged", off, opt)
 		}
-		enqueued()
 	}
 }

@@ -34,8 +34,6 @@ type Indexer struct {
 	Emb   agentmem.Embedder
 	Space string
 	Log   *slog.Logger
-	// Notify, when set, is called after an index job was enqueued.
-	Notify func()
 	// Extractor proposes the memories of new turns (nil: HeuristicExtractor).
 	Extractor Extractor
 	// Chat, when set, decides how each proposed memory consolidates with
@@ -85,7 +83,6 @@ func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom
 			return err
 		}
 		if j.Status == agentmem.JobQueued {
-			ix.notify()
 			return nil
 		}
 	}
@@ -97,31 +94,20 @@ func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom
 // the batch and a job covering it are stored together, even if the
 // process dies right after, and the batches of a busy thread share jobs
 // as with Enqueue. A batch that a queued job covers costs one lookup and
-// no write. Call the function returned once AppendMessages has returned
-// without error: it wakes the workers (Notify) if a job was stored; a
-// job that was already queued has woken them when it was stored. The job
-// goes to the store that appends (in serve, ix.Jobs too); a nil ix, or
-// one without Jobs, enqueues nothing and returns opt as it is.
-func (ix *Indexer) AppendJobs(opt agentmem.AppendOptions) (agentmem.AppendOptions, func()) {
+// no write. The job goes to the store that appends (in serve, ix.Jobs
+// too; worker.Notifying wakes the workers when it is stored); a nil ix,
+// or one without Jobs, enqueues nothing and returns opt as it is.
+func (ix *Indexer) AppendJobs(opt agentmem.AppendOptions) agentmem.AppendOptions {
 	if ix == nil || ix.Jobs == nil {
-		return opt, func() {}
+		return opt
 	}
-	var jobs []*agentmem.Job
 	opt.Jobs = func(stored []*agentmem.Message) []*agentmem.Job {
-		jobs = nil
 		if n := len(stored); n > 0 {
-			jobs = indexJobs("", stored[0].ThreadID, stored[0].Seq, stored[n-1].Seq)
+			return indexJobs("", stored[0].ThreadID, stored[0].Seq, stored[n-1].Seq)
 		}
-		return jobs
+		return nil
 	}
-	return opt, func() {
-		for _, j := range jobs {
-			if j.Status == agentmem.JobQueued {
-				ix.notify()
-				return
-			}
-		}
-	}
+	return opt
 }
 
 // indexJobs returns the alternatives (see agentmem.PickJob) of the index
@@ -135,12 +121,6 @@ func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
 		{UserID: userID, Kind: IndexJobKind, Key: threadID + "#a", Payload: shared},
 		{UserID: userID, Kind: IndexJobKind, Key: threadID + "#b", Payload: shared},
 		{UserID: userID, Kind: IndexJobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own},
-	}
-}
-
-func (ix *Indexer) notify() {
-	if ix.Notify != nil {
-		ix.Notify()
 	}
 }
 

@@ -64,8 +64,6 @@ type Reembedder struct {
 	Emb   agentmem.Embedder
 	Space string // the vector space of Emb
 	Log   *slog.Logger
-	// Notify, when set, is called after jobs were enqueued.
-	Notify func()
 	// BatchSize is the number of texts per Embed call
 	// (DefaultReembedBatch when 0).
 	BatchSize int
@@ -81,7 +79,6 @@ func (r *Reembedder) EnqueueAll(ctx context.Context) error {
 	if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: SystemUser, Kind: ReembedAllJobKind, Key: r.Space, Payload: payload}); err != nil {
 		return fmt.Errorf("enqueue reembed-all job: %w", err)
 	}
-	r.notify()
 	return nil
 }
 
@@ -120,7 +117,6 @@ func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 	}
 	if users > 0 {
 		r.log().InfoContext(ctx, "the embedder changed: re-embedding users", "space", r.Space, "users", users)
-		r.notify()
 	}
 	return nil
 }
@@ -391,12 +387,6 @@ func (r *Reembedder) now() time.Time {
 		return r.Now()
 	}
 	return time.Now()
-}
-
-func (r *Reembedder) notify() {
-	if r.Notify != nil {
-		r.Notify()
-	}
 }
 
 func (r *Reembedder) log() *slog.Logger {

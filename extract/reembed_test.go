@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/worker"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -112,7 +113,7 @@ func testReembed(t *testing.T, s agentmem.Store) {
 	mustPut(t, s, "carol", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: carol.ID, Space: emb.Space(), Vec: carolVec[0]})
 
 	notified := 0
-	r := &extract.Reembedder{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), BatchSize: 2, Notify: func() { notified++ }}
+	r := &extract.Reembedder{Store: s, Jobs: worker.Notifying(s, func() { notified++ }), Emb: emb, Space: emb.Space(), BatchSize: 2}
 	for range 2 { // servers starting together share the job
 		if err := r.EnqueueAll(ctx); err != nil {
 			t.Fatal(err)

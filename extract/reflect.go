@@ -76,8 +76,6 @@ type Reflector struct {
 	// MaxPromptChars bounds the conversation sent (DefaultMaxPromptChars
 	// when 0): the newest turns are kept.
 	MaxPromptChars int
-	// Notify, when set, wakes the workers after a job was enqueued.
-	Notify func()
 }
 
 // Enqueue asks for a thread's reflection, once it has ended: its
@@ -113,9 +111,6 @@ func (r *Reflector) enqueue(ctx context.Context, userID, kind, key string, paylo
 	}
 	if _, err := r.Store.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: kind, Key: key, Payload: b}); err != nil {
 		return err
-	}
-	if r.Notify != nil {
-		r.Notify()
 	}
 	return nil
 }

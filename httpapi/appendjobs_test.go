@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/worker"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,8 +37,10 @@ func TestHandler_AppendIndexJob(t *testing.T) {
 	emb := lexical.New(0)
 	jobs := &deadJobs{JobStore: store}
 	var wakes atomic.Int64
-	ix := &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: emb.Space(), Notify: func() { wakes.Add(1) }}
-	srv := MustServeCore(t, store, core.Options{Indexer: ix}, httpapi.Options{})
+	ix := &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: emb.Space()}
+	// The service appends through a store that counts the wake-ups of the
+	// workers, as app wires it.
+	srv := MustServeCore(t, worker.Notifying(store, func() { wakes.Add(1) }), core.Options{Indexer: ix}, httpapi.Options{})
 	u := srv.URL + "/v1/users/alice/threads"
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t"})
 	indexJobs := func() []*agentmem.Job {

@@ -98,9 +98,6 @@ func (bl *build) maybeSummarize(ctx context.Context, t *Telemetry) {
 		return
 	}
 	t.SummaryJob = j.ID
-	if bl.b.Notify != nil {
-		bl.b.Notify()
-	}
 }
 
 //go:embed prompts/*.tmpl

@@ -81,9 +81,6 @@ type Builder struct {
 	opt   Options
 	cache *cache
 	tails *tails
-	// Notify, when set, is called after a summarize job was enqueued (to
-	// wake the worker pool at once).
-	Notify func()
 }
 
 // New returns a builder over store; jobs receives summarize jobs (nil: no
