@@ -3,13 +3,16 @@ package agentmem
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // ExportVersion is the version of the JSON export format written by
-// ExportThread. Import accepts this version and older ones.
-const ExportVersion = 1
+// ExportThread and a user's export. Import accepts this version and older
+// ones: version 1 user exports have memories without history, the notes'
+// current versions only, and entities without references.
+const ExportVersion = 2
 
 // ThreadExport is a thread with all its messages and elements: the JSON
 // export format, and what ImportThread takes. Importing an export
@@ -22,20 +25,105 @@ type ThreadExport struct {
 	Elements []*Element `json:"elements"`
 }
 
-// UserExport is everything stored for one user.
+// UserExport is everything stored for one user: what an import restores.
+// Vectors, windows, chunks and summaries are not in it: they are derived,
+// and an import queues their indexing again.
 type UserExport struct {
 	Version    int             `json:"version"`
 	UserID     string          `json:"user_id"`
 	ExportedAt time.Time       `json:"exported_at"`
 	Threads    []*ThreadExport `json:"threads"`
-	// Sessions and Notes are those of the agents of the user's threads.
+	// Sessions are the active sessions of the user's agents.
 	Sessions []*Session `json:"sessions"`
-	Notes    []*Notes   `json:"notes"`
-	// Memories holds every memory, invalidated ones too; Profiles every
-	// version, newest first; Entities every entity.
-	Memories []*Memory  `json:"memories"`
-	Profiles []*Profile `json:"profiles"`
-	Entities []*Entity  `json:"entities"`
+	// Notes holds every version of every agent's notes, by agent, oldest
+	// version first.
+	Notes []*Notes `json:"notes"`
+	// Memories holds every memory, invalidated ones too, each with its
+	// history; Profiles every version, newest first; Entities every
+	// entity with the threads that refer to it; Reflections what
+	// reflection found in each thread.
+	Memories    []*MemoryExport `json:"memories"`
+	Profiles    []*Profile      `json:"profiles"`
+	Entities    []*EntityExport `json:"entities"`
+	Reflections []*Reflection   `json:"reflections"`
+}
+
+// MemoryExport is a memory with its history, oldest change first.
+type MemoryExport struct {
+	*Memory
+	History []*MemoryChange `json:"history,omitempty"`
+}
+
+// EntityExport is an entity with the references of threads to it.
+type EntityExport struct {
+	*Entity
+	References []*EntityRef `json:"references,omitempty"`
+}
+
+// ExportOptions tune a user's export.
+type ExportOptions struct {
+	// IncludeDeleted exports soft-deleted threads too (they are left out
+	// by default).
+	IncludeDeleted bool
+	// Format is "json" (the default: what an import takes) or "markdown"
+	// (to read).
+	Format string
+}
+
+// What an import does with a record whose ID (or, for notes, agent; for
+// profiles, the user's versions) the user already has.
+const (
+	OnConflictFail    = "fail"    // report the clashes and import nothing (the default)
+	OnConflictSkip    = "skip"    // keep what is there, import the rest
+	OnConflictReplace = "replace" // replace what is there with the export's
+)
+
+// ImportOptions tune an import.
+type ImportOptions struct {
+	OnConflict string // OnConflictFail when empty
+}
+
+// ImportResult says what an import did.
+type ImportResult struct {
+	Imported ImportCounts `json:"imported"`
+	Skipped  ImportCounts `json:"skipped"`
+	Replaced ImportCounts `json:"replaced"`
+	// ThreadIDs and MemoryIDs are those imported: their indexing (vectors,
+	// windows, chunks) is queued after the import.
+	ThreadIDs []string `json:"thread_ids"`
+	MemoryIDs []string `json:"memory_ids"`
+}
+
+// ImportCounts counts the records of an import by kind.
+type ImportCounts struct {
+	Threads     int `json:"threads"`
+	Messages    int `json:"messages"`
+	Sessions    int `json:"sessions"`
+	Notes       int `json:"notes"` // versions
+	Memories    int `json:"memories"`
+	Profiles    int `json:"profiles"` // versions
+	Entities    int `json:"entities"`
+	Reflections int `json:"reflections"`
+}
+
+// Clash is a record of an import that the user already has.
+type Clash struct {
+	Kind string // thread, memory, entity, notes, profiles, session, reflection
+	ID   string
+}
+
+// ClashError is the ECONFLICT of an import with OnConflictFail, naming the
+// first clashes.
+func ClashError(clashes []Clash) error {
+	var names []string
+	for _, c := range clashes[:min(len(clashes), 5)] {
+		names = append(names, c.Kind+" "+strconv.Quote(c.ID))
+	}
+	more := ""
+	if len(clashes) > 5 {
+		more = fmt.Sprintf(" and %d more", len(clashes)-5)
+	}
+	return Errorf(ECONFLICT, "The user already has %s%s; nothing was imported. Import with on_conflict skip or replace.", strings.Join(names, ", "), more)
 }
 
 // Validate checks an export about to be imported: the version is known,
@@ -94,6 +182,18 @@ type ImportStore interface {
 	// Returns EINVALID for a bad export and ECONFLICT if the user already has
 	// a thread with that ID or a message ID is taken.
 	ImportThread(ctx context.Context, userID string, x *ThreadExport) (*Thread, error)
+
+	// ImportUser stores x as userID's in one transaction, all of it or
+	// none: it prepares x (PrepareUserImport), finds what the user already
+	// has of it (ImportExisting) and writes what PlanImport decides —
+	// clashes are reported (ClashError) before anything is written,
+	// skipped, or replaced per opt. Records keep their IDs, versions,
+	// history and times. Returns EINVALID for a bad export and ECONFLICT.
+	ImportUser(ctx context.Context, userID string, x *UserExport, opt ImportOptions) (*ImportResult, error)
+
+	// FindAgentIDs returns the agents the user has threads, sessions or
+	// notes with, sorted, without "" (threads of no agent).
+	FindAgentIDs(ctx context.Context, userID string) ([]string, error)
 }
 
 // ExportThread reads a whole thread, its messages in seq order and its
@@ -138,17 +238,17 @@ func exportThread(ctx context.Context, s interface {
 	return x, nil
 }
 
-// ExportUser reads everything stored for a user, soft-deleted threads
-// included, and calls fn with each thread in turn (newest updated first)
-// so that a caller can stream a large export. It returns the user's active
-// sessions.
+// ExportUser reads the threads of a user (soft-deleted ones with
+// opt.IncludeDeleted), and calls fn with each in turn, with its messages
+// and elements (newest updated first), so that a caller can stream a
+// large export.
 func ExportUser(ctx context.Context, s interface {
 	ThreadStore
 	MessageStore
 	ElementStore
-}, userID string, fn func(*ThreadExport) error) error {
+}, userID string, opt ExportOptions, fn func(*ThreadExport) error) error {
 	for cursor := ""; ; {
-		threads, next, err := s.FindThreads(ctx, userID, ThreadFilter{IncludeDeleted: true, Limit: 100, Cursor: cursor})
+		threads, next, err := s.FindThreads(ctx, userID, ThreadFilter{IncludeDeleted: opt.IncludeDeleted, Limit: 100, Cursor: cursor})
 		if err != nil {
 			return err
 		}
@@ -261,4 +361,463 @@ func PrepareImport(userID string, x *ThreadExport, now time.Time, tc TokenCounte
 		e.CreatedAt = Timestamp(e.CreatedAt)
 	}
 	return &t, nil
+}
+
+// PrepareUserImport does the work of ImportUser that needs no database,
+// for every backend: it checks all of x before anything is written
+// (errors name the record: "memories[3].text is required.") and moves it
+// to userID: every record becomes the user's, IDs that are missing are
+// assigned, times are normalised, each thread is prepared as
+// PrepareImport does (a soft-deleted thread stays deleted), memories
+// without history get their "add", and references name their entity.
+func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time.Time, tc TokenCounter) error {
+	if x == nil {
+		return Errorf(EINVALID, "The export is empty.")
+	}
+	if x.Version < 0 || x.Version > ExportVersion {
+		return Errorf(EINVALID, "version %d is not supported; the newest is %d.", x.Version, ExportVersion)
+	}
+	switch opt.OnConflict {
+	case "", OnConflictFail, OnConflictSkip, OnConflictReplace:
+	default:
+		return Errorf(EINVALID, "on_conflict must be fail, skip or replace, not %q.", opt.OnConflict)
+	}
+	now = Timestamp(now)
+	seen := map[string]bool{}
+	for i, t := range x.Threads {
+		if t == nil || t.Thread == nil {
+			return Errorf(EINVALID, "threads[%d] has no thread.", i)
+		}
+		deleted := t.Thread.DeletedAt
+		th, err := PrepareImport(userID, t, now, tc)
+		if err != nil {
+			return Errorf(EINVALID, "threads[%d]: %s", i, ErrorMessage(err))
+		}
+		if deleted != nil {
+			d := Timestamp(*deleted)
+			th.DeletedAt = &d
+		}
+		t.Thread = th
+		if seen[th.ID] {
+			return Errorf(EINVALID, "threads[%d].thread.id %q appears twice.", i, th.ID)
+		}
+		seen[th.ID] = true
+	}
+	for i, s := range x.Sessions {
+		if s == nil {
+			return Errorf(EINVALID, "sessions[%d] is null.", i)
+		}
+		if err := ValidateID(fmt.Sprintf("sessions[%d].agent_id", i), s.AgentID); err != nil {
+			return err
+		}
+		if err := ValidateID(fmt.Sprintf("sessions[%d].thread_id", i), s.ThreadID); err != nil {
+			return err
+		}
+		s.UserID, s.UpdatedAt = userID, stamp(s.UpdatedAt, now)
+	}
+	for i, n := range x.Notes {
+		if n == nil {
+			return Errorf(EINVALID, "notes[%d] is null.", i)
+		}
+		if err := ValidateID(fmt.Sprintf("notes[%d].agent_id", i), n.AgentID); err != nil {
+			return err
+		}
+		if n.Version < 1 {
+			return Errorf(EINVALID, "notes[%d].version must be 1 or more, not %d.", i, n.Version)
+		}
+		if len(n.Content) > MaxNotesBytes {
+			return Errorf(ETOOLARGE, "notes[%d].content is %d bytes; the limit is %d.", i, len(n.Content), MaxNotesBytes)
+		}
+		if err := ValidateText(fmt.Sprintf("notes[%d].content", i), n.Content); err != nil {
+			return err
+		}
+		n.UserID, n.UpdatedAt = userID, stamp(n.UpdatedAt, now)
+		n.Operation = cmpOr(n.Operation, NotesOverwrite)
+	}
+	for i, m := range x.Memories {
+		if m == nil || m.Memory == nil {
+			return Errorf(EINVALID, "memories[%d] is null.", i)
+		}
+		m.UserID = userID
+		if m.ID == "" {
+			m.ID = NewID()
+		}
+		if err := m.Validate(); err != nil {
+			return Errorf(EINVALID, "memories[%d]: %s", i, ErrorMessage(err))
+		}
+		if m.Version < 1 {
+			m.Version = 1
+		}
+		m.CreatedAt, m.UpdatedAt, m.ValidFrom = stamp(m.CreatedAt, now), stamp(m.UpdatedAt, now), stamp(m.ValidFrom, now)
+		m.InvalidAt, m.ProcessedAt = stampPtr(m.InvalidAt), stampPtr(m.ProcessedAt)
+		if len(m.History) == 0 {
+			m.History = []*MemoryChange{m.Change(OpAdd, "")}
+		}
+		for j, c := range m.History {
+			if c == nil {
+				return Errorf(EINVALID, "memories[%d].history[%d] is null.", i, j)
+			}
+			c.MemoryID, c.At = m.ID, stamp(c.At, now)
+		}
+	}
+	for i, p := range x.Profiles {
+		if p == nil {
+			return Errorf(EINVALID, "profiles[%d] is null.", i)
+		}
+		p.UserID = userID
+		if p.Version < 1 {
+			return Errorf(EINVALID, "profiles[%d].version must be 1 or more, not %d.", i, p.Version)
+		}
+		if err := p.Validate(); err != nil {
+			return Errorf(EINVALID, "profiles[%d]: %s", i, ErrorMessage(err))
+		}
+		p.CreatedAt = stamp(p.CreatedAt, now)
+	}
+	for i, e := range x.Entities {
+		if e == nil || e.Entity == nil {
+			return Errorf(EINVALID, "entities[%d] is null.", i)
+		}
+		e.UserID = userID
+		if e.ID == "" {
+			e.ID = NewID()
+		}
+		if err := e.Validate(); err != nil {
+			return Errorf(EINVALID, "entities[%d]: %s", i, ErrorMessage(err))
+		}
+		e.CreatedAt, e.UpdatedAt = stamp(e.CreatedAt, now), stamp(e.UpdatedAt, now)
+		for j, r := range e.References {
+			if r == nil {
+				return Errorf(EINVALID, "entities[%d].references[%d] is null.", i, j)
+			}
+			r.EntityID, r.Entity = e.ID, nil
+			if err := r.Validate(now); err != nil {
+				return Errorf(EINVALID, "entities[%d].references[%d]: %s", i, j, ErrorMessage(err))
+			}
+			r.At = Timestamp(r.At)
+		}
+	}
+	for i, r := range x.Reflections {
+		if r == nil {
+			return Errorf(EINVALID, "reflections[%d] is null.", i)
+		}
+		r.UserID = userID
+		if err := r.Validate(); err != nil {
+			return Errorf(EINVALID, "reflections[%d]: %s", i, ErrorMessage(err))
+		}
+		r.UpdatedAt = stamp(r.UpdatedAt, now)
+	}
+	return nil
+}
+
+// stamp returns t as the stores keep it, or now when t is zero.
+func stamp(t, now time.Time) time.Time {
+	if t.IsZero() {
+		return now
+	}
+	return Timestamp(t)
+}
+
+func stampPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := Timestamp(*t)
+	return &u
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ImportExisting is what a user already has of an import's records, as a
+// backend finds it in the import's transaction (see PlanImport).
+type ImportExisting struct {
+	Threads     map[string]bool   // thread IDs
+	Messages    map[string]string // message ID → the thread that has it
+	Sessions    map[string]bool   // agent IDs
+	NotesAgents map[string]bool   // agents with notes
+	Profiles    bool              // any profile version
+	Memories    map[string]bool   // memory IDs
+	Entities    map[string]bool   // entity IDs
+	EntityNames map[string]string // name key → entity ID
+	Reflections map[string]bool   // thread IDs
+}
+
+// ImportPlan is what an import writes, in order: the deletions (with
+// OnConflictReplace), then the records.
+type ImportPlan struct {
+	DeleteThreads  []string
+	DeleteMemories []string
+	DeleteEntities []string
+	DeleteNotes    []string // agents whose notes go
+	DeleteProfiles bool
+
+	Threads     []*ThreadExport
+	Sessions    []*Session
+	Notes       []*Notes
+	Profiles    []*Profile
+	Memories    []*MemoryExport
+	Entities    []*EntityExport
+	Reflections []*Reflection // upserted
+	Result      *ImportResult
+}
+
+// PlanImport decides what an import of x (prepared by PrepareUserImport)
+// writes, given what the user has: with OnConflictFail any clash is a
+// ClashError; with OnConflictSkip a clashing record is left out (a thread
+// with its messages, elements, reflection and session); with
+// OnConflictReplace the user's clashing record is deleted first.
+func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportPlan, error) {
+	var clashes []Clash
+	p := &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}}
+	r := p.Result
+	replace := opt.OnConflict == OnConflictReplace
+	deleted := map[string]bool{}
+	skippedThreads := map[string]bool{}
+	for _, t := range x.Threads {
+		id := t.Thread.ID
+		clash := have.Threads[id]
+		var owners []string
+		for _, m := range t.Messages {
+			if owner, ok := have.Messages[m.ID]; ok {
+				clash = true
+				if owner != id {
+					owners = append(owners, owner)
+				}
+			}
+		}
+		switch {
+		case !clash:
+		case replace:
+			for _, d := range append([]string{id}, owners...) {
+				if (d != id || have.Threads[id]) && !deleted[d] {
+					deleted[d] = true
+					p.DeleteThreads = append(p.DeleteThreads, d)
+				}
+			}
+			r.Replaced.Threads++
+		case opt.OnConflict == OnConflictSkip:
+			skippedThreads[id] = true
+			r.Skipped.Threads++
+			r.Skipped.Messages += len(t.Messages)
+			continue
+		default:
+			clashes = append(clashes, Clash{"thread", id})
+			continue
+		}
+		p.Threads = append(p.Threads, t)
+		r.Imported.Threads++
+		r.Imported.Messages += len(t.Messages)
+		r.ThreadIDs = append(r.ThreadIDs, id)
+	}
+	for _, s := range x.Sessions {
+		switch {
+		case skippedThreads[s.ThreadID]:
+			r.Skipped.Sessions++
+			continue
+		case !have.Sessions[s.AgentID]:
+		case replace:
+			r.Replaced.Sessions++ // the session is set again
+		case opt.OnConflict == OnConflictSkip:
+			r.Skipped.Sessions++
+			continue
+		default:
+			clashes = append(clashes, Clash{"session", s.AgentID})
+			continue
+		}
+		p.Sessions = append(p.Sessions, s)
+		r.Imported.Sessions++
+	}
+	notesDecided := map[string]bool{} // agent → imported
+	for _, n := range x.Notes {
+		imported, decided := notesDecided[n.AgentID]
+		if !decided {
+			switch {
+			case !have.NotesAgents[n.AgentID]:
+				imported = true
+			case replace:
+				p.DeleteNotes = append(p.DeleteNotes, n.AgentID)
+				imported = true
+			case opt.OnConflict == OnConflictSkip:
+			default:
+				clashes = append(clashes, Clash{"notes", n.AgentID})
+			}
+			notesDecided[n.AgentID] = imported
+		}
+		if !imported {
+			r.Skipped.Notes++
+			continue
+		}
+		if have.NotesAgents[n.AgentID] {
+			r.Replaced.Notes++
+		}
+		p.Notes = append(p.Notes, n)
+		r.Imported.Notes++
+	}
+	if len(x.Profiles) > 0 {
+		switch {
+		case !have.Profiles:
+			p.Profiles = x.Profiles
+		case replace:
+			p.DeleteProfiles, p.Profiles = true, x.Profiles
+			r.Replaced.Profiles = len(x.Profiles)
+		case opt.OnConflict == OnConflictSkip:
+			r.Skipped.Profiles = len(x.Profiles)
+		default:
+			clashes = append(clashes, Clash{"profiles", "versions"})
+		}
+		r.Imported.Profiles = len(p.Profiles)
+	}
+	for _, m := range x.Memories {
+		switch {
+		case !have.Memories[m.ID]:
+		case replace:
+			p.DeleteMemories = append(p.DeleteMemories, m.ID)
+			r.Replaced.Memories++
+		case opt.OnConflict == OnConflictSkip:
+			r.Skipped.Memories++
+			continue
+		default:
+			clashes = append(clashes, Clash{"memory", m.ID})
+			continue
+		}
+		p.Memories = append(p.Memories, m)
+		r.Imported.Memories++
+		r.MemoryIDs = append(r.MemoryIDs, m.ID)
+	}
+	for _, e := range x.Entities {
+		key, _ := e.Keys()
+		other, named := have.EntityNames[key]
+		switch {
+		case !have.Entities[e.ID] && !named:
+		case replace:
+			if have.Entities[e.ID] {
+				p.DeleteEntities = append(p.DeleteEntities, e.ID)
+			}
+			if named && other != e.ID {
+				p.DeleteEntities = append(p.DeleteEntities, other)
+			}
+			r.Replaced.Entities++
+		case opt.OnConflict == OnConflictSkip:
+			r.Skipped.Entities++
+			continue
+		default:
+			clashes = append(clashes, Clash{"entity", e.ID})
+			continue
+		}
+		var refs []*EntityRef
+		for _, ref := range e.References {
+			if !skippedThreads[ref.ThreadID] {
+				refs = append(refs, ref)
+			}
+		}
+		e.References = refs
+		p.Entities = append(p.Entities, e)
+		r.Imported.Entities++
+	}
+	for _, rf := range x.Reflections {
+		switch {
+		case skippedThreads[rf.ThreadID]:
+			r.Skipped.Reflections++
+			continue
+		case !have.Reflections[rf.ThreadID]:
+		case replace:
+			r.Replaced.Reflections++
+		case opt.OnConflict == OnConflictSkip:
+			r.Skipped.Reflections++
+			continue
+		default:
+			clashes = append(clashes, Clash{"reflection", rf.ThreadID})
+			continue
+		}
+		p.Reflections = append(p.Reflections, rf)
+		r.Imported.Reflections++
+	}
+	if len(clashes) > 0 {
+		return nil, ClashError(clashes)
+	}
+	return p, nil
+}
+
+// ImportIDs returns the IDs an import of x asks about, for a backend's
+// lookup of what the user has (ImportExisting): threads, messages,
+// memories, entities and their name keys.
+func (x *UserExport) ImportIDs() (threads, messages, memories, entities, nameKeys []string) {
+	for _, t := range x.Threads {
+		threads = append(threads, t.Thread.ID)
+		for _, m := range t.Messages {
+			messages = append(messages, m.ID)
+		}
+	}
+	for _, m := range x.Memories {
+		memories = append(memories, m.ID)
+	}
+	for _, e := range x.Entities {
+		entities = append(entities, e.ID)
+		key, _ := e.Keys()
+		nameKeys = append(nameKeys, key)
+	}
+	return threads, messages, memories, entities, nameKeys
+}
+
+// Markdown renders a user's export to read: the profile, the agents'
+// notes, the memories (invalidated ones struck through), the entities,
+// then each thread in seed 002's layout.
+func (x *UserExport) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n**Exported**: %s\n**Threads**: %d\n**Memories**: %d\n\n", x.UserID, x.ExportedAt.Format(time.RFC3339), len(x.Threads), len(x.Memories))
+	if len(x.Profiles) > 0 {
+		p := x.Profiles[0] // newest first
+		fmt.Fprintf(&b, "## Profile (version %d)\n\n%s\n\n", p.Version, p.Text)
+	}
+	current := map[string]*Notes{}
+	var agents []string
+	for _, n := range x.Notes {
+		if current[n.AgentID] == nil {
+			agents = append(agents, n.AgentID)
+		}
+		if c := current[n.AgentID]; c == nil || n.Version > c.Version {
+			current[n.AgentID] = n
+		}
+	}
+	for _, a := range agents {
+		n := current[a]
+		fmt.Fprintf(&b, "## Notes of %s (version %d)\n\n%s\n\n", a, n.Version, strings.TrimSpace(n.Content))
+	}
+	if len(x.Memories) > 0 {
+		b.WriteString("## Memories\n\n")
+		for _, m := range x.Memories {
+			text := m.Text
+			if m.InvalidAt != nil {
+				text = "~~" + text + "~~ (invalid since " + m.InvalidAt.Format(time.DateOnly) + ")"
+			}
+			if m.Category != "" {
+				text += " _(" + m.Category + ")_"
+			}
+			fmt.Fprintf(&b, "- %s\n", text)
+		}
+		b.WriteString("\n")
+	}
+	if len(x.Entities) > 0 {
+		b.WriteString("## Entities\n\n")
+		for _, e := range x.Entities {
+			line := "- " + e.Name
+			if e.Type != "" {
+				line += " (" + e.Type + ")"
+			}
+			if n := len(e.References); n > 0 {
+				line += fmt.Sprintf(": %d thread references", n)
+			}
+			b.WriteString(line + "\n")
+		}
+		b.WriteString("\n")
+	}
+	for _, t := range x.Threads {
+		b.WriteString("---\n\n")
+		b.WriteString(t.Markdown())
+	}
+	return b.String()
 }

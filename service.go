@@ -3,6 +3,7 @@ package agentmem
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"time"
 )
 
@@ -27,7 +28,20 @@ type Service interface {
 	ThreadService
 	MemoryService
 	KnowledgeService
+	UserService
 	AdminService
+}
+
+// UserService is the use cases of a user's data as a whole: export and
+// import. Erasure is an operator's (AdminService.EraseUser).
+type UserService interface {
+	// ExportUser writes everything of the user to w (agentmem.UserExport
+	// as JSON, or Markdown to read), streamed thread by thread.
+	ExportUser(ctx context.Context, userID string, opt ExportOptions, w io.Writer) error
+	// ImportUser restores an export as the user's, all of it or nothing
+	// (see ImportStore.ImportUser), then queues the indexing of what it
+	// imported.
+	ImportUser(ctx context.Context, userID string, x *UserExport, opt ImportOptions) (*ImportResult, error)
 }
 
 // ThreadService is the use cases of conversations: threads, their

@@ -14,13 +14,28 @@ import (
 // The AdminService over REST, and the user as a whole: export and
 // erasure.
 
-// ExportUser writes everything stored for the user to w, as the server
-// streams it: one JSON object in the shape of agentmem.UserExport. The
+// ExportUser implements agentmem.UserService: it writes everything
+// stored for the user to w, as the server streams it: one JSON object in
+// the shape of agentmem.UserExport (or Markdown with opt.Format). The
 // export is not held in memory. A server that fails after it began
 // breaks the stream, so that an error here means w holds an incomplete
 // export, never one that parses as complete. GET /v1/users/{user}/export.
-func (c *Client) ExportUser(ctx context.Context, userID string, w io.Writer) error {
-	return c.do(ctx, call{method: http.MethodGet, path: []string{"v1", "users", userID, "export"}, stream: w})
+func (c *Client) ExportUser(ctx context.Context, userID string, opt agentmem.ExportOptions, w io.Writer) error {
+	q := url.Values{}
+	setNonZero(q, "format", opt.Format)
+	if opt.IncludeDeleted {
+		q.Set("include_deleted", "true")
+	}
+	return c.do(ctx, call{method: http.MethodGet, path: []string{"v1", "users", userID, "export"}, query: q, stream: w})
+}
+
+// ImportUser implements agentmem.UserService: POST
+// /v1/users/{user}/import?on_conflict=….
+func (c *Client) ImportUser(ctx context.Context, userID string, x *agentmem.UserExport, opt agentmem.ImportOptions) (*agentmem.ImportResult, error) {
+	q := url.Values{}
+	setNonZero(q, "on_conflict", opt.OnConflict)
+	var out agentmem.ImportResult
+	return &out, c.do(ctx, call{method: http.MethodPost, path: []string{"v1", "users", userID, "import"}, query: q, in: x, out: &out})
 }
 
 // EraseUser implements agentmem.AdminService: DELETE /v1/users/{user}.
@@ -32,7 +47,6 @@ func (c *Client) EraseUser(ctx context.Context, userID string) (agentmem.Counts,
 	return out.Deleted, err
 }
 
-// Cleanup implements agentmem.AdminService, but the REST API has no
 // Cleanup implements agentmem.AdminService: POST /v1/cleanup.
 func (c *Client) Cleanup(ctx context.Context, cutoff time.Time, dryRun bool) (*agentmem.CleanupResult, error) {
 	in := struct {

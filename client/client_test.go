@@ -841,7 +841,7 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		mustThread(t, c, "alice", "t2", "")
 		m := mustMemory(t, c, "alice", agentmem.MemoryInput{Text: "User is vegetarian."})
 		var b bytes.Buffer
-		if err := c.ExportUser(ctx, "alice", &b); err != nil {
+		if err := c.ExportUser(ctx, "alice", agentmem.ExportOptions{}, &b); err != nil {
 			t.Fatalf("ExportUser: %v", err)
 		}
 		var x agentmem.UserExport
@@ -854,6 +854,39 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		_, err := c.FindThreadByID(ctx, "alice", "t1")
 		if err != nil {
 			t.Fatalf("FindThreadByID after export: %v", err)
+		}
+		var md bytes.Buffer
+		if err := c.ExportUser(ctx, "alice", agentmem.ExportOptions{Format: "markdown"}, &md); err != nil || !strings.Contains(md.String(), "- User is vegetarian.") {
+			t.Fatalf("ExportUser as Markdown: %v\n%s", err, md.String())
+		}
+	},
+	"POST /v1/users/{user}/import": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		mustThread(t, c, "alice", "t1", "bot")
+		mustAppend(t, c, "alice", "t1", "I live in Oslo.", "Noted.")
+		mustMemory(t, c, "alice", agentmem.MemoryInput{Text: "User lives in Oslo."})
+		var b bytes.Buffer
+		if err := c.ExportUser(ctx, "alice", agentmem.ExportOptions{}, &b); err != nil {
+			t.Fatal(err)
+		}
+		var x agentmem.UserExport
+		if err := json.Unmarshal(b.Bytes(), &x); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.ImportUser(ctx, "bob", &x, agentmem.ImportOptions{})
+		if err != nil || res.Imported.Threads != 1 || res.Imported.Messages != 2 || res.Imported.Memories != 1 {
+			t.Fatalf("ImportUser=%+v, %v; want 1 thread, 2 messages, 1 memory", res, err)
+		}
+		msgs, _, err := c.FindMessages(ctx, "bob", "t1", agentmem.MessageFilter{})
+		if err != nil || len(msgs) != 2 || msgs[0].Content != "I live in Oslo." {
+			t.Fatalf("bob's messages=%+v, %v", msgs, err)
+		}
+		// Again: every record clashes, and nothing is written.
+		_, err = c.ImportUser(ctx, "bob", &x, agentmem.ImportOptions{})
+		wantCode(t, err, agentmem.ECONFLICT)
+		res, err = c.ImportUser(ctx, "bob", &x, agentmem.ImportOptions{OnConflict: agentmem.OnConflictSkip})
+		if err != nil || res.Imported.Threads != 0 || res.Skipped.Threads != 1 {
+			t.Fatalf("ImportUser with skip=%+v, %v", res, err)
 		}
 	},
 	"DELETE /v1/users/{user}": func(t *testing.T, c *client.Client, s agentmem.Store) {

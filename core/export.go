@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,11 +18,32 @@ import (
 // user. Nothing is written before the user is resolved and the first read
 // succeeded; an error after the first write leaves w with a truncated
 // document, which the caller must not present as complete.
-func (s *Service) ExportUser(ctx context.Context, userID string, w io.Writer) error {
+func (s *Service) ExportUser(ctx context.Context, userID string, opt agentmem.ExportOptions, w io.Writer) error {
 	u, err := s.resolve(ctx, userID)
 	if err != nil {
 		return err
 	}
+	switch opt.Format {
+	case "", "json":
+		return s.exportJSON(ctx, u, opt, w)
+	case "markdown":
+		// Markdown is for reading: the export is built whole, then written.
+		var buf bytes.Buffer
+		if err := s.exportJSON(ctx, u, opt, &buf); err != nil {
+			return err
+		}
+		var x agentmem.UserExport
+		if err := json.Unmarshal(buf.Bytes(), &x); err != nil {
+			return fmt.Errorf("export markdown: %w", err)
+		}
+		_, err := io.WriteString(w, x.Markdown())
+		return err
+	}
+	return agentmem.Errorf(agentmem.EINVALID, "format must be json or markdown, not %q.", opt.Format)
+}
+
+// exportJSON writes the JSON export of u; see ExportUser.
+func (s *Service) exportJSON(ctx context.Context, u user, opt agentmem.ExportOptions, w io.Writer) error {
 	started := false
 	start := func() error {
 		started = true
@@ -38,16 +60,14 @@ func (s *Service) ExportUser(ctx context.Context, userID string, w io.Writer) er
 		return err
 	}
 	n := 0
-	var agents []string // of the user's threads: their sessions and notes follow
-	err = agentmem.ExportUser(ctx, s.store, u.id, func(x *agentmem.ThreadExport) error {
+	var threads []string // their reflections follow
+	err := agentmem.ExportUser(ctx, s.store, u.id, opt, func(x *agentmem.ThreadExport) error {
 		if !started {
 			if err := start(); err != nil {
 				return err
 			}
 		}
-		if a := x.Thread.AgentID; a != "" && !slices.Contains(agents, a) {
-			agents = append(agents, a)
-		}
+		threads = append(threads, x.Thread.ID)
 		if n > 0 {
 			if _, err := w.Write([]byte(",")); err != nil {
 				return err
@@ -68,7 +88,7 @@ func (s *Service) ExportUser(ctx context.Context, userID string, w io.Writer) er
 		_, err = w.Write([]byte("]"))
 	}
 	if err == nil {
-		err = s.exportRest(ctx, w, u, agents)
+		err = s.exportRest(ctx, w, u, threads)
 	}
 	if err == nil {
 		_, err = w.Write([]byte("}\n"))
@@ -77,123 +97,191 @@ func (s *Service) ExportUser(ctx context.Context, userID string, w io.Writer) er
 }
 
 // exportRest writes the rest of a user's export after its threads, each
-// a list streamed item by item: the sessions and notes of the agents of
-// the user's threads, every memory (invalidated ones too), every profile
-// version and every entity.
-func (s *Service) exportRest(ctx context.Context, w io.Writer, u user, agents []string) error {
-	list := func(name string, each func(emit func(v any) error) error) error {
-		if _, err := fmt.Fprintf(w, ",%q:[", name); err != nil {
-			return err
-		}
-		first := true
-		err := each(func(v any) error {
-			u.show(v)
-			b, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			if !first {
-				if _, err := w.Write([]byte(",")); err != nil {
-					return err
-				}
-			}
-			first = false
-			_, err = w.Write(b)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		_, err = w.Write([]byte("]"))
+// a list streamed item by item: the sessions of the user's agents, every
+// version of their notes, every memory (invalidated ones too) with its
+// history, every profile version, every entity with its references, and
+// the reflections of the threads exported.
+func (s *Service) exportRest(ctx context.Context, w io.Writer, u user, threads []string) error {
+	agents, err := s.store.FindAgentIDs(ctx, u.id)
+	if err != nil {
 		return err
 	}
-	store := s.store
 	for _, l := range []struct {
 		name string
 		each func(emit func(any) error) error
 	}{
-		{"sessions", func(emit func(any) error) error {
-			for _, a := range agents {
-				s, err := store.FindSession(ctx, u.id, a)
+		{"sessions", func(emit func(any) error) error { return s.exportSessions(ctx, u, agents, emit) }},
+		{"notes", func(emit func(any) error) error { return s.exportNotes(ctx, u, agents, emit) }},
+		{"memories", func(emit func(any) error) error { return s.exportMemories(ctx, u, emit) }},
+		{"profiles", func(emit func(any) error) error {
+			return pages(func(cursor string) ([]*agentmem.Profile, string, error) {
+				return s.store.FindProfiles(ctx, u.id, agentmem.MaxPageSize, cursor)
+			}, func(p *agentmem.Profile) error { return emit(p) })
+		}},
+		{"entities", func(emit func(any) error) error { return s.exportEntities(ctx, u, emit) }},
+		{"reflections", func(emit func(any) error) error {
+			for _, id := range threads {
+				r, err := s.store.FindReflection(ctx, u.id, id)
 				if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 					continue
 				} else if err != nil {
 					return err
 				}
-				if err := emit(s); err != nil {
+				if err := emit(r); err != nil {
 					return err
 				}
 			}
 			return nil
-		}},
-		{"notes", func(emit func(any) error) error {
-			for _, a := range agents {
-				n, err := store.FindNotes(ctx, u.id, a)
-				if err != nil {
-					return err
-				}
-				if n.Version > 0 {
-					if err := emit(n); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		}},
-		{"memories", func(emit func(any) error) error {
-			f := agentmem.MemoryFilter{IncludeInvalid: true, Limit: agentmem.MaxPageSize}
-			for {
-				page, next, err := store.FindMemories(ctx, u.id, f)
-				if err != nil {
-					return err
-				}
-				for _, m := range page {
-					if err := emit(m); err != nil {
-						return err
-					}
-				}
-				if f.Cursor = next; next == "" {
-					return nil
-				}
-			}
-		}},
-		{"profiles", func(emit func(any) error) error {
-			for cursor := ""; ; {
-				page, next, err := store.FindProfiles(ctx, u.id, agentmem.MaxPageSize, cursor)
-				if err != nil {
-					return err
-				}
-				for _, p := range page {
-					if err := emit(p); err != nil {
-						return err
-					}
-				}
-				if cursor = next; next == "" {
-					return nil
-				}
-			}
-		}},
-		{"entities", func(emit func(any) error) error {
-			f := agentmem.EntityFilter{Limit: agentmem.MaxPageSize}
-			for {
-				page, next, err := store.FindEntities(ctx, u.id, f)
-				if err != nil {
-					return err
-				}
-				for _, e := range page {
-					if err := emit(e); err != nil {
-						return err
-					}
-				}
-				if f.Cursor = next; next == "" {
-					return nil
-				}
-			}
 		}},
 	} {
-		if err := list(l.name, l.each); err != nil {
+		if err := writeList(w, u, l.name, l.each); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeList writes ,"name":[…] with the items each emits.
+func writeList(w io.Writer, u user, name string, each func(emit func(v any) error) error) error {
+	if _, err := fmt.Fprintf(w, ",%q:[", name); err != nil {
+		return err
+	}
+	first := true
+	err := each(func(v any) error {
+		u.show(v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if !first {
+			if _, err := w.Write([]byte(",")); err != nil {
+				return err
+			}
+		}
+		first = false
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write([]byte("]"))
+	return err
+}
+
+// pages calls fn with each item of every page that page returns.
+func pages[T any](page func(cursor string) ([]T, string, error), fn func(T) error) error {
+	for cursor := ""; ; {
+		items, next, err := page(cursor)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := fn(it); err != nil {
+				return err
+			}
+		}
+		if cursor = next; next == "" {
+			return nil
+		}
+	}
+}
+
+func (s *Service) exportSessions(ctx context.Context, u user, agents []string, emit func(any) error) error {
+	for _, a := range agents {
+		sess, err := s.store.FindSession(ctx, u.id, a)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if err := emit(sess); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportNotes emits every version of each agent's notes, oldest first.
+func (s *Service) exportNotes(ctx context.Context, u user, agents []string, emit func(any) error) error {
+	for _, a := range agents {
+		var versions []*agentmem.Notes
+		err := pages(func(cursor string) ([]*agentmem.Notes, string, error) {
+			return s.store.FindNotesHistory(ctx, u.id, a, agentmem.NotesFilter{Limit: agentmem.MaxPageSize, Cursor: cursor})
+		}, func(n *agentmem.Notes) error { versions = append(versions, n); return nil })
+		if err != nil {
+			return err
+		}
+		slices.Reverse(versions) // the history is newest first
+		for _, n := range versions {
+			if err := emit(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// exportMemories emits every memory with its history.
+func (s *Service) exportMemories(ctx context.Context, u user, emit func(any) error) error {
+	return pages(func(cursor string) ([]*agentmem.Memory, string, error) {
+		return s.store.FindMemories(ctx, u.id, agentmem.MemoryFilter{IncludeInvalid: true, Limit: agentmem.MaxPageSize, Cursor: cursor})
+	}, func(m *agentmem.Memory) error {
+		h, err := s.store.FindMemoryHistory(ctx, u.id, m.ID)
+		if err != nil {
+			return err
+		}
+		u.show(m)
+		return emit(&agentmem.MemoryExport{Memory: m, History: h})
+	})
+}
+
+// exportEntities emits every entity with its references.
+func (s *Service) exportEntities(ctx context.Context, u user, emit func(any) error) error {
+	return pages(func(cursor string) ([]*agentmem.Entity, string, error) {
+		return s.store.FindEntities(ctx, u.id, agentmem.EntityFilter{Limit: agentmem.MaxPageSize, Cursor: cursor})
+	}, func(e *agentmem.Entity) error {
+		var refs []*agentmem.EntityRef
+		err := pages(func(cursor string) ([]*agentmem.EntityRef, string, error) {
+			return s.store.FindEntityRefs(ctx, u.id, agentmem.EntityRefFilter{EntityID: e.ID, Limit: agentmem.MaxPageSize, Cursor: cursor})
+		}, func(r *agentmem.EntityRef) error { r.Entity = nil; refs = append(refs, r); return nil })
+		if err != nil {
+			return err
+		}
+		u.show(e)
+		return emit(&agentmem.EntityExport{Entity: e, References: refs})
+	})
+}
+
+// ImportUser implements agentmem.UserService: x is restored as the
+// user's in one transaction (see agentmem.ImportStore.ImportUser), then
+// the imported threads and memories are indexed again by jobs (vectors,
+// windows, chunks; memories are re-embedded), since exports hold no
+// vectors.
+func (s *Service) ImportUser(ctx context.Context, userID string, x *agentmem.UserExport, opt agentmem.ImportOptions) (*agentmem.ImportResult, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.store.ImportUser(ctx, u.id, x, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range x.Threads {
+		if !slices.Contains(res.ThreadIDs, t.Thread.ID) || t.Thread.LastSeq == 0 {
+			continue
+		}
+		if err := s.opt.Indexer.Enqueue(ctx, u.id, t.Thread.ID, 1, t.Thread.LastSeq); err != nil {
+			s.log.WarnContext(ctx, "imported thread: index job not enqueued", "thread", t.Thread.ID, "err", err)
+		}
+	}
+	for _, m := range x.Memories {
+		if !slices.Contains(res.MemoryIDs, m.ID) {
+			continue
+		}
+		if err := s.opt.Indexer.EmbedMemory(ctx, m.Memory); err != nil {
+			s.log.WarnContext(ctx, "imported memory not embedded", "memory", m.ID, "err", err)
+		}
+	}
+	return res, nil
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/core"
 )
 
 // handleExportThread exports a thread with its messages and elements:
@@ -62,23 +61,33 @@ func handleImportThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 }
 
 // handleExportUser streams everything stored for the user as one JSON
-// object in the shape of agentmem.UserExport (core.Service.ExportUser).
+// object in the shape of agentmem.UserExport, or with ?format=markdown as
+// Markdown; soft-deleted threads with ?include_deleted=true.
 //
 // An error before the first byte is answered as usual. After it, the
 // status is sent and cannot change, so the response is aborted
 // (http.ErrAbortHandler): the client sees a broken connection or stream,
 // never a truncated export that parses as complete.
-func handleExportUser(log *slog.Logger, svc *core.Service) http.Handler {
+func handleExportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
 	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err
 		}
+		q := r.URL.Query()
+		opt := agentmem.ExportOptions{Format: q.Get("format")}
+		if opt.IncludeDeleted, err = queryBool(q, "include_deleted"); err != nil {
+			return err
+		}
 		out := &startWriter{w: w, start: func() {
-			w.Header().Set("Content-Type", "application/json")
+			if opt.Format == "markdown" {
+				w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
 			w.WriteHeader(http.StatusOK)
 		}}
-		err = svc.ExportUser(r.Context(), p.user, out)
+		err = svc.ExportUser(r.Context(), p.user, opt, out)
 		switch {
 		case err == nil:
 			return nil
@@ -91,6 +100,30 @@ func handleExportUser(log *slog.Logger, svc *core.Service) http.Handler {
 			}
 			panic(http.ErrAbortHandler) // the documented way to abort a begun response
 		}
+	})
+}
+
+// handleImportUser restores a user's export (the body, an
+// agentmem.UserExport) as the user's, all of it or nothing, and answers
+// 200 with what it did. ?on_conflict=fail (default), skip or replace says
+// what becomes of records the user already has; with fail, a clash is 409
+// naming them. The export must fit in MaxBodyBytes.
+func handleImportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
+		if err != nil {
+			return err
+		}
+		x, err := decode[agentmem.UserExport](r)
+		if err != nil {
+			return err
+		}
+		res, err := svc.ImportUser(r.Context(), p.user, &x, agentmem.ImportOptions{OnConflict: r.URL.Query().Get("on_conflict")})
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, res)
+		return nil
 	})
 }
 

@@ -330,18 +330,25 @@ func TestHandler_ExportUser(t *testing.T) {
 		if err := store.DeleteThread(context.Background(), "u", "t1", false); err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequest("GET", srv.URL+"/v1/users/u/export", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("user export with a soft-deleted thread: %v", err)
+		export := func(query string) agentmem.UserExport {
+			t.Helper()
+			resp, err := http.Get(srv.URL + "/v1/users/u/export" + query)
+			if err != nil {
+				t.Fatalf("user export with a soft-deleted thread: %v", err)
+			}
+			defer resp.Body.Close()
+			var x agentmem.UserExport
+			if err := json.NewDecoder(resp.Body).Decode(&x); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("user export with a soft-deleted thread: status %d, %v", resp.StatusCode, err)
+			}
+			return x
 		}
-		defer resp.Body.Close()
-		var x agentmem.UserExport
-		if err := json.NewDecoder(resp.Body).Decode(&x); err != nil || resp.StatusCode != 200 {
-			t.Fatalf("user export with a soft-deleted thread: status %d, %v", resp.StatusCode, err)
+		if x := export(""); len(x.Threads) != 2 {
+			t.Fatalf("export has %d threads, want 2 (the soft-deleted one left out)", len(x.Threads))
 		}
+		x := export("?include_deleted=true")
 		if len(x.Threads) != 3 {
-			t.Fatalf("export has %d threads, want 3 (the soft-deleted one too)", len(x.Threads))
+			t.Fatalf("export?include_deleted=true has %d threads, want 3 (the soft-deleted one too)", len(x.Threads))
 		}
 		for _, th := range x.Threads {
 			if th.Thread.ID == "t1" && (th.Thread.DeletedAt == nil || len(th.Messages) == 0) {

@@ -208,7 +208,7 @@ func TestHandler_Scenarios(t *testing.T) {
 		{name: "CreateElementOtherUser", method: "POST", url: "/v1/users/bob/threads/t1/elements", body: `{"name":"x"}`, wantStatus: 404},
 
 		// Export and import.
-		{name: "ExportThreadJSON", method: "GET", url: "/v1/users/alice/threads/t1/export", wantStatus: 200, wantBody: `{"version":1,"thread":{"id":"t1"`},
+		{name: "ExportThreadJSON", method: "GET", url: "/v1/users/alice/threads/t1/export", wantStatus: 200, wantBody: `{"version":2,"thread":{"id":"t1"`},
 		{name: "ExportThreadExplicitJSON", method: "GET", url: "/v1/users/alice/threads/t1/export?format=json", wantStatus: 200, wantBody: `"elements":[{"id":"e1"`},
 		{name: "ExportThreadMarkdown", method: "GET", url: "/v1/users/alice/threads/t1/export?format=markdown", wantStatus: 200, check: func(t *testing.T, resp *http.Response, body []byte) {
 			wantHeader("Content-Type", "text/markdown; charset=utf-8")(t, resp, body)
@@ -249,12 +249,12 @@ func TestHandler_Scenarios(t *testing.T) {
 			if err := json.Unmarshal(body, &x); err != nil {
 				t.Fatalf("decode %s: %v", body, err)
 			}
-			if x.Version != 1 || x.UserID != "bob" || x.ExportedAt.IsZero() || len(x.Threads) != 1 || x.Threads[0].Messages[0].Content != "bob's secret" || x.Sessions == nil {
+			if x.Version != agentmem.ExportVersion || x.UserID != "bob" || x.ExportedAt.IsZero() || len(x.Threads) != 1 || x.Threads[0].Messages[0].Content != "bob's secret" || x.Sessions == nil {
 				t.Fatalf("export=%s, want bob's thread", body)
 			}
 		}},
 		{name: "ExportUserUnknown", method: "GET", url: "/v1/users/nobody/export", wantStatus: 200, wantBody: `"user_id":"nobody"`, check: func(t *testing.T, _ *http.Response, body []byte) {
-			if !strings.HasSuffix(string(body), `,"threads":[],"sessions":[],"notes":[],"memories":[],"profiles":[],"entities":[]}`+"\n") {
+			if !strings.HasSuffix(string(body), `,"threads":[],"sessions":[],"notes":[],"memories":[],"profiles":[],"entities":[],"reflections":[]}`+"\n") {
 				t.Fatalf("body=%s, want no threads", body)
 			}
 		}},

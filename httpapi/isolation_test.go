@@ -67,6 +67,7 @@ var routeCases = map[string]routeCase{
 	"GET /v1/users/{user}/profile/versions":            {"/v1/users/{user}/profile/versions", "", 200},
 	"GET /v1/users/{user}/threads/{thread}/reflection": {"/v1/users/{user}/threads/{thread}/reflection", "", 200},
 	"GET /v1/users/{user}/export":                      {"/v1/users/{user}/export", "", 200},
+	"POST /v1/users/{user}/import":                     {"/v1/users/{user}/import?on_conflict=skip", `{"version":2,"threads":[{"thread":{"id":"imp","title":"imported"},"messages":[{"role":"user","content":"hi"}]}],"memories":[{"text":"User likes tea."}]}`, 200},
 	"DELETE /v1/users/{user}":                          {"/v1/users/{user}", "", 200},
 
 	"GET /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", "", 200},

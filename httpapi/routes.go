@@ -73,6 +73,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"GET /v1/users/{user}/agents/{agent}/notes/history", accessUser, handleNotesHistory(log, svc)},
 
 		{"GET /v1/users/{user}/export", accessUser, handleExportUser(log, svc)},
+		{"POST /v1/users/{user}/import", accessUser, handleImportUser(log, svc)},
 		{"DELETE /v1/users/{user}", accessUserAdmin, handleDeleteUser(log, svc)},
 	}
 	if opt.Registry != nil {

@@ -72,6 +72,14 @@ func insertUser(ctx context.Context, tx pgx.Tx, userID string, at time.Time) err
 // insertMemory stores m, prepared (see agentmem.Memory.Prepare), and its
 // history entry "add"; its user is recorded already (insertUser).
 func insertMemory(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
+	if err := insertMemoryRow(ctx, tx, m); err != nil {
+		return err
+	}
+	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+}
+
+// insertMemoryRow stores m without history.
+func insertMemoryRow(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
 	_, err := tx.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
 		m.Source, string(m.Metadata), m.Version, m.ValidFrom, m.InvalidAt, m.SupersededBy, m.CreatedAt, m.UpdatedAt, m.ProcessedAt)
@@ -80,7 +88,7 @@ func insertMemory(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
 	} else if err != nil {
 		return fmt.Errorf("insert memory: %w", err)
 	}
-	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+	return nil
 }
 
 // CreateMemory implements agentmem.MemoryStore. The user is recorded

@@ -156,26 +156,30 @@ func (s *Store) ImportThread(ctx context.Context, userID string, x *agentmem.Thr
 	if err != nil {
 		return nil, err
 	}
-	err = s.write(ctx, func(tx pgx.Tx) error {
-		if err := insertThread(ctx, tx, t); err != nil {
-			return err
-		}
-		if len(x.Messages) > 0 {
-			b := &pgx.Batch{}
-			queueMessages(b, userID, x.Messages)
-			if err := sendBatch(ctx, tx, b, x.Messages); err != nil {
-				return err
-			}
-		}
-		for _, e := range x.Elements {
-			if err := insertElement(ctx, tx, userID, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s.write(ctx, func(tx pgx.Tx) error { return importThread(ctx, tx, userID, x, t) })
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// importThread inserts t, prepared from x (agentmem.PrepareImport), with
+// x's messages and elements.
+func importThread(ctx context.Context, tx pgx.Tx, userID string, x *agentmem.ThreadExport, t *agentmem.Thread) error {
+	if err := insertThread(ctx, tx, t); err != nil {
+		return err
+	}
+	if len(x.Messages) > 0 {
+		b := &pgx.Batch{}
+		queueMessages(b, userID, x.Messages)
+		if err := sendBatch(ctx, tx, b, x.Messages); err != nil {
+			return err
+		}
+	}
+	for _, e := range x.Elements {
+		if err := insertElement(ctx, tx, userID, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }

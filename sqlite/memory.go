@@ -69,6 +69,14 @@ func insertUser(ctx context.Context, tx *sql.Tx, userID string, at time.Time) er
 // insertMemory stores m, prepared (see agentmem.Memory.Prepare), and its
 // history entry "add"; its user is recorded already (insertUser).
 func insertMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
+	if err := insertMemoryRow(ctx, tx, m); err != nil {
+		return err
+	}
+	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+}
+
+// insertMemoryRow stores m without history.
+func insertMemoryRow(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
 		m.Source, string(m.Metadata), m.Version, micros(m.ValidFrom), nullMicros(m.InvalidAt), m.SupersededBy, micros(m.CreatedAt), micros(m.UpdatedAt),
@@ -78,7 +86,7 @@ func insertMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	} else if err != nil {
 		return fmt.Errorf("insert memory: %w", err)
 	}
-	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
+	return nil
 }
 
 // CreateMemory implements agentmem.MemoryStore.

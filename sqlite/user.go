@@ -110,33 +110,37 @@ func (s *Store) ImportThread(ctx context.Context, userID string, x *agentmem.Thr
 	if err != nil {
 		return nil, err
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		if err := insertThread(ctx, tx, t); err != nil {
-			return err
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (user_id, `+messageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("prepare insert message: %w", err)
-		}
-		defer stmt.Close()
-		for _, m := range x.Messages {
-			if _, err := stmt.ExecContext(ctx, userID, m.ThreadID, m.Seq, m.ID, m.Role, m.Content, m.Name, toolCallsJSON(m.ToolCalls),
-				m.ToolCallID, string(m.Metadata), m.TokenCount, micros(m.CreatedAt)); err != nil {
-				if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
-					return agentmem.Errorf(agentmem.ECONFLICT, "Message id %q is already used.", m.ID)
-				}
-				return fmt.Errorf("insert message: %w", err)
-			}
-		}
-		for _, e := range x.Elements {
-			if err := insertElement(ctx, tx, userID, e); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s.write(ctx, func(tx *sql.Tx) error { return importThread(ctx, tx, userID, x, t) })
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// importThread inserts t, prepared from x (agentmem.PrepareImport), with
+// x's messages and elements.
+func importThread(ctx context.Context, tx *sql.Tx, userID string, x *agentmem.ThreadExport, t *agentmem.Thread) error {
+	if err := insertThread(ctx, tx, t); err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (user_id, `+messageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("prepare insert message: %w", err)
+	}
+	defer stmt.Close()
+	for _, m := range x.Messages {
+		if _, err := stmt.ExecContext(ctx, userID, m.ThreadID, m.Seq, m.ID, m.Role, m.Content, m.Name, toolCallsJSON(m.ToolCalls),
+			m.ToolCallID, string(m.Metadata), m.TokenCount, micros(m.CreatedAt)); err != nil {
+			if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
+				return agentmem.Errorf(agentmem.ECONFLICT, "Message id %q is already used.", m.ID)
+			}
+			return fmt.Errorf("insert message: %w", err)
+		}
+	}
+	for _, e := range x.Elements {
+		if err := insertElement(ctx, tx, userID, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -40,8 +41,8 @@ func cliContext(ctx context.Context) context.Context {
 	return agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Via: "cli", Scope: agentmem.Scope{Kind: agentmem.ScopeAdmin}})
 }
 
-// runExport writes one thread (--thread) or everything of a user as JSON,
-// or one thread as Markdown.
+// runExport writes one thread (--thread) or everything of a user, as
+// JSON (what import takes) or Markdown.
 func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
 	cfg := defaults()
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
@@ -49,7 +50,8 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	dbFlags(fs, &cfg, getenv)
 	user := fs.String("user", "", "the user to export (required)")
 	thread := fs.String("thread", "", "export only this thread")
-	format := fs.String("format", "json", "json or markdown (markdown needs --thread)")
+	format := fs.String("format", "json", "json or markdown")
+	includeDeleted := fs.Bool("include-deleted", false, "export soft-deleted threads too")
 	out := fs.String("out", "-", "output file; - is standard output")
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
@@ -57,13 +59,13 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	if *user == "" {
 		return errors.New("--user is required")
 	}
-	if *format != "json" && (*format != "markdown" || *thread == "") {
-		return fmt.Errorf("--format must be json, or markdown with --thread")
+	if *format != "json" && *format != "markdown" {
+		return fmt.Errorf("--format must be json or markdown")
 	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 		return writeOut(*out, stdout, func(w io.Writer) error {
 			if *thread == "" {
-				return svc.ExportUser(ctx, *user, w)
+				return svc.ExportUser(ctx, *user, agentmem.ExportOptions{Format: *format, IncludeDeleted: *includeDeleted}, w)
 			}
 			x, err := svc.ExportThread(ctx, *user, *thread)
 			if err != nil {
@@ -137,13 +139,15 @@ func withService(ctx context.Context, cfg Config, fn func(context.Context, *core
 }
 
 // runImport reads a thread export or a user export (from a file or "-" for
-// standard input) and stores its threads as the given user's.
+// standard input) and restores it as the given user's, all of it or
+// nothing; imported messages are indexed by serve's workers.
 func runImport(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg := defaults()
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbFlags(fs, &cfg, getenv)
 	user := fs.String("user", "", "the user to import into (required)")
+	onConflict := fs.String("on-conflict", "fail", "what to do with records the user already has: fail (import nothing), skip or replace")
 	if err := cfg.parse(fs, args, getenv); err != nil {
 		return err
 	}
@@ -162,30 +166,51 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		defer f.Close()
 		r = f
 	}
-	var doc struct {
-		agentmem.ThreadExport
-		Threads []*agentmem.ThreadExport `json:"threads"`
-	}
-	if err := json.NewDecoder(bufio.NewReader(r)).Decode(&doc); err != nil {
+	b, err := io.ReadAll(bufio.NewReader(r))
+	if err != nil {
 		return fmt.Errorf("read export: %w", err)
 	}
-	threads := doc.Threads
-	if doc.Thread != nil {
-		threads = append(threads, &doc.ThreadExport)
+	var probe struct {
+		Thread json.RawMessage `json:"thread"`
 	}
-	if len(threads) == 0 {
-		return fmt.Errorf("the file holds no thread export")
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return fmt.Errorf("read export: %w", err)
 	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
-		for _, x := range threads {
-			t, err := svc.ImportThread(ctx, *user, x)
+		if probe.Thread != nil { // one thread's export
+			var x agentmem.ThreadExport
+			if err := json.Unmarshal(b, &x); err != nil {
+				return fmt.Errorf("read export: %w", err)
+			}
+			t, err := svc.ImportThread(ctx, *user, &x)
 			if err != nil {
-				return fmt.Errorf("import thread %q: %s", threadID(x), agentmem.ErrorMessage(err))
+				return fmt.Errorf("import thread %q: %s", threadID(&x), agentmem.ErrorMessage(err))
 			}
 			fmt.Fprintf(stdout, "imported thread %s (%d messages)\n", t.ID, t.MessageCount)
+			return nil
 		}
+		var x agentmem.UserExport
+		if err := json.Unmarshal(b, &x); err != nil {
+			return fmt.Errorf("read export: %w", err)
+		}
+		res, err := svc.ImportUser(ctx, *user, &x, agentmem.ImportOptions{OnConflict: *onConflict})
+		if err != nil {
+			return err
+		}
+		for _, t := range x.Threads {
+			if slices.Contains(res.ThreadIDs, t.Thread.ID) {
+				fmt.Fprintf(stdout, "imported thread %s (%d messages)\n", t.Thread.ID, len(t.Messages))
+			}
+		}
+		fmt.Fprintf(stdout, "imported %s; skipped %s; replaced %s\n", counts(res.Imported), counts(res.Skipped), counts(res.Replaced))
 		return nil
 	})
+}
+
+// counts writes import counts for a person to read.
+func counts(c agentmem.ImportCounts) string {
+	return fmt.Sprintf("%d threads, %d messages, %d memories, %d notes versions, %d profile versions, %d entities, %d sessions, %d reflections",
+		c.Threads, c.Messages, c.Memories, c.Notes, c.Profiles, c.Entities, c.Sessions, c.Reflections)
 }
 
 func threadID(x *agentmem.ThreadExport) string {
