@@ -81,6 +81,14 @@ const (
 // ImportOptions tune an import.
 type ImportOptions struct {
 	OnConflict string // OnConflictFail when empty
+
+	// Jobs, when not nil, returns the jobs that an import asks for (to
+	// index the threads it imported, say), each as alternatives tried in
+	// order (see PickJob). ImportUser calls it inside its transaction
+	// with the result and enqueues the jobs in that same transaction, so
+	// that what an import stores is never left without its indexing, even
+	// if the process dies right after.
+	Jobs func(res *ImportResult) [][]*Job `json:"-"`
 }
 
 // ImportResult says what an import did.

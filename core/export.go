@@ -254,34 +254,15 @@ func (s *Service) exportEntities(ctx context.Context, u user, emit func(any) err
 }
 
 // ImportUser implements agentmem.UserService: x is restored as the
-// user's in one transaction (see agentmem.ImportStore.ImportUser), then
-// the imported threads and memories are indexed again by jobs (vectors,
+// user's in one transaction (see agentmem.ImportStore.ImportUser), with
+// the jobs that index the imported threads and memories again (vectors,
 // windows, chunks; memories are re-embedded), since exports hold no
-// vectors.
+// vectors: an import is never left unindexed, even by a crash.
 func (s *Service) ImportUser(ctx context.Context, userID string, x *agentmem.UserExport, opt agentmem.ImportOptions) (*agentmem.ImportResult, error) {
 	u, err := s.resolve(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.store.ImportUser(ctx, u.id, x, opt)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range x.Threads {
-		if !slices.Contains(res.ThreadIDs, t.Thread.ID) || t.Thread.LastSeq == 0 {
-			continue
-		}
-		if err := s.opt.Indexer.Enqueue(ctx, u.id, t.Thread.ID, 1, t.Thread.LastSeq); err != nil {
-			s.log.WarnContext(ctx, "imported thread: index job not enqueued", "thread", t.Thread.ID, "err", err)
-		}
-	}
-	for _, m := range x.Memories {
-		if !slices.Contains(res.MemoryIDs, m.ID) {
-			continue
-		}
-		if err := s.opt.Indexer.EmbedMemory(ctx, m.Memory); err != nil {
-			s.log.WarnContext(ctx, "imported memory not embedded", "memory", m.ID, "err", err)
-		}
-	}
-	return res, nil
+	opt.Jobs = nil // only the service asks for jobs
+	return s.store.ImportUser(ctx, u.id, x, s.opt.Indexer.ImportJobs(opt))
 }

@@ -124,6 +124,29 @@ func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
 	}
 }
 
+// ImportJobs returns opt asking ImportUser to enqueue, in the import's own
+// transaction (agentmem.ImportOptions.Jobs), an index job for each thread
+// it imported (windows, vectors, chunks, memories) and, when it imported
+// memories, a re-embed job of the user in ix.Space, which embeds what has
+// no vector yet. A nil ix, or one without Jobs, returns opt as it is.
+func (ix *Indexer) ImportJobs(opt agentmem.ImportOptions) agentmem.ImportOptions {
+	if ix == nil || ix.Jobs == nil {
+		return opt
+	}
+	opt.Jobs = func(res *agentmem.ImportResult) [][]*agentmem.Job {
+		var jobs [][]*agentmem.Job
+		for _, id := range res.ThreadIDs {
+			jobs = append(jobs, indexJobs("", id, 1, 0)) // through the thread's last message
+		}
+		if len(res.MemoryIDs) > 0 && ix.Emb != nil {
+			payload, _ := json.Marshal(reembedPayload{Space: ix.Space})
+			jobs = append(jobs, []*agentmem.Job{{Kind: ReembedJobKind, Key: ix.Space, Payload: payload}})
+		}
+		return jobs
+	}
+	return opt
+}
+
 // Run is the index job's handler (a worker.Handler).
 func (ix *Indexer) Run(ctx context.Context, j *agentmem.Job) error {
 	var p indexPayload

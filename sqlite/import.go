@@ -33,6 +33,13 @@ func (s *Store) ImportUser(ctx context.Context, userID string, x *agentmem.UserE
 		if err := importRecords(ctx, tx, userID, p); err != nil {
 			return err
 		}
+		if opt.Jobs != nil {
+			for _, alts := range opt.Jobs(p.Result) {
+				if err := s.enqueueAlternatives(ctx, tx, userID, alts, s.now()); err != nil {
+					return err
+				}
+			}
+		}
 		res = p.Result
 		return nil
 	})

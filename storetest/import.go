@@ -275,3 +275,42 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// testImportUserJobs: the jobs an import asks for (ImportOptions.Jobs) are
+// stored in its transaction: all of them with a successful import, none
+// with a refused one.
+func testImportUserJobs(t *testing.T, s agentmem.Store) {
+	var got *agentmem.ImportResult
+	jobs := func(res *agentmem.ImportResult) [][]*agentmem.Job {
+		got = res
+		var out [][]*agentmem.Job
+		for _, id := range res.ThreadIDs {
+			out = append(out, []*agentmem.Job{{Kind: "index", Key: id}})
+		}
+		return out
+	}
+	if _, err := s.ImportUser(ctx, "joe", richExport(), agentmem.ImportOptions{Jobs: jobs}); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, j := range AllJobs(t, s, agentmem.JobFilter{UserID: ptr("joe")}) {
+		if j.Kind == "index" && j.Status == agentmem.JobQueued {
+			keys = append(keys, j.Key)
+		}
+	}
+	if got == nil || !cmp.Equal(keys, got.ThreadIDs, cmpopts.SortSlices(func(a, b string) bool { return a < b })) || len(keys) != 2 {
+		t.Fatalf("queued index jobs %v, want one per imported thread %v", keys, got)
+	}
+
+	// A refused import stores no job.
+	x := richExport()
+	x.Threads = append(x.Threads, &agentmem.ThreadExport{Version: agentmem.ExportVersion, Thread: &agentmem.Thread{ID: "fresh"}})
+	if _, err := s.ImportUser(ctx, "joe", x, agentmem.ImportOptions{Jobs: jobs}); agentmem.ErrorCode(err) != agentmem.ECONFLICT {
+		t.Fatalf("import again: %v, want a conflict", err)
+	}
+	for _, j := range AllJobs(t, s, agentmem.JobFilter{UserID: ptr("joe")}) {
+		if j.Key == "fresh" {
+			t.Fatalf("a refused import stored job %+v", j)
+		}
+	}
+}

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	t.Run("ImportUser/Conflicts", func(t *testing.T) { testImportUserConflicts(t, open(t)) })
 	t.Run("ImportUser/Atomic", func(t *testing.T) { testImportUserAtomic(t, open(t)) })
 	t.Run("ImportUser/Version1", func(t *testing.T) { testImportUserVersion1(t, open(t)) })
+	t.Run("ImportUser/Jobs", func(t *testing.T) { testImportUserJobs(t, open(t)) })
 	t.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, open(t)) })
 	t.Run("DeleteThreadsBefore", func(t *testing.T) { testDeleteThreadsBefore(t, open(t)) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, open(t)) })

@@ -383,6 +383,23 @@ func (n *notifying) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.
 	return out, err
 }
 
+func (n *notifying) ImportUser(ctx context.Context, userID string, x *agentmem.UserExport, opt agentmem.ImportOptions) (*agentmem.ImportResult, error) {
+	var jobs [][]*agentmem.Job
+	if pick := opt.Jobs; pick != nil {
+		opt.Jobs = func(res *agentmem.ImportResult) [][]*agentmem.Job {
+			jobs = pick(res)
+			return jobs
+		}
+	}
+	out, err := n.Store.ImportUser(ctx, userID, x, opt)
+	if err == nil && slices.ContainsFunc(jobs, func(alts []*agentmem.Job) bool {
+		return slices.ContainsFunc(alts, func(j *agentmem.Job) bool { return j.Status == agentmem.JobQueued })
+	}) {
+		n.notify()
+	}
+	return out, err
+}
+
 func (n *notifying) AppendMessages(ctx context.Context, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions) ([]*agentmem.Message, error) {
 	var jobs []*agentmem.Job
 	if pick := opt.Jobs; pick != nil {
