@@ -127,8 +127,10 @@ func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
 // ImportJobs returns opt asking ImportUser to enqueue, in the import's own
 // transaction (agentmem.ImportOptions.Jobs), an index job for each thread
 // it imported (windows, vectors, chunks, memories) and, when it imported
-// memories, a re-embed job of the user in ix.Space, which embeds what has
-// no vector yet. A nil ix, or one without Jobs, returns opt as it is.
+// memories, a re-embed job of the user, which embeds what has no vector
+// yet in the space of the embedder of the server that runs it (the
+// command line's import has none). A nil ix, or one without Jobs, returns
+// opt as it is.
 func (ix *Indexer) ImportJobs(opt agentmem.ImportOptions) agentmem.ImportOptions {
 	if ix == nil || ix.Jobs == nil {
 		return opt
@@ -138,9 +140,9 @@ func (ix *Indexer) ImportJobs(opt agentmem.ImportOptions) agentmem.ImportOptions
 		for _, id := range res.ThreadIDs {
 			jobs = append(jobs, indexJobs("", id, 1, 0)) // through the thread's last message
 		}
-		if len(res.MemoryIDs) > 0 && ix.Emb != nil {
-			payload, _ := json.Marshal(reembedPayload{Space: ix.Space})
-			jobs = append(jobs, []*agentmem.Job{{Kind: ReembedJobKind, Key: ix.Space, Payload: payload}})
+		if len(res.MemoryIDs) > 0 {
+			jobs = append(jobs, []*agentmem.Job{{Kind: ReembedJobKind, Key: "imported", Payload: json.RawMessage(`{}`),
+				MaxAttempts: DefaultReembedAttempts}})
 		}
 		return jobs
 	}

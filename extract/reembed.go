@@ -133,7 +133,11 @@ func (r *Reembedder) Run(ctx context.Context, j *agentmem.Job) error {
 
 func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
 	var p reembedPayload
-	if err := json.Unmarshal(j.Payload, &p); err != nil || p.Space == "" {
+	err := json.Unmarshal(j.Payload, &p)
+	if err == nil && p.Space == "" && j.Kind == ReembedJobKind {
+		p.Space = r.Space // a user's job for whichever embedder runs it (see Indexer.ImportJobs)
+	}
+	if err != nil || p.Space == "" {
 		return p, agentmem.Errorf(agentmem.EINVALID, "%s job %s has a malformed payload.", j.Kind, j.ID)
 	}
 	if p.Space != r.Space {

@@ -231,8 +231,21 @@ func testReembed(t *testing.T, s agentmem.Store) {
 		if spaces, _ := s.VectorSpaces(ctx, "bob"); len(spaces) != 2 {
 			t.Fatalf("bob's spaces %v: the old space must be left", spaces)
 		}
-		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`{}`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`[1]`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
 			t.Fatalf("malformed payload: %v", err)
+		}
+		if err := r.RunAll(ctx, &agentmem.Job{ID: "j", UserID: extract.SystemUser, Kind: extract.ReembedAllJobKind, Payload: json.RawMessage(`{}`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+			t.Fatalf("reembed-all without a space: %v, want EINVALID", err)
+		}
+	})
+	t.Run("AnySpace", func(t *testing.T) {
+		// A user's job without a space (an import's) embeds in the space
+		// of the embedder that runs it, and drops the others.
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if spaces, _ := s.VectorSpaces(ctx, "bob"); len(spaces) != 1 || spaces[0] != r.Space {
+			t.Fatalf("bob's spaces %v, want only %s", spaces, r.Space)
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {

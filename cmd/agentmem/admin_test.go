@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/sqlite"
@@ -230,5 +231,56 @@ func TestExport_SameAsAPI(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, ".alice.json.*")); len(m) != 0 {
 		t.Fatalf("temporary files left: %v", m)
+	}
+}
+
+// TestImport_Indexed: what `agentmem import` restores is indexed by the
+// server that opens the database next: the import stores the jobs (it has
+// no embedder of its own), and the server's workers embed the imported
+// messages and memories, which vector search then finds.
+func TestImport_Indexed(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	seed(t, db, "alice", time.Now())
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, db, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.New(s, core.Options{}).CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User keeps bees on the roof."}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	out := filepath.Join(dir, "alice.json")
+	if _, err := runCmd(t, "export", "--db", db, "--user", "alice", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	db2 := filepath.Join(dir, "b.db")
+	if _, err := runCmd(t, "import", "--db", db2, "--user", "bob", out); err != nil {
+		t.Fatal(err)
+	}
+
+	mem, err := app.Open(ctx, app.Config{DB: "sqlite:" + db2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	for _, q := range []struct{ scope, query, want string }{
+		{"memories", "bees on the roof", "User keeps bees on the roof."},
+		{"messages", "hello from alice", "Hello from alice"},
+	} {
+		var found bool
+		for deadline := time.Now().Add(20 * time.Second); !found; time.Sleep(20 * time.Millisecond) {
+			resp, err := mem.Search(ctx, "bob", agentmem.SearchRequest{Query: q.query, Scopes: []string{q.scope}, Signals: []string{"vector"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range resp.Results {
+				found = found || r.Text == q.want
+			}
+			if !found && time.Now().After(deadline) {
+				t.Fatalf("vector search of %s for %q after the import: %+v, want %q", q.scope, q.query, resp.Results, q.want)
+			}
+		}
 	}
 }
