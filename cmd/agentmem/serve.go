@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -20,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
 )
 
 // runServe runs the HTTP API until ctx ends (SIGINT or SIGTERM from main),
@@ -61,28 +61,50 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	} else {
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
-	svc := mem.Service
-	srv := newHTTPServer(log, svc, reg, cfg)
-	// The workers and the idle sweep run beside the server, on a context
-	// of their own: they stop after the server, so that no request is
-	// left waiting on them.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	worked := make(chan error, 1)
-	go func() { worked <- mem.Run(workCtx) }()
-	stopWork := sync.OnceValue(func() error { cancelWork(); return <-worked })
-	defer stopWork() // before the store closes, on every return
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	srv := newHTTPServer(log, mem.Service, reg, cfg)
 	log.Info("agentmem started", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB), "version", version())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 
+	// The server and the background work (workers, idle sweep) run in one
+	// group, joined before the store closes; either failing stops both.
+	// The work has a context of its own, ended once the server has
+	// stopped, so that no request is left waiting on it; the jobs it
+	// interrupts are handed back.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer stopWork()
+		return serveUntil(gctx, log, srv, ln, cfg.ShutdownTimeout)
+	})
+	g.Go(func() error {
+		if err := mem.Run(workCtx); err != nil {
+			return fmt.Errorf("workers: %w", err)
+		}
+		return nil
+	})
+	err = g.Wait()
+	if cerr := mem.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+	}
+	if err == nil {
+		log.Info("stopped")
+	}
+	return err
+}
+
+// serveUntil serves on ln until ctx ends, then stops accepting
+// connections and lets in-flight requests finish within grace.
+func serveUntil(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, grace time.Duration) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", "grace", cfg.ShutdownTimeout)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	log.Info("shutting down", "grace", grace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
@@ -90,15 +112,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
-	// Then the workers: the jobs they interrupt are handed back, and the
-	// store closes once they have stopped.
-	if err := stopWork(); err != nil {
-		log.Warn("workers stopped", "err", err)
-	}
-	if err := mem.Close(); err != nil {
-		return fmt.Errorf("close store: %w", err)
-	}
-	log.Info("stopped")
 	return nil
 }
 
