@@ -1,6 +1,8 @@
 // Package httpapi is agentmem's REST API: NewHandler serves the routes of
-// routes.go over an agentmem.Store, with JSON errors, request logging,
-// panic recovery and Prometheus metrics.
+// routes.go over the application core (core.Service), each handler
+// decoding a request, calling one method of it and encoding the answer,
+// with JSON errors, request logging, panic recovery and Prometheus
+// metrics.
 package httpapi
 
 import (
