@@ -391,6 +391,20 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		return Errorf(EINVALID, "on_conflict must be fail, skip or replace, not %q.", opt.OnConflict)
 	}
 	now = Timestamp(now)
+	for _, prepare := range []func(string, *UserExport, time.Time, TokenCounter) error{
+		prepareThreads, prepareSessions, prepareNotes, prepareMemories, prepareProfiles, prepareEntities, prepareReflections,
+	} {
+		if err := prepare(userID, x, now, tc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The prepare… functions each prepare the records of one kind for
+// PrepareUserImport.
+
+func prepareThreads(userID string, x *UserExport, now time.Time, tc TokenCounter) error {
 	seen := map[string]bool{}
 	for i, t := range x.Threads {
 		if t == nil || t.Thread == nil {
@@ -411,6 +425,10 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		}
 		seen[th.ID] = true
 	}
+	return nil
+}
+
+func prepareSessions(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
 	for i, s := range x.Sessions {
 		if s == nil {
 			return Errorf(EINVALID, "sessions[%d] is null.", i)
@@ -423,6 +441,10 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		}
 		s.UserID, s.UpdatedAt = userID, stamp(s.UpdatedAt, now)
 	}
+	return nil
+}
+
+func prepareNotes(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
 	for i, n := range x.Notes {
 		if n == nil {
 			return Errorf(EINVALID, "notes[%d] is null.", i)
@@ -442,6 +464,10 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		n.UserID, n.UpdatedAt = userID, stamp(n.UpdatedAt, now)
 		n.Operation = cmpOr(n.Operation, NotesOverwrite)
 	}
+	return nil
+}
+
+func prepareMemories(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
 	for i, m := range x.Memories {
 		if m == nil || m.Memory == nil {
 			return Errorf(EINVALID, "memories[%d] is null.", i)
@@ -468,6 +494,10 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 			c.MemoryID, c.At = m.ID, stamp(c.At, now)
 		}
 	}
+	return nil
+}
+
+func prepareProfiles(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
 	for i, p := range x.Profiles {
 		if p == nil {
 			return Errorf(EINVALID, "profiles[%d] is null.", i)
@@ -481,6 +511,10 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		}
 		p.CreatedAt = stamp(p.CreatedAt, now)
 	}
+	return nil
+}
+
+func prepareEntities(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
 	for i, e := range x.Entities {
 		if e == nil || e.Entity == nil {
 			return Errorf(EINVALID, "entities[%d] is null.", i)
@@ -504,6 +538,10 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 			r.At = Timestamp(r.At)
 		}
 	}
+	return nil
+}
+
+func prepareReflections(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
 	for i, r := range x.Reflections {
 		if r == nil {
 			return Errorf(EINVALID, "reflections[%d] is null.", i)
@@ -579,175 +617,236 @@ type ImportPlan struct {
 // with its messages, elements, reflection and session); with
 // OnConflictReplace the user's clashing record is deleted first.
 func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportPlan, error) {
-	var clashes []Clash
-	p := &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}}
-	r := p.Result
-	replace := opt.OnConflict == OnConflictReplace
-	deleted := map[string]bool{}
-	skippedThreads := map[string]bool{}
-	for _, t := range x.Threads {
+	pl := &planner{x: x, have: have, onConflict: cmpOr(opt.OnConflict, OnConflictFail),
+		p:       &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}},
+		deleted: map[string]bool{}, skippedThreads: map[string]bool{}}
+	pl.threads() // first: the others leave out what belongs to a skipped thread
+	pl.sessions()
+	pl.notes()
+	pl.profiles()
+	pl.memories()
+	pl.entities()
+	pl.reflections()
+	if len(pl.clashes) > 0 {
+		return nil, ClashError(pl.clashes)
+	}
+	return pl.p, nil
+}
+
+// planner holds the state of PlanImport.
+type planner struct {
+	x              *UserExport
+	have           ImportExisting
+	onConflict     string
+	p              *ImportPlan
+	clashes        []Clash
+	deleted        map[string]bool // threads deleted by the plan
+	skippedThreads map[string]bool
+}
+
+// What becomes of a record of an import.
+type verdict int
+
+const (
+	importNew     verdict = iota // the user does not have it: imported
+	importReplace                // the user's is deleted, the export's imported
+	importSkip                   // the user's is kept, the export's left out
+	importClash                  // a clash: the import fails
+)
+
+// decide says what becomes of a record, recording a clash.
+func (pl *planner) decide(clash bool, kind, id string) verdict {
+	switch {
+	case !clash:
+		return importNew
+	case pl.onConflict == OnConflictReplace:
+		return importReplace
+	case pl.onConflict == OnConflictSkip:
+		return importSkip
+	}
+	pl.clashes = append(pl.clashes, Clash{kind, id})
+	return importClash
+}
+
+func (pl *planner) threads() {
+	r := pl.p.Result
+	for _, t := range pl.x.Threads {
 		id := t.Thread.ID
-		clash := have.Threads[id]
+		// A thread clashes by its ID or by a message ID that the user
+		// has, in this thread or in another (owners).
+		clash := pl.have.Threads[id]
 		var owners []string
 		for _, m := range t.Messages {
-			if owner, ok := have.Messages[m.ID]; ok {
+			if owner, ok := pl.have.Messages[m.ID]; ok {
 				clash = true
 				if owner != id {
 					owners = append(owners, owner)
 				}
 			}
 		}
-		switch {
-		case !clash:
-		case replace:
+		switch pl.decide(clash, "thread", id) {
+		case importReplace:
 			for _, d := range append([]string{id}, owners...) {
-				if (d != id || have.Threads[id]) && !deleted[d] {
-					deleted[d] = true
-					p.DeleteThreads = append(p.DeleteThreads, d)
+				if (d != id || pl.have.Threads[id]) && !pl.deleted[d] {
+					pl.deleted[d] = true
+					pl.p.DeleteThreads = append(pl.p.DeleteThreads, d)
 				}
 			}
 			r.Replaced.Threads++
-		case opt.OnConflict == OnConflictSkip:
-			skippedThreads[id] = true
+		case importSkip:
+			pl.skippedThreads[id] = true
 			r.Skipped.Threads++
 			r.Skipped.Messages += len(t.Messages)
 			continue
-		default:
-			clashes = append(clashes, Clash{"thread", id})
+		case importClash:
 			continue
 		}
-		p.Threads = append(p.Threads, t)
+		pl.p.Threads = append(pl.p.Threads, t)
 		r.Imported.Threads++
 		r.Imported.Messages += len(t.Messages)
 		r.ThreadIDs = append(r.ThreadIDs, id)
 	}
-	for _, s := range x.Sessions {
-		switch {
-		case skippedThreads[s.ThreadID]:
+}
+
+func (pl *planner) sessions() {
+	r := pl.p.Result
+	for _, s := range pl.x.Sessions {
+		if pl.skippedThreads[s.ThreadID] {
 			r.Skipped.Sessions++
-			continue
-		case !have.Sessions[s.AgentID]:
-		case replace:
-			r.Replaced.Sessions++ // the session is set again
-		case opt.OnConflict == OnConflictSkip:
-			r.Skipped.Sessions++
-			continue
-		default:
-			clashes = append(clashes, Clash{"session", s.AgentID})
 			continue
 		}
-		p.Sessions = append(p.Sessions, s)
+		switch pl.decide(pl.have.Sessions[s.AgentID], "session", s.AgentID) {
+		case importReplace:
+			r.Replaced.Sessions++ // the session is set again
+		case importSkip:
+			r.Skipped.Sessions++
+			continue
+		case importClash:
+			continue
+		}
+		pl.p.Sessions = append(pl.p.Sessions, s)
 		r.Imported.Sessions++
 	}
-	notesDecided := map[string]bool{} // agent → imported
-	for _, n := range x.Notes {
-		imported, decided := notesDecided[n.AgentID]
+}
+
+// notes decides by agent: an agent's versions are all imported or none.
+func (pl *planner) notes() {
+	r := pl.p.Result
+	imported := map[string]bool{} // agent → imported
+	for _, n := range pl.x.Notes {
+		take, decided := imported[n.AgentID]
 		if !decided {
-			switch {
-			case !have.NotesAgents[n.AgentID]:
-				imported = true
-			case replace:
-				p.DeleteNotes = append(p.DeleteNotes, n.AgentID)
-				imported = true
-			case opt.OnConflict == OnConflictSkip:
-			default:
-				clashes = append(clashes, Clash{"notes", n.AgentID})
+			switch pl.decide(pl.have.NotesAgents[n.AgentID], "notes", n.AgentID) {
+			case importNew:
+				take = true
+			case importReplace:
+				pl.p.DeleteNotes = append(pl.p.DeleteNotes, n.AgentID)
+				take = true
 			}
-			notesDecided[n.AgentID] = imported
+			imported[n.AgentID] = take
 		}
-		if !imported {
+		if !take {
 			r.Skipped.Notes++
 			continue
 		}
-		if have.NotesAgents[n.AgentID] {
+		if pl.have.NotesAgents[n.AgentID] {
 			r.Replaced.Notes++
 		}
-		p.Notes = append(p.Notes, n)
+		pl.p.Notes = append(pl.p.Notes, n)
 		r.Imported.Notes++
 	}
-	if len(x.Profiles) > 0 {
-		switch {
-		case !have.Profiles:
-			p.Profiles = x.Profiles
-		case replace:
-			p.DeleteProfiles, p.Profiles = true, x.Profiles
-			r.Replaced.Profiles = len(x.Profiles)
-		case opt.OnConflict == OnConflictSkip:
-			r.Skipped.Profiles = len(x.Profiles)
-		default:
-			clashes = append(clashes, Clash{"profiles", "versions"})
-		}
-		r.Imported.Profiles = len(p.Profiles)
+}
+
+// profiles decides for every version at once.
+func (pl *planner) profiles() {
+	r, x := pl.p.Result, pl.x
+	if len(x.Profiles) == 0 {
+		return
 	}
-	for _, m := range x.Memories {
-		switch {
-		case !have.Memories[m.ID]:
-		case replace:
-			p.DeleteMemories = append(p.DeleteMemories, m.ID)
+	switch pl.decide(pl.have.Profiles, "profiles", "versions") {
+	case importNew:
+		pl.p.Profiles = x.Profiles
+	case importReplace:
+		pl.p.DeleteProfiles, pl.p.Profiles = true, x.Profiles
+		r.Replaced.Profiles = len(x.Profiles)
+	case importSkip:
+		r.Skipped.Profiles = len(x.Profiles)
+	}
+	r.Imported.Profiles = len(pl.p.Profiles)
+}
+
+func (pl *planner) memories() {
+	r := pl.p.Result
+	for _, m := range pl.x.Memories {
+		switch pl.decide(pl.have.Memories[m.ID], "memory", m.ID) {
+		case importReplace:
+			pl.p.DeleteMemories = append(pl.p.DeleteMemories, m.ID)
 			r.Replaced.Memories++
-		case opt.OnConflict == OnConflictSkip:
+		case importSkip:
 			r.Skipped.Memories++
 			continue
-		default:
-			clashes = append(clashes, Clash{"memory", m.ID})
+		case importClash:
 			continue
 		}
-		p.Memories = append(p.Memories, m)
+		pl.p.Memories = append(pl.p.Memories, m)
 		r.Imported.Memories++
 		r.MemoryIDs = append(r.MemoryIDs, m.ID)
 	}
-	for _, e := range x.Entities {
+}
+
+// entities clash by ID or by name (an entity of the user with the same
+// name key); references to skipped threads are left out.
+func (pl *planner) entities() {
+	r := pl.p.Result
+	for _, e := range pl.x.Entities {
 		key, _ := e.Keys()
-		other, named := have.EntityNames[key]
-		switch {
-		case !have.Entities[e.ID] && !named:
-		case replace:
-			if have.Entities[e.ID] {
-				p.DeleteEntities = append(p.DeleteEntities, e.ID)
+		other, named := pl.have.EntityNames[key]
+		switch pl.decide(pl.have.Entities[e.ID] || named, "entity", e.ID) {
+		case importReplace:
+			if pl.have.Entities[e.ID] {
+				pl.p.DeleteEntities = append(pl.p.DeleteEntities, e.ID)
 			}
 			if named && other != e.ID {
-				p.DeleteEntities = append(p.DeleteEntities, other)
+				pl.p.DeleteEntities = append(pl.p.DeleteEntities, other)
 			}
 			r.Replaced.Entities++
-		case opt.OnConflict == OnConflictSkip:
+		case importSkip:
 			r.Skipped.Entities++
 			continue
-		default:
-			clashes = append(clashes, Clash{"entity", e.ID})
+		case importClash:
 			continue
 		}
 		var refs []*EntityRef
 		for _, ref := range e.References {
-			if !skippedThreads[ref.ThreadID] {
+			if !pl.skippedThreads[ref.ThreadID] {
 				refs = append(refs, ref)
 			}
 		}
 		e.References = refs
-		p.Entities = append(p.Entities, e)
+		pl.p.Entities = append(pl.p.Entities, e)
 		r.Imported.Entities++
 	}
-	for _, rf := range x.Reflections {
-		switch {
-		case skippedThreads[rf.ThreadID]:
+}
+
+func (pl *planner) reflections() {
+	r := pl.p.Result
+	for _, rf := range pl.x.Reflections {
+		if pl.skippedThreads[rf.ThreadID] {
 			r.Skipped.Reflections++
-			continue
-		case !have.Reflections[rf.ThreadID]:
-		case replace:
-			r.Replaced.Reflections++
-		case opt.OnConflict == OnConflictSkip:
-			r.Skipped.Reflections++
-			continue
-		default:
-			clashes = append(clashes, Clash{"reflection", rf.ThreadID})
 			continue
 		}
-		p.Reflections = append(p.Reflections, rf)
+		switch pl.decide(pl.have.Reflections[rf.ThreadID], "reflection", rf.ThreadID) {
+		case importReplace:
+			r.Replaced.Reflections++
+		case importSkip:
+			r.Skipped.Reflections++
+			continue
+		case importClash:
+			continue
+		}
+		pl.p.Reflections = append(pl.p.Reflections, rf)
 		r.Imported.Reflections++
 	}
-	if len(clashes) > 0 {
-		return nil, ClashError(clashes)
-	}
-	return p, nil
 }
 
 // ImportIDs returns the IDs an import of x asks about, for a backend's
