@@ -188,51 +188,75 @@ func Run(ctx context.Context, store Store, ix Indexer, search Searcher, samples 
 			if !ok {
 				continue
 			}
-			t0 := time.Now()
-			// More hits than turns wanted: a hit may stand for turns
-			// already ranked, or for several.
-			hits, err := search.Search(ctx, c.UserID, q.Question, 2*depth)
+			r, unmapped, d, err := ask(ctx, search, c, i, q, evidence, depth, opt)
 			if err != nil {
-				return nil, fmt.Errorf("search %s question %d %q: %w", c.Sample.ID, i, q.Question, err)
+				return nil, err
 			}
-			d := time.Since(t0)
 			durations = append(durations, d)
-			ranked, _ := c.Rank(hits)
-			// The deepest k turns, and the hits that named them.
-			ranked = ranked[:min(len(ranked), depth)]
-			if len(ranked) == depth {
-				hits = hits[:ranked[depth-1].Hit]
-			}
-			_, unmapped := c.Rank(hits)
 			rep.UnmappedHits += unmapped
-			r := &QuestionResult{
-				Sample:   c.Sample.ID,
-				Index:    i,
-				Category: q.Category,
-				Question: q.Question,
-				Evidence: evidence,
-				Ranked:   ranked,
-				Metrics:  Score(evidence, ranked, opt.K),
-				Millis:   float64(d.Microseconds()) / 1000,
-			}
-			for _, h := range hits {
-				r.Tokens += opt.Tokens.CountTokens(h.Text)
-			}
 			rep.Questions = append(rep.Questions, r)
 		}
 	}
-	rep.Timing.Queries = len(durations)
-	if len(durations) > 0 {
-		var sum time.Duration
-		for _, d := range durations {
-			sum += d
-		}
-		rep.Timing.QuerySeconds = sum.Seconds()
-		rep.Timing.QueryMeanMillis = float64(sum.Microseconds()) / 1000 / float64(len(durations))
-		slices.Sort(durations)
-		rep.Timing.QueryP95Millis = float64(durations[(len(durations)*95-1)/100].Microseconds()) / 1000
-	}
+	rep.timeQueries(durations)
+	rep.summarize(opt.K)
+	rep.Timing.TotalSeconds = time.Since(begin).Seconds()
+	return rep, nil
+}
 
+// ask asks question i of c through search and scores its deepest turns
+// against evidence; unmapped counts the hits that name no turn.
+func ask(ctx context.Context, search Searcher, c *Conversation, i int, q *QA, evidence []string, depth int, opt Options) (r *QuestionResult, unmapped int, d time.Duration, err error) {
+	t0 := time.Now()
+	// More hits than turns wanted: a hit may stand for turns already
+	// ranked, or for several.
+	hits, err := search.Search(ctx, c.UserID, q.Question, 2*depth)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("search %s question %d %q: %w", c.Sample.ID, i, q.Question, err)
+	}
+	d = time.Since(t0)
+	ranked, _ := c.Rank(hits)
+	// The deepest k turns, and the hits that named them.
+	ranked = ranked[:min(len(ranked), depth)]
+	if len(ranked) == depth {
+		hits = hits[:ranked[depth-1].Hit]
+	}
+	_, unmapped = c.Rank(hits)
+	r = &QuestionResult{
+		Sample:   c.Sample.ID,
+		Index:    i,
+		Category: q.Category,
+		Question: q.Question,
+		Evidence: evidence,
+		Ranked:   ranked,
+		Metrics:  Score(evidence, ranked, opt.K),
+		Millis:   float64(d.Microseconds()) / 1000,
+	}
+	for _, h := range hits {
+		r.Tokens += opt.Tokens.CountTokens(h.Text)
+	}
+	return r, unmapped, d, nil
+}
+
+// timeQueries records the count, total, mean and p95 of the queries'
+// durations.
+func (rep *Report) timeQueries(durations []time.Duration) {
+	rep.Timing.Queries = len(durations)
+	if len(durations) == 0 {
+		return
+	}
+	var sum time.Duration
+	for _, d := range durations {
+		sum += d
+	}
+	rep.Timing.QuerySeconds = sum.Seconds()
+	rep.Timing.QueryMeanMillis = float64(sum.Microseconds()) / 1000 / float64(len(durations))
+	slices.Sort(durations)
+	rep.Timing.QueryP95Millis = float64(durations[(len(durations)*95-1)/100].Microseconds()) / 1000
+}
+
+// summarize scores the questions by category, overall (categories 1–4)
+// and the adversarial ones apart.
+func (rep *Report) summarize(k []int) {
 	byCategory := map[int][]*QuestionResult{}
 	var overall []*QuestionResult
 	for _, r := range rep.Questions {
@@ -242,12 +266,10 @@ func Run(ctx context.Context, store Store, ix Indexer, search Searcher, samples 
 		}
 	}
 	for c := MultiHop; c <= SingleHop; c++ {
-		rep.Categories = append(rep.Categories, summarize(c, CategoryName(c), byCategory[c], opt.K))
+		rep.Categories = append(rep.Categories, summarize(c, CategoryName(c), byCategory[c], k))
 	}
-	rep.Overall = summarize(0, "all (1–4)", overall, opt.K)
-	rep.Adversarial = summarize(Adversarial, CategoryName(Adversarial), byCategory[Adversarial], opt.K)
-	rep.Timing.TotalSeconds = time.Since(begin).Seconds()
-	return rep, nil
+	rep.Overall = summarize(0, "all (1–4)", overall, k)
+	rep.Adversarial = summarize(Adversarial, CategoryName(Adversarial), byCategory[Adversarial], k)
 }
 
 // resolveEvidence returns the dia_ids a question is scored against and
