@@ -915,8 +915,10 @@ func (x *UserExport) Markdown() string {
 			if e.Type != "" {
 				line += " (" + e.Type + ")"
 			}
-			if n := len(e.References); n > 0 {
-				line += fmt.Sprintf(": %d thread references", n)
+			if n := len(e.References); n == 1 {
+				line += ": referred to once"
+			} else if n > 1 {
+				line += fmt.Sprintf(": referred to %d times", n)
 			}
 			b.WriteString(line + "\n")
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -202,15 +203,40 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 				fmt.Fprintf(stdout, "imported thread %s (%d messages)\n", t.Thread.ID, len(t.Messages))
 			}
 		}
-		fmt.Fprintf(stdout, "imported %s; skipped %s; replaced %s\n", counts(res.Imported), counts(res.Skipped), counts(res.Replaced))
+		fmt.Fprintf(stdout, "imported: %s\n", counts(res.Imported))
+		if c := counts(res.Skipped); c != "nothing" {
+			fmt.Fprintf(stdout, "skipped (the user's kept): %s\n", c)
+		}
+		if c := counts(res.Replaced); c != "nothing" {
+			fmt.Fprintf(stdout, "replaced: %s\n", c)
+		}
 		return nil
 	})
 }
 
-// counts writes import counts for a person to read.
+// counts writes import counts for a person to read: those not zero
+// (those not zero), or "nothing".
 func counts(c agentmem.ImportCounts) string {
-	return fmt.Sprintf("%d threads, %d messages, %d memories, %d notes versions, %d profile versions, %d entities, %d sessions, %d reflections",
-		c.Threads, c.Messages, c.Memories, c.Notes, c.Profiles, c.Entities, c.Sessions, c.Reflections)
+	var parts []string
+	for _, n := range []struct {
+		n           int
+		one, plural string
+	}{
+		{c.Threads, "thread", "threads"}, {c.Messages, "message", "messages"}, {c.Memories, "memory", "memories"},
+		{c.Notes, "notes version", "notes versions"}, {c.Profiles, "profile version", "profile versions"},
+		{c.Entities, "entity", "entities"}, {c.Sessions, "session", "sessions"}, {c.Reflections, "reflection", "reflections"},
+	} {
+		switch {
+		case n.n == 1:
+			parts = append(parts, "1 "+n.one)
+		case n.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n.n, n.plural))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func threadID(x *agentmem.ThreadExport) string {
