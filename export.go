@@ -383,8 +383,32 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		return Errorf(EINVALID, "on_conflict must be fail, skip or replace, not %q.", opt.OnConflict)
 	}
 	now = Timestamp(now)
+	if err := prepareImportThreads(userID, x.Threads, now, tc); err != nil {
+		return err
+	}
+	if err := prepareImportSessions(userID, x.Sessions, now); err != nil {
+		return err
+	}
+	if err := prepareImportNotes(userID, x.Notes, now); err != nil {
+		return err
+	}
+	if err := prepareImportMemories(userID, x.Memories, now); err != nil {
+		return err
+	}
+	if err := prepareImportProfiles(userID, x.Profiles, now); err != nil {
+		return err
+	}
+	if err := prepareImportEntities(userID, x.Entities, now); err != nil {
+		return err
+	}
+	return prepareImportReflections(userID, x.Reflections, now)
+}
+
+// prepareImportThreads prepares each thread as PrepareImport does,
+// keeping a soft-deleted thread deleted; an ID may appear once.
+func prepareImportThreads(userID string, threads []*ThreadExport, now time.Time, tc TokenCounter) error {
 	seen := map[string]bool{}
-	for i, t := range x.Threads {
+	for i, t := range threads {
 		if t == nil || t.Thread == nil {
 			return Errorf(EINVALID, "threads[%d] has no thread.", i)
 		}
@@ -403,7 +427,13 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		}
 		seen[th.ID] = true
 	}
-	for i, s := range x.Sessions {
+	return nil
+}
+
+// prepareImportSessions checks the agents' sessions and makes them the
+// user's.
+func prepareImportSessions(userID string, sessions []*Session, now time.Time) error {
+	for i, s := range sessions {
 		if s == nil {
 			return Errorf(EINVALID, "sessions[%d] is null.", i)
 		}
@@ -415,7 +445,13 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		}
 		s.UserID, s.UpdatedAt = userID, stamp(s.UpdatedAt, now)
 	}
-	for i, n := range x.Notes {
+	return nil
+}
+
+// prepareImportNotes checks every version of the agents' notes and makes
+// them the user's.
+func prepareImportNotes(userID string, notes []*Notes, now time.Time) error {
+	for i, n := range notes {
 		if n == nil {
 			return Errorf(EINVALID, "notes[%d] is null.", i)
 		}
@@ -434,7 +470,13 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		n.UserID, n.UpdatedAt = userID, stamp(n.UpdatedAt, now)
 		n.Operation = cmpOr(n.Operation, NotesOverwrite)
 	}
-	for i, m := range x.Memories {
+	return nil
+}
+
+// prepareImportMemories checks the memories, makes them the user's,
+// assigns missing IDs and gives a memory without history its "add".
+func prepareImportMemories(userID string, memories []*MemoryExport, now time.Time) error {
+	for i, m := range memories {
 		if m == nil || m.Memory == nil {
 			return Errorf(EINVALID, "memories[%d] is null.", i)
 		}
@@ -460,7 +502,13 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 			c.MemoryID, c.At = m.ID, stamp(c.At, now)
 		}
 	}
-	for i, p := range x.Profiles {
+	return nil
+}
+
+// prepareImportProfiles checks the profile's versions and makes them the
+// user's.
+func prepareImportProfiles(userID string, profiles []*Profile, now time.Time) error {
+	for i, p := range profiles {
 		if p == nil {
 			return Errorf(EINVALID, "profiles[%d] is null.", i)
 		}
@@ -473,7 +521,14 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 		}
 		p.CreatedAt = stamp(p.CreatedAt, now)
 	}
-	for i, e := range x.Entities {
+	return nil
+}
+
+// prepareImportEntities checks the entities and their references, makes
+// them the user's, assigns missing IDs and points each reference at its
+// entity.
+func prepareImportEntities(userID string, entities []*EntityExport, now time.Time) error {
+	for i, e := range entities {
 		if e == nil || e.Entity == nil {
 			return Errorf(EINVALID, "entities[%d] is null.", i)
 		}
@@ -496,7 +551,13 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 			r.At = Timestamp(r.At)
 		}
 	}
-	for i, r := range x.Reflections {
+	return nil
+}
+
+// prepareImportReflections checks the threads' reflections and makes
+// them the user's.
+func prepareImportReflections(userID string, reflections []*Reflection, now time.Time) error {
+	for i, r := range reflections {
 		if r == nil {
 			return Errorf(EINVALID, "reflections[%d] is null.", i)
 		}
@@ -571,13 +632,44 @@ type ImportPlan struct {
 // with its messages, elements, reflection and session); with
 // OnConflictReplace the user's clashing record is deleted first.
 func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportPlan, error) {
-	var clashes []Clash
-	p := &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}}
-	r := p.Result
-	replace := opt.OnConflict == OnConflictReplace
+	pl := &importPlanner{
+		have:           have,
+		opt:            opt,
+		replace:        opt.OnConflict == OnConflictReplace,
+		p:              &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}},
+		skippedThreads: map[string]bool{},
+	}
+	pl.threads(x.Threads)
+	pl.sessions(x.Sessions)
+	pl.notes(x.Notes)
+	pl.profiles(x.Profiles)
+	pl.memories(x.Memories)
+	pl.entities(x.Entities)
+	pl.reflections(x.Reflections)
+	if len(pl.clashes) > 0 {
+		return nil, ClashError(pl.clashes)
+	}
+	return pl.p, nil
+}
+
+// importPlanner is a PlanImport in progress: the plan, and the clashes
+// found so far.
+type importPlanner struct {
+	have           ImportExisting
+	opt            ImportOptions
+	replace        bool // opt.OnConflict is OnConflictReplace
+	p              *ImportPlan
+	clashes        []Clash
+	skippedThreads map[string]bool // left out with OnConflictSkip, and what is theirs with them
+}
+
+// threads plans the threads: one clashes when the user has its ID or one
+// of its messages' IDs; replacing it deletes the user's thread and the
+// threads that hold those messages.
+func (pl *importPlanner) threads(threads []*ThreadExport) {
+	p, r, have := pl.p, pl.p.Result, pl.have
 	deleted := map[string]bool{}
-	skippedThreads := map[string]bool{}
-	for _, t := range x.Threads {
+	for _, t := range threads {
 		id := t.Thread.ID
 		clash := have.Threads[id]
 		var owners []string
@@ -591,7 +683,7 @@ func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportP
 		}
 		switch {
 		case !clash:
-		case replace:
+		case pl.replace:
 			for _, d := range append([]string{id}, owners...) {
 				if (d != id || have.Threads[id]) && !deleted[d] {
 					deleted[d] = true
@@ -599,13 +691,13 @@ func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportP
 				}
 			}
 			r.Replaced.Threads++
-		case opt.OnConflict == OnConflictSkip:
-			skippedThreads[id] = true
+		case pl.opt.OnConflict == OnConflictSkip:
+			pl.skippedThreads[id] = true
 			r.Skipped.Threads++
 			r.Skipped.Messages += len(t.Messages)
 			continue
 		default:
-			clashes = append(clashes, Clash{"thread", id})
+			pl.clashes = append(pl.clashes, Clash{"thread", id})
 			continue
 		}
 		p.Threads = append(p.Threads, t)
@@ -613,37 +705,49 @@ func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportP
 		r.Imported.Messages += len(t.Messages)
 		r.ThreadIDs = append(r.ThreadIDs, id)
 	}
-	for _, s := range x.Sessions {
+}
+
+// sessions plans the agents' sessions; one of a skipped thread is skipped
+// with it.
+func (pl *importPlanner) sessions(sessions []*Session) {
+	p, r := pl.p, pl.p.Result
+	for _, s := range sessions {
 		switch {
-		case skippedThreads[s.ThreadID]:
+		case pl.skippedThreads[s.ThreadID]:
 			r.Skipped.Sessions++
 			continue
-		case !have.Sessions[s.AgentID]:
-		case replace:
+		case !pl.have.Sessions[s.AgentID]:
+		case pl.replace:
 			r.Replaced.Sessions++ // the session is set again
-		case opt.OnConflict == OnConflictSkip:
+		case pl.opt.OnConflict == OnConflictSkip:
 			r.Skipped.Sessions++
 			continue
 		default:
-			clashes = append(clashes, Clash{"session", s.AgentID})
+			pl.clashes = append(pl.clashes, Clash{"session", s.AgentID})
 			continue
 		}
 		p.Sessions = append(p.Sessions, s)
 		r.Imported.Sessions++
 	}
+}
+
+// notes plans the agents' notes, all the versions of an agent's notes
+// together.
+func (pl *importPlanner) notes(notes []*Notes) {
+	p, r := pl.p, pl.p.Result
 	notesDecided := map[string]bool{} // agent → imported
-	for _, n := range x.Notes {
+	for _, n := range notes {
 		imported, decided := notesDecided[n.AgentID]
 		if !decided {
 			switch {
-			case !have.NotesAgents[n.AgentID]:
+			case !pl.have.NotesAgents[n.AgentID]:
 				imported = true
-			case replace:
+			case pl.replace:
 				p.DeleteNotes = append(p.DeleteNotes, n.AgentID)
 				imported = true
-			case opt.OnConflict == OnConflictSkip:
+			case pl.opt.OnConflict == OnConflictSkip:
 			default:
-				clashes = append(clashes, Clash{"notes", n.AgentID})
+				pl.clashes = append(pl.clashes, Clash{"notes", n.AgentID})
 			}
 			notesDecided[n.AgentID] = imported
 		}
@@ -651,49 +755,67 @@ func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportP
 			r.Skipped.Notes++
 			continue
 		}
-		if have.NotesAgents[n.AgentID] {
+		if pl.have.NotesAgents[n.AgentID] {
 			r.Replaced.Notes++
 		}
 		p.Notes = append(p.Notes, n)
 		r.Imported.Notes++
 	}
-	if len(x.Profiles) > 0 {
-		switch {
-		case !have.Profiles:
-			p.Profiles = x.Profiles
-		case replace:
-			p.DeleteProfiles, p.Profiles = true, x.Profiles
-			r.Replaced.Profiles = len(x.Profiles)
-		case opt.OnConflict == OnConflictSkip:
-			r.Skipped.Profiles = len(x.Profiles)
-		default:
-			clashes = append(clashes, Clash{"profiles", "versions"})
-		}
-		r.Imported.Profiles = len(p.Profiles)
+}
+
+// profiles plans the profile's versions, all together: they clash when
+// the user has a profile.
+func (pl *importPlanner) profiles(profiles []*Profile) {
+	p, r := pl.p, pl.p.Result
+	if len(profiles) == 0 {
+		return
 	}
-	for _, m := range x.Memories {
+	switch {
+	case !pl.have.Profiles:
+		p.Profiles = profiles
+	case pl.replace:
+		p.DeleteProfiles, p.Profiles = true, profiles
+		r.Replaced.Profiles = len(profiles)
+	case pl.opt.OnConflict == OnConflictSkip:
+		r.Skipped.Profiles = len(profiles)
+	default:
+		pl.clashes = append(pl.clashes, Clash{"profiles", "versions"})
+	}
+	r.Imported.Profiles = len(p.Profiles)
+}
+
+// memories plans the memories.
+func (pl *importPlanner) memories(memories []*MemoryExport) {
+	p, r := pl.p, pl.p.Result
+	for _, m := range memories {
 		switch {
-		case !have.Memories[m.ID]:
-		case replace:
+		case !pl.have.Memories[m.ID]:
+		case pl.replace:
 			p.DeleteMemories = append(p.DeleteMemories, m.ID)
 			r.Replaced.Memories++
-		case opt.OnConflict == OnConflictSkip:
+		case pl.opt.OnConflict == OnConflictSkip:
 			r.Skipped.Memories++
 			continue
 		default:
-			clashes = append(clashes, Clash{"memory", m.ID})
+			pl.clashes = append(pl.clashes, Clash{"memory", m.ID})
 			continue
 		}
 		p.Memories = append(p.Memories, m)
 		r.Imported.Memories++
 		r.MemoryIDs = append(r.MemoryIDs, m.ID)
 	}
-	for _, e := range x.Entities {
+}
+
+// entities plans the entities: one clashes when the user has its ID or
+// an entity of its name; the references of skipped threads are left out.
+func (pl *importPlanner) entities(entities []*EntityExport) {
+	p, r, have := pl.p, pl.p.Result, pl.have
+	for _, e := range entities {
 		key, _ := e.Keys()
 		other, named := have.EntityNames[key]
 		switch {
 		case !have.Entities[e.ID] && !named:
-		case replace:
+		case pl.replace:
 			if have.Entities[e.ID] {
 				p.DeleteEntities = append(p.DeleteEntities, e.ID)
 			}
@@ -701,16 +823,16 @@ func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportP
 				p.DeleteEntities = append(p.DeleteEntities, other)
 			}
 			r.Replaced.Entities++
-		case opt.OnConflict == OnConflictSkip:
+		case pl.opt.OnConflict == OnConflictSkip:
 			r.Skipped.Entities++
 			continue
 		default:
-			clashes = append(clashes, Clash{"entity", e.ID})
+			pl.clashes = append(pl.clashes, Clash{"entity", e.ID})
 			continue
 		}
 		var refs []*EntityRef
 		for _, ref := range e.References {
-			if !skippedThreads[ref.ThreadID] {
+			if !pl.skippedThreads[ref.ThreadID] {
 				refs = append(refs, ref)
 			}
 		}
@@ -718,28 +840,30 @@ func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportP
 		p.Entities = append(p.Entities, e)
 		r.Imported.Entities++
 	}
-	for _, rf := range x.Reflections {
+}
+
+// reflections plans the threads' reflections; one of a skipped thread is
+// skipped with it.
+func (pl *importPlanner) reflections(reflections []*Reflection) {
+	p, r := pl.p, pl.p.Result
+	for _, rf := range reflections {
 		switch {
-		case skippedThreads[rf.ThreadID]:
+		case pl.skippedThreads[rf.ThreadID]:
 			r.Skipped.Reflections++
 			continue
-		case !have.Reflections[rf.ThreadID]:
-		case replace:
+		case !pl.have.Reflections[rf.ThreadID]:
+		case pl.replace:
 			r.Replaced.Reflections++
-		case opt.OnConflict == OnConflictSkip:
+		case pl.opt.OnConflict == OnConflictSkip:
 			r.Skipped.Reflections++
 			continue
 		default:
-			clashes = append(clashes, Clash{"reflection", rf.ThreadID})
+			pl.clashes = append(pl.clashes, Clash{"reflection", rf.ThreadID})
 			continue
 		}
 		p.Reflections = append(p.Reflections, rf)
 		r.Imported.Reflections++
 	}
-	if len(clashes) > 0 {
-		return nil, ClashError(clashes)
-	}
-	return p, nil
 }
 
 // ImportIDs returns the IDs an import of x asks about, for a backend's

@@ -206,6 +206,16 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 
+	resp.Results = rank(&req, halfLife, items, names, weights, lists)
+	return resp, nil
+}
+
+// rank fuses the signals' candidate lists by reciprocal rank, scales the
+// fused scores by the best possible one, weighs them by recency (with a
+// half-life) and importance when asked, and returns the req.TopK best
+// results that reach req.MinScore.
+func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate) []Result {
+	results := []Result{}
 	scale := maxRRF(weights)
 	now := time.Now()
 	for _, f := range fuse(names, weights, lists) {
@@ -237,15 +247,15 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		if r.Score < req.MinScore {
 			continue
 		}
-		resp.Results = append(resp.Results, r)
+		results = append(results, r)
 	}
 	if halfLife > 0 || req.ImportanceWeight > 0 {
-		slices.SortStableFunc(resp.Results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+		slices.SortStableFunc(results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	}
-	if len(resp.Results) > req.TopK {
-		resp.Results = resp.Results[:req.TopK]
+	if len(results) > req.TopK {
+		results = results[:req.TopK]
 	}
-	return resp, nil
+	return results
 }
 
 // vectorCandidates embeds the query and scans the user's vectors; the
