@@ -1,6 +1,7 @@
 // Package core is agentmem's application core: every use case once, as
 // the methods of Service (agentmem.Service), over the stores, the context
-// builder (window), search (retrieve), indexing and reflection (extract).
+// builder (window), search (retrieve), indexing (index), reflection
+// (reflection) and profiles (profile).
 // The faces (httpapi, the command line, the idle sweep, and the MCP
 // server, proxy and web UI to come) decode, call one method, encode.
 //

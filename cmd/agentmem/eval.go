@@ -124,7 +124,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 
 // evalSearcher returns what the evaluation indexes and searches with: the
 // hybrid searcher of package retrieve (or one of its signals alone) over
-// what extract's indexer makes of each conversation with the built-in
+// what package index makes of each conversation with the built-in
 // embedder, or the BM25 baseline over messages.
 func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeight float64) (locomo.Indexer, locomo.Searcher, string, error) {
 	switch name {
