@@ -20,12 +20,22 @@ var allowed = map[string][]string{
 	"postgres":  {"."},
 	"storetest": {"."},
 	"tokens":    {"."},
-	"httpapi":   {".", "core", "window", "retrieve", "extract"},
-	"core":      {".", "window", "retrieve", "extract"},
+	"httpapi":   {".", "core", "window", "retrieve"},
+	"core":      {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
-	"app":          {".", "core", "window", "retrieve", "extract", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
-	"retrieve":     {"."},
-	"extract":      {"."},
+	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
+	"retrieve": {"."},
+	// The memory pipeline: what every model call shares, then one package
+	// per job. index runs extraction and entities on new messages;
+	// reembed embeds as index does; reflection finds a thread's topics as
+	// index does and asks for the profile.
+	"prompt":       {"."},
+	"extract":      {".", "prompt"},
+	"entity":       {".", "prompt"},
+	"index":        {".", "extract", "entity", "prompt"},
+	"reembed":      {".", "index"},
+	"reflection":   {".", "index", "profile", "prompt"},
+	"profile":      {".", "prompt"},
 	"window":       {"."},
 	"client":       {"."},
 	"worker":       {"."},

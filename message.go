@@ -63,6 +63,12 @@ func (m *Message) Size() int {
 	return n
 }
 
+// IsTurn reports whether m is a turn: a user or assistant message with
+// content, what search finds, chunks hold and models read.
+func (m *Message) IsTurn() bool {
+	return (m.Role == RoleUser || m.Role == RoleAssistant) && m.Content != ""
+}
+
 // TokenText returns the text whose tokens TokenCount counts.
 func (m *Message) TokenText() string {
 	if m.Name == "" && len(m.ToolCalls) == 0 {

@@ -28,10 +28,15 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/entity"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/openai"
 	"github.com/agentmem/agentmem/postgres"
+	"github.com/agentmem/agentmem/profile"
+	"github.com/agentmem/agentmem/reembed"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/tokens"
@@ -93,7 +98,7 @@ type App struct {
 	store  agentmem.Store // the store itself, closed by Close
 	pool   *worker.Pool
 	svc    *core.Service
-	reemb  *extract.Reembedder
+	reemb  *reembed.Reembedder
 	idle   time.Duration
 	log    *slog.Logger
 	chat   agentmem.Chat
@@ -151,29 +156,29 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	// summarizer writes are embedded by the indexer, and memories the
 	// indexer learns late refresh the profile through the reflector.
 	var (
-		ix        *extract.Indexer
-		reflector *extract.Reflector
+		ix        *index.Indexer
+		reflector *reflection.Reflector
 	)
 	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
 		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
-	ix = &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk,
+	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk,
 		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
 	if chat != nil {
 		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
 		ix.Chat, ix.Model = chat, cfg.LLMModel
-		ix.Describer = &extract.ModelChunkDescriber{Chat: chat, Model: cfg.LLMModel, Log: log,
-			Fallback: extract.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
+		ix.Describer = &index.ModelChunkDescriber{Chat: chat, Model: cfg.LLMModel, Log: log,
+			Fallback: index.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
 	}
 	// Reflection at a thread's end and the profile (seed 001): insights
 	// with a model; without one, the profile is assembled from memories.
-	reflector = &extract.Reflector{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
+	reflector = &reflection.Reflector{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: cfg.InsightCategories}
-	profiler := &extract.Profiler{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}
+	profiler := &profile.Profiler{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}
 	searcher := retrieve.New(store, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
-	initBlock := &window.Init{Store: store, Entities: extract.EntityContext(store, 5),
+	initBlock := &window.Init{Store: store, Entities: entity.Context(store, 5),
 		Notes: func(ctx context.Context, userID, agentID string) (string, error) {
 			n, err := store.FindNotes(ctx, userID, agentID)
 			if err != nil {
@@ -185,13 +190,13 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	reemb := &extract.Reembedder{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log}
+	reemb := &reembed.Reembedder{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log}
 	pool.Handlers[window.SummarizeJobKind] = summarizer.Run
-	pool.Handlers[extract.IndexJobKind] = ix.Run
-	pool.Handlers[extract.ReflectJobKind] = reflector.Run
-	pool.Handlers[extract.ProfileJobKind] = profiler.Run
-	pool.Handlers[extract.ReembedJobKind] = reemb.Run
-	pool.Handlers[extract.ReembedAllJobKind] = reemb.RunAll
+	pool.Handlers[index.JobKind] = ix.Run
+	pool.Handlers[reflection.JobKind] = reflector.Run
+	pool.Handlers[profile.JobKind] = profiler.Run
+	pool.Handlers[reembed.JobKind] = reemb.Run
+	pool.Handlers[reembed.AllJobKind] = reemb.RunAll
 
 	svc := core.New(store, core.Options{
 		Log:              log,

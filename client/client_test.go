@@ -742,7 +742,7 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		mustThread(t, c, "alice", "t1", "")
 		_, err := c.FindReflection(ctx, "alice", "t1")
 		wantCode(t, err, agentmem.ENOTFOUND)
-		// No route writes a reflection: the job does (extract.Reflector).
+		// No route writes a reflection: the job does (reflection.Reflector).
 		want := &agentmem.Reflection{UserID: "alice", ThreadID: "t1", Status: agentmem.ReflectionNoInsight, Topics: []string{"lisbon"}, Reason: "small talk"}
 		if err := s.PutReflections(ctx, "alice", []*agentmem.Reflection{want}, nil); err != nil {
 			t.Fatalf("PutReflections: %v", err)

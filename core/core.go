@@ -1,6 +1,7 @@
 // Package core is agentmem's application core: every use case once, as
 // the methods of Service (agentmem.Service), over the stores, the context
-// builder (window), search (retrieve), indexing and reflection (extract).
+// builder (window), search (retrieve), indexing (index), reflection
+// (reflection) and profiles (profile).
 // The faces (httpapi, the command line, the idle sweep, and the MCP
 // server, proxy and web UI to come) decode, call one method, encode.
 //
@@ -18,7 +19,9 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/profile"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/window"
 )
@@ -34,9 +37,9 @@ type Options struct {
 	Searcher *retrieve.Searcher
 	// Indexer queues the indexing of appended messages and embeds the
 	// memories clients write.
-	Indexer   *extract.Indexer
-	Reflector *extract.Reflector
-	Profiler  *extract.Profiler
+	Indexer   *index.Indexer
+	Reflector *reflection.Reflector
+	Profiler  *profile.Profiler
 	// Chat answers Facts questions (nil: the facts are listed); ChatModel
 	// names its model ("" for its default).
 	Chat      agentmem.Chat
@@ -70,7 +73,7 @@ func New(store agentmem.Store, opt Options) *Service {
 		opt.Searcher = retrieve.New(store, nil, "", retrieve.Options{Log: opt.Log})
 	}
 	if opt.Profiler == nil {
-		opt.Profiler = &extract.Profiler{Store: store, Log: opt.Log}
+		opt.Profiler = &profile.Profiler{Store: store, Log: opt.Log}
 	}
 	opt.MaxBatchMessages = min(cmp.Or(opt.MaxBatchMessages, agentmem.MaxBatchMessages), agentmem.MaxBatchMessages)
 	if opt.Now == nil {

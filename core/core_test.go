@@ -9,9 +9,10 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/window"
 )
@@ -28,9 +29,9 @@ type fixture struct {
 func newFixture(t *testing.T, store agentmem.Store) *fixture {
 	t.Helper()
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
 	sm := &window.Summarizer{Store: store}
-	rf := &extract.Reflector{Store: store, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory}
+	rf := &reflection.Reflector{Store: store, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory}
 	return &fixture{store: store, svc: core.New(store, core.Options{Indexer: ix, Reflector: rf})}
 }
 
@@ -85,7 +86,7 @@ func TestService_EndThread(t *testing.T) {
 		if err != nil || th.Status != agentmem.ThreadEnded {
 			t.Fatalf("EndThread: %+v, %v", th, err)
 		}
-		if n := f.jobs(t, "alice", extract.ReflectJobKind); n != 1 {
+		if n := f.jobs(t, "alice", reflection.JobKind); n != 1 {
 			t.Fatalf("reflect jobs after the end: %d, want 1", n)
 		}
 		// Mark the job done, as a worker would, so that a second request
@@ -100,14 +101,14 @@ func TestService_EndThread(t *testing.T) {
 		if _, err := f.svc.UpdateThread(ctx, "alice", "t1", agentmem.ThreadUpdate{Status: &ended}); err != nil {
 			t.Fatal(err)
 		}
-		if n := f.jobs(t, "alice", extract.ReflectJobKind); n != 1 {
+		if n := f.jobs(t, "alice", reflection.JobKind); n != 1 {
 			t.Fatalf("reflect jobs after ending an ended thread: %d, want still 1", n)
 		}
 		f.talk(t, "alice", "t1", "I moved to Bergen.")
 		if _, err := f.svc.EndThread(ctx, "alice", "t1"); err != nil {
 			t.Fatal(err)
 		}
-		if n := f.jobs(t, "alice", extract.ReflectJobKind); n != 2 {
+		if n := f.jobs(t, "alice", reflection.JobKind); n != 2 {
 			t.Fatalf("reflect jobs after new turns and an end: %d, want 2", n)
 		}
 		_, err = f.svc.EndThread(ctx, "alice", "nope")
@@ -145,7 +146,7 @@ func TestService_EndIdleThreads(t *testing.T) {
 		if th, err := f.svc.FindThreadByID(ctx, "alice", "t1"); err != nil || th.Status != agentmem.ThreadEnded {
 			t.Fatalf("thread %+v, %v", th, err)
 		}
-		if n := f.jobs(t, "alice", extract.ReflectJobKind); n != 1 {
+		if n := f.jobs(t, "alice", reflection.JobKind); n != 1 {
 			t.Fatalf("reflect jobs: %d, want 1", n)
 		}
 		user := agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Scope: agentmem.Scope{Kind: agentmem.ScopeUser, UserID: "alice"}, Via: "apikey"})

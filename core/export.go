@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/reembed"
 )
 
 // ExportUser writes everything stored for the user to w as one JSON
@@ -264,5 +265,14 @@ func (s *Service) ImportUser(ctx context.Context, userID string, x *agentmem.Use
 		return nil, err
 	}
 	opt.Jobs = nil // only the service asks for jobs
-	return s.store.ImportUser(ctx, u.id, x, s.opt.Indexer.ImportJobs(opt))
+	if ix := s.opt.Indexer; ix != nil && ix.Jobs != nil {
+		opt.Jobs = func(res *agentmem.ImportResult) [][]*agentmem.Job {
+			jobs := ix.ImportJobs(res)
+			if len(res.MemoryIDs) > 0 {
+				jobs = append(jobs, []*agentmem.Job{reembed.UserJob()})
+			}
+			return jobs
+		}
+	}
+	return s.store.ImportUser(ctx, u.id, x, opt)
 }

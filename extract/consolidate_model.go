@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/prompt"
 )
 
 // ModelNeighbours is how many of the user's memories most similar to a
@@ -174,17 +175,17 @@ func parseModelDecision(content string, cd Candidate, near []*agentmem.Memory) (
 		Text   *string         `json:"text"`
 		Reason *string         `json:"reason"`
 	}
-	if err := decodeJSONObject(content, &answer); err != nil {
+	if err := prompt.DecodeJSON(content, &answer); err != nil {
 		return "", nil, "", "", err
 	}
 	if answer.Op == nil {
-		return "", nil, "", "", malformed(`no "op"`)
+		return "", nil, "", "", prompt.Malformed(`no "op"`)
 	}
 	op = strings.ToLower(strings.TrimSpace(*answer.Op))
 	switch op {
 	case OpAdd, OpUpdate, OpInvalidate, OpNoop:
 	default:
-		return "", nil, "", "", malformed("unknown op %q", op)
+		return "", nil, "", "", prompt.Malformed("unknown op %q", op)
 	}
 	if op != OpAdd {
 		var ref string
@@ -194,7 +195,7 @@ func parseModelDecision(content string, cd Candidate, near []*agentmem.Memory) (
 		}
 		i, err := strconv.Atoi(strings.Trim(strings.TrimSpace(ref), "[]"))
 		if err != nil || i < 1 || i > len(near) {
-			return "", nil, "", "", malformed("%s names no listed memory (id %s)", op, answer.ID)
+			return "", nil, "", "", prompt.Malformed("%s names no listed memory (id %s)", op, answer.ID)
 		}
 		old = near[i-1]
 	}
@@ -202,7 +203,7 @@ func parseModelDecision(content string, cd Candidate, near []*agentmem.Memory) (
 	if op == OpUpdate && answer.Text != nil {
 		if t := strings.Join(strings.Fields(*answer.Text), " "); t != "" {
 			if len(t) > agentmem.MaxMemoryBytes || agentmem.ValidateText("text", t) != nil {
-				return "", nil, "", "", malformed("the merged text cannot be stored")
+				return "", nil, "", "", prompt.Malformed("the merged text cannot be stored")
 			}
 			text = t
 		}

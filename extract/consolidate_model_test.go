@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/llmtest"
 )
 
@@ -199,7 +200,7 @@ func TestIndexer_ModelConsolidation(t *testing.T) {
 		asked++
 		return llmtest.Text(fmt.Sprintf(`{"op": "noop", "id": "%s", "reason": "the same"}`, refOf(t, p, "sailing")))
 	})
-	ix := &extract.Indexer{Store: s, Emb: c.Emb, Space: c.Space, Chat: newChat(t, srv)}
+	ix := &index.Indexer{Store: s, Emb: c.Emb, Space: c.Space, Chat: newChat(t, srv)}
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
 // Package extract turns conversation turns into long-term memories and
 // keeps them consistent: extraction proposes candidate memories (a model's
 // JSON, or without a model the first-person statements found by
-// Heuristic), and Consolidate decides for each whether it is new (ADD),
+// Heuristic), and a Consolidator decides for each whether it is new (ADD),
 // refines a memory (UPDATE), contradicts one (INVALIDATE the old, ADD the
-// new) or repeats one (NOOP).
+// new) or repeats one (NOOP). The index job (package index) runs both on
+// new messages.
 package extract
 
 import (

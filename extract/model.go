@@ -3,23 +3,20 @@ package extract
 import (
 	"context"
 	"embed"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
 	"text/template"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/prompt"
 )
 
 // Extractor proposes candidate memories about a thread's user from new
-// turns of the thread. The Indexer consolidates what it returns; an error
-// fails the index job, which the worker retries.
+// turns of the thread. The index job (index.Indexer) consolidates what it
+// returns; an error fails the job, which the worker retries.
 type Extractor interface {
 	Extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error)
 }
@@ -33,38 +30,19 @@ func (HeuristicExtractor) Extract(_ context.Context, _ *agentmem.Thread, msgs []
 	return Heuristic(msgs), nil
 }
 
-// candidates proposes the memories of a page of messages with the
-// Indexer's Extractor (HeuristicExtractor when nil). Without an embedder
-// nothing is consolidated, so nothing is asked of a model either.
-func (ix *Indexer) candidates(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
-	if ix.Emb == nil {
-		return nil, nil
-	}
-	ex := ix.Extractor
-	if ex == nil {
-		ex = HeuristicExtractor{}
-	}
-	cands, err := ex.Extract(ctx, th, msgs)
-	if err != nil {
-		return nil, fmt.Errorf("extract memories: %w", err)
-	}
-	return cands, nil
-}
-
 // DefaultCategories are the categories a model files memories under; an
 // answer with another category files it under "other".
 var DefaultCategories = []string{"identity", "job", "family", "preference", "plan", "possession", "place", "date", "activity", "health", "other"}
 
 // Defaults of ModelExtractor's zero fields.
 const (
-	DefaultMinConfidence  = 0.5   // candidates the model is less sure of are dropped
-	DefaultMaxPromptChars = 24000 // of turns per model call (about 6,000 tokens)
+	DefaultMinConfidence  = 0.5                    // candidates the model is less sure of are dropped
+	DefaultMaxPromptChars = prompt.DefaultMaxChars // of turns per model call (about 6,000 tokens)
 )
 
-// Limits on what ModelExtractor sends and accepts.
+// Limits on what ModelExtractor accepts.
 const (
-	maxTurnChars     = 4000 // a longer turn is cut: facts about the user are rarely deep in one
-	maxModelMemories = 50   // per answer; the rest are ignored
+	maxModelMemories = 50 // per answer; the rest are ignored
 	maxSlotChars     = 100
 )
 
@@ -122,14 +100,6 @@ func (x *ModelExtractor) Extract(ctx context.Context, th *agentmem.Thread, msgs 
 	return out, nil
 }
 
-// turn is a message as the prompt shows it.
-type turn struct {
-	Seq     int64
-	Role    string
-	Name    string
-	Content string
-}
-
 // batches groups the user and assistant turns with content into batches
 // of at most MaxPromptChars, leaving out those without a user turn.
 func (x *ModelExtractor) batches(msgs []*agentmem.Message) [][]*agentmem.Message {
@@ -150,7 +120,7 @@ func (x *ModelExtractor) batches(msgs []*agentmem.Message) [][]*agentmem.Message
 		if (m.Role != agentmem.RoleUser && m.Role != agentmem.RoleAssistant) || strings.TrimSpace(m.Content) == "" {
 			continue
 		}
-		n := min(len(m.Content), maxTurnChars)
+		n := min(len(m.Content), prompt.MaxTurnChars)
 		if len(cur) > 0 && size+n > limit {
 			flush()
 		}
@@ -166,7 +136,7 @@ func (x *ModelExtractor) batches(msgs []*agentmem.Message) [][]*agentmem.Message
 // the given categories.
 func ExtractPrompt(msgs []*agentmem.Message, categories []string) (string, error) {
 	data := struct {
-		Turns      []turn
+		Turns      []prompt.Turn
 		Categories string
 	}{Categories: strings.Join(categories, ", ")}
 	for _, m := range msgs {
@@ -174,24 +144,13 @@ func ExtractPrompt(msgs []*agentmem.Message, categories []string) (string, error
 		if (m.Role != agentmem.RoleUser && m.Role != agentmem.RoleAssistant) || content == "" {
 			continue
 		}
-		data.Turns = append(data.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(content, maxTurnChars)})
+		data.Turns = append(data.Turns, prompt.Turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: prompt.Cut(content, prompt.MaxTurnChars)})
 	}
 	var b strings.Builder
 	if err := extractPrompt.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("render extraction prompt: %w", err)
 	}
 	return b.String(), nil
-}
-
-// cut shortens s to at most n bytes, at a rune boundary, marking the cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + " …"
 }
 
 func (x *ModelExtractor) extractBatch(ctx context.Context, th *agentmem.Thread, batch []*agentmem.Message) ([]Candidate, error) {
@@ -237,23 +196,16 @@ type modelMemory struct {
 	Seq        *float64 `json:"seq"`
 }
 
-// malformed is the error of an answer that is not what the prompt asked
-// for: EUNAVAILABLE, as the model is not usable for now, and the job is
-// retried.
-func malformed(format string, args ...any) error {
-	return agentmem.Errorf(agentmem.EUNAVAILABLE, "The extraction model's answer is malformed: "+format+".", args...)
-}
-
 // parse validates the model's answer and turns it into candidates.
 func (x *ModelExtractor) parse(content string, batch []*agentmem.Message) ([]Candidate, error) {
 	var answer struct {
 		Memories *[]modelMemory `json:"memories"`
 	}
-	if err := decodeJSONObject(content, &answer); err != nil {
+	if err := prompt.DecodeJSON(content, &answer); err != nil {
 		return nil, err
 	}
 	if answer.Memories == nil {
-		return nil, malformed(`no "memories" array`)
+		return nil, prompt.Malformed(`no "memories" array`)
 	}
 	seqs := map[int64]bool{}
 	for _, m := range batch {
@@ -272,23 +224,23 @@ func (x *ModelExtractor) parse(content string, batch []*agentmem.Message) ([]Can
 			break
 		}
 		if mm.Text == nil || strings.TrimSpace(*mm.Text) == "" {
-			return nil, malformed("memory %d has no text", i)
+			return nil, prompt.Malformed("memory %d has no text", i)
 		}
 		if mm.Confidence == nil {
-			return nil, malformed("memory %d has no confidence", i)
+			return nil, prompt.Malformed("memory %d has no confidence", i)
 		}
 		text := strings.Join(strings.Fields(*mm.Text), " ")
 		if len(text) > agentmem.MaxMemoryBytes || agentmem.ValidateText("text", text) != nil {
-			return nil, malformed("memory %d has a text that cannot be stored", i)
+			return nil, prompt.Malformed("memory %d has a text that cannot be stored", i)
 		}
-		c := Candidate{Text: text, Category: "other", Confidence: clamp(*mm.Confidence), Importance: 0.5, SeqFrom: from, SeqTo: to}
+		c := Candidate{Text: text, Category: "other", Confidence: prompt.Clamp(*mm.Confidence), Importance: 0.5, SeqFrom: from, SeqTo: to}
 		if mm.Category != nil {
 			if cat := strings.ToLower(strings.TrimSpace(*mm.Category)); slices.Contains(categories, cat) {
 				c.Category = cat
 			}
 		}
 		if mm.Importance != nil {
-			c.Importance = clamp(*mm.Importance)
+			c.Importance = prompt.Clamp(*mm.Importance)
 		}
 		if mm.Slot != nil {
 			slot := strings.ToLower(strings.Join(strings.Fields(*mm.Slot), " "))
@@ -311,42 +263,6 @@ func (x *ModelExtractor) parse(content string, batch []*agentmem.Message) ([]Can
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// decodeJSONObject decodes content, one JSON object and nothing after it
-// (inside a Markdown code fence, which models without a JSON mode add),
-// into v: a field of the wrong type is malformed, as is trailing data.
-func decodeJSONObject(content string, v any) error {
-	s := strings.TrimSpace(content)
-	if rest, ok := strings.CutPrefix(s, "```"); ok {
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-			rest = rest[nl+1:] // past ```json
-		}
-		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
-	}
-	if !strings.HasPrefix(s, "{") {
-		return malformed("not a JSON object")
-	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return malformed("%s is not a %s", te.Field, te.Type)
-		}
-		return malformed("invalid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return malformed("data after the JSON object")
-	}
-	return nil
-}
-
-// clamp bounds v to [0, 1].
-func clamp(v float64) float64 {
-	if math.IsNaN(v) {
-		return 0
-	}
-	return math.Min(1, math.Max(0, v))
 }
 
 func (x *ModelExtractor) categories() []string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
@@ -229,12 +230,12 @@ func TestModelExtractor_Indexer(t *testing.T) {
 
 // mustModelIndexer returns a store and an indexer whose extractor is a
 // model of the returned fake server.
-func mustModelIndexer(t *testing.T) (*sqlite.Store, *extract.Indexer, *llmtest.Server) {
+func mustModelIndexer(t *testing.T) (*sqlite.Store, *index.Indexer, *llmtest.Server) {
 	t.Helper()
 	_, s := mustConsolidator(t)
 	srv := llmtest.NewServer(t)
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Extractor: &extract.ModelExtractor{Chat: newChat(t, srv)}}
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Extractor: &extract.ModelExtractor{Chat: newChat(t, srv)}}
 	return s, ix, srv
 }
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 )
 
@@ -37,7 +37,7 @@ func TestHandler_AppendIndexJob(t *testing.T) {
 	emb := lexical.New(0)
 	jobs := &deadJobs{JobStore: store}
 	var wakes atomic.Int64
-	ix := &extract.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: emb.Space()}
 	// The service appends through a store that counts the wake-ups of the
 	// workers, as app wires it.
 	srv := MustServeCore(t, worker.Notifying(store, func() { wakes.Add(1) }), core.Options{Indexer: ix}, httpapi.Options{})
@@ -45,7 +45,7 @@ func TestHandler_AppendIndexJob(t *testing.T) {
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t"})
 	indexJobs := func() []*agentmem.Job {
 		t.Helper()
-		kind := extract.IndexJobKind
+		kind := index.JobKind
 		page, _, err := store.FindJobs(context.Background(), agentmem.JobFilter{Kind: &kind, Limit: agentmem.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 )
@@ -18,12 +18,12 @@ import (
 func TestHandler_EndThreadFlushesChunks(t *testing.T) {
 	store := MustOpenStore(t)
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
 	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})
 	u := srv.URL + "/v1/users/alice/threads/t"
 	runJobs := func() int {
 		t.Helper()
-		jobs, err := store.ClaimJobs(context.Background(), "test", []string{extract.IndexJobKind}, 100, time.Minute)
+		jobs, err := store.ClaimJobs(context.Background(), "test", []string{index.JobKind}, 100, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 )
@@ -35,7 +35,7 @@ type searchResponse struct {
 func TestHandler_Memories(t *testing.T) {
 	store := MustOpenStore(t)
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
 	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})
 	u := srv.URL + "/v1/users/alice"
 
@@ -118,7 +118,7 @@ func TestHandler_Memories(t *testing.T) {
 	if resp, body := Do(t, "POST", u+"/threads/t/messages", nil, `{"messages":[{"role":"user","content":"My name is Alice and I work as a nurse."}]}`); resp.StatusCode != 201 {
 		t.Fatalf("append: %d %s", resp.StatusCode, body)
 	}
-	jobs, err := store.ClaimJobs(context.Background(), "test", []string{extract.IndexJobKind}, 10, time.Minute)
+	jobs, err := store.ClaimJobs(context.Background(), "test", []string{index.JobKind}, 10, time.Minute)
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("index jobs: %d, %v", len(jobs), err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/sqlite"
@@ -38,7 +38,7 @@ func TestSearch_Scopes(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t)
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: s, Emb: emb, Space: emb.Space(),
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space(),
 		Summarize: func(context.Context, []*agentmem.Message) (string, error) {
 			return "Alice talks about her kayak trip.", nil
 		}}
@@ -107,7 +107,7 @@ func TestSearch_Importance(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t)
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
 	ids := map[float64]string{}
 	for _, imp := range []float64{0.1, 0.9} {
 		m := &agentmem.Memory{UserID: "alice", Text: "User plays the cello.", Importance: imp}

@@ -123,7 +123,7 @@ type Summarizer struct {
 	ChunkTokens int           // new history per step (default 6000 tokens)
 	Log         *slog.Logger
 	// Stored, when set, is called with each summary stored, so that it
-	// can be made searchable (extract.Indexer.EmbedSummary). Its error
+	// can be made searchable (index.Indexer.EmbedSummary). Its error
 	// fails the step, which is retried.
 	Stored func(ctx context.Context, s *agentmem.Summary) error
 }
@@ -236,7 +236,7 @@ func (s *Summarizer) log() *slog.Logger {
 const ChunkWords = 60
 
 // SummarizeChunk summarises a chunk's turns in at most ChunkWords words
-// (extract.Indexer.Summarize): by the model when one is configured, and
+// (index.Indexer.Summarize): by the model when one is configured, and
 // extractively without one or when the model is unavailable.
 func (s *Summarizer) SummarizeChunk(ctx context.Context, turns []*agentmem.Message) (string, error) {
 	if s.Chat != nil {

@@ -350,6 +350,21 @@ func (bl *build) messageCost(m *agentmem.Message) int {
 // fit chooses the sections that fit and reads the newest messages
 // backwards until the budget (or the window) is full.
 func (bl *build) fit(ctx context.Context) error {
+	avail, err := bl.fitSections()
+	if err != nil {
+		return err
+	}
+	if !on(bl.req.Include.Messages) {
+		bl.reachedEnd = bl.th.LastSeq <= bl.floor()
+		return nil
+	}
+	return bl.fitHistory(ctx, avail)
+}
+
+// fitSections checks that the system prompt and the newest message fit
+// the budget, leaves out the optional sections, least important first,
+// until they fit too, and returns the tokens left for the history.
+func (bl *build) fitSections() (int, error) {
 	budget := bl.req.BudgetTokens
 	mem := bl.memorySection()
 	sum := bl.summary
@@ -362,7 +377,7 @@ func (bl *build) fit(ctx context.Context) error {
 		if bl.inputMsg != nil {
 			what = bl.withSystem("the input")
 		}
-		return agentmem.Errorf(agentmem.EUNPROCESSABLE,
+		return 0, agentmem.Errorf(agentmem.EUNPROCESSABLE,
 			"budget_tokens %d cannot hold %s: they need at least %d tokens.", budget, what, required)
 	}
 	for bl.fixedCost(init, mem, sum) > budget { // ends: without them it fits (above)
@@ -385,12 +400,14 @@ func (bl *build) fit(ctx context.Context) error {
 	if mem == nil {
 		bl.memories = nil
 	}
-	avail := budget - bl.fixedCost(init, mem, sum)
+	return budget - bl.fixedCost(init, mem, sum), nil
+}
 
-	if !on(bl.req.Include.Messages) {
-		bl.reachedEnd = bl.th.LastSeq <= bl.floor()
-		return nil
-	}
+// fitHistory reads the newest messages backwards, down to the summary (or
+// the thread's start without it), until avail tokens or the window are
+// full, and keeps them as the history.
+func (bl *build) fitHistory(ctx context.Context, avail int) error {
+	budget := bl.req.BudgetTokens
 	floor := bl.floor()
 	if bl.summary == nil {
 		floor = 0 // without its summary in the context, the whole history is candidate
@@ -480,12 +497,48 @@ func (bl *build) render() *Context {
 	t.BudgetTokens, t.Model, t.Encoding = bl.req.BudgetTokens, bl.req.Model, bl.cnt.tok.Encoding()
 	t.Strategy, t.Format = bl.req.Strategy, bl.req.Format
 	t.Sections = map[string]int{}
+
+	ctxBlock, overhead := bl.contextBlock(t.Sections)
+	histCost := 0
+	for _, n := range bl.historyCost {
+		histCost += n
+	}
+	if bl.system != "" {
+		t.Sections["system"] = bl.cnt.text(bl.system)
+	}
+	if len(bl.history) > 0 {
+		t.Sections["messages"] = histCost
+	}
+	switch bl.req.Format {
+	case FormatMessages:
+		overhead += bl.renderMessages(c, ctxBlock)
+	case FormatResponses:
+		overhead += bl.renderResponses(c, ctxBlock)
+	case FormatText:
+		overhead += bl.renderText(c, ctxBlock)
+	}
+	if overhead > 0 {
+		t.Sections["overhead"] = overhead
+	}
+	for _, n := range t.Sections {
+		t.UsedTokens += n
+	}
+	t.Fraction = float64(t.UsedTokens) / float64(t.BudgetTokens)
+	t.Approximate = !bl.exact || bl.cnt.toolApprox
+	t.IncludedMessages = len(bl.history)
+	bl.omitted(t)
+	bl.warn(t)
+	return c
+}
+
+// contextBlock renders the context block (init sections, memories,
+// summary, separated by blank lines), adds each section's cost to
+// sections, and returns the block and the tokens of its wrapping.
+func (bl *build) contextBlock(sections map[string]int) (string, int) {
 	cnt := bl.cnt
 	sec := func(s Section) int { return cnt.constant(header(s)) + cnt.text(s.Text) }
-
-	// The context block: init sections, memories, summary.
 	var blocks []string
-	var blockCost, overhead int
+	overhead := 0
 	if len(bl.init) > 0 {
 		var b strings.Builder
 		b.WriteString(initOpen)
@@ -496,109 +549,105 @@ func (bl *build) render() *Context {
 				overhead += cnt.constant(blankLine)
 			}
 			b.WriteString(header(s) + s.Text)
-			t.Sections[cmp.Or(s.Name, "init")] += sec(s)
-			blockCost += sec(s)
+			sections[cmp.Or(s.Name, "init")] += sec(s)
 		}
 		b.WriteString(initClose)
 		blocks = append(blocks, b.String())
 	}
 	if m := bl.memorySection(); m != nil {
 		blocks = append(blocks, header(*m)+m.Text)
-		t.Sections["memories"] = sec(*m)
-		blockCost += sec(*m)
+		sections["memories"] = sec(*m)
 	}
 	if bl.summary != nil {
 		blocks = append(blocks, header(*bl.summary)+bl.summary.Text)
-		t.Sections["summary"] = sec(*bl.summary)
-		blockCost += sec(*bl.summary)
+		sections["summary"] = sec(*bl.summary)
 	}
 	if len(blocks) > 1 {
 		overhead += (len(blocks) - 1) * cnt.constant(blankLine)
 	}
-	ctxBlock := strings.Join(blocks, blankLine)
-	histCost := 0
-	for _, n := range bl.historyCost {
-		histCost += n
-	}
+	return strings.Join(blocks, blankLine), overhead
+}
+
+// renderMessages writes the context as chat messages: the system prompt,
+// the context block as a second system message, the history, the input;
+// it returns the tokens of their wrapping.
+func (bl *build) renderMessages(c *Context, ctxBlock string) int {
+	overhead := 0
+	c.Messages = make([]agentmem.ChatMessage, 0, len(bl.history)+3)
 	if bl.system != "" {
-		t.Sections["system"] = cnt.text(bl.system)
+		c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: bl.system})
+		overhead += tokensPerMessage
 	}
-	if len(bl.history) > 0 {
-		t.Sections["messages"] = histCost
+	if ctxBlock != "" {
+		c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: ctxBlock})
+		overhead += tokensPerMessage
 	}
+	for _, m := range bl.history {
+		c.Messages = append(c.Messages, agentmem.ChatMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+	}
+	if bl.inputMsg != nil {
+		c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleUser, Content: bl.inputMsg.Content})
+		c.Telemetry.Sections["input"] = bl.cnt.text(bl.inputMsg.Content)
+		overhead += tokensPerMessage
+	}
+	return overhead + tokensReplyPrime
+}
 
-	switch bl.req.Format {
-	case FormatMessages:
-		c.Messages = make([]agentmem.ChatMessage, 0, len(bl.history)+3)
-		c.Messages = make([]agentmem.ChatMessage, 0, len(bl.history)+3)
-		if bl.system != "" {
-			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: bl.system})
-			overhead += tokensPerMessage
-		}
-		if ctxBlock != "" {
-			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleSystem, Content: ctxBlock})
-			overhead += tokensPerMessage
-		}
-		for _, m := range bl.history {
-			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
-		}
-		if bl.inputMsg != nil {
-			c.Messages = append(c.Messages, agentmem.ChatMessage{Role: agentmem.RoleUser, Content: bl.inputMsg.Content})
-			t.Sections["input"] = cnt.text(bl.inputMsg.Content)
-			overhead += tokensPerMessage
-		}
-		overhead += tokensReplyPrime
-	case FormatResponses:
-		var b strings.Builder
-		overhead += 2*tokensPerMessage + tokensReplyPrime
-		if bl.system != "" {
-			b.WriteString(bl.system + blankLine)
-			overhead += cnt.constant(blankLine)
-		}
-		if ctxBlock != "" {
-			b.WriteString(ctxBlock + blankLine)
-			overhead += cnt.constant(blankLine)
-		}
-		for _, m := range bl.history {
-			b.WriteString(bracketed.line(m))
-		}
-		c.Instructions = strings.TrimRight(b.String(), "\n")
-		if bl.inputMsg != nil {
-			c.Input = bl.inputMsg.Content
-			t.Sections["input"] = cnt.text(bl.inputMsg.Content)
-		}
-	case FormatText:
-		var b strings.Builder
-		if bl.system != "" {
-			b.WriteString(bl.system + blankLine)
-			overhead += cnt.constant(blankLine)
-		}
-		if ctxBlock != "" {
-			b.WriteString(ctxBlock + blankLine)
-			overhead += cnt.constant(blankLine)
-		}
-		b.WriteString(activeHead)
-		overhead += cnt.constant(activeHead)
-		for _, m := range bl.history {
-			b.WriteString(plain.line(m))
-		}
-		if bl.inputMsg != nil {
-			b.WriteString(plain.line(bl.inputMsg))
-			t.Sections["input"] = cnt.line(bl.inputMsg, plain)
-		}
-		c.Text = strings.TrimRight(b.String(), "\n")
+// renderResponses writes the context as the Responses API's instructions
+// (system prompt, context block, history as bracketed lines) and input;
+// it returns the tokens of their wrapping.
+func (bl *build) renderResponses(c *Context, ctxBlock string) int {
+	var b strings.Builder
+	overhead := 2*tokensPerMessage + tokensReplyPrime
+	if bl.system != "" {
+		b.WriteString(bl.system + blankLine)
+		overhead += bl.cnt.constant(blankLine)
 	}
-	if overhead > 0 {
-		t.Sections["overhead"] = overhead
+	if ctxBlock != "" {
+		b.WriteString(ctxBlock + blankLine)
+		overhead += bl.cnt.constant(blankLine)
 	}
-	for _, n := range t.Sections {
-		t.UsedTokens += n
+	for _, m := range bl.history {
+		b.WriteString(bracketed.line(m))
 	}
-	t.Fraction = float64(t.UsedTokens) / float64(t.BudgetTokens)
-	t.Approximate = !bl.exact || cnt.toolApprox
-	t.IncludedMessages = len(bl.history)
+	c.Instructions = strings.TrimRight(b.String(), "\n")
+	if bl.inputMsg != nil {
+		c.Input = bl.inputMsg.Content
+		c.Telemetry.Sections["input"] = bl.cnt.text(bl.inputMsg.Content)
+	}
+	return overhead
+}
 
-	// What was left out: the history before the oldest message included.
+// renderText writes the context as one text: system prompt, context
+// block, then the active conversation with the input last; it returns
+// the tokens of its wrapping.
+func (bl *build) renderText(c *Context, ctxBlock string) int {
+	var b strings.Builder
+	overhead := 0
+	if bl.system != "" {
+		b.WriteString(bl.system + blankLine)
+		overhead += bl.cnt.constant(blankLine)
+	}
+	if ctxBlock != "" {
+		b.WriteString(ctxBlock + blankLine)
+		overhead += bl.cnt.constant(blankLine)
+	}
+	b.WriteString(activeHead)
+	overhead += bl.cnt.constant(activeHead)
+	for _, m := range bl.history {
+		b.WriteString(plain.line(m))
+	}
+	if bl.inputMsg != nil {
+		b.WriteString(plain.line(bl.inputMsg))
+		c.Telemetry.Sections["input"] = bl.cnt.line(bl.inputMsg, plain)
+	}
+	c.Text = strings.TrimRight(b.String(), "\n")
+	return overhead
+}
+
+// omitted records in t what was left out: the history before the oldest
+// message included, and how far the summary is behind it.
+func (bl *build) omitted(t *Telemetry) {
 	first := bl.th.LastSeq + 1
 	if len(bl.history) > 0 {
 		first = bl.history[0].Seq
@@ -624,10 +673,15 @@ func (bl *build) render() *Context {
 				t.SummaryThroughSeq+1, first-1))
 		}
 	}
+}
+
+// warn adds the warnings about the counts and the budget's use, and sets
+// t.Warnings.
+func (bl *build) warn(t *Telemetry) {
 	if !bl.exact {
 		bl.warnings = append(bl.warnings, "Token counts are estimates: the tokenizer of model "+strconv.Quote(bl.req.Model)+" is not known.")
 	}
-	if cnt.toolApprox {
+	if bl.cnt.toolApprox {
 		bl.warnings = append(bl.warnings, "Tool calls are counted approximately: OpenAI does not document how it tokenizes them.")
 	}
 	if t.Fraction >= 0.8 {
@@ -637,5 +691,4 @@ func (bl *build) render() *Context {
 	if t.Warnings == nil {
 		t.Warnings = []string{}
 	}
-	return c
 }

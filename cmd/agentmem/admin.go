@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 )
 
 // runMigrate applies pending migrations (serve does this at start too).
@@ -128,7 +128,7 @@ func withService(ctx context.Context, cfg Config, fn func(context.Context, *core
 	if err != nil {
 		return err
 	}
-	svc := core.New(store, core.Options{Indexer: &extract.Indexer{Store: store, Jobs: store}})
+	svc := core.New(store, core.Options{Indexer: &index.Indexer{Store: store, Jobs: store}})
 	err = fn(cliContext(ctx), svc)
 	if cerr := store.Close(); err == nil {
 		err = cerr

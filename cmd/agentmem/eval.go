@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/eval/locomo"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/tokens"
@@ -124,7 +124,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 
 // evalSearcher returns what the evaluation indexes and searches with: the
 // hybrid searcher of package retrieve (or one of its signals alone) over
-// what extract's indexer makes of each conversation with the built-in
+// what package index makes of each conversation with the built-in
 // embedder, or the BM25 baseline over messages.
 func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeight float64) (locomo.Indexer, locomo.Searcher, string, error) {
 	switch name {
@@ -139,7 +139,7 @@ func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeig
 		return nil, nil, "", fmt.Errorf("eval locomo: --searcher must be hybrid, fulltext, vector or bm25, not %q", name)
 	}
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: store, Emb: emb, Space: emb.Space(), Summarize: (&window.Summarizer{}).SummarizeChunk}
+	ix := &index.Indexer{Store: store, Emb: emb, Space: emb.Space(), Summarize: (&window.Summarizer{}).SummarizeChunk}
 	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{VectorWeight: vectorWeight}), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
@@ -155,7 +155,7 @@ func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeig
 // once its sessions are over: each thread ended (its last turns make a
 // chunk), its messages indexed, and an extractive summary of each written
 // and embedded (scope summaries).
-func indexConversation(store agentmem.Store, ix *extract.Indexer) indexerFunc {
+func indexConversation(store agentmem.Store, ix *index.Indexer) indexerFunc {
 	return func(ctx context.Context, userID string) error {
 		var threads []*agentmem.Thread
 		for f := (agentmem.ThreadFilter{Limit: agentmem.MaxPageSize}); ; {

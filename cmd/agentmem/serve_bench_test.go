@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -120,9 +120,9 @@ func mustServeAPI(b *testing.B, db string, jobs bool) string {
 	}
 	reg := prometheus.NewRegistry()
 	measured := httpapi.InstrumentStore(store, reg)
-	var ix *extract.Indexer
+	var ix *index.Indexer
 	if jobs {
-		ix = &extract.Indexer{Store: measured, Jobs: measured}
+		ix = &index.Indexer{Store: measured, Jobs: measured}
 	}
 	handler := httpapi.NewHandler(newLogger(io.Discard, "warn"), core.New(measured, core.Options{Indexer: ix, MaxBatchMessages: cfg.MaxBatchMessages}), httpapi.Options{
 		MaxBodyBytes:  cfg.MaxBodyBytes,

@@ -1,4 +1,4 @@
-package extract
+package index
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/prompt"
 )
 
 // contextSeqs is how far before and after a range the indexer reads to
@@ -17,14 +18,9 @@ import (
 // messages between turns.
 const contextSeqs = 4 * agentmem.Window
 
-// isTurn reports whether m is a turn: a user or assistant message with
-// content, what search finds.
-func isTurn(m *agentmem.Message) bool {
-	return (m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant) && m.Content != ""
-}
-
-// readTurns returns the turns of a thread with seqs from..to, in order.
-func readTurns(ctx context.Context, store agentmem.MessageStore, userID, threadID string, from, to int64) ([]*agentmem.Message, error) {
+// ReadTurns returns the turns (agentmem.Message.IsTurn) of a thread with
+// seqs from..to, in order.
+func ReadTurns(ctx context.Context, store agentmem.MessageStore, userID, threadID string, from, to int64) ([]*agentmem.Message, error) {
 	var turns []*agentmem.Message
 	for after := max(from, 1) - 1; after < to; {
 		page, _, err := store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: to + 1, Limit: agentmem.MaxPageSize})
@@ -35,7 +31,7 @@ func readTurns(ctx context.Context, store agentmem.MessageStore, userID, threadI
 			break
 		}
 		for _, m := range page {
-			if isTurn(m) {
+			if m.IsTurn() {
 				turns = append(turns, m)
 			}
 		}
@@ -49,7 +45,7 @@ func readTurns(ctx context.Context, store agentmem.MessageStore, userID, threadI
 // new turns complete, and stores their vectors: a message's vector embeds
 // its window, as full-text search indexes it.
 func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFrom, seqTo int64) error {
-	turns, err := readTurns(ctx, ix.Store, th.UserID, th.ID, seqFrom-contextSeqs, seqTo+contextSeqs)
+	turns, err := ReadTurns(ctx, ix.Store, th.UserID, th.ID, seqFrom-contextSeqs, seqTo+contextSeqs)
 	if err != nil {
 		return err
 	}
@@ -113,7 +109,7 @@ func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
 	if len(chunks) > 0 {
 		last = chunks[len(chunks)-1].SeqTo
 	}
-	turns, err := readTurns(ctx, ix.Store, th.UserID, th.ID, last+1, th.LastSeq)
+	turns, err := ReadTurns(ctx, ix.Store, th.UserID, th.ID, last+1, th.LastSeq)
 	if err != nil {
 		return err
 	}
@@ -171,7 +167,7 @@ func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*
 		SeqFrom:   turns[0].Seq,
 		SeqTo:     turns[len(turns)-1].Seq,
 		Turns:     len(turns),
-		Text:      truncateUTF8(strings.Join(lines, "\n"), agentmem.MaxChunkBytes),
+		Text:      prompt.Truncate(strings.Join(lines, "\n"), agentmem.MaxChunkBytes),
 		CreatedAt: turns[len(turns)-1].CreatedAt,
 	}
 	var d ChunkDescriber = HeuristicDescriber{Summarize: ix.Summarize}
@@ -182,19 +178,8 @@ func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*
 	if err != nil {
 		return nil, fmt.Errorf("describe chunk: %w", err)
 	}
-	c.Summary, c.Topics, c.Entities = truncateUTF8(desc.Summary, agentmem.MaxChunkBytes), desc.Topics, desc.Entities
+	c.Summary, c.Topics, c.Entities = prompt.Truncate(desc.Summary, agentmem.MaxChunkBytes), desc.Topics, desc.Entities
 	return c, nil
-}
-
-// truncateUTF8 cuts s to at most n bytes, at a character boundary.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // Topics returns at most n keywords of turns: the content words (four
@@ -228,89 +213,6 @@ var topicStopWords = func() map[string]bool {
 	}
 	return m
 }()
-
-// Entities returns at most n proper nouns of turns: the speakers' names
-// and runs of capitalised words that do not open a sentence (or do, and
-// are capitalised elsewhere too), most mentioned first. The entities of a
-// chunk without a model.
-func Entities(turns []*agentmem.Message, n int) []string {
-	count := map[string]int{}
-	var order []string
-	add := func(e string) {
-		if count[e] == 0 {
-			order = append(order, e)
-		}
-		count[e]++
-	}
-	for _, m := range turns {
-		if m.Name != "" {
-			add(m.Name)
-		}
-	}
-	inside := map[string]bool{} // capitalised words seen inside a sentence
-	type run struct {
-		words []string
-		start bool // the run opens a sentence
-	}
-	var runs []run
-	for _, m := range turns {
-		start := true
-		var cur run
-		flush := func() {
-			if len(cur.words) > 0 {
-				runs = append(runs, cur)
-			}
-			cur = run{}
-		}
-		for _, tok := range strings.Fields(m.Content) {
-			w := strings.TrimFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-			r, _ := utf8.DecodeRuneInString(w)
-			if w != "" && unicode.IsUpper(r) && !pronouns[w] {
-				if len(cur.words) == 0 {
-					cur.start = start
-				}
-				cur.words = append(cur.words, w)
-				if !start {
-					inside[w] = true
-				}
-			} else {
-				flush()
-			}
-			if w == tok { // no punctuation around the word
-				start = false
-			} else {
-				last, _ := utf8.DecodeLastRuneInString(tok)
-				if strings.ContainsRune(".!?", last) {
-					flush()
-					start = true
-				} else if strings.ContainsRune(",;:", last) {
-					flush()
-					start = false
-				} else {
-					start = false
-				}
-			}
-		}
-		flush()
-	}
-	for _, r := range runs {
-		words := r.words
-		if r.start && len(words) == 1 && !inside[words[0]] {
-			continue // a sentence's first word, capitalised as every first word is
-		}
-		if r.start && !inside[words[0]] {
-			words = words[1:]
-		}
-		if len(words) > 0 {
-			add(strings.Join(words, " "))
-		}
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
-	return order[:min(n, len(order))]
-}
-
-// pronouns are capitalised words that are not names.
-var pronouns = map[string]bool{"I": true, "I'm": true, "I've": true, "I'll": true, "I'd": true, "OK": true, "Ok": true}
 
 // EmbedSummary stores the vector of a thread's summary (scope summaries,
 // the thread's ID), replacing the previous version's; a window.Summarizer

@@ -1,4 +1,7 @@
-package extract
+// Package reembed moves a store to a new embedder: the jobs that find the
+// users with vectors of another space and give each of their searchable
+// items a vector in the current one, with the text the index job embeds.
+package reembed
 
 import (
 	"cmp"
@@ -10,16 +13,17 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/index"
 )
 
 // Kinds of the jobs that move a store to a new embedder.
 const (
-	// ReembedJobKind re-embeds one user's searchable items in the current
-	// vector space and then deletes the user's vectors of other spaces.
-	ReembedJobKind = "reembed"
-	// ReembedAllJobKind walks every user and enqueues a reembed job for
-	// each one that has vectors of a space other than the current one.
-	ReembedAllJobKind = "reembed-all"
+	// JobKind re-embeds one user's searchable items in the current vector
+	// space and then deletes the user's vectors of other spaces.
+	JobKind = "reembed"
+	// AllJobKind walks every user and enqueues a reembed job for each one
+	// that has vectors of a space other than the current one.
+	AllJobKind = "reembed-all"
 )
 
 // SystemUser is the user of the jobs that concern every user (a job
@@ -28,8 +32,8 @@ const SystemUser = "_agentmem"
 
 // Defaults of Reembedder's zero fields.
 const (
-	DefaultReembedBatch    = 128 // texts per Embed call
-	DefaultReembedAttempts = 20  // a reembed job keeps its progress: a failed run resumes it
+	DefaultBatch    = 128 // texts per Embed call
+	DefaultAttempts = 20  // a reembed job keeps its progress: a failed run resumes it
 )
 
 // Passes over a user's threads and memories (see ReembedUser), and the
@@ -64,11 +68,19 @@ type Reembedder struct {
 	Emb   agentmem.Embedder
 	Space string // the vector space of Emb
 	Log   *slog.Logger
-	// BatchSize is the number of texts per Embed call
-	// (DefaultReembedBatch when 0).
+	// BatchSize is the number of texts per Embed call (DefaultBatch when
+	// 0).
 	BatchSize int
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
+}
+
+// UserJob returns a job that embeds what a user's items lack a vector for
+// (after an import, say: exports hold no vectors), in the space of the
+// embedder of the server that runs it, whichever it is: an import by the
+// command line, which has no embedder, stores it for the next server.
+func UserJob() *agentmem.Job {
+	return &agentmem.Job{Kind: JobKind, Key: "any", Payload: json.RawMessage(`{}`), MaxAttempts: DefaultAttempts}
 }
 
 // EnqueueAll enqueues the job that looks for users to re-embed (call it
@@ -76,7 +88,7 @@ type Reembedder struct {
 // job.
 func (r *Reembedder) EnqueueAll(ctx context.Context) error {
 	payload, _ := json.Marshal(reembedPayload{Space: r.Space})
-	if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: SystemUser, Kind: ReembedAllJobKind, Key: r.Space, Payload: payload}); err != nil {
+	if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: SystemUser, Kind: AllJobKind, Key: r.Space, Payload: payload}); err != nil {
 		return fmt.Errorf("enqueue reembed-all job: %w", err)
 	}
 	return nil
@@ -104,8 +116,8 @@ func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 			if !slices.ContainsFunc(spaces, func(s string) bool { return s != r.Space }) {
 				continue
 			}
-			if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: ReembedJobKind, Key: r.Space,
-				Payload: j.Payload, MaxAttempts: DefaultReembedAttempts}); err != nil {
+			if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: JobKind, Key: r.Space,
+				Payload: j.Payload, MaxAttempts: DefaultAttempts}); err != nil {
 				return fmt.Errorf("enqueue reembed job: %w", err)
 			}
 			users++
@@ -134,8 +146,8 @@ func (r *Reembedder) Run(ctx context.Context, j *agentmem.Job) error {
 func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
 	var p reembedPayload
 	err := json.Unmarshal(j.Payload, &p)
-	if err == nil && p.Space == "" && j.Kind == ReembedJobKind {
-		p.Space = r.Space // a user's job for whichever embedder runs it (see Indexer.ImportJobs)
+	if err == nil && p.Space == "" && j.Kind == JobKind {
+		p.Space = r.Space // a user's job for whichever embedder runs it (see UserJob)
 	}
 	if err != nil || p.Space == "" {
 		return p, agentmem.Errorf(agentmem.EINVALID, "%s job %s has a malformed payload.", j.Kind, j.ID)
@@ -147,9 +159,9 @@ func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
 }
 
 // ReembedUser embeds in r.Space every searchable item of the user that
-// has no vector there yet, with the text the Indexer embeds: of each
+// has no vector there yet, with the text index.Indexer embeds: of each
 // thread that is not deleted, its turns (user and assistant messages with
-// content: their window, agentmem.WindowText of their EmbedText), its
+// content: their window, agentmem.WindowText of their index.EmbedText), its
 // chunks (text and summary) and its summary; and every memory,
 // invalidated ones too (its Text). Then it deletes the user's vectors of
 // every other space. A new scope of vectors must be taught here, or its
@@ -276,7 +288,7 @@ func (r *Reembedder) thread(ctx context.Context, b *reembedBatch, threadID strin
 			break
 		}
 		for _, m := range page {
-			if isTurn(m) {
+			if m.IsTurn() {
 				turns = append(turns, m)
 			}
 		}
@@ -284,7 +296,7 @@ func (r *Reembedder) thread(ctx context.Context, b *reembedBatch, threadID strin
 	}
 	texts := make([]string, len(turns))
 	for i, m := range turns {
-		texts[i] = EmbedText(m)
+		texts[i] = index.EmbedText(m)
 	}
 	for i, m := range turns {
 		if !b.have[agentmem.ScopeMessages+"/"+m.ID] {
@@ -337,7 +349,7 @@ func (b *reembedBatch) add(ctx context.Context, scope, id, text string) error {
 	b.queued++
 	b.items = append(b.items, agentmem.Vector{Scope: scope, ID: id, Space: b.r.Space})
 	b.texts = append(b.texts, text)
-	if len(b.texts) >= cmp.Or(b.r.BatchSize, DefaultReembedBatch) {
+	if len(b.texts) >= cmp.Or(b.r.BatchSize, DefaultBatch) {
 		return b.flush(ctx)
 	}
 	return nil

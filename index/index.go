@@ -1,4 +1,10 @@
-package extract
+// Package index runs the index job, which makes new messages searchable
+// and learns from them: each turn's window and its vector, the memories
+// the turns hold (extracted and consolidated by package extract), the
+// thread's chunks with their descriptions (summary, topics, entities) and
+// vectors, and the entities the turns mention (package entity). It also
+// embeds what is written outside the job: memories and summaries.
+package index
 
 import (
 	"context"
@@ -7,11 +13,13 @@ import (
 	"log/slog"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/entity"
+	"github.com/agentmem/agentmem/extract"
 )
 
-// IndexJobKind is the kind of the jobs that index new messages: embed
-// them for search, and extract and consolidate the memories they hold.
-const IndexJobKind = "index"
+// JobKind is the kind of the jobs that index new messages: embed them for
+// search, and extract and consolidate the memories they hold.
+const JobKind = "index"
 
 // indexPayload is an index job's payload: a thread's messages from
 // SeqFrom on, through SeqTo, or through the thread's last message when
@@ -28,16 +36,18 @@ type Indexer struct {
 		agentmem.ThreadStore
 		agentmem.MessageStore
 		agentmem.ChunkStore
-		Store
+		extract.Store
 	}
 	Jobs  agentmem.JobStore // where Enqueue puts index jobs
 	Emb   agentmem.Embedder
 	Space string
 	Log   *slog.Logger
-	// Extractor proposes the memories of new turns (nil: HeuristicExtractor).
-	Extractor Extractor
+	// Extractor proposes the memories of new turns (nil:
+	// extract.HeuristicExtractor).
+	Extractor extract.Extractor
 	// Chat, when set, decides how each proposed memory consolidates with
-	// the user's similar memories (see Consolidator); Model names its
+	// the user's similar memories (see extract.Consolidator), and names
+	// the entities of the turns (entity.ModelExtractor); Model names its
 	// model.
 	Chat  agentmem.Chat
 	Model string
@@ -49,7 +59,7 @@ type Indexer struct {
 	Summarize func(ctx context.Context, turns []*agentmem.Message) (string, error)
 	// MemoriesChanged, when set, is called when indexing an ended thread
 	// changed the user's memories (the profile is then out of date:
-	// Reflector.EnqueueProfile).
+	// reflection.Reflector.EnqueueProfile).
 	MemoriesChanged func(ctx context.Context, userID string) error
 	// Describer writes a chunk's summary, topics and entities
 	// (HeuristicDescriber{Summarize} when nil; a ModelChunkDescriber with a
@@ -118,35 +128,25 @@ func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
 	shared, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom})
 	own, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
 	return []*agentmem.Job{
-		{UserID: userID, Kind: IndexJobKind, Key: threadID + "#a", Payload: shared},
-		{UserID: userID, Kind: IndexJobKind, Key: threadID + "#b", Payload: shared},
-		{UserID: userID, Kind: IndexJobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own},
+		{UserID: userID, Kind: JobKind, Key: threadID + "#a", Payload: shared},
+		{UserID: userID, Kind: JobKind, Key: threadID + "#b", Payload: shared},
+		{UserID: userID, Kind: JobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own},
 	}
 }
 
-// ImportJobs returns opt asking ImportUser to enqueue, in the import's own
-// transaction (agentmem.ImportOptions.Jobs), an index job for each thread
-// it imported (windows, vectors, chunks, memories) and, when it imported
-// memories, a re-embed job of the user, which embeds what has no vector
-// yet in the space of the embedder of the server that runs it (the
-// command line's import has none). A nil ix, or one without Jobs, returns
-// opt as it is.
-func (ix *Indexer) ImportJobs(opt agentmem.ImportOptions) agentmem.ImportOptions {
+// ImportJobs returns the index jobs of the threads an import stored
+// (windows, vectors, chunks, memories), for the import to store in its own
+// transaction (agentmem.ImportOptions.Jobs): each indexes its thread
+// through its last message. A nil ix, or one without Jobs, returns none.
+func (ix *Indexer) ImportJobs(res *agentmem.ImportResult) [][]*agentmem.Job {
 	if ix == nil || ix.Jobs == nil {
-		return opt
+		return nil
 	}
-	opt.Jobs = func(res *agentmem.ImportResult) [][]*agentmem.Job {
-		var jobs [][]*agentmem.Job
-		for _, id := range res.ThreadIDs {
-			jobs = append(jobs, indexJobs("", id, 1, 0)) // through the thread's last message
-		}
-		if len(res.MemoryIDs) > 0 {
-			jobs = append(jobs, []*agentmem.Job{{Kind: ReembedJobKind, Key: "imported", Payload: json.RawMessage(`{}`),
-				MaxAttempts: DefaultReembedAttempts}})
-		}
-		return jobs
+	var jobs [][]*agentmem.Job
+	for _, id := range res.ThreadIDs {
+		jobs = append(jobs, indexJobs("", id, 1, 0))
 	}
-	return opt
+	return jobs
 }
 
 // Run is the index job's handler (a worker.Handler).
@@ -194,7 +194,7 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		if len(page) == 0 {
 			return nil
 		}
-		if err := ix.extract(ctx, th, page); err != nil {
+		if err := ix.extractMemories(ctx, th, page); err != nil {
 			return err
 		}
 		if err := ix.indexEntities(ctx, th, page); err != nil {
@@ -235,8 +235,8 @@ func EmbedText(m *agentmem.Message) string {
 	return m.Content
 }
 
-// extract consolidates the memories a page of messages holds.
-func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
+// extractMemories consolidates the memories a page of messages holds.
+func (ix *Indexer) extractMemories(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
 	cands, extractErr := ix.candidates(ctx, th, msgs)
 	if extractErr != nil {
 		return extractErr
@@ -244,13 +244,13 @@ func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*age
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil
 	}
-	c := &Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
+	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
 	ds, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
 	if err != nil || ix.MemoriesChanged == nil {
 		return err
 	}
 	for _, d := range ds {
-		if d.Op != OpNoop {
+		if d.Op != extract.OpNoop {
 			// The thread may have ended while this job ran: read it again.
 			now, err := ix.Store.FindThreadByID(ctx, th.UserID, th.ID)
 			if err != nil || now.Status != agentmem.ThreadEnded {
@@ -260,6 +260,37 @@ func (ix *Indexer) extract(ctx context.Context, th *agentmem.Thread, msgs []*age
 		}
 	}
 	return nil
+}
+
+// candidates proposes the memories of a page of messages with the
+// Indexer's Extractor (extract.HeuristicExtractor when nil). Without an
+// embedder nothing is consolidated, so nothing is asked of a model
+// either.
+func (ix *Indexer) candidates(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]extract.Candidate, error) {
+	if ix.Emb == nil {
+		return nil, nil
+	}
+	ex := ix.Extractor
+	if ex == nil {
+		ex = extract.HeuristicExtractor{}
+	}
+	cands, err := ex.Extract(ctx, th, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("extract memories: %w", err)
+	}
+	return cands, nil
+}
+
+// indexEntities records the entities that a page of messages of a thread
+// mentions, and the thread's references to them (see entity.Indexer),
+// when ix.Store is an agentmem.EntityStore (every agentmem.Store is).
+func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
+	store, ok := ix.Store.(agentmem.EntityStore)
+	if !ok {
+		return nil
+	}
+	x := &entity.Indexer{Store: store, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
+	return x.Index(ctx, th, msgs)
 }
 
 // EmbedMemory stores the vector of a memory written or edited through

@@ -1,15 +1,17 @@
-package extract
+package index
 
 import (
 	"context"
+	"embed"
+	"log/slog"
 	"slices"
 	"strings"
 	"text/template"
 	"unicode/utf8"
 
-	"log/slog"
-
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/entity"
+	"github.com/agentmem/agentmem/prompt"
 )
 
 // ChunkDescription is what a chunk is about: its summary, topics and
@@ -27,14 +29,14 @@ type ChunkDescriber interface {
 
 // HeuristicDescriber describes a chunk without a model: its summary by
 // Summarize (none when nil), its topics by Topics and its entities by
-// Entities.
+// entity.Names.
 type HeuristicDescriber struct {
 	Summarize func(ctx context.Context, turns []*agentmem.Message) (string, error)
 }
 
 // DescribeChunk implements ChunkDescriber.
 func (d HeuristicDescriber) DescribeChunk(ctx context.Context, turns []*agentmem.Message) (ChunkDescription, error) {
-	desc := ChunkDescription{Topics: Topics(turns, maxTopics), Entities: Entities(turns, maxEntities)}
+	desc := ChunkDescription{Topics: Topics(turns, MaxTopics), Entities: entity.Names(turns, maxEntities)}
 	if d.Summarize != nil {
 		s, err := d.Summarize(ctx, turns)
 		if err != nil {
@@ -45,24 +47,28 @@ func (d HeuristicDescriber) DescribeChunk(ctx context.Context, turns []*agentmem
 	return desc, nil
 }
 
-// The labels of a chunk.
+// The labels of a chunk (and MaxTopics and MaxLabelChars those of a
+// thread's reflection too).
 const (
-	maxTopics       = 5
+	MaxTopics       = 5
 	maxEntities     = 10
-	maxLabelChars   = 100
+	MaxLabelChars   = 100
 	chunkModelWords = 60
 )
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
 
 var chunkPrompt = template.Must(template.ParseFS(promptFS, "prompts/chunk.tmpl"))
 
 // ChunkPrompt renders the prompt that asks a model to describe turns.
 func ChunkPrompt(turns []*agentmem.Message) (string, error) {
 	data := struct {
-		Turns    []turn
+		Turns    []prompt.Turn
 		MaxWords int
 	}{MaxWords: chunkModelWords}
 	for _, m := range turns {
-		data.Turns = append(data.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(m.Content, maxTurnChars)})
+		data.Turns = append(data.Turns, prompt.Turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: prompt.Cut(m.Content, prompt.MaxTurnChars)})
 	}
 	var b strings.Builder
 	if err := chunkPrompt.Execute(&b, data); err != nil {
@@ -72,10 +78,10 @@ func ChunkPrompt(turns []*agentmem.Message) (string, error) {
 }
 
 // ModelChunkDescriber asks a chat model for a chunk's summary, topics and
-// entities (one JSON object), validated as ModelExtractor validates its
-// answers: a malformed answer is an EUNAVAILABLE error (the index job is
-// retried); when the model itself fails, Fallback describes the chunk and
-// a warning is logged.
+// entities (one JSON object), validated as extract.ModelExtractor
+// validates its answers: a malformed answer is an EUNAVAILABLE error (the
+// index job is retried); when the model itself fails, Fallback describes
+// the chunk and a warning is logged.
 type ModelChunkDescriber struct {
 	Chat     agentmem.Chat
 	Model    string
@@ -122,11 +128,11 @@ func parseChunkDescription(content string) (ChunkDescription, error) {
 		Topics   *[]string `json:"topics"`
 		Entities *[]string `json:"entities"`
 	}
-	if err := decodeJSONObject(content, &answer); err != nil {
+	if err := prompt.DecodeJSON(content, &answer); err != nil {
 		return ChunkDescription{}, err
 	}
 	if answer.Summary == nil || strings.TrimSpace(*answer.Summary) == "" || !utf8.ValidString(*answer.Summary) {
-		return ChunkDescription{}, malformed(`no "summary"`)
+		return ChunkDescription{}, prompt.Malformed(`no "summary"`)
 	}
 	labels := func(in *[]string, n int) []string {
 		out := []string{}
@@ -134,7 +140,7 @@ func parseChunkDescription(content string) (ChunkDescription, error) {
 			return out
 		}
 		for _, l := range *in {
-			l = cut(strings.TrimSpace(l), maxLabelChars)
+			l = prompt.Cut(strings.TrimSpace(l), MaxLabelChars)
 			if l != "" && utf8.ValidString(l) && agentmem.ValidateText("label", l) == nil && !slices.Contains(out, l) && len(out) < n {
 				out = append(out, l)
 			}
@@ -142,8 +148,8 @@ func parseChunkDescription(content string) (ChunkDescription, error) {
 		return out
 	}
 	return ChunkDescription{
-		Summary:  truncateUTF8(strings.TrimSpace(*answer.Summary), agentmem.MaxChunkBytes),
-		Topics:   labels(answer.Topics, maxTopics),
+		Summary:  prompt.Truncate(strings.TrimSpace(*answer.Summary), agentmem.MaxChunkBytes),
+		Topics:   labels(answer.Topics, MaxTopics),
 		Entities: labels(answer.Entities, maxEntities),
 	}, nil
 }

@@ -1,4 +1,4 @@
-package extract_test
+package entity_test
 
 import (
 	"strings"
@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/entity"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestEntityAction(t *testing.T) {
+func TestAction(t *testing.T) {
 	for s, want := range map[string]string{
 		"I created the Task Management workflow.":  agentmem.EntityCreated,
 		"We set up the CRM last week":              agentmem.EntityCreated,
@@ -20,26 +20,26 @@ func TestEntityAction(t *testing.T) {
 		"Tell me about the CRM":                    agentmem.EntityDiscussed,
 		"The setup of the CRM is done":             agentmem.EntityDiscussed,
 	} {
-		if got := extract.EntityAction(s); got != want {
-			t.Errorf("EntityAction(%q)=%s, want %s", s, got, want)
+		if got := entity.Action(s); got != want {
+			t.Errorf("Action(%q)=%s, want %s", s, got, want)
 		}
 	}
 }
 
 func TestSentences(t *testing.T) {
-	got := extract.Sentences("Hi! I use Node.js daily. Is it good?\nYes; very\n\n ok")
+	got := entity.Sentences("Hi! I use Node.js daily. Is it good?\nYes; very\n\n ok")
 	want := []string{"Hi!", "I use Node.js daily.", "Is it good?", "Yes;", "very", "ok"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Sentences mismatch (-want +got):\n%s", diff)
 	}
 }
 
-// TestIndexEntities: the indexer records the entities that turns mention,
+// TestIndexer_Index: the indexer records the entities that turns mention,
 // by name, alias or as new proper nouns, with the action their sentences
 // say, in both directions; indexing again changes nothing.
-func TestIndexEntities(t *testing.T) { backends(t, testIndexEntities) }
+func TestIndexer_Index(t *testing.T) { backends(t, testIndex) }
 
-func testIndexEntities(t *testing.T, s agentmem.Store) {
+func testIndex(t *testing.T, s agentmem.Store) {
 	th := &agentmem.Thread{UserID: "alice", ID: "t"}
 	if err := s.CreateThread(ctx, th); err != nil {
 		t.Fatal(err)
@@ -58,9 +58,9 @@ func testIndexEntities(t *testing.T, s agentmem.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := &extract.Indexer{Store: s}
+	x := &entity.Indexer{Store: s}
 	for range 2 { // the second time changes nothing
-		if err := extract.IndexEntities(ix, ctx, th, msgs); err != nil {
+		if err := x.Index(ctx, th, msgs); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,22 +126,22 @@ func testIndexEntities(t *testing.T, s agentmem.Store) {
 	}
 }
 
-func TestEntitiesPrompt_Golden(t *testing.T) {
-	got, err := extract.EntitiesPrompt(turns)
+func TestPrompt_Golden(t *testing.T) {
+	got, err := entity.Prompt(turns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "entities_prompt", []byte(got))
 }
 
-// TestIndexEntities_Model: with a model, the model's entities are
+// TestIndexer_Model: with a model, the model's entities are
 // recorded with their types (and so their generated aliases), actions and
 // turns, validated; a known entity the model names by its alias is that
 // entity; one the model leaves out is still found by its alias, its
 // action read from its sentence. When the model fails, the heuristics
 // take over and a warning is logged.
-func TestIndexEntities_Model(t *testing.T) {
-	_, s := mustConsolidator(t)
+func TestIndexer_Model(t *testing.T) {
+	s := mustStore(t)
 	th := &agentmem.Thread{UserID: "alice", ID: "t"}
 	if err := s.CreateThread(ctx, th); err != nil {
 		t.Fatal(err)
@@ -166,8 +166,8 @@ func TestIndexEntities_Model(t *testing.T) {
 		{"name": "Nobody", "type": "person", "action": "exploded", "seq": 2}
 	]}`))
 	log, lb := newLog()
-	ix := &extract.Indexer{Store: s, Chat: newChat(t, srv), Log: log}
-	if err := extract.IndexEntities(ix, ctx, th, msgs); err != nil {
+	x := &entity.Indexer{Store: s, Chat: newChat(t, srv), Log: log}
+	if err := x.Index(ctx, th, msgs); err != nil {
 		t.Fatal(err)
 	}
 	type ref struct {
@@ -202,7 +202,7 @@ func TestIndexEntities_Model(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Push(llmtest.Fail(500))
-	if err := extract.IndexEntities(ix, ctx, th, more); err != nil {
+	if err := x.Index(ctx, th, more); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(lb.String(), "entity model failed") {
@@ -220,17 +220,17 @@ func TestIndexEntities_Model(t *testing.T) {
 	}
 	// A malformed answer is a failure too.
 	srv.Push(llmtest.Text(`{"things": []}`))
-	if err := extract.IndexEntities(ix, ctx, th, more); err != nil {
+	if err := x.Index(ctx, th, more); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func entityPtr[T any](v T) *T { return &v }
 
-// TestIndexEntities_ModelSpared: turns that name nothing are not sent to
+// TestIndexer_ModelSpared: turns that name nothing are not sent to
 // the model; the user's entities they mention by an alias are found.
-func TestIndexEntities_ModelSpared(t *testing.T) {
-	_, s := mustConsolidator(t)
+func TestIndexer_ModelSpared(t *testing.T) {
+	s := mustStore(t)
 	th := &agentmem.Thread{UserID: "alice", ID: "t"}
 	if err := s.CreateThread(ctx, th); err != nil {
 		t.Fatal(err)
@@ -246,8 +246,8 @@ func TestIndexEntities_ModelSpared(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := llmtest.NewServer(t)
-	ix := &extract.Indexer{Store: s, Chat: newChat(t, srv)}
-	if err := extract.IndexEntities(ix, ctx, th, msgs); err != nil {
+	x := &entity.Indexer{Store: s, Chat: newChat(t, srv)}
+	if err := x.Index(ctx, th, msgs); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(srv.ChatRequests()); n != 0 {
@@ -259,10 +259,10 @@ func TestIndexEntities_ModelSpared(t *testing.T) {
 	}
 }
 
-// TestEntityContext: the entities an input names, for the context
+// TestContext: the entities an input names, for the context
 // builder, one line each with its newest reference.
-func TestEntityContext(t *testing.T) {
-	_, s := mustConsolidator(t)
+func TestContext(t *testing.T) {
+	s := mustStore(t)
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestEntityContext(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	entities := extract.EntityContext(s, 0)
+	entities := entity.Context(s, 0)
 	got, err := entities(ctx, "alice", "Please update my task workflow before Caroline Smith comes over.")
 	if err != nil {
 		t.Fatal(err)
@@ -291,9 +291,9 @@ func TestEntityContext(t *testing.T) {
 		`Task Management (workflow; also "TM", "chores"): modified Mar 02, 2026 in thread t1`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("EntityContext mismatch (-want +got):\n%s", diff)
+		t.Fatalf("Context mismatch (-want +got):\n%s", diff)
 	}
 	if got, err := entities(ctx, "alice", "Nothing to see"); err != nil || len(got) != 0 {
-		t.Fatalf("EntityContext(nothing) = %q, %v", got, err)
+		t.Fatalf("Context(nothing) = %q, %v", got, err)
 	}
 }

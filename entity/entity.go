@@ -1,8 +1,15 @@
-package extract
+// Package entity finds the entities that turns mention (the workflows,
+// projects, people… a user talks about) and records them with the
+// threads' references to them: by a model's JSON answer or, without one,
+// by the turns' proper nouns (Names) and the verbs of their sentences
+// (Action). It also writes the context builder's lines about the entities
+// an input names (Context).
+package entity
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"unicode"
@@ -14,16 +21,9 @@ import (
 // proposes (the proper nouns it repeats most).
 const maxPageEntities = 20
 
-// entityStore returns the store of entities, when ix.Store is one (every
-// agentmem.Store is); nil otherwise, and entities are not indexed.
-func (ix *Indexer) entityStore() agentmem.EntityStore {
-	es, _ := ix.Store.(agentmem.EntityStore)
-	return es
-}
-
-// entityCandidate is an entity that a page of turns may mention: one the
+// candidate is an entity that a page of turns may mention: one the
 // user has, or a new one the turns name.
-type entityCandidate struct {
+type candidate struct {
 	e    *agentmem.Entity
 	keys []string // its name's key and its aliases'
 	// refs by action: the last turn that mentions it so.
@@ -32,55 +32,82 @@ type entityCandidate struct {
 	byModel bool
 }
 
-// indexEntities records the entities that a page of messages of a thread
-// mentions, and the thread's references to them (seed 004's both-way
-// index). The entities are the user's entities whose name or alias a
-// turn says (compared as agentmem.EntityKey does, so "my task workflow"
-// refers to "Task Management" by its alias "task workflow"), and those the
-// turns name: with a model (ix.Chat), the model's (ModelEntityExtractor,
-// with their types, aliases and actions); without one, or when it fails,
-// the proper nouns of the turns (Entities; speakers are persons). New
-// ones are created. The action of a reference the model did not give is
-// what the sentence that mentions the entity says was done with it
-// (EntityAction), at the last turn that says so. Without a model,
-// indexing the same messages again adds nothing.
-func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
-	store := ix.entityStore()
-	if store == nil {
-		return nil
-	}
+// Indexer records the entities that turns mention, and the threads'
+// references to them (seed 004's both-way index): the index job calls it
+// with each page of new messages.
+type Indexer struct {
+	Store agentmem.EntityStore
+	// Chat, when set, names the entities of the turns (ModelExtractor);
+	// Model names its model.
+	Chat  agentmem.Chat
+	Model string
+	Log   *slog.Logger
+}
+
+// Index records the entities that a page of messages of a thread
+// mentions, and the thread's references to them. The entities are the
+// user's entities whose name or alias a turn says (compared as
+// agentmem.EntityKey does, so "my task workflow" refers to "Task
+// Management" by its alias "task workflow"), and those the turns name:
+// with a model (x.Chat), the model's (ModelExtractor, with their types,
+// aliases and actions); without one, or when it fails, the proper nouns
+// of the turns (Names; speakers are persons). New ones are created. The
+// action of a reference the model did not give is what the sentence that
+// mentions the entity says was done with it (Action), at the last turn
+// that says so. Without a model, indexing the same messages again adds
+// nothing.
+func (x *Indexer) Index(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
 	var turns []*agentmem.Message
 	for _, m := range msgs {
-		if isTurn(m) {
+		if m.IsTurn() {
 			turns = append(turns, m)
 		}
 	}
 	if len(turns) == 0 {
 		return nil
 	}
-	mentions, byModel, err := ix.entityMentions(ctx, th, turns)
+	mentions, byModel, err := x.mentions(ctx, th, turns)
 	if err != nil {
 		return err
 	}
-	if !byModel {
-		speakers := map[string]bool{}
-		for _, m := range turns {
-			speakers[m.Name] = true
-		}
-		for _, name := range Entities(turns, maxPageEntities) {
-			e := &agentmem.Entity{UserID: th.UserID, Name: name}
-			if speakers[name] {
-				e.Type = "person"
-			}
-			if e.Validate() == nil {
-				mentions = append(mentions, EntityMention{Entity: e})
-			}
-		}
-	}
-	cands, err := entityCandidates(ctx, store, th.UserID, turns, mentions)
+	cands, err := candidates(ctx, x.Store, th.UserID, turns, mentions)
 	if err != nil {
 		return err
 	}
+	refer(th.ID, turns, mentions, cands, byModel)
+	return x.put(ctx, th.UserID, cands)
+}
+
+// mentions returns the entities that turns name: the model's
+// (modelMentions), and reports whether they are; without a model, or when
+// it fails, the proper nouns of the turns (Names), the speakers' names
+// being persons.
+func (x *Indexer) mentions(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) ([]Mention, bool, error) {
+	mentions, byModel, err := x.modelMentions(ctx, th, turns)
+	if err != nil || byModel {
+		return mentions, byModel, err
+	}
+	speakers := map[string]bool{}
+	for _, m := range turns {
+		speakers[m.Name] = true
+	}
+	for _, name := range Names(turns, maxPageEntities) {
+		e := &agentmem.Entity{UserID: th.UserID, Name: name}
+		if speakers[name] {
+			e.Type = "person"
+		}
+		if e.Validate() == nil {
+			mentions = append(mentions, Mention{Entity: e})
+		}
+	}
+	return mentions, false, nil
+}
+
+// refer records the references of a thread's turns to the candidates:
+// the model's mentions (when byModel) at the turns the model gave, then,
+// for the candidates the model did not name, every sentence that says
+// their name or an alias, and every turn of a speaker by their name.
+func refer(threadID string, turns []*agentmem.Message, mentions []Mention, cands []*candidate, byModel bool) {
 	at := map[int64]*agentmem.Message{}
 	for _, m := range turns {
 		at[m.Seq] = m
@@ -88,7 +115,7 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 	for _, mn := range mentions {
 		if c := mn.candidate; c != nil && byModel && at[mn.Seq] != nil {
 			c.byModel = true
-			c.mention(th.ID, mn.Action, at[mn.Seq])
+			c.mention(threadID, mn.Action, at[mn.Seq])
 		}
 	}
 	// The other references, sentence by sentence.
@@ -98,14 +125,14 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 			for _, k := range agentmem.MentionKeys(s) {
 				said[k] = true
 			}
-			action := EntityAction(s)
+			action := Action(s)
 			for _, c := range cands {
 				if c.byModel {
 					continue
 				}
 				for _, k := range c.keys {
 					if said[k] {
-						c.mention(th.ID, action, m)
+						c.mention(threadID, action, m)
 						break
 					}
 				}
@@ -114,11 +141,16 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 		if speaker := agentmem.EntityKey(m.Name); speaker != "" {
 			for _, c := range cands {
 				if !c.byModel && slices.Contains(c.keys, speaker) {
-					c.mention(th.ID, agentmem.EntityDiscussed, m)
+					c.mention(threadID, agentmem.EntityDiscussed, m)
 				}
 			}
 		}
 	}
+}
+
+// put stores the new entities among the candidates that turns mention,
+// then the references of every candidate.
+func (x *Indexer) put(ctx context.Context, userID string, cands []*candidate) error {
 	var news []*agentmem.Entity
 	for _, c := range cands {
 		if c.e.ID == "" && len(c.refs) > 0 {
@@ -126,7 +158,7 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 		}
 	}
 	if len(news) > 0 {
-		if err := store.PutEntities(ctx, th.UserID, news); err != nil {
+		if err := x.Store.PutEntities(ctx, userID, news); err != nil {
 			return fmt.Errorf("put entities: %w", err)
 		}
 	}
@@ -142,14 +174,14 @@ func (ix *Indexer) indexEntities(ctx context.Context, th *agentmem.Thread, msgs 
 	if len(refs) == 0 {
 		return nil
 	}
-	if err := store.PutEntityRefs(ctx, th.UserID, refs); err != nil {
+	if err := x.Store.PutEntityRefs(ctx, userID, refs); err != nil {
 		return fmt.Errorf("put entity refs: %w", err)
 	}
 	return nil
 }
 
 // mention records that turn m of a thread mentions c with action.
-func (c *entityCandidate) mention(threadID, action string, m *agentmem.Message) {
+func (c *candidate) mention(threadID, action string, m *agentmem.Message) {
 	if c.refs == nil {
 		c.refs = map[string]*agentmem.EntityRef{}
 	}
@@ -158,11 +190,11 @@ func (c *entityCandidate) mention(threadID, action string, m *agentmem.Message) 
 	}
 }
 
-// entityCandidates returns the user's entities that turns may mention
+// candidates returns the user's entities that turns may mention
 // (whose name or alias is a run of their words, a speaker's name, or a
 // name or alias of a mention), then the new entities of the mentions
 // that are none of them. It sets each mention's candidate.
-func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID string, turns []*agentmem.Message, mentions []EntityMention) ([]*entityCandidate, error) {
+func candidates(ctx context.Context, store agentmem.EntityStore, userID string, turns []*agentmem.Message, mentions []Mention) ([]*candidate, error) {
 	seen := map[string]bool{}
 	var keys []string
 	add := func(ks ...string) {
@@ -182,8 +214,8 @@ func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID st
 		add(agentmem.QueryKeys(mn.Entity.Name)...)
 		add(aliases...)
 	}
-	var cands []*entityCandidate
-	known := map[string]*entityCandidate{} // by each key of the user's entities found, names first
+	var cands []*candidate
+	known := map[string]*candidate{} // by each key of the user's entities found, names first
 	for start := 0; start < len(keys); start += agentmem.MaxEntityKeys {
 		f := agentmem.EntityFilter{Keys: keys[start:min(start+agentmem.MaxEntityKeys, len(keys))], Limit: agentmem.MaxPageSize}
 		for {
@@ -213,7 +245,7 @@ func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID st
 		c := newCandidate(mn.Entity)
 		// The user's entity by that name or alias, said with or without a
 		// determiner ("the task workflow").
-		var k *entityCandidate
+		var k *candidate
 		for _, q := range agentmem.QueryKeys(mn.Entity.Name) {
 			if k = known[q]; k != nil {
 				break
@@ -232,9 +264,9 @@ func entityCandidates(ctx context.Context, store agentmem.EntityStore, userID st
 	return cands, nil
 }
 
-func newCandidate(e *agentmem.Entity) *entityCandidate {
+func newCandidate(e *agentmem.Entity) *candidate {
 	name, aliases := e.Keys()
-	return &entityCandidate{e: e, keys: append([]string{name}, aliases...)}
+	return &candidate{e: e, keys: append([]string{name}, aliases...)}
 }
 
 // sentences splits text where a sentence ends: at '.', '!', '?' or ';'
@@ -259,7 +291,7 @@ func sentences(text string) []string {
 	return out
 }
 
-// Verbs of EntityAction, as the words of agentmem.EntityKey.
+// Verbs of Action, as the words of agentmem.EntityKey.
 var (
 	createdVerbs = wordSet(`create created creates creating build built builds building launch launched launches founded
 		set-up sets-up setting-up`)
@@ -276,12 +308,12 @@ func wordSet(s string) map[string]bool {
 	return m
 }
 
-// EntityAction returns what a sentence says was done with the entities it
+// Action returns what a sentence says was done with the entities it
 // mentions: agentmem.EntityCreated when it has a verb of creation
 // ("created", "built", "set up"…), agentmem.EntityModified when it has one
 // of change ("updated", "renamed", "added"…), agentmem.EntityDiscussed
 // otherwise.
-func EntityAction(sentence string) string {
+func Action(sentence string) string {
 	words := strings.Fields(agentmem.EntityKey(sentence))
 	modified := false
 	for i, w := range words {
@@ -299,7 +331,7 @@ func EntityAction(sentence string) string {
 // maxContextAliases bounds the aliases an entity's context line shows.
 const maxContextAliases = 3
 
-// EntityContext returns the context builder's source of entities
+// Context returns the context builder's source of entities
 // (window.Init.Entities): the user's entities that the input names by
 // name or alias (agentmem.FindMentionedEntities), at most limit (5 when
 // 0), those named by name first, one line each with its type, the aliases
@@ -308,7 +340,7 @@ const maxContextAliases = 3
 //	Task Management (workflow; also "TM"): created Mar 01, 2026 in thread t1
 //
 // Each entity costs one more lookup, for its reference.
-func EntityContext(store agentmem.EntityStore, limit int) func(ctx context.Context, userID, input string) ([]string, error) {
+func Context(store agentmem.EntityStore, limit int) func(ctx context.Context, userID, input string) ([]string, error) {
 	if limit <= 0 {
 		limit = 5
 	}
@@ -323,15 +355,15 @@ func EntityContext(store agentmem.EntityStore, limit int) func(ctx context.Conte
 			if err != nil && agentmem.ErrorCode(err) != agentmem.ENOTFOUND { // deleted meanwhile: no reference
 				return nil, err
 			}
-			lines = append(lines, EntityLine(e, refs))
+			lines = append(lines, Line(e, refs))
 		}
 		return lines, nil
 	}
 }
 
-// EntityLine describes an entity in one line (see EntityContext), with
+// Line describes an entity in one line (see Context), with
 // the first of refs, when there is one.
-func EntityLine(e *agentmem.Entity, refs []*agentmem.EntityRef) string {
+func Line(e *agentmem.Entity, refs []*agentmem.EntityRef) string {
 	var b strings.Builder
 	b.WriteString(e.Name)
 	generated := map[string]bool{agentmem.EntityKey(e.Name): true}

@@ -1,4 +1,4 @@
-package extract_test
+package index_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/google/go-cmp/cmp"
 )
@@ -18,10 +18,10 @@ import (
 // vectors of the windows, and a chunk per ten turns, the rest once the
 // thread has ended.
 func TestIndexer_WindowsAndChunks(t *testing.T) {
-	_, s := mustConsolidator(t)
+	s := mustStore(t)
 	emb := lexical.New(0)
 	var summarized [][]int64
-	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(),
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(),
 		Summarize: func(_ context.Context, turns []*agentmem.Message) (string, error) {
 			var seqs []int64
 			for _, m := range turns {
@@ -150,36 +150,12 @@ func TestIndexer_WindowsAndChunks(t *testing.T) {
 	}
 }
 
-func TestEntities(t *testing.T) {
-	turns := []*agentmem.Message{
-		{Role: agentmem.RoleUser, Name: "Caroline", Content: "I met Maria Lopez in Paris. Paris was lovely, and Maria showed me the Louvre!"},
-		{Role: agentmem.RoleAssistant, Content: "Then you should see Versailles too. I'm sure you'd love it."},
-	}
-	got := extract.Entities(turns, 10)
-	for _, want := range []string{"Caroline", "Maria Lopez", "Paris", "Louvre", "Versailles", "Maria"} {
-		if !slices.Contains(got, want) {
-			t.Errorf("Entities lack %q: %q", want, got)
-		}
-	}
-	for _, not := range []string{"Then", "I", "I'm", "Paris was"} {
-		if slices.Contains(got, not) {
-			t.Errorf("Entities hold %q: %q", not, got)
-		}
-	}
-	if got[0] != "Paris" {
-		t.Errorf("most mentioned first: %q", got)
-	}
-	if n := len(extract.Entities(turns, 2)); n != 2 {
-		t.Errorf("Entities(…, 2) returned %d", n)
-	}
-}
-
 func TestTopics(t *testing.T) {
 	turns := []*agentmem.Message{
 		{Role: agentmem.RoleUser, Content: "My garden needs water. The garden has tomatoes and the tomatoes are red."},
 		{Role: agentmem.RoleAssistant, Content: "Really? Watering the garden daily helps tomatoes."},
 	}
-	got := extract.Topics(turns, 2)
+	got := index.Topics(turns, 2)
 	if diff := cmp.Diff([]string{"garden", "tomatoes"}, got); diff != "" {
 		t.Errorf("Topics mismatch (-want +got):\n%s", diff)
 	}

@@ -1,7 +1,8 @@
-package extract
+package entity
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -9,40 +10,44 @@ import (
 	"text/template"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/prompt"
 )
 
-// EntityTypes are the types a model files entities under; an answer with
+// Types are the types a model files entities under; an answer with
 // another type files it under "other".
-var EntityTypes = []string{"workflow", "project", "account", "tool", "product", "document", "person", "pet", "place", "organization", "event", "other"}
+var Types = []string{"workflow", "project", "account", "tool", "product", "document", "person", "pet", "place", "organization", "event", "other"}
 
 // maxModelEntities bounds the entities of one answer; the rest are
 // ignored.
 const maxModelEntities = 30
 
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
+
 var entitiesPrompt = template.Must(template.ParseFS(promptFS, "prompts/entities.tmpl"))
 
-// EntityMention is an entity that turns mention, as a model reads them:
-// its name, type and other names, what a turn says was done with it, and
-// the last turn that says so.
-type EntityMention struct {
+// Mention is an entity that turns mention, as a model reads them: its
+// name, type and other names, what a turn says was done with it, and the
+// last turn that says so.
+type Mention struct {
 	Entity *agentmem.Entity
 	Action string
 	Seq    int64
 
-	candidate *entityCandidate // what indexEntities makes of it
+	candidate *candidate // what Indexer.Index makes of it
 }
 
-// EntitiesPrompt renders the prompt that asks a model for the entities of
-// turns (user and assistant turns with content).
-func EntitiesPrompt(turns []*agentmem.Message) (string, error) {
+// Prompt renders the prompt that asks a model for the entities of turns
+// (user and assistant turns with content).
+func Prompt(turns []*agentmem.Message) (string, error) {
 	data := struct {
-		Turns []turn
+		Turns []prompt.Turn
 		Max   int
 		Types string
-	}{Max: maxModelEntities, Types: strings.Join(EntityTypes, ", ")}
+	}{Max: maxModelEntities, Types: strings.Join(Types, ", ")}
 	for _, m := range turns {
-		if isTurn(m) {
-			data.Turns = append(data.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(strings.TrimSpace(m.Content), maxTurnChars)})
+		if m.IsTurn() {
+			data.Turns = append(data.Turns, prompt.Turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: prompt.Cut(strings.TrimSpace(m.Content), prompt.MaxTurnChars)})
 		}
 	}
 	var b strings.Builder
@@ -52,21 +57,20 @@ func EntitiesPrompt(turns []*agentmem.Message) (string, error) {
 	return b.String(), nil
 }
 
-// ModelEntityExtractor asks a chat model for the entities that turns
-// mention (one JSON object), and validates the answer as user input: each
-// entity as agentmem.Entity.Validate checks it (entries that fail are
-// dropped), its type one of EntityTypes ("other" otherwise), its action
-// one of the three ("discussed" otherwise), its seq one of the turns'
-// (the last turn's otherwise). A malformed answer is an EUNAVAILABLE
-// error.
-type ModelEntityExtractor struct {
+// ModelExtractor asks a chat model for the entities that turns mention
+// (one JSON object), and validates the answer as user input: each entity
+// as agentmem.Entity.Validate checks it (entries that fail are dropped),
+// its type one of Types ("other" otherwise), its action one of the three
+// ("discussed" otherwise), its seq one of the turns' (the last turn's
+// otherwise). A malformed answer is an EUNAVAILABLE error.
+type ModelExtractor struct {
 	Chat  agentmem.Chat
 	Model string // "" for the client's default
 }
 
-// ExtractEntities returns the entities of turns of the user's thread.
-func (x *ModelEntityExtractor) ExtractEntities(ctx context.Context, userID string, turns []*agentmem.Message) ([]EntityMention, error) {
-	prompt, err := EntitiesPrompt(turns)
+// Extract returns the entities of turns of the user's thread.
+func (x *ModelExtractor) Extract(ctx context.Context, userID string, turns []*agentmem.Message) ([]Mention, error) {
+	prompt, err := Prompt(turns)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +83,11 @@ func (x *ModelEntityExtractor) ExtractEntities(ctx context.Context, userID strin
 	if err != nil {
 		return nil, err
 	}
-	return parseEntityMentions(resp.Content, userID, turns)
+	return parseMentions(resp.Content, userID, turns)
 }
 
-// parseEntityMentions validates a model's answer (see
-// ModelEntityExtractor).
-func parseEntityMentions(content, userID string, turns []*agentmem.Message) ([]EntityMention, error) {
+// parseMentions validates a model's answer (see ModelExtractor).
+func parseMentions(content, userID string, turns []*agentmem.Message) ([]Mention, error) {
 	var answer struct {
 		Entities *[]struct {
 			Name    string   `json:"name"`
@@ -94,26 +97,26 @@ func parseEntityMentions(content, userID string, turns []*agentmem.Message) ([]E
 			Seq     int64    `json:"seq"`
 		} `json:"entities"`
 	}
-	if err := decodeJSONObject(content, &answer); err != nil {
+	if err := prompt.DecodeJSON(content, &answer); err != nil {
 		return nil, err
 	}
 	if answer.Entities == nil {
-		return nil, malformed(`no "entities"`)
+		return nil, prompt.Malformed(`no "entities"`)
 	}
 	seqs := map[int64]bool{}
 	var last int64
 	for _, m := range turns {
-		if isTurn(m) {
+		if m.IsTurn() {
 			seqs[m.Seq], last = true, max(last, m.Seq)
 		}
 	}
-	out := []EntityMention{}
+	out := []Mention{}
 	for _, a := range *answer.Entities {
 		if len(out) == maxModelEntities {
 			break
 		}
 		typ := strings.ToLower(strings.TrimSpace(a.Type))
-		if !slices.Contains(EntityTypes, typ) {
+		if !slices.Contains(Types, typ) {
 			typ = "other"
 		}
 		aliases := a.Aliases
@@ -130,7 +133,7 @@ func parseEntityMentions(content, userID string, turns []*agentmem.Message) ([]E
 		if e.Validate() != nil {
 			continue // no name, or not one
 		}
-		mention := EntityMention{Entity: e, Action: a.Action, Seq: a.Seq}
+		mention := Mention{Entity: e, Action: a.Action, Seq: a.Seq}
 		if agentmem.ValidateEntityAction(mention.Action) != nil {
 			mention.Action = agentmem.EntityDiscussed
 		}
@@ -142,26 +145,26 @@ func parseEntityMentions(content, userID string, turns []*agentmem.Message) ([]E
 	return out, nil
 }
 
-// entityMentions returns the model's mentions of turns when ix has a
+// modelMentions returns the model's mentions of turns when x has a
 // model, and reports whether it asked it; when the model fails or answers
 // badly, a warning is logged and the heuristics take over (false). Turns
 // whose words name nothing (no capitalised word inside a sentence: see
-// Entities) are not sent, which spares a model call for most chat; the
+// Names) are not sent, which spares a model call for most chat; the
 // user's entities they mention by a lower-case alias are found without
 // the model.
-func (ix *Indexer) entityMentions(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) ([]EntityMention, bool, error) {
-	if ix.Chat == nil || !namesSomething(turns) {
+func (x *Indexer) modelMentions(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) ([]Mention, bool, error) {
+	if x.Chat == nil || !namesSomething(turns) {
 		return nil, false, nil
 	}
-	x := &ModelEntityExtractor{Chat: ix.Chat, Model: ix.Model}
-	ms, err := x.ExtractEntities(ctx, th.UserID, turns)
+	mx := &ModelExtractor{Chat: x.Chat, Model: x.Model}
+	ms, err := mx.Extract(ctx, th.UserID, turns)
 	if err == nil {
 		return ms, true, nil
 	}
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	log := ix.Log
+	log := x.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -170,11 +173,11 @@ func (ix *Indexer) entityMentions(ctx context.Context, th *agentmem.Thread, turn
 }
 
 // namesSomething reports whether the content of turns has a proper noun
-// (Entities, leaving out the speakers' names).
+// (Names, leaving out the speakers' names).
 func namesSomething(turns []*agentmem.Message) bool {
 	anon := make([]*agentmem.Message, len(turns))
 	for i, m := range turns {
 		anon[i] = &agentmem.Message{Content: m.Content}
 	}
-	return len(Entities(anon, 1)) > 0
+	return len(Names(anon, 1)) > 0
 }

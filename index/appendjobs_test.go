@@ -1,4 +1,4 @@
-package extract_test
+package index_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/worker"
@@ -25,7 +25,7 @@ func TestIndexer_AppendJobs(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	emb := lexical.New(0)
 	notified := 0
-	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
 	appends := worker.Notifying(s, func() { notified++ }) // as app wires it
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestIndexer_AppendJobs(t *testing.T) {
 	}
 	claim := func() []*agentmem.Job {
 		t.Helper()
-		jobs, err := s.ClaimJobs(ctx, "w", []string{extract.IndexJobKind}, 10, time.Minute)
+		jobs, err := s.ClaimJobs(ctx, "w", []string{index.JobKind}, 10, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestIndexer_AppendJobs(t *testing.T) {
 	}
 
 	// An indexer that enqueues nothing leaves the options alone.
-	for _, off := range []*extract.Indexer{nil, {Store: s}} {
+	for _, off := range []*index.Indexer{nil, {Store: s}} {
 		opt := off.AppendJobs(agentmem.AppendOptions{IdempotencyKey: "k"})
 		if opt.Jobs != nil || opt.IdempotencyKey != "k" {
 			t.Fatalf("AppendJobs of %+v = %+v, want the options unchanged", off, opt)

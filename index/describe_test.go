@@ -1,4 +1,4 @@
-package extract_test
+package index_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/llmtest"
 )
 
@@ -17,7 +17,7 @@ import (
 // is down leaves the description to the heuristics.
 func TestModelChunkDescriber(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	d := &extract.ModelChunkDescriber{Chat: newChat(t, srv)}
+	d := &index.ModelChunkDescriber{Chat: newChat(t, srv)}
 	turns := []*agentmem.Message{
 		{ThreadID: "t", Seq: 1, Role: agentmem.RoleUser, Name: "Alice", Content: "We adopted a puppy called Mochi in Porto."},
 		{ThreadID: "t", Seq: 2, Role: agentmem.RoleAssistant, Content: "Congratulations! How old is Mochi?"},
@@ -57,10 +57,10 @@ func TestModelChunkDescriber(t *testing.T) {
 // TestIndexer_ChunkDescriberMalformed: a malformed description fails the
 // index job, and no chunk is half-written.
 func TestIndexer_ChunkDescriberMalformed(t *testing.T) {
-	_, s := mustConsolidator(t)
+	s := mustStore(t)
 	srv := llmtest.NewServer(t)
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply { return llmtest.Text(`{"summary": 42}`) })
-	ix := &extract.Indexer{Store: s, Describer: &extract.ModelChunkDescriber{Chat: newChat(t, srv)}}
+	ix := &index.Indexer{Store: s, Describer: &index.ModelChunkDescriber{Chat: newChat(t, srv)}}
 	if err := s.CreateThread(context.Background(), &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
 		t.Fatal(err)
 	}

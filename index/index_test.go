@@ -1,4 +1,4 @@
-package extract_test
+package index_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 )
 
@@ -14,9 +14,9 @@ import (
 // no batch is left unindexed, also when it arrives while the shared jobs
 // run.
 func TestIndexer_Enqueue(t *testing.T) {
-	_, s := mustConsolidator(t)
+	s := mustStore(t)
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestIndexer_Enqueue(t *testing.T) {
 	}
 	claim := func() []*agentmem.Job {
 		t.Helper()
-		jobs, err := s.ClaimJobs(ctx, "w", []string{extract.IndexJobKind}, 10, time.Minute)
+		jobs, err := s.ClaimJobs(ctx, "w", []string{index.JobKind}, 10, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

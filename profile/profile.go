@@ -1,8 +1,13 @@
-package extract
+// Package profile synthesises users' profiles (seed 001's long-term
+// reflection): with a model, the previous profile updated with the
+// memories not yet built into it; without one, assembled from the user's
+// active memories.
+package profile
 
 import (
 	"cmp"
 	"context"
+	"embed"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -12,12 +17,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/prompt"
 )
+
+// JobKind is the kind of the jobs that synthesise a user's profile
+// again.
+const JobKind = "profile"
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
 
 var profilePrompt = template.Must(template.ParseFS(promptFS, "prompts/profile.tmpl"))
 
-// ProfileWords bounds a synthesised profile (seed 001: 200–300 words).
-const ProfileWords = 300
+// Words bounds a synthesised profile (seed 001: 200–300 words).
+const Words = 300
 
 // maxProfileMemories bounds the memories one refresh reads.
 const maxProfileMemories = 500
@@ -145,7 +158,7 @@ func (p *Profiler) synthesise(ctx context.Context, prev *agentmem.Profile, memor
 		Baseline string
 		Memories []item
 		MaxWords int
-	}{MaxWords: ProfileWords}
+	}{MaxWords: Words}
 	if prev != nil {
 		data.Baseline = prev.Text
 	}
@@ -159,7 +172,7 @@ func (p *Profiler) synthesise(ctx context.Context, prev *agentmem.Profile, memor
 	resp, err := p.Chat.Complete(ctx, agentmem.ChatRequest{
 		Model:     p.Model,
 		Messages:  []agentmem.ChatMessage{{Role: agentmem.RoleUser, Content: b.String()}},
-		MaxTokens: ProfileWords * 3,
+		MaxTokens: Words * 3,
 	})
 	if err != nil {
 		return "", "", err
@@ -168,7 +181,7 @@ func (p *Profiler) synthesise(ctx context.Context, prev *agentmem.Profile, memor
 	if text == "" {
 		return "", "", agentmem.Errorf(agentmem.EUNAVAILABLE, "The model answered with an empty profile.")
 	}
-	return truncateUTF8(text, agentmem.MaxProfileBytes), resp.Model, nil
+	return prompt.Truncate(text, agentmem.MaxProfileBytes), resp.Model, nil
 }
 
 // Assemble writes a profile from memories without a model: a section per
@@ -206,7 +219,7 @@ func Assemble(memories []*agentmem.Memory) string {
 			}
 		}
 	}
-	return truncateUTF8(strings.TrimSuffix(b.String(), "\n"), agentmem.MaxProfileBytes)
+	return prompt.Truncate(strings.TrimSuffix(b.String(), "\n"), agentmem.MaxProfileBytes)
 }
 
 func (p *Profiler) log() *slog.Logger {

@@ -1,4 +1,4 @@
-package extract_test
+package reflection_test
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/profile"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/window"
 )
@@ -21,9 +23,9 @@ import (
 // reflectFixture is a store with a reflector and a profiler over it.
 type reflectFixture struct {
 	s  *sqlite.Store
-	rf *extract.Reflector
-	pr *extract.Profiler
-	ix *extract.Indexer
+	rf *reflection.Reflector
+	pr *profile.Profiler
+	ix *index.Indexer
 }
 
 func newReflectFixture(t *testing.T, chat agentmem.Chat) *reflectFixture {
@@ -34,13 +36,13 @@ func newReflectFixture(t *testing.T, chat agentmem.Chat) *reflectFixture {
 	}
 	t.Cleanup(func() { s.Close() })
 	emb := lexical.New(0)
-	ix := &extract.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
 	sm := &window.Summarizer{Store: s}
 	return &reflectFixture{
 		s:  s,
 		ix: ix,
-		rf: &extract.Reflector{Store: s, Chat: chat, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory},
-		pr: &extract.Profiler{Store: s, Chat: chat},
+		rf: &reflection.Reflector{Store: s, Chat: chat, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory},
+		pr: &profile.Profiler{Store: s, Chat: chat},
 	}
 }
 
@@ -71,8 +73,8 @@ func (f *reflectFixture) endThread(t *testing.T, id string, turns ...string) {
 func (f *reflectFixture) runJobs(t *testing.T, kinds ...string) []error {
 	t.Helper()
 	handlers := map[string]func(context.Context, *agentmem.Job) error{
-		extract.ReflectJobKind: f.rf.Run,
-		extract.ProfileJobKind: f.pr.Run,
+		reflection.JobKind: f.rf.Run,
+		profile.JobKind:    f.pr.Run,
 	}
 	var errs []error
 	for range 50 {
@@ -134,7 +136,7 @@ func TestReflect_NoModel(t *testing.T) {
 	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending {
 		t.Fatalf("reflection of an ended thread before its job: %+v, want pending", r)
 	}
-	if errs := f.runJobs(t, extract.ReflectJobKind, extract.ProfileJobKind); len(errs) != 0 {
+	if errs := f.runJobs(t, reflection.JobKind, profile.JobKind); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	r := f.reflection(t, "t1")
@@ -202,7 +204,7 @@ func TestReflect_Model(t *testing.T) {
 	if err := f.rf.Enqueue(ctx, "alice", "plan"); err != nil {
 		t.Fatal(err)
 	}
-	if errs := f.runJobs(t, extract.ReflectJobKind); len(errs) != 0 {
+	if errs := f.runJobs(t, reflection.JobKind); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	r := f.reflection(t, "plan")
@@ -235,7 +237,7 @@ func TestReflect_Model(t *testing.T) {
 		if err := f.rf.Enqueue(ctx, "alice", id); err != nil {
 			t.Fatal(err)
 		}
-		if errs := f.runJobs(t, extract.ReflectJobKind); len(errs) != 0 {
+		if errs := f.runJobs(t, reflection.JobKind); len(errs) != 0 {
 			t.Fatal(errs)
 		}
 		want := agentmem.ReflectionNoInsight
@@ -303,7 +305,7 @@ func TestReflect_Malformed(t *testing.T) {
 	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
 		t.Fatal(err)
 	}
-	errs := f.runJobs(t, extract.ReflectJobKind)
+	errs := f.runJobs(t, reflection.JobKind)
 	if len(errs) != agentmem.DefaultJobAttempts {
 		t.Fatalf("%d failed runs, want %d: %v", len(errs), agentmem.DefaultJobAttempts, errs)
 	}
@@ -335,7 +337,7 @@ func TestReflect_Reopened(t *testing.T) {
 	if _, err := f.s.AppendMessages(ctx, "alice", "t1", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "one more thing"}}, agentmem.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.runJobs(t, extract.ReflectJobKind)
+	f.runJobs(t, reflection.JobKind)
 	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending || r.ThroughSeq != 0 {
 		t.Fatalf("a reopened thread was reflected on: %+v", r)
 	}
@@ -345,7 +347,7 @@ func TestReflect_Reopened(t *testing.T) {
 	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
 		t.Fatal(err)
 	}
-	f.runJobs(t, extract.ReflectJobKind)
+	f.runJobs(t, reflection.JobKind)
 	if r := f.reflection(t, "t1"); r.ThroughSeq != 3 {
 		t.Fatalf("reflection %+v, want through seq 3", r)
 	}

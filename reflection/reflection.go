@@ -1,8 +1,15 @@
-package extract
+// Package reflection runs the reflect job (seed 001's session
+// reflection): when a thread ends, its summary, its topics and the
+// insights about the user that a model finds in it, stored as memories;
+// threads without an insight are reflected on together once enough of
+// them accumulate. Each reflection asks for the user's profile to be
+// synthesised again (package profile).
+package reflection
 
 import (
 	"cmp"
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -11,13 +18,14 @@ import (
 	"text/template"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/profile"
+	"github.com/agentmem/agentmem/prompt"
 )
 
-// Job kinds of reflection and of the profile.
-const (
-	ReflectJobKind = "reflect" // a thread ended: summary, topics, insights; or the no-insight threads together
-	ProfileJobKind = "profile" // synthesise the user's profile again
-)
+// JobKind is the kind of the reflect jobs: a thread ended (summary,
+// topics, insights), or the no-insight threads together.
+const JobKind = "reflect"
 
 // DefaultInsightCategories are the categories of insights unless
 // configured otherwise: general ones, for any assistant.
@@ -30,6 +38,9 @@ var FinancialAdvisorCategories = []string{"demographics", "financial_goals", "ri
 // DefaultInsightConfidence is seed 001's INSIGHT_CONFIDENCE_THRESHOLD:
 // insights the model is less sure of are dropped.
 const DefaultInsightConfidence = 0.7
+
+//go:embed prompts/*.tmpl
+var promptFS embed.FS
 
 var reflectPrompt = template.Must(template.ParseFS(promptFS, "prompts/reflect.tmpl"))
 
@@ -51,7 +62,7 @@ type reflectPayload struct {
 // retried, then a dead letter) leaves nothing half-written. Without a
 // model a thread's reflection is no-insight and says why. Every
 // reflection asks for the profile to be synthesised again
-// (ProfileJobKind).
+// (profile.JobKind).
 type Reflector struct {
 	Store interface {
 		agentmem.ThreadStore
@@ -66,15 +77,16 @@ type Reflector struct {
 	// Summarize brings a thread's summary up to a seq
 	// (window.Summarizer.SummarizeThrough); nil leaves summaries alone.
 	Summarize func(ctx context.Context, userID, threadID string, throughSeq int64, lastAttempt bool) error
-	// Embed makes an insight searchable by vector (Indexer.EmbedMemory);
+	// Embed makes an insight searchable by vector
+	// (index.Indexer.EmbedMemory);
 	// full-text search finds it without.
 	Embed func(ctx context.Context, m *agentmem.Memory) error
 	// Categories of insights (DefaultInsightCategories when empty).
 	Categories []string
 	// MinConfidence drops weaker insights (DefaultInsightConfidence when 0).
 	MinConfidence float64
-	// MaxPromptChars bounds the conversation sent (DefaultMaxPromptChars
-	// when 0): the newest turns are kept.
+	// MaxPromptChars bounds the conversation sent
+	// (prompt.DefaultMaxChars when 0): the newest turns are kept.
 	MaxPromptChars int
 }
 
@@ -95,13 +107,13 @@ func (r *Reflector) Enqueue(ctx context.Context, userID, threadID string) error 
 			return err
 		}
 	}
-	return r.enqueue(ctx, userID, ReflectJobKind, threadID, reflectPayload{ThreadID: threadID})
+	return r.enqueue(ctx, userID, JobKind, threadID, reflectPayload{ThreadID: threadID})
 }
 
 // EnqueueProfile asks for the user's profile to be synthesised again
 // (one job at a time per user).
 func (r *Reflector) EnqueueProfile(ctx context.Context, userID string) error {
-	return r.enqueue(ctx, userID, ProfileJobKind, "profile", struct{}{})
+	return r.enqueue(ctx, userID, profile.JobKind, "profile", struct{}{})
 }
 
 func (r *Reflector) enqueue(ctx context.Context, userID, kind, key string, payload any) error {
@@ -165,7 +177,7 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 	if err != nil {
 		return err
 	}
-	ref := &agentmem.Reflection{UserID: userID, ThreadID: threadID, ThroughSeq: th.LastSeq, Topics: Topics(in.msgs, maxTopics)}
+	ref := &agentmem.Reflection{UserID: userID, ThreadID: threadID, ThroughSeq: th.LastSeq, Topics: index.Topics(in.msgs, index.MaxTopics)}
 	var insights []*agentmem.Memory
 	switch {
 	case r.Chat == nil:
@@ -193,7 +205,7 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 	r.embed(ctx, insights)
 	r.log().InfoContext(ctx, "thread reflected", "user", userID, "thread", threadID, "status", ref.Status, "insights", len(insights))
 	if ref.Status == agentmem.ReflectionNoInsight && r.Chat != nil {
-		if err := r.enqueue(ctx, userID, ReflectJobKind, "aggregate", reflectPayload{Aggregate: true}); err != nil {
+		if err := r.enqueue(ctx, userID, JobKind, "aggregate", reflectPayload{Aggregate: true}); err != nil {
 			return err
 		}
 	}
@@ -272,7 +284,7 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 // reflectThread is a thread as the reflection prompt shows it.
 type reflectThread struct {
 	Title, When, Summary string
-	Turns                []turn
+	Turns                []prompt.Turn
 	msgs                 []*agentmem.Message
 }
 
@@ -297,19 +309,19 @@ func (r *Reflector) threadInput(ctx context.Context, th *agentmem.Thread, since 
 	if err != nil {
 		return in, err
 	}
-	msgs, err := readTurns(ctx, r.Store, th.UserID, th.ID, since+1, th.LastSeq)
+	msgs, err := index.ReadTurns(ctx, r.Store, th.UserID, th.ID, since+1, th.LastSeq)
 	if err != nil {
 		return in, err
 	}
-	budget := cmp.Or(r.MaxPromptChars, DefaultMaxPromptChars)
+	budget := cmp.Or(r.MaxPromptChars, prompt.DefaultMaxChars)
 	start := len(msgs)
-	for start > 0 && budget >= min(len(msgs[start-1].Content), maxTurnChars) {
+	for start > 0 && budget >= min(len(msgs[start-1].Content), prompt.MaxTurnChars) {
 		start--
-		budget -= min(len(msgs[start].Content), maxTurnChars)
+		budget -= min(len(msgs[start].Content), prompt.MaxTurnChars)
 	}
 	in.msgs = msgs
 	for _, m := range msgs[start:] {
-		in.Turns = append(in.Turns, turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: cut(m.Content, maxTurnChars)})
+		in.Turns = append(in.Turns, prompt.Turn{Seq: m.Seq, Role: m.Role, Name: m.Name, Content: prompt.Cut(m.Content, prompt.MaxTurnChars)})
 	}
 	return in, nil
 }
@@ -368,41 +380,41 @@ func (r *Reflector) parse(content string, categories []string) (*reflection, err
 		} `json:"insights"`
 		Topics []string `json:"topics"`
 	}
-	if err := decodeJSONObject(content, &answer); err != nil {
+	if err := prompt.DecodeJSON(content, &answer); err != nil {
 		return nil, err
 	}
 	if answer.Flag == nil || *answer.Flag != "insight" && *answer.Flag != "no-insight" {
-		return nil, malformed(`"reflection_flag" is not "insight" or "no-insight"`)
+		return nil, prompt.Malformed(`"reflection_flag" is not "insight" or "no-insight"`)
 	}
 	if answer.Insights == nil {
-		return nil, malformed(`no "insights" array`)
+		return nil, prompt.Malformed(`no "insights" array`)
 	}
 	out := &reflection{insight: *answer.Flag == "insight"}
 	minConf := cmp.Or(r.MinConfidence, DefaultInsightConfidence)
 	for i, in := range *answer.Insights {
 		if in.Text == nil || strings.TrimSpace(*in.Text) == "" || in.Confidence == nil {
-			return nil, malformed("insight %d lacks insight_text or confidence", i)
+			return nil, prompt.Malformed("insight %d lacks insight_text or confidence", i)
 		}
 		imp, err := importance(in.Importance)
 		if err != nil {
-			return nil, malformed("insight %d: %v", i, err)
+			return nil, prompt.Malformed("insight %d: %v", i, err)
 		}
 		cat := "other"
 		if in.Category != nil && slices.Contains(categories, strings.TrimSpace(*in.Category)) {
 			cat = strings.TrimSpace(*in.Category)
 		}
-		text := truncateUTF8(strings.TrimSpace(*in.Text), agentmem.MaxMemoryBytes)
+		text := prompt.Truncate(strings.TrimSpace(*in.Text), agentmem.MaxMemoryBytes)
 		if agentmem.ValidateText("insight_text", text) != nil {
-			return nil, malformed("insight %d's text is not text", i)
+			return nil, prompt.Malformed("insight %d's text is not text", i)
 		}
-		if conf := clamp(*in.Confidence); conf < minConf {
+		if conf := prompt.Clamp(*in.Confidence); conf < minConf {
 			out.dropped++
 		} else {
 			out.items = append(out.items, modelInsight{text: text, category: cat, confidence: conf, importance: imp})
 		}
 	}
 	for _, t := range answer.Topics {
-		if t = cut(strings.TrimSpace(t), maxLabelChars); t != "" && agentmem.ValidateText("topic", t) == nil && len(out.topics) < maxTopics {
+		if t = prompt.Cut(strings.TrimSpace(t), index.MaxLabelChars); t != "" && agentmem.ValidateText("topic", t) == nil && len(out.topics) < index.MaxTopics {
 			out.topics = append(out.topics, t)
 		}
 	}
@@ -430,7 +442,7 @@ func importance(raw json.RawMessage) (float64, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return 0, fmt.Errorf("importance is neither a word nor a number")
 	}
-	return clamp(f), nil
+	return prompt.Clamp(f), nil
 }
 
 // insights makes the memories of a reflection's insights, drawn from th's

@@ -1,4 +1,4 @@
-package extract_test
+package reembed_test
 
 import (
 	"context"
@@ -10,13 +10,16 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/reembed"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/worker"
 	"github.com/google/go-cmp/cmp"
 )
+
+var ctx = context.Background()
 
 // backends runs test on an empty SQLite store and an empty PostgreSQL
 // schema (skipped without AGENTMEM_TEST_POSTGRES).
@@ -113,20 +116,20 @@ func testReembed(t *testing.T, s agentmem.Store) {
 	mustPut(t, s, "carol", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: carol.ID, Space: emb.Space(), Vec: carolVec[0]})
 
 	notified := 0
-	r := &extract.Reembedder{Store: s, Jobs: worker.Notifying(s, func() { notified++ }), Emb: emb, Space: emb.Space(), BatchSize: 2}
+	r := &reembed.Reembedder{Store: s, Jobs: worker.Notifying(s, func() { notified++ }), Emb: emb, Space: emb.Space(), BatchSize: 2}
 	for range 2 { // servers starting together share the job
 		if err := r.EnqueueAll(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all := claimJobs(t, s, extract.ReembedAllJobKind)
-	if len(all) != 1 || all[0].UserID != extract.SystemUser {
+	all := claimJobs(t, s, reembed.AllJobKind)
+	if len(all) != 1 || all[0].UserID != reembed.SystemUser {
 		t.Fatalf("reembed-all jobs %+v, want one", all)
 	}
 	if err := r.RunAll(ctx, all[0]); err != nil {
 		t.Fatal(err)
 	}
-	jobs := claimJobs(t, s, extract.ReembedJobKind)
+	jobs := claimJobs(t, s, reembed.JobKind)
 	var users []string
 	for _, j := range jobs {
 		users = append(users, j.UserID)
@@ -152,7 +155,7 @@ func testReembed(t *testing.T, s agentmem.Store) {
 	var texts []string
 	for _, m := range msgs {
 		if m.Role == agentmem.RoleUser || m.Role == agentmem.RoleAssistant {
-			turns, texts = append(turns, m), append(texts, extract.EmbedText(m))
+			turns, texts = append(turns, m), append(texts, index.EmbedText(m))
 		}
 	}
 	for i, m := range turns {
@@ -193,7 +196,7 @@ func testReembed(t *testing.T, s agentmem.Store) {
 
 	t.Run("AsTheIndexer", func(t *testing.T) {
 		// The indexer, indexing t1 again, writes the same message vectors.
-		ix := &extract.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+		ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
 		if err := ix.IndexRange(ctx, "alice", "t1", 1, 6); err != nil {
 			t.Fatal(err)
 		}
@@ -212,11 +215,11 @@ func testReembed(t *testing.T, s agentmem.Store) {
 		if err := r.RunAll(ctx, all[0]); err != nil {
 			t.Fatal(err)
 		}
-		if jobs := claimJobs(t, s, extract.ReembedJobKind); len(jobs) != 0 {
+		if jobs := claimJobs(t, s, reembed.JobKind); len(jobs) != 0 {
 			t.Fatalf("%d reembed jobs after the switch, want none", len(jobs))
 		}
 		calls := &countingEmbedder{Embedder: emb}
-		again := &extract.Reembedder{Store: s, Jobs: s, Emb: calls, Space: emb.Space()}
+		again := &reembed.Reembedder{Store: s, Jobs: s, Emb: calls, Space: emb.Space()}
 		if err := again.ReembedUser(ctx, "alice"); err != nil || calls.n != 0 {
 			t.Fatalf("re-running embedded %d batches (%v), want none", calls.n, err)
 		}
@@ -225,23 +228,23 @@ func testReembed(t *testing.T, s agentmem.Store) {
 		// A job of a server with another embedder is left alone.
 		payload, _ := json.Marshal(map[string]string{"space": "other/3"})
 		mustPut(t, s, "bob", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: bob.ID, Space: oldSpace, Vec: []float32{0, 1}})
-		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: payload}); err != nil {
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: reembed.JobKind, Payload: payload}); err != nil {
 			t.Fatal(err)
 		}
 		if spaces, _ := s.VectorSpaces(ctx, "bob"); len(spaces) != 2 {
 			t.Fatalf("bob's spaces %v: the old space must be left", spaces)
 		}
-		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`[1]`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: reembed.JobKind, Payload: json.RawMessage(`[1]`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
 			t.Fatalf("malformed payload: %v", err)
 		}
-		if err := r.RunAll(ctx, &agentmem.Job{ID: "j", UserID: extract.SystemUser, Kind: extract.ReembedAllJobKind, Payload: json.RawMessage(`{}`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
+		if err := r.RunAll(ctx, &agentmem.Job{ID: "j", UserID: reembed.SystemUser, Kind: reembed.AllJobKind, Payload: json.RawMessage(`{}`)}); agentmem.ErrorCode(err) != agentmem.EINVALID {
 			t.Fatalf("reembed-all without a space: %v, want EINVALID", err)
 		}
 	})
 	t.Run("AnySpace", func(t *testing.T) {
 		// A user's job without a space (an import's) embeds in the space
 		// of the embedder that runs it, and drops the others.
-		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: extract.ReembedJobKind, Payload: json.RawMessage(`{}`)}); err != nil {
+		if err := r.Run(ctx, &agentmem.Job{ID: "j", UserID: "bob", Kind: reembed.JobKind, Payload: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 		if spaces, _ := s.VectorSpaces(ctx, "bob"); len(spaces) != 1 || spaces[0] != r.Space {
@@ -259,7 +262,7 @@ func testReembed(t *testing.T, s agentmem.Store) {
 			ids = append(ids, m.ID)
 			mustPut(t, s, "dave", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: oldSpace, Vec: []float32{1, 0}})
 		}
-		picky := &extract.Reembedder{Store: s, Jobs: s, Emb: refusing{emb}, Space: emb.Space()}
+		picky := &reembed.Reembedder{Store: s, Jobs: s, Emb: refusing{emb}, Space: emb.Space()}
 		if err := picky.ReembedUser(ctx, "dave"); err != nil {
 			t.Fatal(err)
 		}

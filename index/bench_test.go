@@ -1,4 +1,4 @@
-package extract_test
+package index_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/window"
@@ -76,7 +76,7 @@ func BenchmarkIndex(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				ix := &extract.Indexer{Store: s, Space: "lexical", Summarize: (&window.Summarizer{}).SummarizeChunk}
+				ix := &index.Indexer{Store: s, Space: "lexical", Summarize: (&window.Summarizer{}).SummarizeChunk}
 				if tc.emb {
 					emb := lexical.New(0)
 					ix.Emb, ix.Space = emb, emb.Space()
