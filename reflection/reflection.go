@@ -32,7 +32,7 @@ const JobKind = "reflect"
 var DefaultInsightCategories = []string{"identity", "goals", "preferences", "circumstances", "relationships", "work", "health", "concerns", "habits"}
 
 // FinancialAdvisorCategories is seed 001's set, an example of a domain's
-// configuration (see docs/reflection.example.json).
+// configuration (see docs/reflection.md).
 var FinancialAdvisorCategories = []string{"demographics", "financial_goals", "risk_profile", "current_situation", "concern", "preference"}
 
 // DefaultInsightConfidence is seed 001's INSIGHT_CONFIDENCE_THRESHOLD:
