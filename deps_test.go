@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"postgres":  {"."},
 	"storetest": {"."},
 	"tokens":    {"."},
-	"httpapi":   {".", "core", "window", "retrieve"},
+	"httpapi":   {".", "core"}, // handlers call the core only
 	"core":      {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
 	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
