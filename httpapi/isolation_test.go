@@ -172,7 +172,7 @@ func bearerHeader(token string) http.Header {
 // and never show a tenant's stored user IDs.
 func TestIsolation(t *testing.T) {
 	t.Run("SQLite", func(t *testing.T) {
-		testIsolation(t, func(tb testing.TB) agentmem.Store { return MustOpenStore(tb) })
+		testIsolation(t, func(tb testing.TB) agentmem.Store { return testutil.MustOpenSQLite(tb) })
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		testutil.PostgresDSN(t)

@@ -13,31 +13,19 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/postgres"
 	"github.com/agentmem/agentmem/storetest"
-	"github.com/agentmem/agentmem/tokens"
 	"github.com/jackc/pgx/v5"
 )
 
 var ctx = context.Background()
 
-// testDSN, MustCreateSchema and MustExec are shared with other packages'
-// PostgreSQL tests.
+// testDSN, MustCreateSchema, MustOpen and MustExec are shared with other
+// packages' PostgreSQL tests.
 var (
 	testDSN          = testutil.PostgresDSN
 	MustCreateSchema = testutil.MustCreateSchema
+	MustOpen         = testutil.MustOpenPostgresDSN
 	MustExec         = testutil.MustExec
 )
-
-// MustOpen opens a store on dsn and closes it when the test ends.
-func MustOpen(tb testing.TB, dsn string) *postgres.Store {
-	tb.Helper()
-	s, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		tb.Fatalf("Open: %v", err)
-	}
-	s.Tokens = tokens.Default()
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
 
 func TestStore(t *testing.T) {
 	testDSN(t)

@@ -76,7 +76,14 @@ func MustExec(tb testing.TB, dsn, sql string) {
 // with exact token counts, closed when the test ends.
 func MustOpenPostgres(tb testing.TB) *postgres.Store {
 	tb.Helper()
-	s, err := postgres.Open(context.Background(), MustCreateSchema(tb))
+	return MustOpenPostgresDSN(tb, MustCreateSchema(tb))
+}
+
+// MustOpenPostgresDSN opens a store on dsn (migrating its schema if
+// needed) with exact token counts, closed when the test ends.
+func MustOpenPostgresDSN(tb testing.TB, dsn string) *postgres.Store {
+	tb.Helper()
+	s, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
 		tb.Fatalf("open postgres: %v", err)
 	}
