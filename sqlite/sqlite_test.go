@@ -94,7 +94,7 @@ func TestSchema_UserIDFirst(t *testing.T) {
 }
 
 func TestOpen_Pragmas(t *testing.T) {
-	s := testutil.MustOpenSQLite(t)
+	s := testutil.MustOpenSQLiteFile(t, filepath.Join(t.TempDir(), "agentmem.db"))
 	mode, sync, err := sqlite.Pragmas(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem/postgres"
@@ -33,29 +35,64 @@ func PostgresDSN(tb testing.TB) string {
 // MustCreateSchema creates an empty schema am_test_<random>, drops it with
 // everything in it when the test ends, and returns a DSN whose search_path
 // selects it.
+//
+// For a test, not a benchmark, the DSN also turns synchronous_commit off:
+// a commit then returns before its WAL reaches the disk, which only a
+// crash of the PostgreSQL server could tell apart, and costs no fsync
+// (much of the time the PostgreSQL tests took). Locks, isolation and
+// visibility are as they are with it on. Benchmarks keep the server's
+// setting, so that they measure what a deployment gets.
 func MustCreateSchema(tb testing.TB) string {
 	tb.Helper()
 	dsn := PostgresDSN(tb)
+	schema := mustNewSchema(tb, dsn)
+	// Registered before any store of the schema opens, so it runs after
+	// their Close (cleanups run last in, first out).
+	tb.Cleanup(func() { MustExec(tb, dsn, `DROP SCHEMA `+schema+` CASCADE`) })
+	return schemaDSN(tb, dsn, schema)
+}
+
+// mustNewSchema creates an empty schema am_test_<random> and returns its
+// name.
+func mustNewSchema(tb testing.TB, dsn string) string {
+	tb.Helper()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	schema := "am_test_" + hex.EncodeToString(b[:])
 	MustExec(tb, dsn, `CREATE SCHEMA `+schema)
-	// Registered before any store of the schema opens, so it runs after
-	// their Close (cleanups run last in, first out).
-	tb.Cleanup(func() { MustExec(tb, dsn, `DROP SCHEMA `+schema+` CASCADE`) })
-	return WithSearchPath(dsn, schema)
+	return schema
+}
+
+// schemaDSN returns dsn with the search_path of schema and, unless tb is a
+// benchmark, synchronous_commit off (see MustCreateSchema).
+func schemaDSN(tb testing.TB, dsn, schema string) string {
+	params := map[string]string{"search_path": schema}
+	if _, bench := tb.(*testing.B); !bench {
+		params["synchronous_commit"] = "off"
+	}
+	return withParams(dsn, params)
 }
 
 // WithSearchPath adds search_path to a URL or key=value DSN; pgx sends it
 // as a run-time parameter of every connection.
 func WithSearchPath(dsn, schema string) string {
+	return withParams(dsn, map[string]string{"search_path": schema})
+}
+
+// withParams sets parameters of a URL or key=value DSN.
+func withParams(dsn string, params map[string]string) string {
 	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		q := u.Query()
-		q.Set("search_path", schema)
+		for k, v := range params {
+			q.Set(k, v)
+		}
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
-	return dsn + " search_path=" + schema
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		dsn += " " + k + "=" + params[k]
+	}
+	return dsn
 }
 
 // MustExec runs one statement on a connection of its own.

@@ -20,6 +20,13 @@ import (
 // it costs a few milliseconds, migrating a new file some tens of them.
 // The copy is the same database as a file migrated where it lies, since
 // closing the template checkpointed its WAL into the file.
+//
+// For a test, not a benchmark, the store runs with synchronous NORMAL: a
+// commit does not wait for an fsync of the WAL, which only a power loss
+// could tell apart (the same transactions, locks and WAL otherwise).
+// Benchmarks keep the default, FULL, so that they measure what a
+// deployment gets; tests of the file's defaults and durability open it
+// with MustOpenSQLiteFile.
 func MustOpenSQLite(tb testing.TB) *sqlite.Store {
 	tb.Helper()
 	b, err := sqliteTemplate()
@@ -30,7 +37,11 @@ func MustOpenSQLite(tb testing.TB) *sqlite.Store {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	return MustOpenSQLiteFile(tb, path)
+	var opt sqlite.Options
+	if _, bench := tb.(*testing.B); !bench {
+		opt.Synchronous = "NORMAL"
+	}
+	return mustOpenSQLite(tb, path, opt)
 }
 
 // sqliteTemplate returns the bytes of an empty store whose migrations have
@@ -63,7 +74,12 @@ var sqliteTemplate = sync.OnceValues(func() ([]byte, error) {
 // the file to a command.
 func MustOpenSQLiteFile(tb testing.TB, path string) *sqlite.Store {
 	tb.Helper()
-	s, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	return mustOpenSQLite(tb, path, sqlite.Options{})
+}
+
+func mustOpenSQLite(tb testing.TB, path string, opt sqlite.Options) *sqlite.Store {
+	tb.Helper()
+	s, err := sqlite.Open(context.Background(), path, opt)
 	if err != nil {
 		tb.Fatalf("open sqlite: %v", err)
 	}
