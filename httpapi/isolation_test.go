@@ -175,8 +175,8 @@ func TestIsolation(t *testing.T) {
 		testIsolation(t, func(tb testing.TB) agentmem.Store { return testutil.MustOpenSQLite(tb) })
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		testutil.PostgresDSN(t)
-		testIsolation(t, func(tb testing.TB) agentmem.Store { return testutil.MustOpenPostgres(tb) })
+		schemas := testutil.NewSchemas(t)
+		testIsolation(t, func(tb testing.TB) agentmem.Store { return schemas.MustOpen(tb) })
 	})
 }
 
@@ -193,6 +193,7 @@ func testIsolation(t *testing.T, open func(testing.TB) agentmem.Store) {
 			continue
 		}
 		t.Run(rt.Pattern, func(t *testing.T) {
+			t.Parallel() // a store and servers of its own
 			store := open(t)
 			seedIsolation(t, store)
 			now := time.Now()

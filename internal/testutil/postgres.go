@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/postgres"
@@ -117,9 +118,14 @@ func MustOpenPostgres(tb testing.TB) *postgres.Store {
 }
 
 // MustOpenPostgresDSN opens a store on dsn (migrating its schema if
-// needed) with exact token counts, closed when the test ends.
+// needed) with exact token counts, closed when the test ends. Unless dsn
+// sets pool_max_conns, the store's pool holds at most testPoolConns
+// connections.
 func MustOpenPostgresDSN(tb testing.TB, dsn string) *postgres.Store {
 	tb.Helper()
+	if !strings.Contains(dsn, "pool_max_conns") {
+		dsn = withParams(dsn, map[string]string{"pool_max_conns": testPoolConns})
+	}
 	s, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
 		tb.Fatalf("open postgres: %v", err)
@@ -128,3 +134,11 @@ func MustOpenPostgresDSN(tb testing.TB, dsn string) *postgres.Store {
 	tb.Cleanup(func() { s.Close() })
 	return s
 }
+
+// testPoolConns caps the pool of a test's store (postgres.Open's default
+// is 16). The tests run in parallel, two packages at a time, and a test
+// may open two stores; PostgreSQL refuses connections beyond
+// max_connections (100 by default), which other runs on the same server
+// share. 8 connections still hold 8 transactions at once for the
+// concurrency tests, and contend for a thread's lock with less overhead.
+const testPoolConns = "8"
