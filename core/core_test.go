@@ -33,11 +33,16 @@ func newFixture(t *testing.T, store agentmem.Store) *fixture {
 }
 
 // backends runs fn on SQLite, and on PostgreSQL when AGENTMEM_TEST_POSTGRES
-// is set (CI sets it; it fails there rather than skip).
+// is set (CI sets it; it fails there rather than skip). The test and both
+// runs are parallel to other tests: each run has a store of its own.
 func backends(t *testing.T, fn func(t *testing.T, f *fixture)) {
-	t.Run("SQLite", func(t *testing.T) { fn(t, newFixture(t, testutil.MustOpenSQLite(t))) })
+	t.Parallel()
+	t.Run("SQLite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, newFixture(t, testutil.MustOpenSQLite(t)))
+	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		testutil.PostgresDSN(t)
+		t.Parallel()
 		fn(t, newFixture(t, testutil.MustOpenPostgres(t)))
 	})
 }

@@ -23,12 +23,18 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 var ctx = context.Background()
 
 // backends runs test on an empty SQLite store and on an empty PostgreSQL
-// schema (where AGENTMEM_TEST_POSTGRES is set; on CI it must be).
+// schema (where AGENTMEM_TEST_POSTGRES is set; on CI it must be). The test
+// and both runs are parallel to other tests: each run has a store of its
+// own.
 func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
-	t.Run("SQLite", func(t *testing.T) { test(t, testutil.MustOpenSQLite(t)) })
+	t.Parallel()
+	t.Run("SQLite", func(t *testing.T) {
+		t.Parallel()
+		test(t, testutil.MustOpenSQLite(t))
+	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		s := testutil.MustOpenPostgres(t)
-		test(t, s)
+		t.Parallel()
+		test(t, testutil.MustOpenPostgres(t))
 	})
 }
 
