@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,8 +22,7 @@ import (
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
-	"github.com/agentmem/agentmem/sqlite"
-	"github.com/agentmem/agentmem/tokens"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,16 +33,7 @@ import (
 // route makes (reflections, jobs).
 func MustServe(tb testing.TB) (*client.Client, agentmem.Store) {
 	tb.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	s.Tokens = tokens.Default()
-	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Errorf("close store: %v", err)
-		}
-	})
+	s := testutil.MustOpenSQLite(tb)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, core.New(s, core.Options{}), httpapi.Options{Registry: prometheus.NewRegistry()}))
 	tb.Cleanup(srv.Close)
 	return client.New(srv.URL+"/", srv.Client()), s

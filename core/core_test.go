@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/reflection"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/window"
 )
 
@@ -36,18 +34,16 @@ func newFixture(t *testing.T, store agentmem.Store) *fixture {
 }
 
 // backends runs fn on SQLite, and on PostgreSQL when AGENTMEM_TEST_POSTGRES
-// is set (CI sets it; it fails there rather than skip).
+// is set (CI sets it; it fails there rather than skip). The test and both
+// runs are parallel to other tests: each run has a store of its own.
 func backends(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	t.Parallel()
 	t.Run("SQLite", func(t *testing.T) {
-		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		fn(t, newFixture(t, s))
+		t.Parallel()
+		fn(t, newFixture(t, testutil.MustOpenSQLite(t)))
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		testutil.PostgresDSN(t)
+		t.Parallel()
 		fn(t, newFixture(t, testutil.MustOpenPostgres(t)))
 	})
 }

@@ -30,11 +30,7 @@ func golden(t *testing.T, name string, got []byte) {
 // mustStore returns an empty SQLite store, closed when the test ends.
 func mustStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := testutil.MustOpenSQLite(t)
 	return s
 }
 

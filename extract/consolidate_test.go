@@ -2,11 +2,11 @@ package extract_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
 )
@@ -15,11 +15,7 @@ var ctx = context.Background()
 
 func mustConsolidator(t *testing.T) (*extract.Consolidator, *sqlite.Store) {
 	t.Helper()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	return &extract.Consolidator{Store: s, Emb: emb, Space: emb.Space()}, s
 }

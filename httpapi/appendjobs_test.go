@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/worker"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ func (d *deadJobs) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.J
 // process dies right after answering, simulated by a job store that
 // fails every enqueue), and the appends to a busy thread share it.
 func TestHandler_AppendIndexJob(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	jobs := &deadJobs{JobStore: store}
 	var wakes atomic.Int64

@@ -10,10 +10,11 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/testutil"
 )
 
 func TestHandler_RateLimit(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	alice, _ := mustKey(t, store, "user:alice", time.Now(), 0)
 	bob, _ := mustKey(t, store, "user:bob", time.Now(), 0)
 	srv := MustServe(t, store, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey, Rate: 0.5, Burst: 2}})
@@ -49,7 +50,7 @@ func TestHandler_RateLimit(t *testing.T) {
 }
 
 func TestHandler_Audit(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	admin, adminID := mustKey(t, store, "admin", time.Now(), 0)
 	acme, acmeID := mustKey(t, store, "tenant:acme", time.Now(), 0)
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t"})
@@ -94,7 +95,7 @@ func TestHandler_Audit(t *testing.T) {
 }
 
 func TestHandler_Keys(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	admin, _ := mustKey(t, store, "admin", time.Now(), 0)
 	srv := MustServe(t, store, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}})
 
@@ -140,7 +141,7 @@ func containsToken(body []byte, token string) bool {
 // as tenant:T/user:U (the slash escaped in the path), and answers name
 // the user that way; the tenant's own key sees the plain name.
 func TestHandler_AdminAddressesTenantUser(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	admin, _ := mustKey(t, store, "admin", time.Now(), 0)
 	acme, _ := mustKey(t, store, "tenant:acme", time.Now(), 0)
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "acme/alice", ID: "t"})

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // chunk's, become a chunk when the thread ends, and search finds it in
 // scope chunks.
 func TestHandler_EndThreadFlushesChunks(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
 	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})

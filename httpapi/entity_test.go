@@ -8,12 +8,13 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/testutil"
 )
 
 // TestHandler_Entities: entities set through the API, resolved by name
 // and alias, edited and deleted, and their references listed both ways.
 func TestHandler_Entities(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t1"})
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t2"})
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "bob", ID: "bt"})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -34,7 +35,7 @@ type list[T any] struct {
 }
 
 func TestHandler_BodyLimit(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "u", ID: "t"})
 	srv := MustServe(t, store, httpapi.Options{MaxBodyBytes: 1024})
 
@@ -63,7 +64,7 @@ func (panicStore) Stats(context.Context) (*agentmem.Stats, error) { panic("boom"
 
 func TestHandler_RecoverPanic(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	srv := MustServe(t, panicStore{MustOpenStore(t)}, httpapi.Options{Registry: reg})
+	srv := MustServe(t, panicStore{testutil.MustOpenSQLite(t)}, httpapi.Options{Registry: reg})
 	resp, body := Do(t, "GET", srv.URL+"/v1/stats", nil, "")
 	if resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("status=%d, want 500", resp.StatusCode)
@@ -82,7 +83,7 @@ func TestHandler_RecoverPanic(t *testing.T) {
 }
 
 func TestHandler_Idempotency(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "u", ID: "t"})
 	srv := MustServe(t, store, httpapi.Options{})
 	url := srv.URL + "/v1/users/u/threads/t/messages"
@@ -127,7 +128,7 @@ func TestHandler_Idempotency(t *testing.T) {
 }
 
 func TestHandler_ListThreadsPagination(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	var clock atomic.Int64 // one second per call, so that updated_at orders threads
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	store.Now = func() time.Time { return base.Add(time.Duration(clock.Add(1)) * time.Second) }
@@ -207,7 +208,7 @@ func TestHandler_ListThreadsPagination(t *testing.T) {
 }
 
 func TestHandler_ExportImport(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "trip", AgentID: "planner", Title: "Trip", Metadata: json.RawMessage(`{"src":"test"}`), Tags: []string{"travel"}},
 		&agentmem.Message{ID: "m1", Role: agentmem.RoleSystem, Content: "You plan trips."},
 		&agentmem.Message{ID: "m2", Role: agentmem.RoleUser, Content: "Lisbon in May? 🇵🇹", Metadata: json.RawMessage(`{"lang":"en"}`)},
@@ -262,7 +263,7 @@ func TestHandler_ExportImport(t *testing.T) {
 }
 
 func TestHandler_ExportUser(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	for i := range 3 {
 		MustCreateThread(t, store, &agentmem.Thread{UserID: "u", ID: fmt.Sprintf("t%d", i)},
 			&agentmem.Message{Role: "user", Content: fmt.Sprintf("hello %d", i)})
@@ -359,7 +360,7 @@ func TestHandler_ExportUser(t *testing.T) {
 }
 
 func TestHandler_DeleteUser(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	ctx := context.Background()
 	for _, u := range []string{"a", "b"} {
 		for i := range 2 {
@@ -407,7 +408,7 @@ func TestHandler_DeleteUser(t *testing.T) {
 
 func TestHandler_Metrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	store := httpapi.InstrumentStore(MustOpenStore(t), reg)
+	store := httpapi.InstrumentStore(testutil.MustOpenSQLite(t), reg)
 	srv := MustServe(t, store, httpapi.Options{Registry: reg})
 	Do(t, "POST", srv.URL+"/v1/users/u/threads", nil, `{"id":"t"}`)
 	Do(t, "GET", srv.URL+"/v1/users/u/threads", nil, "")
@@ -438,10 +439,10 @@ func TestHandler_Metrics(t *testing.T) {
 	t.Run("SharedRegistry", func(t *testing.T) {
 		// A second handler and store wrapper on the same registry share
 		// the collectors rather than panicking.
-		httpapi.NewHandler(nil, core.New(httpapi.InstrumentStore(MustOpenStore(t), reg), core.Options{}), httpapi.Options{Registry: reg})
+		httpapi.NewHandler(nil, core.New(httpapi.InstrumentStore(testutil.MustOpenSQLite(t), reg), core.Options{}), httpapi.Options{Registry: reg})
 	})
 	t.Run("NoRegistry", func(t *testing.T) {
-		srv := MustServe(t, MustOpenStore(t), httpapi.Options{})
+		srv := MustServe(t, testutil.MustOpenSQLite(t), httpapi.Options{})
 		if resp, _ := Do(t, "GET", srv.URL+"/metrics", nil, ""); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("status=%d, want 404 without a registry", resp.StatusCode)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -50,7 +51,7 @@ type fuzzServer struct {
 
 func newFuzzServer(f *testing.F) *fuzzServer {
 	f.Helper()
-	store := MustOpenStore(f)
+	store := testutil.MustOpenSQLite(f)
 	logs := &lockedBuffer{}
 	// Warn and above: the handler logs a 5xx at Error and its request at
 	// Warn, which is what a failure report needs; Debug would slow fuzzing.

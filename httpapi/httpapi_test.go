@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -52,7 +53,7 @@ func wantHeader(name, want string) func(*testing.T, *http.Response, []byte) {
 }
 
 func TestHandler_Scenarios(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	seed(t, store)
 	srv := MustServe(t, store, httpapi.Options{Registry: prometheus.NewRegistry(), Version: "test"})
 

@@ -172,11 +172,11 @@ func bearerHeader(token string) http.Header {
 // and never show a tenant's stored user IDs.
 func TestIsolation(t *testing.T) {
 	t.Run("SQLite", func(t *testing.T) {
-		testIsolation(t, func(tb testing.TB) agentmem.Store { return MustOpenStore(tb) })
+		testIsolation(t, func(tb testing.TB) agentmem.Store { return testutil.MustOpenSQLite(tb) })
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		testutil.PostgresDSN(t)
-		testIsolation(t, func(tb testing.TB) agentmem.Store { return testutil.MustOpenPostgres(tb) })
+		schemas := testutil.NewSchemas(t)
+		testIsolation(t, func(tb testing.TB) agentmem.Store { return schemas.MustOpen(tb) })
 	})
 }
 
@@ -193,6 +193,7 @@ func testIsolation(t *testing.T, open func(testing.TB) agentmem.Store) {
 			continue
 		}
 		t.Run(rt.Pattern, func(t *testing.T) {
+			t.Parallel() // a store and servers of its own
 			store := open(t)
 			seedIsolation(t, store)
 			now := time.Now()

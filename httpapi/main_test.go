@@ -2,37 +2,17 @@ package httpapi_test
 
 import (
 	"context"
-	"github.com/agentmem/agentmem/core"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
-	"github.com/agentmem/agentmem/sqlite"
-	"github.com/agentmem/agentmem/tokens"
 )
-
-// MustOpenStore opens an empty SQLite store in tb's temporary directory,
-// closed when tb ends.
-func MustOpenStore(tb testing.TB) *sqlite.Store {
-	tb.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	s.Tokens = tokens.Default()
-	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			tb.Errorf("close store: %v", err)
-		}
-	})
-	return s
-}
 
 // MustServe serves the real handler over store, logging into tb.
 func MustServe(tb testing.TB, store agentmem.Store, opt httpapi.Options) *httptest.Server {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ type searchResponse struct {
 // answered from and deleted through the API; and learned from appended
 // messages by the index job.
 func TestHandler_Memories(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
 	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})

@@ -16,7 +16,7 @@ import (
 // TestHandler_Notes edits the notes of alice's planner through the API, one
 // scenario after the other: each depends on the versions before it.
 func TestHandler_Notes(t *testing.T) {
-	store := MustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	srv := MustServe(t, store, httpapi.Options{})
 	const u = "/v1/users/alice/agents/planner/notes"
 	big := strings.Repeat("x", agentmem.MaxNotesBytes)
@@ -111,7 +111,7 @@ func TestHandler_Notes(t *testing.T) {
 // TestHandler_NotesConcurrentEdits: two edits of one version sent at once
 // get one 200 and one 409, round after round, on both backends.
 func TestHandler_NotesConcurrentEdits(t *testing.T) {
-	t.Run("SQLite", func(t *testing.T) { testNotesConcurrentEdits(t, MustOpenStore(t)) })
+	t.Run("SQLite", func(t *testing.T) { testNotesConcurrentEdits(t, testutil.MustOpenSQLite(t)) })
 	t.Run("PostgreSQL", func(t *testing.T) {
 		testutil.PostgresDSN(t)
 		testNotesConcurrentEdits(t, testutil.MustOpenPostgres(t))

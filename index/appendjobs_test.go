@@ -2,14 +2,13 @@ package index_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/worker"
 )
 
@@ -18,11 +17,7 @@ import (
 // thread share jobs as with Enqueue: a batch that a queued job covers
 // stores nothing and wakes no worker.
 func TestIndexer_AppendJobs(t *testing.T) {
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	notified := 0
 	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}

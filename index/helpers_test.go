@@ -2,10 +2,10 @@ package index_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/llm/openai"
 	"github.com/agentmem/agentmem/sqlite"
@@ -16,11 +16,7 @@ var ctx = context.Background()
 // mustStore returns an empty SQLite store, closed when the test ends.
 func mustStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := testutil.MustOpenSQLite(t)
 	return s
 }
 

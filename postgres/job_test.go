@@ -15,6 +15,7 @@ import (
 // processes would be, each with 4 workers claiming and completing jobs,
 // run each of 300 jobs exactly once.
 func TestClaimJobs_TwoProcesses(t *testing.T) {
+	t.Parallel()
 	dsn := MustCreateSchema(t)
 	stores := []*postgres.Store{MustOpen(t, dsn), MustOpen(t, dsn)}
 	const total, workers = 300, 4

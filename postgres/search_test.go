@@ -14,6 +14,7 @@ import (
 // messages stored before it (user and assistant ones), and the index
 // follows them from then on.
 func TestMigration_IndexesStoredMessages(t *testing.T) {
+	t.Parallel()
 	dsn := MustCreateSchema(t)
 	// The schema as the releases before memories left it, with a thread
 	// of alice holding a user, an assistant and a tool message.

@@ -13,35 +13,24 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/postgres"
 	"github.com/agentmem/agentmem/storetest"
-	"github.com/agentmem/agentmem/tokens"
 	"github.com/jackc/pgx/v5"
 )
 
 var ctx = context.Background()
 
-// testDSN, MustCreateSchema and MustExec are shared with other packages'
-// PostgreSQL tests.
+// testDSN, MustCreateSchema, MustOpen and MustExec are shared with other
+// packages' PostgreSQL tests.
 var (
 	testDSN          = testutil.PostgresDSN
 	MustCreateSchema = testutil.MustCreateSchema
+	MustOpen         = testutil.MustOpenPostgresDSN
 	MustExec         = testutil.MustExec
 )
 
-// MustOpen opens a store on dsn and closes it when the test ends.
-func MustOpen(tb testing.TB, dsn string) *postgres.Store {
-	tb.Helper()
-	s, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		tb.Fatalf("Open: %v", err)
-	}
-	s.Tokens = tokens.Default()
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
-
 func TestStore(t *testing.T) {
-	testDSN(t)
-	storetest.Run(t, func(tb testing.TB) agentmem.Store { return MustOpen(tb, MustCreateSchema(tb)) })
+	t.Parallel()
+	schemas := testutil.NewSchemas(t)
+	storetest.Run(t, func(tb testing.TB) agentmem.Store { return schemas.MustOpen(tb) })
 }
 
 func BenchmarkStore(b *testing.B) {
@@ -63,6 +52,7 @@ var referenceTables = []string{"migrations", "api_keys", "audit_log"}
 // the named referenceTables are exempt (though they need a primary key
 // too), and DeleteUser must not know them.
 func TestSchema_UserIDFirst(t *testing.T) {
+	t.Parallel()
 	dsn := MustCreateSchema(t)
 	MustOpen(t, dsn)
 	conn, err := pgx.Connect(ctx, dsn)
@@ -123,6 +113,7 @@ func TestSchema_UserIDFirst(t *testing.T) {
 // processes would be, each with 25 writers appending 40 single messages to
 // one thread, end with seqs 1..2000, each message once.
 func TestAppendMessages_TwoProcesses(t *testing.T) {
+	t.Parallel()
 	dsn := MustCreateSchema(t)
 	stores := []*postgres.Store{MustOpen(t, dsn), MustOpen(t, dsn)}
 	th := storetest.MustCreateThread(t, stores[0], &agentmem.Thread{UserID: "alice"})
@@ -184,6 +175,7 @@ func TestAppendMessages_TwoProcesses(t *testing.T) {
 // TestOpen_ConcurrentMigrations: processes starting at once on a fresh
 // schema migrate it once, without errors.
 func TestOpen_ConcurrentMigrations(t *testing.T) {
+	t.Parallel()
 	dsn := MustCreateSchema(t)
 	const n = 4
 	var wg sync.WaitGroup
@@ -228,6 +220,7 @@ func TestOpen_ConcurrentMigrations(t *testing.T) {
 // TestStore_Reopen: data outlives the store, a closed store says
 // unavailable, and reopening migrates nothing twice.
 func TestStore_Reopen(t *testing.T) {
+	t.Parallel()
 	dsn := MustCreateSchema(t)
 	s, err := postgres.Open(ctx, dsn)
 	if err != nil {
@@ -261,6 +254,7 @@ func TestStore_Reopen(t *testing.T) {
 // TestAppendMessages_NUL: PostgreSQL text cannot hold NUL characters; such
 // a message is refused as invalid, not as an internal error.
 func TestAppendMessages_NUL(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, MustCreateSchema(t))
 	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
 	for _, m := range []*agentmem.Message{
@@ -278,6 +272,7 @@ func TestAppendMessages_NUL(t *testing.T) {
 // TestAppendMessages_TimeOutOfRange: a time that timestamptz cannot hold
 // is invalid, not an internal error.
 func TestAppendMessages_TimeOutOfRange(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, MustCreateSchema(t))
 	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
 	for _, at := range []time.Time{time.Date(295000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC)} {
@@ -292,6 +287,7 @@ func TestAppendMessages_TimeOutOfRange(t *testing.T) {
 // TestOpen_Unavailable: a database that refuses connections is
 // EUNAVAILABLE, and its error text stays out of the client message.
 func TestOpen_Unavailable(t *testing.T) {
+	t.Parallel()
 	_, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2")
 	if code := agentmem.ErrorCode(err); code != agentmem.EUNAVAILABLE {
 		t.Fatalf("Open on a closed port: code %q (%v), want %q", code, err, agentmem.EUNAVAILABLE)

@@ -3,7 +3,6 @@ package reembed_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/reembed"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/worker"
 	"github.com/google/go-cmp/cmp"
 )
@@ -25,11 +23,7 @@ var ctx = context.Background()
 // schema (skipped without AGENTMEM_TEST_POSTGRES).
 func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
 	t.Run("SQLite", func(t *testing.T) {
-		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := testutil.MustOpenSQLite(t)
 		test(t, s)
 	})
 	t.Run("PostgreSQL", func(t *testing.T) { test(t, testutil.MustOpenPostgres(t)) })

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/profile"
@@ -30,11 +30,7 @@ type reflectFixture struct {
 
 func newReflectFixture(t *testing.T, chat agentmem.Chat) *reflectFixture {
 	t.Helper()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
 	sm := &window.Summarizer{Store: s}

@@ -3,25 +3,14 @@ package retrieve_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
-	"github.com/agentmem/agentmem/sqlite"
 )
-
-func mustOpen(t *testing.T) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // failing is an embedder that is down.
 type failing struct{}
@@ -36,7 +25,7 @@ func (failing) Embed(context.Context, []string) ([][]float32, error) {
 // so.
 func TestSearch_Scopes(t *testing.T) {
 	ctx := context.Background()
-	s := mustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space(),
 		Summarize: func(context.Context, []*agentmem.Message) (string, error) {
@@ -105,7 +94,7 @@ func TestSearch_Scopes(t *testing.T) {
 // outranks an equally relevant one that matters less.
 func TestSearch_Importance(t *testing.T) {
 	ctx := context.Background()
-	s := mustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
 	ids := map[float64]string{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/sqlite"
 )
 
@@ -45,12 +46,7 @@ func keysOf(u *userVectors) []string {
 // reloads; unchanged, it reads nothing.
 func TestVectorCache_CatchUp(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := &countingStore{Store: st}
+	s := &countingStore{Store: testutil.MustOpenSQLite(t)}
 	const space = "test/2"
 	put := func(id string, v ...float32) {
 		t.Helper()
@@ -121,11 +117,7 @@ func TestVectorCache_CatchUp(t *testing.T) {
 // (run with -race).
 func TestVectorCache_Concurrent(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testutil.MustOpenSQLite(t)
 	c := newVectorCache(1 << 20)
 	memories := map[string]bool{agentmem.ScopeMemories: true}
 	var wg sync.WaitGroup

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 )
 
 // TestAppendMessages_JobSurvivesCrash: once AppendMessages returns, the
@@ -17,7 +18,7 @@ import (
 func TestAppendMessages_JobSurvivesCrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := MustOpen(t, filepath.Join(dir, "agentmem.db"))
+	s := testutil.MustOpenSQLiteFile(t, filepath.Join(dir, "agentmem.db"))
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestAppendMessages_JobSurvivesCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	restarted := MustOpen(t, filepath.Join(crashed, "agentmem.db"))
+	restarted := testutil.MustOpenSQLiteFile(t, filepath.Join(crashed, "agentmem.db"))
 	msgs, _, err := restarted.FindMessages(ctx, "alice", "t", agentmem.MessageFilter{})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("after the crash: %d messages (%v), want 1", len(msgs), err)

@@ -12,30 +12,14 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/storetest"
-	"github.com/agentmem/agentmem/tokens"
 	"github.com/google/go-cmp/cmp"
 )
 
-// MustOpen opens a store in a new file under tb.TempDir and closes it at
-// the end of the test.
-func MustOpen(tb testing.TB, path string) *sqlite.Store {
-	tb.Helper()
-	if path == "" {
-		path = filepath.Join(tb.TempDir(), "agentmem.db")
-	}
-	s, err := sqlite.Open(context.Background(), path, sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.Tokens = tokens.Default()
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
-
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(tb testing.TB) agentmem.Store { return MustOpen(tb, "") })
+	storetest.Run(t, func(tb testing.TB) agentmem.Store { return testutil.MustOpenSQLite(tb) })
 }
 
 func TestStore_Restart(t *testing.T) {
@@ -57,7 +41,7 @@ func TestStore_Restart(t *testing.T) {
 		t.Fatalf("append to closed store: %v, want unavailable", err)
 	}
 
-	s = MustOpen(t, path) // reopening migrates nothing twice
+	s = testutil.MustOpenSQLiteFile(t, path) // reopening migrates nothing twice
 	got, err := s.FindThreadByID(ctx, "alice", th.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +70,7 @@ var referenceTables = []string{"migrations", "api_keys", "audit_log"}
 // the guarantee that every lookup is scoped to one user. Only the named
 // referenceTables are exempt.
 func TestSchema_UserIDFirst(t *testing.T) {
-	s := MustOpen(t, "")
+	s := testutil.MustOpenSQLite(t)
 	tables, err := sqlite.PrimaryKeys(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +94,7 @@ func TestSchema_UserIDFirst(t *testing.T) {
 }
 
 func TestOpen_Pragmas(t *testing.T) {
-	s := MustOpen(t, "")
+	s := testutil.MustOpenSQLiteFile(t, filepath.Join(t.TempDir(), "agentmem.db"))
 	mode, sync, err := sqlite.Pragmas(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +110,7 @@ func TestOpen_Pragmas(t *testing.T) {
 // TestGroupCommit_IsolatesFailures: writes committed together in one
 // transaction fail alone; the others of the group are stored.
 func TestGroupCommit_IsolatesFailures(t *testing.T) {
-	s := MustOpen(t, "")
+	s := testutil.MustOpenSQLite(t)
 	ctx := context.Background()
 	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
 	storetest.MustAppend(t, s, "alice", th.ID, "user", "first")
@@ -159,7 +143,7 @@ func TestGroupCommit_IsolatesFailures(t *testing.T) {
 }
 
 func BenchmarkStore(b *testing.B) {
-	storetest.Bench(b, func(tb testing.TB) agentmem.Store { return MustOpen(tb, "") })
+	storetest.Bench(b, func(tb testing.TB) agentmem.Store { return testutil.MustOpenSQLite(tb) })
 }
 
 // mustOpenAt0003 creates a database at path as the releases before
@@ -201,7 +185,7 @@ func mustOpenAt0003(t *testing.T, path string) {
 func TestMigration_IndexesStoredMessages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentmem.db")
 	mustOpenAt0003(t, path)
-	s := MustOpen(t, path)
+	s := testutil.MustOpenSQLiteFile(t, path)
 	ctx := context.Background()
 	hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound"})
 	if err != nil {
@@ -235,7 +219,7 @@ func mustIntegrity(t *testing.T, s *sqlite.Store) {
 func TestSearch_Vacuum(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
-	s := MustOpen(t, path)
+	s := testutil.MustOpenSQLiteFile(t, path)
 	var keep []*agentmem.Thread
 	for i := range 20 {
 		th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
@@ -272,7 +256,7 @@ func TestSearch_Vacuum(t *testing.T) {
 	}
 	db.Close()
 
-	s = MustOpen(t, path)
+	s = testutil.MustOpenSQLiteFile(t, path)
 	after, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites"})
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +278,7 @@ func TestSearch_Vacuum(t *testing.T) {
 // inserted them, before they were indexed.
 func TestSearch_GroupCommit(t *testing.T) {
 	ctx := context.Background()
-	s := MustOpen(t, "")
+	s := testutil.MustOpenSQLite(t)
 	const writers, rounds = 16, 20
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)

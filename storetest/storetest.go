@@ -18,77 +18,89 @@ import (
 
 // Run exercises the agentmem.Store contract. open returns an empty,
 // migrated store that the suite may close; each call returns a new one.
+// The cases run in parallel, each on a store of its own, so open must be
+// safe to call from several goroutines.
 func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
-	t.Run("CreateThread", func(t *testing.T) { testCreateThread(t, open(t)) })
-	t.Run("FindThreads", func(t *testing.T) { testFindThreads(t, open(t)) })
-	t.Run("UpdateThread", func(t *testing.T) { testUpdateThread(t, open(t)) })
-	t.Run("DeleteThread", func(t *testing.T) { testDeleteThread(t, open(t)) })
-	t.Run("AppendMessages", func(t *testing.T) { testAppendMessages(t, open(t)) })
-	t.Run("AppendMessages/Invalid", func(t *testing.T) { testAppendInvalid(t, open(t)) })
-	t.Run("AppendMessages/Idempotency", func(t *testing.T) { testIdempotency(t, open(t)) })
-	t.Run("AppendMessages/ClientIDs", func(t *testing.T) { testClientIDs(t, open(t)) })
-	t.Run("AppendMessages/Concurrent", func(t *testing.T) { testConcurrentAppends(t, open(t)) })
-	t.Run("AppendMessages/ConcurrentRetries", func(t *testing.T) { testConcurrentRetries(t, open(t)) })
-	t.Run("AppendMessages/Jobs", func(t *testing.T) { testAppendJobs(t, open(t)) })
-	t.Run("AppendMessages/JobsCoverage", func(t *testing.T) { testAppendJobsCoverage(t, open(t)) })
-	t.Run("FindMessages", func(t *testing.T) { testFindMessages(t, open(t)) })
-	t.Run("Elements", func(t *testing.T) { testElements(t, open(t)) })
-	t.Run("Sessions", func(t *testing.T) { testSessions(t, open(t)) })
-	t.Run("Sessions/Open", func(t *testing.T) { testOpenSession(t, open(t)) })
-	t.Run("ImportExport", func(t *testing.T) { testImportExport(t, open(t)) })
-	t.Run("ImportUser", func(t *testing.T) { testImportUser(t, open(t)) })
-	t.Run("ImportUser/Conflicts", func(t *testing.T) { testImportUserConflicts(t, open(t)) })
-	t.Run("ImportUser/Atomic", func(t *testing.T) { testImportUserAtomic(t, open(t)) })
-	t.Run("ImportUser/Version1", func(t *testing.T) { testImportUserVersion1(t, open(t)) })
-	t.Run("ImportUser/Jobs", func(t *testing.T) { testImportUserJobs(t, open(t)) })
-	t.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, open(t)) })
-	t.Run("DeleteThreadsBefore", func(t *testing.T) { testDeleteThreadsBefore(t, open(t)) })
-	t.Run("Stats", func(t *testing.T) { testStats(t, open(t)) })
-	t.Run("Keys", func(t *testing.T) { testKeys(t, open(t)) })
-	t.Run("Keys/Find", func(t *testing.T) { testFindKeys(t, open(t)) })
-	t.Run("Audit", func(t *testing.T) { testAudit(t, open(t)) })
-	t.Run("EnqueueJob", func(t *testing.T) { testEnqueueJob(t, open(t)) })
-	t.Run("EnqueueJob/Concurrent", func(t *testing.T) { testEnqueueJobConcurrent(t, open(t)) })
-	t.Run("ClaimJobs", func(t *testing.T) { testClaimJobs(t, open(t)) })
-	t.Run("ClaimJobs/Lease", func(t *testing.T) { testClaimJobsLease(t, open(t)) })
-	t.Run("ClaimJobs/Concurrent", func(t *testing.T) { testClaimJobsConcurrent(t, open(t)) })
-	t.Run("CompleteJob", func(t *testing.T) { testCompleteJob(t, open(t)) })
-	t.Run("ReleaseJob", func(t *testing.T) { testReleaseJob(t, open(t)) })
-	t.Run("FailJob", func(t *testing.T) { testFailJob(t, open(t)) })
-	t.Run("FindJobs", func(t *testing.T) { testFindJobs(t, open(t)) })
-	t.Run("Jobs/Erasure", func(t *testing.T) { testJobErasure(t, open(t)) })
-	t.Run("PutSummary", func(t *testing.T) { testPutSummary(t, open(t)) })
-	t.Run("PutSummary/Concurrent", func(t *testing.T) { testPutSummaryConcurrent(t, open(t)) })
-	t.Run("Summaries/Erasure", func(t *testing.T) { testSummaryErasure(t, open(t)) })
-	t.Run("PutReflections", func(t *testing.T) { testPutReflections(t, open(t)) })
-	t.Run("FindReflections", func(t *testing.T) { testFindReflections(t, open(t)) })
-	t.Run("Profiles", func(t *testing.T) { testProfiles(t, open(t)) })
-	t.Run("Profiles/Processed", func(t *testing.T) { testProfileProcessed(t, open(t)) })
-	t.Run("PutProfile/Concurrent", func(t *testing.T) { testPutProfileConcurrent(t, open(t)) })
-	t.Run("Reflections/Erasure", func(t *testing.T) { testReflectionErasure(t, open(t)) })
-	t.Run("CreateMemory", func(t *testing.T) { testCreateMemory(t, open(t)) })
-	t.Run("UpdateMemory", func(t *testing.T) { testUpdateMemory(t, open(t)) })
-	t.Run("InvalidateMemory", func(t *testing.T) { testInvalidateMemory(t, open(t)) })
-	t.Run("DeleteMemory", func(t *testing.T) { testDeleteMemory(t, open(t)) })
-	t.Run("FindMemories", func(t *testing.T) { testFindMemories(t, open(t)) })
-	t.Run("Memories/Erasure", func(t *testing.T) { testMemoryErasure(t, open(t)) })
-	t.Run("Memories/Concurrent", func(t *testing.T) { testMemoriesConcurrent(t, open(t)) })
-	t.Run("Entities", func(t *testing.T) { testEntities(t, open(t)) })
-	t.Run("EntityRefs", func(t *testing.T) { testEntityRefs(t, open(t)) })
-	t.Run("Entities/Erasure", func(t *testing.T) { testEntityErasure(t, open(t)) })
-	t.Run("Entities/Concurrent", func(t *testing.T) { testEntitiesConcurrent(t, open(t)) })
-	t.Run("Vectors", func(t *testing.T) { testVectors(t, open(t)) })
-	t.Run("VectorSpaces", func(t *testing.T) { testVectorSpaces(t, open(t)) })
-	t.Run("SearchText", func(t *testing.T) { testSearchText(t, open(t)) })
-	t.Run("FindItems", func(t *testing.T) { testFindItems(t, open(t)) })
-	t.Run("Chunks", func(t *testing.T) { testChunks(t, open(t)) })
-	t.Run("MessageWindows", func(t *testing.T) { testMessageWindows(t, open(t)) })
-	t.Run("SummarySearch", func(t *testing.T) { testSummarySearch(t, open(t)) })
-	t.Run("VectorsState", func(t *testing.T) { testVectorsState(t, open(t)) })
-	t.Run("Notes", func(t *testing.T) { testNotes(t, open(t)) })
-	t.Run("Notes/Concurrent", func(t *testing.T) { testNotesConcurrent(t, open(t)) })
-	t.Run("Notes/Erasure", func(t *testing.T) { testNotesErasure(t, open(t)) })
-	t.Run("FindIdleThreads", func(t *testing.T) { testFindIdleThreads(t, open(t)) })
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, agentmem.Store)
+	}{
+		{"CreateThread", testCreateThread},
+		{"FindThreads", testFindThreads},
+		{"UpdateThread", testUpdateThread},
+		{"DeleteThread", testDeleteThread},
+		{"AppendMessages", testAppendMessages},
+		{"AppendMessages/Invalid", testAppendInvalid},
+		{"AppendMessages/Idempotency", testIdempotency},
+		{"AppendMessages/ClientIDs", testClientIDs},
+		{"AppendMessages/Concurrent", testConcurrentAppends},
+		{"AppendMessages/ConcurrentRetries", testConcurrentRetries},
+		{"AppendMessages/Jobs", testAppendJobs},
+		{"AppendMessages/JobsCoverage", testAppendJobsCoverage},
+		{"FindMessages", testFindMessages},
+		{"Elements", testElements},
+		{"Sessions", testSessions},
+		{"Sessions/Open", testOpenSession},
+		{"ImportExport", testImportExport},
+		{"ImportUser", testImportUser},
+		{"ImportUser/Conflicts", testImportUserConflicts},
+		{"ImportUser/Atomic", testImportUserAtomic},
+		{"ImportUser/Version1", testImportUserVersion1},
+		{"ImportUser/Jobs", testImportUserJobs},
+		{"DeleteUser", testDeleteUser},
+		{"DeleteThreadsBefore", testDeleteThreadsBefore},
+		{"Stats", testStats},
+		{"Keys", testKeys},
+		{"Keys/Find", testFindKeys},
+		{"Audit", testAudit},
+		{"EnqueueJob", testEnqueueJob},
+		{"EnqueueJob/Concurrent", testEnqueueJobConcurrent},
+		{"ClaimJobs", testClaimJobs},
+		{"ClaimJobs/Lease", testClaimJobsLease},
+		{"ClaimJobs/Concurrent", testClaimJobsConcurrent},
+		{"CompleteJob", testCompleteJob},
+		{"ReleaseJob", testReleaseJob},
+		{"FailJob", testFailJob},
+		{"FindJobs", testFindJobs},
+		{"Jobs/Erasure", testJobErasure},
+		{"PutSummary", testPutSummary},
+		{"PutSummary/Concurrent", testPutSummaryConcurrent},
+		{"Summaries/Erasure", testSummaryErasure},
+		{"PutReflections", testPutReflections},
+		{"FindReflections", testFindReflections},
+		{"Profiles", testProfiles},
+		{"Profiles/Processed", testProfileProcessed},
+		{"PutProfile/Concurrent", testPutProfileConcurrent},
+		{"Reflections/Erasure", testReflectionErasure},
+		{"CreateMemory", testCreateMemory},
+		{"UpdateMemory", testUpdateMemory},
+		{"InvalidateMemory", testInvalidateMemory},
+		{"DeleteMemory", testDeleteMemory},
+		{"FindMemories", testFindMemories},
+		{"Memories/Erasure", testMemoryErasure},
+		{"Memories/Concurrent", testMemoriesConcurrent},
+		{"Entities", testEntities},
+		{"EntityRefs", testEntityRefs},
+		{"Entities/Erasure", testEntityErasure},
+		{"Entities/Concurrent", testEntitiesConcurrent},
+		{"Vectors", testVectors},
+		{"VectorSpaces", testVectorSpaces},
+		{"SearchText", testSearchText},
+		{"FindItems", testFindItems},
+		{"Chunks", testChunks},
+		{"MessageWindows", testMessageWindows},
+		{"SummarySearch", testSummarySearch},
+		{"VectorsState", testVectorsState},
+		{"Notes", testNotes},
+		{"Notes/Concurrent", testNotesConcurrent},
+		{"Notes/Erasure", testNotesErasure},
+		{"FindIdleThreads", testFindIdleThreads},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, open(t))
+		})
+	}
 }
 
 var ctx = context.Background()

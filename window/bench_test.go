@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/tokens"
 	"github.com/agentmem/agentmem/window"
@@ -63,7 +64,7 @@ func naiveBuild(b *testing.B, s *sqlite.Store, id string, budget int) int {
 // cold, and reports p50/p99. Baseline: the naive rebuild of naiveBuild, on the
 // same threads, for the 4K budget (its cost does not depend on the budget).
 func BenchmarkBuild(b *testing.B) {
-	s := MustOpen(b)
+	s := testutil.MustOpenSQLite(b)
 	sizes := []int{100, 10_000, 100_000}
 	for _, n := range sizes {
 		fill(b, s, fmt.Sprint("t", n), n)

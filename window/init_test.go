@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/window"
 )
 
@@ -90,7 +91,7 @@ func testInit(t *testing.T, s agentmem.Store) {
 // 50 other threads with summaries, with and without the block (the
 // baseline, in the same run).
 func BenchmarkBuild_Init(b *testing.B) {
-	s := MustOpen(b)
+	s := testutil.MustOpenSQLite(b)
 	for i := range 50 {
 		id := fmt.Sprint("old", i)
 		MustThread(b, s, "u", id, &agentmem.Message{Role: agentmem.RoleUser, Content: "hello " + id})

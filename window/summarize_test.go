@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/llm/openai"
 	"github.com/agentmem/agentmem/window"
@@ -95,7 +96,7 @@ func newChat(t *testing.T, srv *llmtest.Server) *openai.Client {
 // TestSummarize_Model: with a model, the summary is the model's update of
 // the old summary with the new turns (seed 001's prompt).
 func TestSummarize_Model(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	MustThread(t, s, "alice", "t", conversation(40)...)
 	b := MustBuilder(s, window.Options{})
 	if _, err := b.Build(ctx, "alice", "t", lagging); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/internal/testutil"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/tokens"
 	"github.com/agentmem/agentmem/window"
 	"github.com/google/go-cmp/cmp"
@@ -24,25 +23,19 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 var ctx = context.Background()
 
 // backends runs test on an empty SQLite store and on an empty PostgreSQL
-// schema (where AGENTMEM_TEST_POSTGRES is set; on CI it must be).
+// schema (where AGENTMEM_TEST_POSTGRES is set; on CI it must be). The test
+// and both runs are parallel to other tests: each run has a store of its
+// own.
 func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
-	t.Run("SQLite", func(t *testing.T) { test(t, MustOpen(t)) })
-	t.Run("PostgreSQL", func(t *testing.T) {
-		s := testutil.MustOpenPostgres(t)
-		test(t, s)
+	t.Parallel()
+	t.Run("SQLite", func(t *testing.T) {
+		t.Parallel()
+		test(t, testutil.MustOpenSQLite(t))
 	})
-}
-
-// MustOpen opens an empty SQLite store counting tokens as serve does.
-func MustOpen(tb testing.TB) *sqlite.Store {
-	tb.Helper()
-	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "test.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s.Tokens = tokens.Default()
-	tb.Cleanup(func() { s.Close() })
-	return s
+	t.Run("PostgreSQL", func(t *testing.T) {
+		t.Parallel()
+		test(t, testutil.MustOpenPostgres(t))
+	})
 }
 
 // tokenizer is what serve wires in: exact counts for OpenAI models.
@@ -261,7 +254,7 @@ func testBuildErrors(t *testing.T, s agentmem.Store) {
 
 // TestBuild_Minimum: the minimum a 422 names is enough.
 func TestBuild_Minimum(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	MustThread(t, s, "alice", "t", conversation(3)...)
 	b := MustBuilder(s, window.Options{})
 	req := window.Request{BudgetTokens: 8, Input: "Please summarise our whole conversation about Lisbon in detail.", System: "Be brief."}
@@ -281,7 +274,7 @@ func TestBuild_Minimum(t *testing.T) {
 }
 
 func TestBuild_Window(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	MustThread(t, s, "alice", "t", conversation(10)...)
 	b := MustBuilder(s, window.Options{})
 	c, err := b.Build(ctx, "alice", "t", window.Request{Strategy: window.StrategyWindow, WindowMessages: 5})
@@ -303,7 +296,7 @@ func TestBuild_Window(t *testing.T) {
 // TestBuild_TrimDropsOrphanToolAnswers: a tool answer whose call was
 // trimmed away would be refused by a chat API, so it goes too.
 func TestBuild_TrimDropsOrphanToolAnswers(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	MustThread(t, s, "alice", "t",
 		&agentmem.Message{Role: agentmem.RoleUser, Content: strings.Repeat("long question ", 50)},
 		&agentmem.Message{Role: agentmem.RoleAssistant, ToolCalls: []agentmem.ToolCall{{ID: "c1", Function: agentmem.FunctionCall{Name: "weather", Arguments: strings.Repeat(`{"city":"Lisbon"}`, 20)}}}},
@@ -320,7 +313,7 @@ func TestBuild_TrimDropsOrphanToolAnswers(t *testing.T) {
 }
 
 func TestBuild_Cache(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	MustThread(t, s, "alice", "t", conversation(3)...)
 	b := MustBuilder(s, window.Options{})
 	req := window.Request{Input: "hi", Strategy: window.StrategyTrim}
@@ -348,7 +341,7 @@ func TestBuild_Cache(t *testing.T) {
 }
 
 func TestBuild_Prompts(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	MustThread(t, s, "alice", "t")
 	b := MustBuilder(s, window.Options{Prompts: window.Prompts{
 		Templates: map[string]string{"general": "You help.", "creation": "You create workflows."},

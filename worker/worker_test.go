@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,23 +13,12 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/storetest"
 	"github.com/agentmem/agentmem/worker"
 )
 
 var ctx = context.Background()
-
-// MustOpen opens a SQLite store under tb.TempDir, closed when the test ends.
-func MustOpen(tb testing.TB) *sqlite.Store {
-	tb.Helper()
-	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "agentmem.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
 
 // MustRun runs p until the returned stop is called (or the test ends) and
 // fails if Run returns an error or does not return within 5 s of stop.
@@ -111,7 +99,7 @@ func newLogger() (*slog.Logger, *logBuffer) {
 }
 
 func TestPool_Complete(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	var (
 		runs     atomic.Int32
 		payload  atomic.Value
@@ -153,7 +141,7 @@ func TestPool_Complete(t *testing.T) {
 // is dead after MaxAttempts runs, with its last error; each failure is
 // logged once at Warn, the dead letter at Error.
 func TestPool_RetryThenDead(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	log, logs := newLogger()
 	const backoff = 50 * time.Millisecond
 	var (
@@ -200,7 +188,7 @@ func TestPool_RetryThenDead(t *testing.T) {
 // TestPool_Panic: a panicking handler fails its job with the panic as the
 // error, and the pool goes on running jobs.
 func TestPool_Panic(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	log, logs := newLogger()
 	p := &worker.Pool{
 		Jobs: s,
@@ -230,7 +218,7 @@ func TestPool_Panic(t *testing.T) {
 // back: another pool runs it at once, long before the first one's lease
 // would have ended, on the same attempt.
 func TestPool_Stopped(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	const lease = time.Hour
 	started := make(chan struct{})
 	first := &worker.Pool{
@@ -269,7 +257,7 @@ func TestPool_Stopped(t *testing.T) {
 // TestPool_Crashed: a job whose worker died (claimed, never finished nor
 // handed back) stays leased; another pool runs it once the lease expires.
 func TestPool_Crashed(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	const lease = 300 * time.Millisecond
 	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
 	claimed := storetest.MustClaimJobs(t, s, "dead", nil, 1, lease)
@@ -300,7 +288,7 @@ func TestPool_Crashed(t *testing.T) {
 // TestPool_LeaseDeadline: a handler's ctx ends before its lease does; a
 // handler overrunning it fails the attempt.
 func TestPool_LeaseDeadline(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	p := &worker.Pool{
 		Jobs: s,
 		Handlers: map[string]worker.Handler{"slow": func(ctx context.Context, j *agentmem.Job) error {
@@ -328,7 +316,7 @@ func TestPool_LeaseDeadline(t *testing.T) {
 // TestPool_Concurrency: no more than Concurrency handlers run at once, and
 // every job runs.
 func TestPool_Concurrency(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	var running, most, ran atomic.Int32
 	p := &worker.Pool{
 		Jobs: s,
@@ -363,7 +351,7 @@ func ptr[T any](v T) *T { return &v }
 // TestPool_Run: Run returns at once when its ctx ends while idle, and an
 // error for a pool it cannot run.
 func TestPool_Run(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	ok := func(ctx context.Context, j *agentmem.Job) error { return nil }
 	start := time.Now()
 	stop := MustRun(t, &worker.Pool{Jobs: s, Handlers: map[string]worker.Handler{"x": ok}})
@@ -403,7 +391,7 @@ func TestExponentialBackoff(t *testing.T) {
 // TestNotifying: with a poll of an hour, the pool runs at once a job
 // stored through worker.Notifying, by EnqueueJob or in an append.
 func TestNotifying(t *testing.T) {
-	s := MustOpen(t)
+	s := testutil.MustOpenSQLite(t)
 	ran := make(chan string, 4)
 	p := &worker.Pool{
 		Jobs:     s,

@@ -17,7 +17,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
-	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -34,17 +34,14 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 // and returns its id; updated is its updated_at.
 func seed(t *testing.T, db, user string, updated time.Time) string {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testutil.MustOpenSQLiteFile(t, db)
 	defer s.Close()
 	s.Now = func() time.Time { return updated }
 	th := &agentmem.Thread{UserID: user, AgentID: "helper"}
 	if err := s.CreateThread(context.Background(), th); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.AppendMessages(context.Background(), user, th.ID, []*agentmem.Message{{Role: "user", Content: "Hello from " + user}, {Role: "assistant", Content: "Hi!"}}, agentmem.AppendOptions{})
+	_, err := s.AppendMessages(context.Background(), user, th.ID, []*agentmem.Message{{Role: "user", Content: "Hello from " + user}, {Role: "assistant", Content: "Hi!"}}, agentmem.AppendOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +117,7 @@ func TestCleanup(t *testing.T) {
 	if !strings.HasPrefix(got, "deleted 2 threads, 4 messages") {
 		t.Fatalf("cleanup said %q", got)
 	}
-	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testutil.MustOpenSQLiteFile(t, db)
 	if _, err := s.FindThreadByID(context.Background(), "alice", old); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
 		t.Fatalf("old thread: %v", err)
 	}
@@ -166,10 +159,7 @@ func TestExport_SameAsAPI(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "a.db")
 	seed(t, db, "alice", time.Now())
-	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testutil.MustOpenSQLiteFile(t, db)
 	svc := core.New(s, core.Options{})
 	ctx := context.Background()
 	if _, err := svc.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User lives in Oslo.", Category: "fact"}); err != nil {
@@ -243,10 +233,7 @@ func TestImport_Indexed(t *testing.T) {
 	db := filepath.Join(dir, "a.db")
 	seed(t, db, "alice", time.Now())
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testutil.MustOpenSQLiteFile(t, db)
 	if _, err := core.New(s, core.Options{}).CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User keeps bees on the roof."}); err != nil {
 		t.Fatal(err)
 	}

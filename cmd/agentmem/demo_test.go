@@ -14,6 +14,7 @@ import (
 // a later session, a new session opening with the profile and the last
 // session's summary, and a long session compressed into a summary.
 func TestDemo(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting for its jobs
 	if testing.Short() {
 		t.Skip("the demo runs a server and its jobs")
 	}
@@ -57,6 +58,7 @@ func TestDemo(t *testing.T) {
 // memories are the model's, reflection draws insights, and Thursday's
 // session opens with the profile the model synthesised.
 func TestDemo_Model(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting for its jobs
 	if testing.Short() {
 		t.Skip("the demo runs a server and its jobs")
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -45,10 +45,7 @@ func waitJobs(t *testing.T, srv *server, kind string, n int) {
 // vector spaces.
 func vectorSpaces(t *testing.T, db, user string) []string {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), db, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testutil.MustOpenSQLiteFile(t, db)
 	defer s.Close()
 	spaces, err := s.VectorSpaces(context.Background(), user)
 	if err != nil {

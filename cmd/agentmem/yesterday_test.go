@@ -15,6 +15,7 @@ import (
 // server is stopped and started again later; a new thread's first context
 // opens with what was learned — the profile and the last thread's summary.
 func TestServe_Yesterday(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting for its jobs
 	db := "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")
 	call := func(base, method, path, body string) []byte {
 		t.Helper()

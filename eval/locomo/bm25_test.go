@@ -6,12 +6,13 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestBM25Searcher(t *testing.T) {
 	ctx := context.Background()
-	store := mustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	c, err := locomo.Ingest(ctx, store, mustReadFixture(t))
 	if err != nil {
 		t.Fatal(err)

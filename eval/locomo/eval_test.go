@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -80,7 +81,7 @@ func TestRun(t *testing.T) {
 		return nil
 	})
 
-	rep, err := locomo.Run(context.Background(), mustOpenStore(t), index, search, []*locomo.Sample{mustReadFixture(t)},
+	rep, err := locomo.Run(context.Background(), testutil.MustOpenSQLite(t), index, search, []*locomo.Sample{mustReadFixture(t)},
 		locomo.Options{K: []int{10, 1, 5, 5}, Searcher: "fake"})
 	if err != nil {
 		t.Fatal(err)
@@ -156,14 +157,14 @@ func TestRun_Err(t *testing.T) {
 	sample := mustReadFixture(t)
 	boom := errors.New("boom")
 	search := searchFunc(func(context.Context, string, string, int) ([]locomo.Hit, error) { return nil, boom })
-	if _, err := locomo.Run(ctx, mustOpenStore(t), nil, search, []*locomo.Sample{sample}, locomo.Options{}); !errors.Is(err, boom) {
+	if _, err := locomo.Run(ctx, testutil.MustOpenSQLite(t), nil, search, []*locomo.Sample{sample}, locomo.Options{}); !errors.Is(err, boom) {
 		t.Errorf("search error: %v, want boom", err)
 	}
 	index := indexFunc(func(context.Context, string) error { return boom })
-	if _, err := locomo.Run(ctx, mustOpenStore(t), index, search, []*locomo.Sample{sample}, locomo.Options{}); !errors.Is(err, boom) || !strings.Contains(err.Error(), "index locomo-conv-demo") {
+	if _, err := locomo.Run(ctx, testutil.MustOpenSQLite(t), index, search, []*locomo.Sample{sample}, locomo.Options{}); !errors.Is(err, boom) || !strings.Contains(err.Error(), "index locomo-conv-demo") {
 		t.Errorf("index error: %v, want boom", err)
 	}
-	if _, err := locomo.Run(ctx, mustOpenStore(t), nil, search, []*locomo.Sample{sample}, locomo.Options{K: []int{0, 5}}); err == nil {
+	if _, err := locomo.Run(ctx, testutil.MustOpenSQLite(t), nil, search, []*locomo.Sample{sample}, locomo.Options{K: []int{0, 5}}); err == nil {
 		t.Errorf("k 0: no error")
 	}
 }

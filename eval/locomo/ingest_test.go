@@ -7,12 +7,13 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestIngest(t *testing.T) {
 	ctx := context.Background()
-	store := mustOpenStore(t)
+	store := testutil.MustOpenSQLite(t)
 	sample := mustReadFixture(t)
 	c, err := locomo.Ingest(ctx, store, sample)
 	if err != nil {
@@ -80,7 +81,7 @@ func TestIngest(t *testing.T) {
 }
 
 func TestConversation_Rank(t *testing.T) {
-	c, err := locomo.Ingest(context.Background(), mustOpenStore(t), mustReadFixture(t))
+	c, err := locomo.Ingest(context.Background(), testutil.MustOpenSQLite(t), mustReadFixture(t))
 	if err != nil {
 		t.Fatal(err)
 	}

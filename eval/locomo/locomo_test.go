@@ -1,14 +1,11 @@
 package locomo_test
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem/eval/locomo"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,17 +24,6 @@ func mustReadFixture(tb testing.TB) *locomo.Sample {
 		tb.Fatalf("%d samples, want 1", len(samples))
 	}
 	return samples[0]
-}
-
-// mustOpenStore returns an empty SQLite store in a temporary directory.
-func mustOpenStore(tb testing.TB) *sqlite.Store {
-	tb.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "eval.db"), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
 }
 
 func TestParse(t *testing.T) {
