@@ -76,9 +76,10 @@ func (p *Schemas) MustOpen(tb testing.TB) *postgres.Store {
 		p.all = append(p.all, schema)
 		p.mu.Unlock()
 	}
+	migrated := false
 	// Registered before the store's Close, so it runs after it.
 	tb.Cleanup(func() {
-		if err := p.empty(schema); err != nil {
+		if err := p.empty(schema, migrated); err != nil {
 			tb.Errorf("empty schema %s: %v", schema, err) // not lent again; dropped with the others
 			return
 		}
@@ -86,12 +87,16 @@ func (p *Schemas) MustOpen(tb testing.TB) *postgres.Store {
 		p.idle = append(p.idle, schema)
 		p.mu.Unlock()
 	})
-	return MustOpenPostgresDSN(tb, schemaDSN(tb, p.dsn, schema)) // migrates a new schema, finds a lent one migrated
+	s := MustOpenPostgresDSN(tb, schemaDSN(tb, p.dsn, schema)) // migrates a new schema, finds a lent one migrated
+	migrated = true
+	return s
 }
 
 // empty deletes the rows of every table of schema but the migrations, in
-// one transaction.
-func (p *Schemas) empty(schema string) error {
+// one transaction. The tables of a migrated schema are those of every
+// other; they are read once (the catalogs are slow to scan when dead rows
+// pile up in them), from the first migrated schema emptied.
+func (p *Schemas) empty(schema string, migrated bool) error {
 	ctx := context.Background()
 	p.mu.Lock()
 	tables := p.tables
@@ -104,9 +109,11 @@ func (p *Schemas) empty(schema string) error {
 		if tables, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			return err
 		}
-		p.mu.Lock()
-		p.tables = tables
-		p.mu.Unlock()
+		if migrated {
+			p.mu.Lock()
+			p.tables = tables
+			p.mu.Unlock()
+		}
 	}
 	var sql strings.Builder
 	sql.WriteString("BEGIN;")
