@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/entity"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,7 +38,7 @@ func TestSentences(t *testing.T) {
 // TestIndexer_Index: the indexer records the entities that turns mention,
 // by name, alias or as new proper nouns, with the action their sentences
 // say, in both directions; indexing again changes nothing.
-func TestIndexer_Index(t *testing.T) { backends(t, testIndex) }
+func TestIndexer_Index(t *testing.T) { testutil.Backends(t, testIndex) }
 
 func testIndex(t *testing.T, s agentmem.Store) {
 	th := &agentmem.Thread{UserID: "alice", ID: "t"}
@@ -141,7 +142,7 @@ func TestPrompt_Golden(t *testing.T) {
 // action read from its sentence. When the model fails, the heuristics
 // take over and a warning is logged.
 func TestIndexer_Model(t *testing.T) {
-	s := mustStore(t)
+	s := testutil.MustOpenSQLite(t)
 	th := &agentmem.Thread{UserID: "alice", ID: "t"}
 	if err := s.CreateThread(ctx, th); err != nil {
 		t.Fatal(err)
@@ -165,8 +166,8 @@ func TestIndexer_Model(t *testing.T) {
 		{"name": "!!", "type": "tool", "action": "created", "seq": 2},
 		{"name": "Nobody", "type": "person", "action": "exploded", "seq": 2}
 	]}`))
-	log, lb := newLog()
-	x := &entity.Indexer{Store: s, Chat: newChat(t, srv), Log: log}
+	log, lb := testutil.NewLog()
+	x := &entity.Indexer{Store: s, Chat: testutil.NewChat(t, srv.BaseURL()), Log: log}
 	if err := x.Index(ctx, th, msgs); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func entityPtr[T any](v T) *T { return &v }
 // TestIndexer_ModelSpared: turns that name nothing are not sent to
 // the model; the user's entities they mention by an alias are found.
 func TestIndexer_ModelSpared(t *testing.T) {
-	s := mustStore(t)
+	s := testutil.MustOpenSQLite(t)
 	th := &agentmem.Thread{UserID: "alice", ID: "t"}
 	if err := s.CreateThread(ctx, th); err != nil {
 		t.Fatal(err)
@@ -246,7 +247,7 @@ func TestIndexer_ModelSpared(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := llmtest.NewServer(t)
-	x := &entity.Indexer{Store: s, Chat: newChat(t, srv)}
+	x := &entity.Indexer{Store: s, Chat: testutil.NewChat(t, srv.BaseURL())}
 	if err := x.Index(ctx, th, msgs); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestIndexer_ModelSpared(t *testing.T) {
 // TestContext: the entities an input names, for the context
 // builder, one line each with its newest reference.
 func TestContext(t *testing.T) {
-	s := mustStore(t)
+	s := testutil.MustOpenSQLite(t)
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
 		t.Fatal(err)
 	}

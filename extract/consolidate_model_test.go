@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 )
 
@@ -71,7 +72,7 @@ func TestConsolidate_Model(t *testing.T) {
 		}
 		return llmtest.Text(`{"op": "add", "id": ""}`)
 	})
-	c.Chat = newChat(t, srv)
+	c.Chat = testutil.NewChat(t, srv.BaseURL())
 	apply := func(cd extract.Candidate) extract.Decision {
 		t.Helper()
 		cd.SeqFrom, cd.SeqTo = 7, 7
@@ -148,8 +149,8 @@ func TestConsolidate_ModelFallback(t *testing.T) {
 			say(t, c, 1, "I live in Lisbon.")
 			srv := llmtest.NewServer(t)
 			srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply { return reply })
-			log, logs := newLog()
-			c.Chat, c.Log = newChat(t, srv), log
+			log, logs := testutil.NewLog()
+			c.Chat, c.Log = testutil.NewChat(t, srv.BaseURL()), log
 			// The rules see the slot: the move invalidates Lisbon.
 			if d := say(t, c, 2, "I moved to Berlin."); d[0].Op != extract.OpInvalidate {
 				t.Fatalf("%+v, want the rules' invalidate", d[0])
@@ -200,7 +201,7 @@ func TestIndexer_ModelConsolidation(t *testing.T) {
 		asked++
 		return llmtest.Text(fmt.Sprintf(`{"op": "noop", "id": "%s", "reason": "the same"}`, refOf(t, p, "sailing")))
 	})
-	ix := &index.Indexer{Store: s, Emb: c.Emb, Space: c.Space, Chat: newChat(t, srv)}
+	ix := &index.Indexer{Store: s, Emb: c.Emb, Space: c.Space, Chat: testutil.NewChat(t, srv.BaseURL())}
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
 	}

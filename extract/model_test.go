@@ -1,22 +1,18 @@
 package extract_test
 
 import (
-	"bytes"
 	"flag"
-	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/goldenfile"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
-	"github.com/agentmem/agentmem/llm/openai"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/google/go-cmp/cmp"
 )
@@ -26,40 +22,6 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), got, *update)
-}
-
-// newChat returns a client of srv that fails at once: no retries, no
-// breaker.
-func newChat(t *testing.T, srv *llmtest.Server) *openai.Client {
-	t.Helper()
-	c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: "test", MaxRetries: -1, BreakerThreshold: -1, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// logBuffer is a logger whose lines a test reads.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newLog() (*slog.Logger, *logBuffer) {
-	lb := &logBuffer{}
-	return slog.New(slog.NewTextHandler(lb, nil)), lb
 }
 
 // turns are a thread's first messages: seqs 1 to 5.
@@ -92,7 +54,7 @@ func TestModelExtractor(t *testing.T) {
 		{"text": "User  lives in   Porto.", "category": "place", "confidence": 0.9, "importance": 0.8, "seq": 4},
 		{"text": "User does not eat meat.", "category": "preference", "confidence": 0.8, "negated": true, "seq": 4, "why": "said so"}
 	]}`))
-	x := &extract.ModelExtractor{Chat: newChat(t, srv), Model: "extractor"}
+	x := &extract.ModelExtractor{Chat: testutil.NewChat(t, srv.BaseURL()), Model: "extractor"}
 	got, err := x.Extract(ctx, &agentmem.Thread{ID: "t", UserID: "alice"}, turns)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +87,7 @@ func TestModelExtractor(t *testing.T) {
 	t.Run("Batches", func(t *testing.T) {
 		// Turns beyond MaxPromptChars go in another call.
 		srv.Push(llmtest.Text(`{"memories": []}`), llmtest.Text("```json\n{\"memories\": [{\"text\": \"User likes tea.\", \"confidence\": 0.9, \"seq\": 4}]}\n```"))
-		small := &extract.ModelExtractor{Chat: newChat(t, srv), MaxPromptChars: 100}
+		small := &extract.ModelExtractor{Chat: testutil.NewChat(t, srv.BaseURL()), MaxPromptChars: 100}
 		cands, err := small.Extract(ctx, &agentmem.Thread{ID: "t", UserID: "alice"}, turns)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +117,7 @@ func TestModelExtractor_Malformed(t *testing.T) {
 	} {
 		srv := llmtest.NewServer(t)
 		srv.Push(llmtest.Text(answer))
-		x := &extract.ModelExtractor{Chat: newChat(t, srv)}
+		x := &extract.ModelExtractor{Chat: testutil.NewChat(t, srv.BaseURL())}
 		cands, err := x.Extract(ctx, &agentmem.Thread{ID: "t", UserID: "alice"}, turns)
 		if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || cands != nil {
 			t.Errorf("answer %s: %+v, %v; want an EUNAVAILABLE error", answer, cands, err)
@@ -179,7 +141,7 @@ func TestModelExtractor_Malformed(t *testing.T) {
 func TestModelExtractor_ModelDown(t *testing.T) {
 	s, ix, srv := mustModelIndexer(t)
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply { return llmtest.Fail(503) })
-	log, logs := newLog()
+	log, logs := testutil.NewLog()
 	ix.Extractor.(*extract.ModelExtractor).Log = log
 	appendTurns(t, s)
 	if err := ix.IndexRange(ctx, "alice", "t", 1, 5); err != nil {
@@ -235,7 +197,7 @@ func mustModelIndexer(t *testing.T) (*sqlite.Store, *index.Indexer, *llmtest.Ser
 	_, s := mustConsolidator(t)
 	srv := llmtest.NewServer(t)
 	emb := lexical.New(0)
-	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Extractor: &extract.ModelExtractor{Chat: newChat(t, srv)}}
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Extractor: &extract.ModelExtractor{Chat: testutil.NewChat(t, srv.BaseURL())}}
 	return s, ix, srv
 }
 

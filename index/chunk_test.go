@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/google/go-cmp/cmp"
 )
@@ -18,7 +19,7 @@ import (
 // vectors of the windows, and a chunk per ten turns, the rest once the
 // thread has ended.
 func TestIndexer_WindowsAndChunks(t *testing.T) {
-	s := mustStore(t)
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	var summarized [][]int64
 	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(),

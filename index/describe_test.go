@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 )
 
@@ -17,7 +18,7 @@ import (
 // is down leaves the description to the heuristics.
 func TestModelChunkDescriber(t *testing.T) {
 	srv := llmtest.NewServer(t)
-	d := &index.ModelChunkDescriber{Chat: newChat(t, srv)}
+	d := &index.ModelChunkDescriber{Chat: testutil.NewChat(t, srv.BaseURL())}
 	turns := []*agentmem.Message{
 		{ThreadID: "t", Seq: 1, Role: agentmem.RoleUser, Name: "Alice", Content: "We adopted a puppy called Mochi in Porto."},
 		{ThreadID: "t", Seq: 2, Role: agentmem.RoleAssistant, Content: "Congratulations! How old is Mochi?"},
@@ -57,10 +58,10 @@ func TestModelChunkDescriber(t *testing.T) {
 // TestIndexer_ChunkDescriberMalformed: a malformed description fails the
 // index job, and no chunk is half-written.
 func TestIndexer_ChunkDescriberMalformed(t *testing.T) {
-	s := mustStore(t)
+	s := testutil.MustOpenSQLite(t)
 	srv := llmtest.NewServer(t)
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply { return llmtest.Text(`{"summary": 42}`) })
-	ix := &index.Indexer{Store: s, Describer: &index.ModelChunkDescriber{Chat: newChat(t, srv)}}
+	ix := &index.Indexer{Store: s, Describer: &index.ModelChunkDescriber{Chat: testutil.NewChat(t, srv.BaseURL())}}
 	if err := s.CreateThread(context.Background(), &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
 		t.Fatal(err)
 	}

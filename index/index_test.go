@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 )
 
@@ -14,7 +15,7 @@ import (
 // no batch is left unindexed, also when it arrives while the shared jobs
 // run.
 func TestIndexer_Enqueue(t *testing.T) {
-	s := mustStore(t)
+	s := testutil.MustOpenSQLite(t)
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {

@@ -19,16 +19,6 @@ import (
 
 var ctx = context.Background()
 
-// backends runs test on an empty SQLite store and an empty PostgreSQL
-// schema (skipped without AGENTMEM_TEST_POSTGRES).
-func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
-	t.Run("SQLite", func(t *testing.T) {
-		s := testutil.MustOpenSQLite(t)
-		test(t, s)
-	})
-	t.Run("PostgreSQL", func(t *testing.T) { test(t, testutil.MustOpenPostgres(t)) })
-}
-
 // oldSpace is the space of the embedder used before the switch.
 const oldSpace = "old-embedder/2"
 
@@ -36,7 +26,7 @@ const oldSpace = "old-embedder/2"
 // users with vectors of the old space, and each one's reembed job gives
 // every searchable item a vector in the new space and deletes the old
 // ones.
-func TestReembed(t *testing.T) { backends(t, testReembed) }
+func TestReembed(t *testing.T) { testutil.Backends(t, testReembed) }
 
 func testReembed(t *testing.T, s agentmem.Store) {
 	emb := lexical.New(0)

@@ -194,7 +194,7 @@ func TestReflect_Model(t *testing.T) {
 		}
 		return llmtest.Text(`{"reflection_flag": "no-insight", "insights": [], "topics": ["weather"]}`)
 	})
-	f := newReflectFixture(t, newChat(t, srv))
+	f := newReflectFixture(t, testutil.NewChat(t, srv.BaseURL()))
 
 	f.endThread(t, "plan", "I want to retire at 60 and save for retirement.", "Let us plan that.")
 	if err := f.rf.Enqueue(ctx, "alice", "plan"); err != nil {
@@ -296,7 +296,7 @@ func TestReflect_Malformed(t *testing.T) {
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
 		return llmtest.Text(`{"reflection_flag": "insight", "insights": [{"insight_text": "User likes tea."}]}`) // no confidence
 	})
-	f := newReflectFixture(t, newChat(t, srv))
+	f := newReflectFixture(t, testutil.NewChat(t, srv.BaseURL()))
 	f.endThread(t, "t1", "I like tea.", "Noted.")
 	if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
 		t.Fatal(err)

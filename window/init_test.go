@@ -17,7 +17,7 @@ import (
 // recent other threads with their times, the entities of the input — each
 // a section with its tokens in the telemetry, and all within the budget:
 // when it does not fit, its sections go last first.
-func TestInit(t *testing.T) { backends(t, testInit) }
+func TestInit(t *testing.T) { testutil.Backends(t, testInit) }
 
 func testInit(t *testing.T, s agentmem.Store) {
 	for i, text := range []string{"Alice asked about sourdough.", "Alice planned a trip to Porto.", "Alice booked a flight."} {

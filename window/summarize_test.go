@@ -9,7 +9,6 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
-	"github.com/agentmem/agentmem/llm/openai"
 	"github.com/agentmem/agentmem/window"
 )
 
@@ -30,7 +29,7 @@ var lagging = window.Request{Input: "What did we decide?", BudgetTokens: 400, St
 // to the budget, says its summary is behind and asks for one; once the job
 // ran (extractive, no model), the context holds the summary and the newest
 // turns, and is no longer behind.
-func TestSummarize_LagThenCatchUp(t *testing.T) { backends(t, testLagThenCatchUp) }
+func TestSummarize_LagThenCatchUp(t *testing.T) { testutil.Backends(t, testLagThenCatchUp) }
 
 func testLagThenCatchUp(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(40)...)
@@ -84,15 +83,6 @@ func testLagThenCatchUp(t *testing.T, s agentmem.Store) {
 	}
 }
 
-func newChat(t *testing.T, srv *llmtest.Server) *openai.Client {
-	t.Helper()
-	c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: "test", MaxRetries: -1, BreakerThreshold: -1, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // TestSummarize_Model: with a model, the summary is the model's update of
 // the old summary with the new turns (seed 001's prompt).
 func TestSummarize_Model(t *testing.T) {
@@ -106,7 +96,7 @@ func TestSummarize_Model(t *testing.T) {
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
 		return llmtest.Text("Alice is planning a Lisbon trip, a grocery budget and a party for Maria.")
 	})
-	sm := &window.Summarizer{Store: s, Chat: newChat(t, srv), ChunkTokens: 800}
+	sm := &window.Summarizer{Store: s, Chat: testutil.NewChat(t, srv.BaseURL()), ChunkTokens: 800}
 	if err := sm.Run(ctx, claim(t, s)); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +121,7 @@ func TestSummarize_Model(t *testing.T) {
 // TestSummarize_ModelFails: a failing model fails the job (the worker
 // retries it) and writes nothing, while the context trims to the budget;
 // on the job's last attempt the summary is written extractively instead.
-func TestSummarize_ModelFails(t *testing.T) { backends(t, testModelFails) }
+func TestSummarize_ModelFails(t *testing.T) { testutil.Backends(t, testModelFails) }
 
 func testModelFails(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(40)...)
@@ -141,7 +131,7 @@ func testModelFails(t *testing.T, s agentmem.Store) {
 	}
 	srv := llmtest.NewServer(t)
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply { return llmtest.Fail(503) })
-	sm := &window.Summarizer{Store: s, Chat: newChat(t, srv)}
+	sm := &window.Summarizer{Store: s, Chat: testutil.NewChat(t, srv.BaseURL())}
 	j := claim(t, s)
 	if err := sm.Run(ctx, j); err == nil {
 		t.Fatal("the job succeeded with a failing model")

@@ -22,22 +22,6 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 
 var ctx = context.Background()
 
-// backends runs test on an empty SQLite store and on an empty PostgreSQL
-// schema (where AGENTMEM_TEST_POSTGRES is set; on CI it must be). The test
-// and both runs are parallel to other tests: each run has a store of its
-// own.
-func backends(t *testing.T, test func(t *testing.T, s agentmem.Store)) {
-	t.Parallel()
-	t.Run("SQLite", func(t *testing.T) {
-		t.Parallel()
-		test(t, testutil.MustOpenSQLite(t))
-	})
-	t.Run("PostgreSQL", func(t *testing.T) {
-		t.Parallel()
-		test(t, testutil.MustOpenPostgres(t))
-	})
-}
-
 // tokenizer is what serve wires in: exact counts for OpenAI models.
 func tokenizer(model string) (window.Tokenizer, bool) { return tokens.ForModel(model) }
 
@@ -89,7 +73,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestBuild_Golden builds every strategy in every format on one thread and
 // compares the contexts, telemetry included, with golden files.
-func TestBuild_Golden(t *testing.T) { backends(t, testBuildGolden) }
+func TestBuild_Golden(t *testing.T) { testutil.Backends(t, testBuildGolden) }
 
 func testBuildGolden(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(12)...)
@@ -149,7 +133,7 @@ func recount(t *testing.T, c *window.Context, model string) int {
 // budget or is refused with 422; the telemetry's sections add up to what
 // it says it used; and a recount of the output from scratch never exceeds
 // it (for chat messages, it is exact).
-func TestBuild_NeverOverBudget(t *testing.T) { backends(t, testNeverOverBudget) }
+func TestBuild_NeverOverBudget(t *testing.T) { testutil.Backends(t, testNeverOverBudget) }
 
 func testNeverOverBudget(t *testing.T, s agentmem.Store) {
 	b := MustBuilder(s, window.Options{CacheSize: -1})
@@ -222,7 +206,7 @@ func testNeverOverBudget(t *testing.T, s agentmem.Store) {
 	}
 }
 
-func TestBuild_Errors(t *testing.T) { backends(t, testBuildErrors) }
+func TestBuild_Errors(t *testing.T) { testutil.Backends(t, testBuildErrors) }
 
 func testBuildErrors(t *testing.T, s agentmem.Store) {
 	MustThread(t, s, "alice", "t", conversation(3)...)
@@ -368,7 +352,7 @@ func TestBuild_Prompts(t *testing.T) {
 // thread are the same as builds that read everything from the store, as
 // the thread grows, and after it is deleted and created again under the
 // same ID.
-func TestBuild_TailCache(t *testing.T) { backends(t, testTailCache) }
+func TestBuild_TailCache(t *testing.T) { testutil.Backends(t, testTailCache) }
 
 func testTailCache(t *testing.T, s agentmem.Store) {
 	cached := MustBuilder(s, window.Options{CacheSize: -1, TailCacheBytes: 200 << 10})
