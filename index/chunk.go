@@ -19,11 +19,16 @@ import (
 const contextSeqs = 4 * agentmem.Window
 
 // ReadTurns returns the turns (agentmem.Message.IsTurn) of a thread with
-// seqs from..to, in order.
+// seqs from..to, in order; to 0 reads through the thread's last message,
+// however many are appended meanwhile.
 func ReadTurns(ctx context.Context, store agentmem.MessageStore, userID, threadID string, from, to int64) ([]*agentmem.Message, error) {
 	var turns []*agentmem.Message
-	for after := max(from, 1) - 1; after < to; {
-		page, _, err := store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: to + 1, Limit: agentmem.MaxPageSize})
+	for after := max(from, 1) - 1; to == 0 || after < to; {
+		f := agentmem.MessageFilter{AfterSeq: after, Limit: agentmem.MaxPageSize}
+		if to > 0 {
+			f.BeforeSeq = to + 1
+		}
+		page, _, err := store.FindMessages(ctx, userID, threadID, f)
 		if err != nil {
 			return nil, err
 		}

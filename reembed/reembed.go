@@ -278,21 +278,9 @@ func (r *Reembedder) threads(ctx context.Context, b *reembedBatch, since *time.T
 // vector. A turn's window needs the turns around it, so all of the
 // thread's turns are read.
 func (r *Reembedder) thread(ctx context.Context, b *reembedBatch, threadID string) error {
-	var turns []*agentmem.Message
-	for after := int64(0); ; {
-		page, _, err := r.Store.FindMessages(ctx, b.userID, threadID, agentmem.MessageFilter{AfterSeq: after, Limit: agentmem.MaxPageSize})
-		if err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, m := range page {
-			if m.IsTurn() {
-				turns = append(turns, m)
-			}
-		}
-		after = page[len(page)-1].Seq
+	turns, err := index.ReadTurns(ctx, r.Store, b.userID, threadID, 1, 0)
+	if err != nil {
+		return err
 	}
 	texts := make([]string, len(turns))
 	for i, m := range turns {
