@@ -598,15 +598,7 @@ func (bl *build) renderMessages(c *Context, ctxBlock string) int {
 // it returns the tokens of their wrapping.
 func (bl *build) renderResponses(c *Context, ctxBlock string) int {
 	var b strings.Builder
-	overhead := 2*tokensPerMessage + tokensReplyPrime
-	if bl.system != "" {
-		b.WriteString(bl.system + blankLine)
-		overhead += bl.cnt.constant(blankLine)
-	}
-	if ctxBlock != "" {
-		b.WriteString(ctxBlock + blankLine)
-		overhead += bl.cnt.constant(blankLine)
-	}
+	overhead := 2*tokensPerMessage + tokensReplyPrime + bl.writePreamble(&b, ctxBlock)
 	for _, m := range bl.history {
 		b.WriteString(bracketed.line(m))
 	}
@@ -618,20 +610,26 @@ func (bl *build) renderResponses(c *Context, ctxBlock string) int {
 	return overhead
 }
 
+// writePreamble writes the system prompt and the context block, each
+// followed by a blank line, as the Responses and text formats begin, and
+// returns the tokens of the blank lines.
+func (bl *build) writePreamble(b *strings.Builder, ctxBlock string) int {
+	overhead := 0
+	for _, part := range []string{bl.system, ctxBlock} {
+		if part != "" {
+			b.WriteString(part + blankLine)
+			overhead += bl.cnt.constant(blankLine)
+		}
+	}
+	return overhead
+}
+
 // renderText writes the context as one text: system prompt, context
 // block, then the active conversation with the input last; it returns
 // the tokens of its wrapping.
 func (bl *build) renderText(c *Context, ctxBlock string) int {
 	var b strings.Builder
-	overhead := 0
-	if bl.system != "" {
-		b.WriteString(bl.system + blankLine)
-		overhead += bl.cnt.constant(blankLine)
-	}
-	if ctxBlock != "" {
-		b.WriteString(ctxBlock + blankLine)
-		overhead += bl.cnt.constant(blankLine)
-	}
+	overhead := bl.writePreamble(&b, ctxBlock)
 	b.WriteString(activeHead)
 	overhead += bl.cnt.constant(activeHead)
 	for _, m := range bl.history {
