@@ -1,6 +1,7 @@
 package agentmem
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -415,10 +416,7 @@ func prepareThreads(userID string, x *UserExport, now time.Time, tc TokenCounter
 		if err != nil {
 			return Errorf(EINVALID, "threads[%d]: %s", i, ErrorMessage(err))
 		}
-		if deleted != nil {
-			d := Timestamp(*deleted)
-			th.DeletedAt = &d
-		}
+		th.DeletedAt = timestampPtr(deleted) // PrepareImport makes a live thread
 		t.Thread = th
 		if seen[th.ID] {
 			return Errorf(EINVALID, "threads[%d].thread.id %q appears twice.", i, th.ID)
@@ -462,7 +460,7 @@ func prepareNotes(userID string, x *UserExport, now time.Time, _ TokenCounter) e
 			return err
 		}
 		n.UserID, n.UpdatedAt = userID, stamp(n.UpdatedAt, now)
-		n.Operation = cmpOr(n.Operation, NotesOverwrite)
+		n.Operation = cmp.Or(n.Operation, NotesOverwrite)
 	}
 	return nil
 }
@@ -483,7 +481,7 @@ func prepareMemories(userID string, x *UserExport, now time.Time, _ TokenCounter
 			m.Version = 1
 		}
 		m.CreatedAt, m.UpdatedAt, m.ValidFrom = stamp(m.CreatedAt, now), stamp(m.UpdatedAt, now), stamp(m.ValidFrom, now)
-		m.InvalidAt, m.ProcessedAt = stampPtr(m.InvalidAt), stampPtr(m.ProcessedAt)
+		m.InvalidAt, m.ProcessedAt = timestampPtr(m.InvalidAt), timestampPtr(m.ProcessedAt)
 		if len(m.History) == 0 {
 			m.History = []*MemoryChange{m.Change(OpAdd, "")}
 		}
@@ -563,21 +561,6 @@ func stamp(t, now time.Time) time.Time {
 	return Timestamp(t)
 }
 
-func stampPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := Timestamp(*t)
-	return &u
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // ImportExisting is what a user already has of an import's records, as a
 // backend finds it in the import's transaction (see PlanImport).
 type ImportExisting struct {
@@ -617,7 +600,7 @@ type ImportPlan struct {
 // with its messages, elements, reflection and session); with
 // OnConflictReplace the user's clashing record is deleted first.
 func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportPlan, error) {
-	pl := &planner{x: x, have: have, onConflict: cmpOr(opt.OnConflict, OnConflictFail),
+	pl := &planner{x: x, have: have, onConflict: cmp.Or(opt.OnConflict, OnConflictFail),
 		p:       &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}},
 		deleted: map[string]bool{}, skippedThreads: map[string]bool{}}
 	pl.threads() // first: the others leave out what belongs to a skipped thread
