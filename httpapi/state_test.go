@@ -1,0 +1,142 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/profile"
+	"github.com/agentmem/agentmem/reflection"
+	"github.com/agentmem/agentmem/window"
+)
+
+// jsonBody is the header of a request with a JSON body.
+var jsonBody = http.Header{"Content-Type": {"application/json"}}
+
+// jobsFixture serves the API over a service that queues index, reflect
+// and profile jobs, which run only when the test says so (runJobs), as a
+// worker would run them.
+type jobsFixture struct {
+	store agentmem.Store
+	srv   *httptest.Server
+	rf    *reflection.Reflector
+	run   map[string]func(context.Context, *agentmem.Job) error
+}
+
+func newJobsFixture(t *testing.T, store agentmem.Store, chat agentmem.Chat) *jobsFixture {
+	t.Helper()
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+	sm := &window.Summarizer{Store: store}
+	rf := &reflection.Reflector{Store: store, Chat: chat, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory}
+	ix.MemoriesChanged = rf.EnqueueProfile
+	pr := &profile.Profiler{Store: store}
+	srv := MustServeCore(t, store, core.Options{Indexer: ix, Reflector: rf, Profiler: pr}, httpapi.Options{})
+	return &jobsFixture{store: store, srv: srv, rf: rf, run: map[string]func(context.Context, *agentmem.Job) error{
+		index.JobKind:      ix.Run,
+		reflection.JobKind: rf.Run,
+		profile.JobKind:    pr.Run,
+	}}
+}
+
+// runJobs runs the due jobs, retrying a failed one at once, until none is
+// due (a dead letter is not), and returns how many runs failed.
+func (f *jobsFixture) runJobs(t *testing.T) int {
+	t.Helper()
+	failed := 0
+	for range 100 {
+		jobs, err := f.store.ClaimJobs(context.Background(), "test", nil, 10, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) == 0 {
+			return failed
+		}
+		for _, j := range jobs {
+			if err := f.run[j.Kind](context.Background(), j); err != nil {
+				failed++
+				if err := f.store.FailJob(context.Background(), j.UserID, j.ID, "test", err.Error(), time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := f.store.CompleteJob(context.Background(), j.UserID, j.ID, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Fatal("jobs kept coming")
+	return 0
+}
+
+// jobs lists the user's jobs of a kind, in any state, through GET /v1/jobs.
+func (f *jobsFixture) jobs(t *testing.T, user, kind string) []*agentmem.Job {
+	t.Helper()
+	resp, body := Do(t, "GET", f.srv.URL+"/v1/jobs?limit=1000&user_id="+user+"&kind="+kind, nil, "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("list jobs: %d %s", resp.StatusCode, body)
+	}
+	return MustDecode[list[*agentmem.Job]](t, body).Data
+}
+
+// do sends a request that must be answered with status want, and returns
+// the body.
+func (f *jobsFixture) do(t *testing.T, method, path, body string, want int) []byte {
+	t.Helper()
+	var h http.Header
+	if body != "" {
+		h = jsonBody
+	}
+	resp, b := Do(t, method, f.srv.URL+path, h, body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d; body %s", method, path, resp.StatusCode, want, b)
+	}
+	return b
+}
+
+// TestHandler_EndThreadIdempotent: ending a thread eleven times, with no
+// turn added, queues one reflection and, once it ran, one profile
+// refresh; the jobs are done between the calls, so no deduplication of
+// queued jobs hides a second one.
+func TestHandler_EndThreadIdempotent(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		f := newJobsFixture(t, s, nil)
+		f.do(t, "POST", "/v1/users/alice/threads", `{"id":"t"}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t/messages", `{"messages":[{"role":"user","content":"I live in Oslo."},{"role":"assistant","content":"Nice."}]}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t/end", "", http.StatusOK)
+		if n := f.runJobs(t); n != 0 {
+			t.Fatalf("%d job runs failed", n)
+		}
+		profiles := len(f.jobs(t, "alice", profile.JobKind))
+		if profiles == 0 {
+			t.Fatal("the reflection queued no profile refresh")
+		}
+		for range 10 {
+			f.do(t, "POST", "/v1/users/alice/threads/t/end", "", http.StatusOK)
+			if n := f.runJobs(t); n != 0 {
+				t.Fatalf("%d job runs failed", n)
+			}
+		}
+		if n := len(f.jobs(t, "alice", reflection.JobKind)); n != 1 {
+			t.Fatalf("reflect jobs after 11 ends: %d, want 1", n)
+		}
+		if n := len(f.jobs(t, "alice", profile.JobKind)); n != profiles {
+			t.Fatalf("profile jobs after 11 ends: %d, want %d as after the first", n, profiles)
+		}
+		// A new turn reopens the thread: its next end reflects again.
+		f.do(t, "POST", "/v1/users/alice/threads/t/messages", `{"messages":[{"role":"user","content":"I moved to Bergen."}]}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t/end", "", http.StatusOK)
+		f.runJobs(t)
+		if n := len(f.jobs(t, "alice", reflection.JobKind)); n != 2 {
+			t.Fatalf("reflect jobs after a new turn and an end: %d, want 2", n)
+		}
+	})
+}
