@@ -59,8 +59,14 @@ type ThreadService interface {
 	// "ended") is EndThread's use case.
 	UpdateThread(ctx context.Context, userID, threadID string, upd ThreadUpdate) (*Thread, error)
 	// DeleteThread soft-deletes a thread, or erases it with permanent
-	// (recorded in the audit log).
+	// (recorded in the audit log). A soft-deleted thread is listed by
+	// FindThreads with ThreadFilter.Deleted, holds its ID, and comes back
+	// with RestoreThread.
 	DeleteThread(ctx context.Context, userID, threadID string, permanent bool) error
+	// RestoreThread brings back a soft-deleted thread (see
+	// ThreadStore.RestoreThread); a thread that is not deleted is returned
+	// as it is. Returns ENOTFOUND.
+	RestoreThread(ctx context.Context, userID, threadID string) (*Thread, error)
 	// EndThread ends a thread and queues its last index flush and its
 	// reflection. Idempotent: ending an ended thread with no new turns
 	// since it ended queues nothing.

@@ -351,6 +351,32 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		}
 		wantCode(t, c.DeleteThread(ctx, "alice", "t1", true), agentmem.ENOTFOUND)
 	},
+	"POST /v1/users/{user}/threads/{thread}/restore": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		mustThread(t, c, "alice", "t1", "")
+		mustThread(t, c, "alice", "t2", "")
+		mustAppend(t, c, "alice", "t1", "Hello.")
+		if err := c.DeleteThread(ctx, "alice", "t1", false); err != nil {
+			t.Fatalf("DeleteThread: %v", err)
+		}
+		deleted, next, err := c.FindThreads(ctx, "alice", agentmem.ThreadFilter{Deleted: true})
+		if err != nil || len(deleted) != 1 || deleted[0].ID != "t1" || deleted[0].DeletedAt == nil || next != "" {
+			t.Fatalf("FindThreads(Deleted)=%v, %q, %v; want t1", deleted, next, err)
+		}
+		err = c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t1"})
+		if wantCode(t, err, agentmem.ECONFLICT); !strings.Contains(agentmem.ErrorMessage(err), "restore") {
+			t.Fatalf("CreateThread of a deleted thread's ID: %v; want it to say how to restore it", err)
+		}
+		th, err := c.RestoreThread(ctx, "alice", "t1")
+		if err != nil || th.ID != "t1" || th.DeletedAt != nil || th.LastSeq != 1 {
+			t.Fatalf("RestoreThread=%+v, %v; want t1 back", th, err)
+		}
+		if _, err := c.FindThreadByID(ctx, "alice", "t1"); err != nil {
+			t.Fatalf("FindThreadByID after the restore: %v", err)
+		}
+		_, err = c.RestoreThread(ctx, "alice", "nope")
+		wantCode(t, err, agentmem.ENOTFOUND)
+	},
 	"POST /v1/users/{user}/threads/{thread}/end": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		mustThread(t, c, "alice", "t1", "")
 		th, err := c.EndThread(t.Context(), "alice", "t1")

@@ -85,6 +85,17 @@ func (s *Service) DeleteThread(ctx context.Context, userID, threadID string, per
 	return nil
 }
 
+// RestoreThread implements agentmem.ThreadService.
+func (s *Service) RestoreThread(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.RestoreThread(ctx, u.id, threadID)
+	u.show(t)
+	return t, err
+}
+
 // EndThread implements agentmem.ThreadService: the thread ends, and its
 // last turns are indexed (the last chunk) and it is reflected on. Ending
 // an ended thread changes nothing and queues nothing: appending reopens

@@ -46,6 +46,7 @@ var routeCases = map[string]routeCase{
 	"PATCH /v1/users/{user}/threads/{thread}":          {"/v1/users/{user}/threads/{thread}", `{"title":"renamed"}`, 200},
 	"DELETE /v1/users/{user}/threads/{thread}":         {"/v1/users/{user}/threads/{thread}?permanent=true", "", 204},
 	"POST /v1/users/{user}/threads/{thread}/end":       {"/v1/users/{user}/threads/{thread}/end", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/restore":   {"/v1/users/{user}/threads/{thread}/restore", "", 200}, // t1 is not deleted: answered as it is
 	"GET /v1/users/{user}/threads/{thread}/messages":   {"/v1/users/{user}/threads/{thread}/messages", "", 200},
 	"POST /v1/users/{user}/threads/{thread}/messages":  {"/v1/users/{user}/threads/{thread}/messages", `{"messages":[{"role":"user","content":"more"}]}`, 201},
 	"GET /v1/users/{user}/threads/{thread}/elements":   {"/v1/users/{user}/threads/{thread}/elements", "", 200},

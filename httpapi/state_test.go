@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -137,6 +138,70 @@ func TestHandler_EndThreadIdempotent(t *testing.T) {
 		f.runJobs(t)
 		if n := len(f.jobs(t, "alice", reflection.JobKind)); n != 2 {
 			t.Fatalf("reflect jobs after a new turn and an end: %d, want 2", n)
+		}
+	})
+}
+
+// TestHandler_DeletedThreads: soft-deleted threads are listed with
+// ?deleted=true (only them, a page at a time), hold their IDs (409,
+// saying so and how to free it) and come back with POST …/restore.
+func TestHandler_DeletedThreads(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		f := newJobsFixture(t, s, nil)
+		for _, id := range []string{"t1", "t2", "t3"} {
+			f.do(t, "POST", "/v1/users/alice/threads", `{"id":"`+id+`"}`, http.StatusCreated)
+		}
+		f.do(t, "POST", "/v1/users/alice/threads/t1/messages", `{"messages":[{"role":"user","content":"I live in Oslo."}]}`, http.StatusCreated)
+		f.do(t, "DELETE", "/v1/users/alice/threads/t1", "", http.StatusNoContent)
+		f.do(t, "DELETE", "/v1/users/alice/threads/t2", "", http.StatusNoContent)
+		f.do(t, "GET", "/v1/users/alice/threads/t1", "", http.StatusNotFound)
+
+		var deleted []*agentmem.Thread
+		for cursor, pages := "", 0; ; pages++ {
+			if pages > 3 {
+				t.Fatal("more than 3 pages of 2 deleted threads")
+			}
+			page := MustDecode[list[*agentmem.Thread]](t, f.do(t, "GET", "/v1/users/alice/threads?deleted=true&limit=1&cursor="+cursor, "", http.StatusOK))
+			deleted = append(deleted, page.Data...)
+			if cursor = page.NextCursor; cursor == "" {
+				break
+			}
+		}
+		if len(deleted) != 2 || deleted[0].DeletedAt == nil || deleted[1].DeletedAt == nil ||
+			deleted[0].ID == deleted[1].ID || deleted[0].ID == "t3" || deleted[1].ID == "t3" {
+			t.Fatalf("deleted threads: %+v; want t1 and t2 with deleted_at", deleted)
+		}
+		live := MustDecode[list[*agentmem.Thread]](t, f.do(t, "GET", "/v1/users/alice/threads?deleted=false", "", http.StatusOK))
+		if len(live.Data) != 1 || live.Data[0].ID != "t3" {
+			t.Fatalf("live threads: %+v; want t3", live.Data)
+		}
+		if b := f.do(t, "GET", "/v1/users/alice/threads?deleted=yes", "", http.StatusBadRequest); !bytes.Contains(b, []byte("deleted must be true or false")) {
+			t.Fatalf("bad deleted: %s", b)
+		}
+
+		b := f.do(t, "POST", "/v1/users/alice/threads", `{"id":"t1"}`, http.StatusConflict)
+		for _, want := range []string{`"code":"conflict"`, "deleted", "t1/restore", "permanent=true"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Fatalf("creating a thread whose ID a deleted thread holds: %s; want %s in it", b, want)
+			}
+		}
+
+		f.do(t, "POST", "/v1/users/alice/threads/nope/restore", "", http.StatusNotFound)
+		f.do(t, "POST", "/v1/users/bob/threads/t1/restore", "", http.StatusNotFound)
+		th := MustDecode[agentmem.Thread](t, f.do(t, "POST", "/v1/users/alice/threads/t1/restore", "", http.StatusOK))
+		if th.ID != "t1" || th.UserID != "alice" || th.DeletedAt != nil || th.LastSeq != 1 {
+			t.Fatalf("restored thread %+v", th)
+		}
+		f.do(t, "GET", "/v1/users/alice/threads/t1", "", http.StatusOK)
+		msgs := MustDecode[list[*agentmem.Message]](t, f.do(t, "GET", "/v1/users/alice/threads/t1/messages", "", http.StatusOK))
+		if len(msgs.Data) != 1 {
+			t.Fatalf("restored thread's messages: %+v", msgs.Data)
+		}
+		// Restoring a thread that is not deleted answers it as it is.
+		f.do(t, "POST", "/v1/users/alice/threads/t1/restore", "", http.StatusOK)
+		deleted = MustDecode[list[*agentmem.Thread]](t, f.do(t, "GET", "/v1/users/alice/threads?deleted=true", "", http.StatusOK)).Data
+		if len(deleted) != 1 || deleted[0].ID != "t2" {
+			t.Fatalf("deleted threads after restoring t1: %+v; want t2", deleted)
 		}
 	})
 }
