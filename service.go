@@ -94,8 +94,13 @@ type ThreadService interface {
 
 	// BuildContext builds what a model should see of a thread for req.
 	BuildContext(ctx context.Context, userID, threadID string, req ContextRequest) (*Context, error)
-	// FindReflection returns what reflection found in a thread.
+	// FindReflection returns what reflection found in a thread, or where
+	// it stands: pending, or failed once its job is a dead letter.
 	FindReflection(ctx context.Context, userID, threadID string) (*Reflection, error)
+	// RetryReflection queues again the reflection of an ended thread that
+	// failed (or never was), and returns it, pending. Returns ENOTFOUND,
+	// and ECONFLICT for an active thread or a reflection pending or done.
+	RetryReflection(ctx context.Context, userID, threadID string) (*Reflection, error)
 
 	// ExportThread reads a whole thread, its messages and elements.
 	ExportThread(ctx context.Context, userID, threadID string) (*ThreadExport, error)

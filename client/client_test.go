@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
@@ -751,6 +752,41 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		if all := collect(t, c.AllProfiles(ctx, "alice", 1)); len(all) != 2 || all[0].Version != 2 {
 			t.Fatalf("AllProfiles=%+v; want versions 2, 1", all)
 		}
+	},
+	"POST /v1/users/{user}/threads/{thread}/reflection/retry": func(t *testing.T, _ *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		// A server that reflects (no worker runs the jobs).
+		srv := httptest.NewServer(httpapi.NewHandler(nil, core.New(s, core.Options{Reflector: &reflection.Reflector{Store: s}}), httpapi.Options{}))
+		t.Cleanup(srv.Close)
+		c := client.New(srv.URL+"/", srv.Client())
+		mustThread(t, c, "alice", "t1", "")
+		mustAppend(t, c, "alice", "t1", "Hello.")
+		_, err := c.RetryReflection(ctx, "alice", "t1")
+		wantCode(t, err, agentmem.ECONFLICT) // active
+		if _, err := c.EndThread(ctx, "alice", "t1"); err != nil {
+			t.Fatalf("EndThread: %v", err)
+		}
+		_, err = c.RetryReflection(ctx, "alice", "t1")
+		wantCode(t, err, agentmem.ECONFLICT) // queued
+		// The job fails on every attempt, as while the model is down.
+		for range agentmem.DefaultJobAttempts {
+			js, err := s.ClaimJobs(ctx, "test", []string{reflection.JobKind}, 1, time.Minute)
+			if err != nil || len(js) != 1 {
+				t.Fatalf("ClaimJobs=%v, %v", js, err)
+			}
+			if err := s.FailJob(ctx, "alice", js[0].ID, "test", "model down", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := c.FindReflection(ctx, "alice", "t1"); err != nil || got.Status != agentmem.ReflectionFailed {
+			t.Fatalf("FindReflection=%+v, %v; want failed", got, err)
+		}
+		got, err := c.RetryReflection(ctx, "alice", "t1")
+		if err != nil || got.Status != agentmem.ReflectionPending || got.UserID != "alice" {
+			t.Fatalf("RetryReflection=%+v, %v; want pending", got, err)
+		}
+		_, err = c.RetryReflection(ctx, "alice", "nope")
+		wantCode(t, err, agentmem.ENOTFOUND)
 	},
 	"GET /v1/users/{user}/threads/{thread}/reflection": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		ctx := t.Context()

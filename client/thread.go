@@ -244,6 +244,14 @@ func (c *Client) FindReflection(ctx context.Context, userID, threadID string) (*
 	return &out, c.do(ctx, call{method: http.MethodGet, path: threadPath(userID, threadID, "reflection"), out: &out})
 }
 
+// RetryReflection implements agentmem.ThreadService: POST
+// …/threads/{thread}/reflection/retry. It is not retried: a second call
+// after a lost answer is a 409 (queued already), not a second job.
+func (c *Client) RetryReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
+	var out agentmem.Reflection
+	return &out, c.do(ctx, call{method: http.MethodPost, path: threadPath(userID, threadID, "reflection", "retry"), out: &out})
+}
+
 // ExportThread implements agentmem.ThreadService: GET
 // …/threads/{thread}/export.
 func (c *Client) ExportThread(ctx context.Context, userID, threadID string) (*agentmem.ThreadExport, error) {

@@ -67,9 +67,11 @@ var routeCases = map[string]routeCase{
 	"POST /v1/users/{user}/profile/refresh":            {"/v1/users/{user}/profile/refresh", "", 200},
 	"GET /v1/users/{user}/profile/versions":            {"/v1/users/{user}/profile/versions", "", 200},
 	"GET /v1/users/{user}/threads/{thread}/reflection": {"/v1/users/{user}/threads/{thread}/reflection", "", 200},
-	"GET /v1/users/{user}/export":                      {"/v1/users/{user}/export", "", 200},
-	"POST /v1/users/{user}/import":                     {"/v1/users/{user}/import?on_conflict=skip", `{"version":2,"threads":[{"thread":{"id":"imp","title":"imported"},"messages":[{"role":"user","content":"hi"}]}],"memories":[{"text":"User likes tea."}]}`, 200},
-	"DELETE /v1/users/{user}":                          {"/v1/users/{user}", "", 200},
+	// t1 is active: the retry reaches the thread, which answers 409.
+	"POST /v1/users/{user}/threads/{thread}/reflection/retry": {"/v1/users/{user}/threads/{thread}/reflection/retry", "", 409},
+	"GET /v1/users/{user}/export":                             {"/v1/users/{user}/export", "", 200},
+	"POST /v1/users/{user}/import":                            {"/v1/users/{user}/import?on_conflict=skip", `{"version":2,"threads":[{"thread":{"id":"imp","title":"imported"},"messages":[{"role":"user","content":"hi"}]}],"memories":[{"text":"User likes tea."}]}`, 200},
+	"DELETE /v1/users/{user}":                                 {"/v1/users/{user}", "", 200},
 
 	"GET /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", "", 200},
 	"PUT /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", `{"content":"Tea."}`, 200},

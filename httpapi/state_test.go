@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/profile"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/window"
@@ -203,5 +206,128 @@ func TestHandler_DeletedThreads(t *testing.T) {
 		if len(deleted) != 1 || deleted[0].ID != "t2" {
 			t.Fatalf("deleted threads after restoring t1: %+v; want t2", deleted)
 		}
+	})
+}
+
+// TestHandler_ReflectionFailed: while the model is down, a thread's
+// reflection is retried, and once its job is dead-lettered it says
+// failed, and why, without the provider's text; POST …/reflection/retry
+// and the next end of the thread queue it again. A reflection whose job
+// died without its handler knowing (dead-lettered in the store) says
+// failed too.
+func TestHandler_ReflectionFailed(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		model := llmtest.NewServer(t)
+		var down atomic.Bool
+		down.Store(true)
+		model.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+			if down.Load() {
+				return llmtest.Reply{Status: http.StatusServiceUnavailable, Body: `{"error":{"message":"upstream sk-secret-key exploded","type":"server_error"}}`}
+			}
+			return llmtest.Text(`{"reflection_flag": "no-insight", "insights": [], "topics": ["oslo"]}`)
+		})
+		f := newJobsFixture(t, s, testutil.NewChat(t, model.BaseURL()))
+		reflectJobs := func() int { return len(f.jobs(t, "alice", reflection.JobKind)) }
+		get := func(thread string) agentmem.Reflection {
+			t.Helper()
+			return MustDecode[agentmem.Reflection](t, f.do(t, "GET", "/v1/users/alice/threads/"+thread+"/reflection", "", http.StatusOK))
+		}
+		wantFailed := func(thread string) {
+			t.Helper()
+			r := get(thread)
+			if r.Status != agentmem.ReflectionFailed || r.Reason == "" || strings.Contains(r.Reason, "sk-secret") || strings.Contains(r.Reason, "exploded") {
+				t.Fatalf("reflection of %s: %+v; want failed with a reason that shows no provider text", thread, r)
+			}
+		}
+
+		f.do(t, "POST", "/v1/users/alice/threads", `{"id":"t1"}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t1/messages", `{"messages":[{"role":"user","content":"I live in Oslo."},{"role":"assistant","content":"Nice."}]}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t1/end", "", http.StatusOK)
+		if n := f.runJobs(t); n != agentmem.DefaultJobAttempts {
+			t.Fatalf("%d failed runs, want %d", n, agentmem.DefaultJobAttempts)
+		}
+		wantFailed("t1")
+		if r := get("t1"); !strings.Contains(r.Reason, "unavailable") {
+			t.Fatalf("reason %q does not say the model was unavailable", r.Reason)
+		}
+
+		// Retried on request: queued again, then reflected once the model
+		// is back.
+		r := MustDecode[agentmem.Reflection](t, f.do(t, "POST", "/v1/users/alice/threads/t1/reflection/retry", "", http.StatusAccepted))
+		if r.Status != agentmem.ReflectionPending || get("t1").Status != agentmem.ReflectionPending {
+			t.Fatalf("reflection after a retry: %+v; want pending", r)
+		}
+		if n := reflectJobs(); n != 2 {
+			t.Fatalf("reflect jobs after a retry: %d, want 2", n)
+		}
+		if b := f.do(t, "POST", "/v1/users/alice/threads/t1/reflection/retry", "", http.StatusConflict); !bytes.Contains(b, []byte("queued")) {
+			t.Fatalf("retrying a queued reflection: %s", b)
+		}
+		down.Store(false)
+		if n := f.runJobs(t); n != 0 {
+			t.Fatalf("%d failed runs with the model back", n)
+		}
+		if r := get("t1"); r.Status != agentmem.ReflectionNoInsight || r.ThroughSeq != 2 {
+			t.Fatalf("reflection with the model back: %+v", r)
+		}
+		if b := f.do(t, "POST", "/v1/users/alice/threads/t1/reflection/retry", "", http.StatusConflict); !bytes.Contains(b, []byte("no-insight")) {
+			t.Fatalf("retrying a done reflection: %s", b)
+		}
+
+		// Retried by the next end: failed again, ending the ended thread
+		// queues it again (and only then).
+		f.do(t, "POST", "/v1/users/alice/threads/t1/messages", `{"messages":[{"role":"user","content":"I moved to Bergen."}]}`, http.StatusCreated)
+		down.Store(true)
+		f.do(t, "POST", "/v1/users/alice/threads/t1/end", "", http.StatusOK)
+		f.runJobs(t)
+		wantFailed("t1")
+		jobs := reflectJobs()
+		f.do(t, "POST", "/v1/users/alice/threads/t1/end", "", http.StatusOK)
+		if n := reflectJobs(); n != jobs+1 || get("t1").Status != agentmem.ReflectionPending {
+			t.Fatalf("ending a thread whose reflection failed: %d reflect jobs (want %d), reflection %+v", n, jobs+1, get("t1"))
+		}
+		f.do(t, "POST", "/v1/users/alice/threads/t1/end", "", http.StatusOK)
+		if n := reflectJobs(); n != jobs+1 {
+			t.Fatalf("ending it again with the reflection queued: %d reflect jobs, want %d", n, jobs+1)
+		}
+		down.Store(false)
+		f.runJobs(t)
+		if r := get("t1"); r.Status != agentmem.ReflectionNoInsight || r.ThroughSeq != 3 {
+			t.Fatalf("reflection after the end with the model back: %+v", r)
+		}
+
+		// A job dead-lettered behind its handler's back (its worker died
+		// on each attempt): the pending reflection says failed.
+		f.do(t, "POST", "/v1/users/alice/threads", `{"id":"t2"}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t2/messages", `{"messages":[{"role":"user","content":"hello"}]}`, http.StatusCreated)
+		f.do(t, "POST", "/v1/users/alice/threads/t2/end", "", http.StatusOK)
+		if r := get("t2"); r.Status != agentmem.ReflectionPending {
+			t.Fatalf("reflection of t2 before its job ran: %+v", r)
+		}
+		for range agentmem.DefaultJobAttempts {
+			js, err := s.ClaimJobs(context.Background(), "test", []string{reflection.JobKind}, 10, time.Minute)
+			if err != nil || len(js) != 1 {
+				t.Fatalf("claim t2's reflect job: %v, %v", js, err)
+			}
+			if err := s.FailJob(context.Background(), "alice", js[0].ID, "test", "internal: password=hunter2", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantFailed("t2")
+		if r := get("t2"); strings.Contains(r.Reason, "hunter2") {
+			t.Fatalf("reason shows the job's internal error: %q", r.Reason)
+		}
+		f.do(t, "POST", "/v1/users/alice/threads/t2/reflection/retry", "", http.StatusAccepted)
+		if r := get("t2"); r.Status != agentmem.ReflectionPending {
+			t.Fatalf("reflection of t2 after a retry: %+v; want pending", r)
+		}
+
+		// What cannot be retried.
+		f.do(t, "POST", "/v1/users/alice/threads", `{"id":"t3"}`, http.StatusCreated)
+		if b := f.do(t, "POST", "/v1/users/alice/threads/t3/reflection/retry", "", http.StatusConflict); !bytes.Contains(b, []byte("active")) {
+			t.Fatalf("retrying the reflection of an active thread: %s", b)
+		}
+		f.do(t, "POST", "/v1/users/alice/threads/nope/reflection/retry", "", http.StatusNotFound)
+		f.do(t, "POST", "/v1/users/bob/threads/t1/reflection/retry", "", http.StatusNotFound)
 	})
 }
