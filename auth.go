@@ -80,14 +80,14 @@ func (sc Scope) Validate() error {
 		if sc.UserID != "" {
 			return Errorf(EINVALID, "A tenant scope names no user; use tenant:ID/user:ID.")
 		}
-		return ValidateID("tenant id", sc.TenantID)
+		return ValidateClientID("tenant id", sc.TenantID)
 	case ScopeUser:
 		if sc.TenantID != "" {
-			if err := ValidateID("tenant id", sc.TenantID); err != nil {
+			if err := ValidateClientID("tenant id", sc.TenantID); err != nil {
 				return err
 			}
 		}
-		return ValidateID("user id", sc.UserID)
+		return ValidateClientID("user id", sc.UserID)
 	}
 	return Errorf(EINVALID, "scope kind %q is not admin, tenant or user.", sc.Kind)
 }
