@@ -40,6 +40,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			"use --auth apikey (create a key with `agentmem keys create --scope admin`) or --auth header, or pass --insecure", ln.Addr())
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	if cfg.Auth == "none" && !isLoopback(ln.Addr()) && cfg.AllowedHosts == "" {
+		log.Warn("--auth none serves loopback Host names only (against DNS rebinding): requests naming this machine otherwise get 403; list its names with --allowed-hosts")
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
