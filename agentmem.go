@@ -64,6 +64,25 @@ func ValidateID(field, id string) error {
 	return nil
 }
 
+// ReservedIDPrefix starts the user and tenant IDs agentmem keeps for its
+// own records (reembed.SystemUser holds the jobs that concern every user),
+// which no client may name: see ValidateClientID.
+const ReservedIDPrefix = "_"
+
+// ValidateClientID checks a user or tenant ID as a client names it: a
+// valid ID (see ValidateID) that does not start with ReservedIDPrefix.
+// The stores check ValidateUserID only, since agentmem's own records use
+// reserved IDs.
+func ValidateClientID(field, id string) error {
+	if err := ValidateID(field, id); err != nil {
+		return err
+	}
+	if strings.HasPrefix(id, ReservedIDPrefix) {
+		return Errorf(EINVALID, "%s %q is reserved: IDs starting with %s are agentmem's own.", field, id, ReservedIDPrefix)
+	}
+	return nil
+}
+
 // ValidateUserID checks a user ID as the stores receive it: a client's
 // user ID (see ValidateID), or a tenant's user "TENANT/USER" whose two
 // parts are each valid IDs (see Scope.StoredUserID).

@@ -271,3 +271,27 @@ func TestImport_Indexed(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmin_ReservedUser: the command line cannot reach agentmem's own
+// records either (user and tenant IDs starting with _): export, import and
+// keys create name the reserved ID.
+func TestAdmin_ReservedUser(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	id := seed(t, db, "alice", time.Now())
+	out := filepath.Join(dir, "alice.json")
+	if _, err := runCmd(t, "export", "--db", db, "--user", "alice", "--thread", id, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"export", "--db", db, "--user", "_agentmem"},
+		{"export", "--db", db, "--user", "_agentmem", "--thread", id},
+		{"import", "--db", db, "--user", "_agentmem", out},
+		{"keys", "create", "--db", db, "--scope", "user:_agentmem"},
+		{"keys", "create", "--db", db, "--scope", "tenant:_agentmem"},
+	} {
+		if _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), `"_agentmem" is reserved`) {
+			t.Errorf("%v: %v, want an error saying _agentmem is reserved", args, err)
+		}
+	}
+}

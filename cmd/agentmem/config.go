@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -38,6 +39,8 @@ type Config struct {
 	RateBurst        int     // serve: bucket size of the rate limit
 	MaxBatchMessages int     // serve: messages per append
 	MaxQueryBytes    int     // serve: bytes of a URL query string
+	AllowedOrigins   string  // serve: comma-separated origins served besides the server's own
+	AllowedHosts     string  // serve: comma-separated Host names served besides loopback (--auth none)
 
 	ContextBudget   int    // serve: default token budget of a context
 	ContextModel    string // serve: default model of a context
@@ -137,6 +140,9 @@ func (cfg *Config) Validate() error {
 	if _, err := cfg.trustedProxies(); err != nil {
 		return err
 	}
+	if err := cfg.checkAllowed(); err != nil {
+		return err
+	}
 	switch {
 	case cfg.Auth == "header" && cfg.TrustedProxies == "":
 		return fmt.Errorf("--auth header needs --trusted-proxies: the addresses of the proxies whose %s header is believed", cfg.UserHeader)
@@ -182,6 +188,25 @@ func (cfg *Config) trustedProxies() ([]netip.Prefix, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkAllowed checks AllowedOrigins (each an origin: http or https,
+// a host and maybe a port, no path) and AllowedHosts (each a name or
+// name:port, no scheme or path).
+func (cfg *Config) checkAllowed() error {
+	for _, o := range splitList(cfg.AllowedOrigins) {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--allowed-origins: %q is not an origin such as https://app.example.com", o)
+		}
+	}
+	for _, h := range splitList(cfg.AllowedHosts) {
+		if strings.ContainsAny(h, "/@ ") {
+			return fmt.Errorf("--allowed-hosts: %q is not a host name such as agentmem.example.com (or name:port)", h)
+		}
+	}
+	return nil
 }
 
 func logLevel(s string) (slog.Level, error) {

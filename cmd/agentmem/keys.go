@@ -14,7 +14,7 @@ import (
 )
 
 const keysUsage = `Usage:
-  agentmem keys create --scope admin|user:ID|tenant:ID|tenant:ID/user:ID [--name TEXT] [--expires 90d] [--db …]
+  agentmem keys create --scope admin|user:ID|tenant:ID|tenant:ID/user:ID [--name TEXT] [--expires 90d|never] [--db …]
   agentmem keys list   [--tenant ID] [--db …]
   agentmem keys revoke [--db …] KEY_ID
 `
@@ -35,9 +35,12 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	case "create":
 		scope := fs.String("scope", "", "admin, user:ID, tenant:ID or tenant:ID/user:ID (required)")
 		name := fs.String("name", "", "a label to recognise the key by")
-		expires := fs.String("expires", "", "lifetime, e.g. 90d or 12h (default: never expires)")
+		expires := fs.String("expires", "", "lifetime, e.g. 90d or 12h, or never (the default)")
 		if err := cfg.parse(fs, args[1:], getenv); err != nil {
 			return err
+		}
+		if _, err := agentmem.ParseKeyLifetime("--expires", *expires); err != nil {
+			return errors.New(agentmem.ErrorMessage(err)) // core would name the API's field, expires_in
 		}
 		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 			k, err := svc.CreateKey(ctx, agentmem.KeyInput{Scope: *scope, Name: *name, ExpiresIn: *expires})

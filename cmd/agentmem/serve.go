@@ -40,6 +40,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			"use --auth apikey (create a key with `agentmem keys create --scope admin`) or --auth header, or pass --insecure", ln.Addr())
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	if cfg.Auth == "none" && !isLoopback(ln.Addr()) && cfg.AllowedHosts == "" {
+		log.Warn("--auth none serves loopback Host names only (against DNS rebinding): requests naming this machine otherwise get 403; list its names with --allowed-hosts")
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -134,6 +137,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "requests a key may send at once above the rate")
 	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
 	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
+	envString(fs, &cfg.AllowedOrigins, "allowed-origins", "AGENTMEM_ALLOWED_ORIGINS", "comma-separated origins (https://app.example.com) whose browser requests are served besides the server's own", getenv)
+	envString(fs, &cfg.AllowedHosts, "allowed-hosts", "AGENTMEM_ALLOWED_HOSTS", "comma-separated Host names served besides loopback ones (with --auth none; with auth, when set, only these and loopback are)", getenv)
 	contextFlags(fs, &cfg, getenv)
 	embedderFlags(fs, &cfg, getenv)
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "an active thread without a message for this long ends, and is reflected on (0: never)")
@@ -157,7 +162,9 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 			Rate:           cfg.RateLimit,
 			Burst:          cfg.RateBurst,
 		},
-		MaxQueryBytes: cfg.MaxQueryBytes,
+		MaxQueryBytes:  cfg.MaxQueryBytes,
+		AllowedOrigins: splitList(cfg.AllowedOrigins),
+		AllowedHosts:   splitList(cfg.AllowedHosts),
 	})
 	return &http.Server{
 		Handler:           handler,
