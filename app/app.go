@@ -375,6 +375,13 @@ func (a *App) ensureThread(ctx context.Context, userID, threadID string) error {
 func OpenStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 	db := cmp.Or(cfg.DB, DefaultDB)
 	maxMsg := cmp.Or(cfg.MaxMessageBytes, agentmem.DefaultMaxMessageBytes)
+	if scheme, _, ok := strings.Cut(db, "://"); ok && isScheme(scheme) {
+		switch scheme {
+		case "postgres", "postgresql", "sqlite":
+		default:
+			return nil, agentmem.Errorf(agentmem.EINVALID, "unsupported database scheme %s: use sqlite:PATH, a file path, or postgres://…", scheme)
+		}
+	}
 	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
 		s, err := postgres.Open(ctx, db)
 		if err != nil {
@@ -389,6 +396,19 @@ func OpenStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 	}
 	s.Tokens, s.MaxMessageBytes = tokens.Default(), maxMsg
 	return s, nil
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or "."), so that "mysql://x" is refused as a
+// database and "./data://x" is a path.
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // newChat returns the configured model, nil without one.
