@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -14,6 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/client"
 )
 
 var update = flag.Bool("update", false, "rewrite the settings table of the README")
@@ -318,5 +323,76 @@ func TestREADME_Variables(t *testing.T) {
 		if !known[v] {
 			t.Errorf("README.md names %s, which sets nothing", v)
 		}
+	}
+}
+
+// TestServe_AppConfig: serve's settings of the memory pipeline reach
+// app.Config, whose tests (package app) show each changing what agentmem
+// does.
+func TestServe_AppConfig(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		got  func(app.Config) any
+		want any
+	}{
+		{[]string{"--window-turns", "3"}, func(c app.Config) any { return c.Context.WindowTurns }, 3},
+		{[]string{"--window-messages", "4"}, func(c app.Config) any { return c.Context.WindowMessages }, 4},
+		{[]string{"--summarize-trigger-turns", "10", "--summarize-keep-turns", "5"}, func(c app.Config) any { return *c.Context.Summarize },
+			agentmem.SummarizePolicy{TriggerTurns: 10, KeepTurns: 5, TriggerFraction: 0.7, KeepFraction: 0.4}},
+		{[]string{"--summarize-trigger-fraction", "0.9", "--summarize-keep-fraction", "0.5"}, func(c app.Config) any { return *c.Context.Summarize },
+			agentmem.SummarizePolicy{TriggerFraction: 0.9, KeepFraction: 0.5}},
+		{[]string{"--context-budget", "8000", "--context-model", "gpt-4", "--context-strategy", "trim"}, func(c app.Config) any {
+			return []any{c.Context.BudgetTokens, c.Context.Model, c.Context.Strategy}
+		}, []any{8000, "gpt-4", "trim"}},
+		{[]string{"--context-warn-fraction", "0.6"}, func(c app.Config) any { return c.WarnFraction }, 0.6},
+		{[]string{"--recent-summaries", "3"}, func(c app.Config) any { return c.RecentSummaries }, 3},
+		{[]string{"--recent-summaries", "0"}, func(c app.Config) any { return c.RecentSummaries }, -1}, // none
+		{[]string{"--chunk-turns", "4"}, func(c app.Config) any { return c.ChunkTurns }, 4},
+		{[]string{"--insight-min-confidence", "0.9"}, func(c app.Config) any { return c.InsightMinConfidence }, 0.9},
+		{[]string{"--facts-min-score", "0.5"}, func(c app.Config) any { return c.FactsMinScore }, 0.5},
+		{[]string{"--insight-categories", "goals, risk"}, func(c app.Config) any { return c.InsightCategories }, []string{"goals", "risk"}},
+		{[]string{"--llm-model", "m", "--summary-model", "s", "--extract-model", "e", "--reflect-model", "r"}, func(c app.Config) any {
+			return []string{c.LLMModel, c.SummaryModel, c.ExtractModel, c.ReflectModel}
+		}, []string{"m", "s", "e", "r"}},
+		{[]string{"--idle-timeout", "1d"}, func(c app.Config) any { return c.IdleTimeout }, 24 * time.Hour},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cfg, err := parseServe(tt.args, func(string) string { return "" }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ac, err := cfg.app(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.got(ac); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServe_WindowTurnsFromEnv: a server whose window is set by its
+// variables builds contexts of that many turns.
+func TestServe_WindowTurnsFromEnv(t *testing.T) {
+	srv := MustServeEnv(t, filepath.Join(t.TempDir(), "agentmem.db"), map[string]string{"AGENTMEM_CONTEXT_STRATEGY": "window", "AGENTMEM_WINDOW_TURNS": "2"})
+	c := client.New(srv.URL, nil)
+	ctx := context.Background()
+	if err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []*agentmem.Message
+	for i := range 5 {
+		msgs = append(msgs, &agentmem.Message{Role: "user", Content: fmt.Sprintf("Question %d.", i)}, &agentmem.Message{Role: "assistant", Content: fmt.Sprintf("Answer %d.", i)})
+	}
+	if _, err := c.AppendMessages(ctx, "alice", "t", msgs, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.BuildContext(ctx, "alice", "t", agentmem.ContextRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := got.Telemetry.IncludedMessages; n != 4 {
+		t.Fatalf("included %d messages, want the last 2 turns' 4", n)
 	}
 }
