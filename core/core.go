@@ -44,6 +44,9 @@ type Options struct {
 	// names its model ("" for its default).
 	Chat      agentmem.Chat
 	ChatModel string
+	// FactsMinScore is the min_score of a Facts question that gives none
+	// (0: every fact search finds).
+	FactsMinScore float64
 	// MaxBatchMessages bounds the messages of one append
 	// (agentmem.MaxBatchMessages when 0, which is also the most allowed).
 	MaxBatchMessages int

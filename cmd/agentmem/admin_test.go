@@ -139,19 +139,6 @@ func TestMigrateAndVersion(t *testing.T) {
 	}
 }
 
-func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "12h": 12 * time.Hour, "0d": 0} {
-		if got, err := parseAge(in); err != nil || got != want {
-			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "d", "-3d", "x", "-1h"} {
-		if _, err := parseAge(bad); err == nil {
-			t.Errorf("parseAge(%q): no error", bad)
-		}
-	}
-}
-
 // TestExport_SameAsAPI: the command line's export of a user is the API's,
 // memories, notes, profiles and entities included; a failed export leaves
 // an existing output file as it was.
