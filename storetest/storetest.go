@@ -58,6 +58,8 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ClaimJobs", testClaimJobs},
 		{"ClaimJobs/Lease", testClaimJobsLease},
 		{"ClaimJobs/Concurrent", testClaimJobsConcurrent},
+		{"ClaimJobs/Serial", testClaimJobsSerial},
+		{"ClaimJobs/SerialConcurrent", testClaimJobsSerialConcurrent},
 		{"CompleteJob", testCompleteJob},
 		{"ReleaseJob", testReleaseJob},
 		{"FailJob", testFailJob},
