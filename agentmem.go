@@ -64,6 +64,25 @@ func ValidateID(field, id string) error {
 	return nil
 }
 
+// ReservedIDPrefix starts the user and tenant IDs agentmem keeps for its
+// own records (reembed.SystemUser holds the jobs that concern every user),
+// which no client may name: see ValidateClientID.
+const ReservedIDPrefix = "_"
+
+// ValidateClientID checks a user or tenant ID as a client names it: a
+// valid ID (see ValidateID) that does not start with ReservedIDPrefix.
+// The stores check ValidateUserID only, since agentmem's own records use
+// reserved IDs.
+func ValidateClientID(field, id string) error {
+	if err := ValidateID(field, id); err != nil {
+		return err
+	}
+	if strings.HasPrefix(id, ReservedIDPrefix) {
+		return Errorf(EINVALID, "%s %q is reserved: IDs starting with %s are agentmem's own.", field, id, ReservedIDPrefix)
+	}
+	return nil
+}
+
 // ValidateUserID checks a user ID as the stores receive it: a client's
 // user ID (see ValidateID), or a tenant's user "TENANT/USER" whose two
 // parts are each valid IDs (see Scope.StoredUserID).
@@ -109,24 +128,47 @@ func ValidateTime(field string, t time.Time) error {
 	return nil
 }
 
-// ParseAge reads a duration given as days ("30d") or as Go writes it
-// ("12h", "90m"); field names it in the EINVALID error. Negative and
-// absurd (over 100 years) ages are refused.
+// ParseAge reads a duration as Go writes it ("12h", "90m", "1h30m") with
+// days and weeks too ("30d", "2w", "1d12h", "1.5d"); a day is 24 hours.
+// field names it in the EINVALID error. Negative and absurd (over 100
+// years) ages are refused. Every duration agentmem reads, over the API
+// and on the command line, goes through it.
 func ParseAge(field, s string) (time.Duration, error) {
 	const maxAge = 100 * 365 * 24 * time.Hour
-	bad := Errorf(EINVALID, "%s %q is not a duration such as 30d or 12h.", field, s)
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 || n > int(maxAge/(24*time.Hour)) {
+	bad := Errorf(EINVALID, "%s %q is not a duration such as 30d, 2w, 12h or 1d12h.", field, s)
+	// Days and weeks become hours; time.ParseDuration reads the rest.
+	if s == "0" {
+		return 0, nil
+	}
+	var b strings.Builder
+	for rest := s; rest != ""; {
+		i := strings.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if i <= 0 {
+			return 0, bad // no number, or a number without a unit
+		}
+		j := strings.IndexFunc(rest[i:], func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
+		if j < 0 {
+			j = len(rest) - i
+		}
+		num, unit := rest[:i], rest[i:i+j]
+		rest = rest[i+j:]
+		hours := map[string]float64{"d": 24, "w": 7 * 24}[unit]
+		if hours == 0 {
+			b.WriteString(num + unit)
+			continue
+		}
+		n, err := strconv.ParseFloat(num, 64)
+		if err != nil {
 			return 0, bad
 		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil || d < 0 {
-			return 0, bad
+		if n*hours > float64(maxAge/time.Hour) {
+			return 0, Errorf(EINVALID, "%s %q is longer than 100 years.", field, s)
 		}
+		b.WriteString(strconv.FormatFloat(n*hours, 'f', -1, 64) + "h")
+	}
+	d, err := time.ParseDuration(b.String())
+	if err != nil || d < 0 {
+		return 0, bad
 	}
 	if d > maxAge {
 		return 0, Errorf(EINVALID, "%s %q is longer than 100 years.", field, s)

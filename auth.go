@@ -80,14 +80,14 @@ func (sc Scope) Validate() error {
 		if sc.UserID != "" {
 			return Errorf(EINVALID, "A tenant scope names no user; use tenant:ID/user:ID.")
 		}
-		return ValidateID("tenant id", sc.TenantID)
+		return ValidateClientID("tenant id", sc.TenantID)
 	case ScopeUser:
 		if sc.TenantID != "" {
-			if err := ValidateID("tenant id", sc.TenantID); err != nil {
+			if err := ValidateClientID("tenant id", sc.TenantID); err != nil {
 				return err
 			}
 		}
-		return ValidateID("user id", sc.UserID)
+		return ValidateClientID("user id", sc.UserID)
 	}
 	return Errorf(EINVALID, "scope kind %q is not admin, tenant or user.", sc.Kind)
 }
@@ -121,6 +121,26 @@ type APIKey struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 	CreatedBy string     `json:"created_by,omitempty"`
+}
+
+// KeyNeverExpires is the lifetime of a key that never expires (see
+// ParseKeyLifetime).
+const KeyNeverExpires = "never"
+
+// ParseKeyLifetime reads how long a new API key lasts: a positive
+// duration as ParseAge reads it ("90d", "12h"), or KeyNeverExpires (and
+// "", its default), for which it returns 0. field names it in the
+// EINVALID error. A zero or negative lifetime is refused rather than read
+// as "never": "0d" once made a key that never expired, silently.
+func ParseKeyLifetime(field, s string) (time.Duration, error) {
+	if s == "" || s == KeyNeverExpires {
+		return 0, nil
+	}
+	d, err := ParseAge(field, s)
+	if (err == nil && d == 0) || (err != nil && strings.HasPrefix(s, "-")) {
+		return 0, Errorf(EINVALID, "%s %q is not a positive lifetime such as 90d or 12h; for a key that never expires, use %s %s.", field, s, field, KeyNeverExpires)
+	}
+	return d, err
 }
 
 // NewAPIKey makes a key of the given scope and returns it with the token

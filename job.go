@@ -38,7 +38,13 @@ type Job struct {
 	// queued or running, enqueueing another returns that one. E.g. the
 	// thread ID for a thread's summary. Empty at enqueue, it becomes the
 	// job's ID: a job without a key is never deduplicated.
-	Key         string          `json:"key"`
+	Key string `json:"key"`
+	// Serial, when set, serialises: two jobs of the same user and Serial
+	// never run at once, whatever their kinds and keys, in one process or
+	// many sharing the database (see ClaimJobs). E.g. "index" for the
+	// jobs that consolidate a user's memories, which would otherwise add
+	// one statement twice. Empty: the job runs beside any other.
+	Serial      string          `json:"serial,omitempty"`
 	Payload     json.RawMessage `json:"payload"`
 	Status      string          `json:"status"`
 	Attempts    int             `json:"attempts"`     // runs begun so far
@@ -79,8 +85,14 @@ type JobStore interface {
 	// running job whose lease expired on its last attempt becomes dead
 	// instead (see Job.Claim), so fewer than n may come back while more
 	// are due. Two concurrent callers, in one process or many sharing the
-	// database, never claim the same job. Returns EINVALID for bad
-	// arguments (see ValidateClaim).
+	// database, never claim the same job.
+	//
+	// A job with a Serial is due only while no other job of its user and
+	// Serial is running under a lease that has not expired, and of the
+	// due jobs of one user and Serial a claim takes the first alone, so
+	// that they run one at a time (also between concurrent callers). A
+	// job whose worker died frees its Serial when its lease expires.
+	// Returns EINVALID for bad arguments (see ValidateClaim).
 	ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*Job, error)
 
 	// CompleteJob marks a job done. Returns ECONFLICT if owner no longer
@@ -110,7 +122,7 @@ type JobStore interface {
 
 // Limits on job fields.
 const (
-	MaxJobKeyBytes   = 512     // Key
+	MaxJobKeyBytes   = 512     // Key, and Serial
 	MaxJobErrorBytes = 4 << 10 // LastError keeps this much of a failure's message
 )
 
@@ -119,7 +131,7 @@ const (
 // empty, so a job without a key is never deduplicated), MaxAttempts
 // (DefaultJobAttempts when 0), RunAt (now when zero), the queued status
 // with no attempts, lease or error, and the times. Returns EINVALID for a
-// missing user or kind, a bad ID, key, time or MaxAttempts, or a payload
+// missing user or kind, a bad ID, key, serial, time or MaxAttempts, or a payload
 // that is not a JSON object (ETOOLARGE beyond MaxMetadataBytes).
 func (j *Job) Prepare(now time.Time) error {
 	if err := ValidateUserID(j.UserID); err != nil {
@@ -137,6 +149,11 @@ func (j *Job) Prepare(now time.Time) error {
 		return err
 	} else if len(j.Key) > MaxJobKeyBytes {
 		return Errorf(EINVALID, "key is longer than %d bytes.", MaxJobKeyBytes)
+	}
+	if err := ValidateText("serial", j.Serial); err != nil {
+		return err
+	} else if len(j.Serial) > MaxJobKeyBytes {
+		return Errorf(EINVALID, "serial is longer than %d bytes.", MaxJobKeyBytes)
 	}
 	if j.MaxAttempts < 0 {
 		return Errorf(EINVALID, "max_attempts must not be negative.")
@@ -196,6 +213,27 @@ func PickJob(alts []*Job, active func(j *Job) (string, error)) (int, error) {
 	return -1, nil
 }
 
+// EnqueuePicked enqueues the job of alts that PickJob would pick, one
+// EnqueueJob at a time, outside of an append: the first alternative whose
+// key has no active job is stored, and one whose key has a queued job
+// covers the request (that job starts after the caller's change, which
+// it reads); a key whose job is running is passed over, as that job may
+// have read what the caller changed before. It returns the job that
+// covers the request, or nil when every key has a running job. Give the
+// alternatives a Serial when their jobs must not run side by side.
+func EnqueuePicked(ctx context.Context, jobs JobStore, alts []*Job) (*Job, error) {
+	for _, alt := range alts {
+		j, err := jobs.EnqueueJob(ctx, alt)
+		if err != nil {
+			return nil, err
+		}
+		if j.Status == JobQueued {
+			return j, nil
+		}
+	}
+	return nil, nil
+}
+
 // PrepareJob checks the job that PickJob picked for an append of userID
 // and returns a copy of it prepared to be stored (see Prepare), so that
 // the caller's job is filled in only once it is stored. A job is the
@@ -242,7 +280,7 @@ func ValidateClaim(owner string, kinds []string, n int, lease time.Duration) err
 // Claim reports whether j was claimed.
 func (j *Job) Claim(owner string, now time.Time, lease time.Duration) bool {
 	j.UpdatedAt = now
-	if j.Status == JobRunning && j.Attempts >= j.MaxAttempts {
+	if j.exhausted() {
 		j.Status, j.LeaseUntil = JobDead, nil
 		j.LastError = fmt.Sprintf("the lease of %s expired on attempt %d of %d: the worker stopped before finishing", j.LeaseOwner, j.Attempts, j.MaxAttempts)
 		return false
@@ -251,6 +289,40 @@ func (j *Job) Claim(owner string, now time.Time, lease time.Duration) bool {
 	j.Status, j.LeaseOwner, j.LeaseUntil = JobRunning, owner, &until
 	j.Attempts++
 	return true
+}
+
+// exhausted reports whether j, found due, is running on its last attempt:
+// its lease expired, and Claim makes it dead.
+func (j *Job) exhausted() bool { return j.Status == JobRunning && j.Attempts >= j.MaxAttempts }
+
+// ClaimScan is how many due jobs ClaimJobs reads to claim n: more than
+// n, so that the jobs of a serial waiting behind the one PickDue takes do
+// not hold up the jobs after them.
+func ClaimScan(n int) int { return 4 * n }
+
+// PickDue decides, for ClaimJobs, what to do with the due jobs it found
+// (oldest RunAt first; those of a Serial with a job running under a
+// lease already left out): pick holds the jobs to claim, at most n, every
+// job without a Serial but only the first of each user and Serial; die
+// holds the jobs whose lease expired on their last attempt, which Claim
+// makes dead, and which take no place among the n. The other jobs stay
+// as they are.
+func PickDue(due []*Job, n int) (pick, die []*Job) {
+	type serial struct{ user, serial string }
+	taken := map[serial]bool{}
+	for _, j := range due {
+		switch {
+		case j.exhausted():
+			die = append(die, j)
+		case len(pick) == n:
+		case j.Serial == "":
+			pick = append(pick, j)
+		case !taken[serial{j.UserID, j.Serial}]:
+			taken[serial{j.UserID, j.Serial}] = true
+			pick = append(pick, j)
+		}
+	}
+	return pick, die
 }
 
 // Complete marks j done at now. The lease owner stays recorded as the

@@ -223,7 +223,7 @@ type EntityInput struct {
 
 // KeyInput asks for an API key: its scope ("admin", "tenant:ID",
 // "user:ID", "tenant:ID/user:ID"), a name, and how long it lasts ("90d";
-// "" never expires).
+// "never" or "" never expires; see ParseKeyLifetime).
 type KeyInput struct {
 	Scope     string `json:"scope"`
 	Name      string `json:"name,omitempty"`

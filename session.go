@@ -21,7 +21,9 @@ type SessionStore interface {
 	FindSession(ctx context.Context, userID, agentID string) (*Session, error)
 
 	// SetSession makes threadID the active thread of the user and agent.
-	// Returns ENOTFOUND if the thread does not exist.
+	// Concurrent OpenSession calls never undo it: one that comes first
+	// made a session that this one replaces, one that comes after finds
+	// this one. Returns ENOTFOUND if the thread does not exist.
 	SetSession(ctx context.Context, userID, agentID, threadID string) (*Session, error)
 
 	// OpenSession returns the active session of the user and agent, or,

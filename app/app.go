@@ -66,6 +66,13 @@ type Config struct {
 	// LLMModel and LLMBaseURL override the model's name and server.
 	LLMModel   string
 	LLMBaseURL string
+	// SummaryModel, ExtractModel and ReflectModel name the models of
+	// summaries (of threads and chunks), of extraction (memories, their
+	// consolidation, entities) and of reflection (insights, the profile);
+	// LLMModel when empty. Facts answers are LLMModel's.
+	SummaryModel string
+	ExtractModel string
+	ReflectModel string
 	// Embedder is "builtin" (default: feature hashing, no model, no
 	// network) or "openai" (the embeddings of the model's server, model
 	// EmbedModel, default text-embedding-3-small).
@@ -73,8 +80,28 @@ type Config struct {
 	EmbedModel string
 
 	// Context holds the default context request (budget, model,
-	// strategy…); zero fields take window.DefaultRequest's.
+	// strategy, window, summarize policy…); zero fields take
+	// window.DefaultRequest's (the window's messages and turns as a
+	// pair: both zero take the default 15 turns).
 	Context agentmem.ContextRequest
+	// WarnFraction: a context's telemetry warns when it uses this
+	// fraction of its budget or more (window.DefaultWarnFraction, seed
+	// 004's 0.8, when 0).
+	WarnFraction float64
+	// RecentSummaries is how many summaries of the user's other threads
+	// open a context (window.DefaultRecentSummaries, seed 001's 2, when 0;
+	// none when negative).
+	RecentSummaries int
+	// ChunkTurns is the turns of a searchable chunk
+	// (agentmem.DefaultChunkTurns, seed 001's k = 10, when 0).
+	ChunkTurns int
+	// InsightMinConfidence drops the insights reflection draws with less
+	// confidence (reflection.DefaultInsightConfidence, seed 001's 0.7,
+	// when 0).
+	InsightMinConfidence float64
+	// FactsMinScore is the min_score of a facts question that gives none
+	// (0: every fact search finds, up to top_k).
+	FactsMinScore float64
 	// Prompts are the named system prompts requests may ask for.
 	Prompts window.Prompts
 	// IdleTimeout ends the threads idle for this long (0: never).
@@ -159,26 +186,30 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		ix        *index.Indexer
 		reflector *reflection.Reflector
 	)
-	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
+	summaryModel := cmp.Or(cfg.SummaryModel, cfg.LLMModel)
+	extractModel := cmp.Or(cfg.ExtractModel, cfg.LLMModel)
+	reflectModel := cmp.Or(cfg.ReflectModel, cfg.LLMModel)
+	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: summaryModel, Log: log,
 		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
-	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk,
+	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk, ChunkTurns: cfg.ChunkTurns,
 		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
 	if chat != nil {
-		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: cfg.LLMModel, Log: log}
-		ix.Chat, ix.Model = chat, cfg.LLMModel
-		ix.Describer = &index.ModelChunkDescriber{Chat: chat, Model: cfg.LLMModel, Log: log,
+		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: extractModel, Log: log}
+		ix.Chat, ix.Model = chat, extractModel
+		ix.Describer = &index.ModelChunkDescriber{Chat: chat, Model: summaryModel, Log: log,
 			Fallback: index.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
 	}
 	// Reflection at a thread's end and the profile (seed 001): insights
 	// with a model; without one, the profile is assembled from memories.
-	reflector = &reflection.Reflector{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log,
-		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: cfg.InsightCategories}
-	profiler := &profile.Profiler{Store: store, Chat: chat, Model: cfg.LLMModel, Log: log}
+	reflector = &reflection.Reflector{Store: store, Chat: chat, Model: reflectModel, Log: log,
+		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: cfg.InsightCategories,
+		MinConfidence: cfg.InsightMinConfidence}
+	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Log: log}
 	searcher := retrieve.New(store, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
-	initBlock := &window.Init{Store: store, Entities: entity.Context(store, 5),
+	initBlock := &window.Init{Store: store, Entities: entity.Context(store, 5), RecentSummaries: cfg.RecentSummaries,
 		Notes: func(ctx context.Context, userID, agentID string) (string, error) {
 			n, err := store.FindNotes(ctx, userID, agentID)
 			if err != nil {
@@ -208,6 +239,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		Chat:             chat,
 		ChatModel:        cfg.LLMModel,
 		MaxBatchMessages: cfg.MaxBatchMessages,
+		FactsMinScore:    cfg.FactsMinScore,
 	})
 	return &App{Service: svc, svc: svc, store: raw, pool: pool, reemb: reemb, idle: cfg.IdleTimeout, log: log, chat: chat, space: space}, nil
 }
@@ -343,6 +375,13 @@ func (a *App) ensureThread(ctx context.Context, userID, threadID string) error {
 func OpenStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 	db := cmp.Or(cfg.DB, DefaultDB)
 	maxMsg := cmp.Or(cfg.MaxMessageBytes, agentmem.DefaultMaxMessageBytes)
+	if scheme, _, ok := strings.Cut(db, "://"); ok && isScheme(scheme) {
+		switch scheme {
+		case "postgres", "postgresql", "sqlite":
+		default:
+			return nil, agentmem.Errorf(agentmem.EINVALID, "unsupported database scheme %s: use sqlite:PATH, a file path, or postgres://…", scheme)
+		}
+	}
 	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
 		s, err := postgres.Open(ctx, db)
 		if err != nil {
@@ -357,6 +396,19 @@ func OpenStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 	}
 	s.Tokens, s.MaxMessageBytes = tokens.Default(), maxMsg
 	return s, nil
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or "."), so that "mysql://x" is refused as a
+// database and "./data://x" is a path.
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // newChat returns the configured model, nil without one.
@@ -454,6 +506,12 @@ func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memorie
 	def.BudgetTokens = cmp.Or(c.BudgetTokens, def.BudgetTokens)
 	def.Model = cmp.Or(c.Model, def.Model)
 	def.Strategy = cmp.Or(c.Strategy, def.Strategy)
+	if c.WindowMessages != 0 || c.WindowTurns != 0 { // a pair, as in a request
+		def.WindowMessages, def.WindowTurns = c.WindowMessages, c.WindowTurns
+	}
+	if c.Summarize != nil {
+		def.Summarize = c.Summarize
+	}
 	if cfg.Prompts.Templates != nil {
 		if err := cfg.Prompts.Validate(); err != nil {
 			return nil, fmt.Errorf("prompts: %s", agentmem.ErrorMessage(err))
@@ -467,6 +525,7 @@ func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memorie
 		Prompts:        cfg.Prompts,
 		Memories:       memories,
 		Init:           initBlock,
+		WarnFraction:   cfg.WarnFraction,
 		Log:            log,
 	}), nil
 }

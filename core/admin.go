@@ -71,11 +71,9 @@ func (s *Service) CreateKey(ctx context.Context, in agentmem.KeyInput) (*agentme
 	if err != nil {
 		return nil, err
 	}
-	var ttl time.Duration
-	if in.ExpiresIn != "" {
-		if ttl, err = agentmem.ParseAge("expires_in", in.ExpiresIn); err != nil {
-			return nil, err
-		}
+	ttl, err := agentmem.ParseKeyLifetime("expires_in", in.ExpiresIn)
+	if err != nil {
+		return nil, err
 	}
 	token, k, err := agentmem.NewAPIKey(sc, in.Name, s.opt.Now(), ttl)
 	if err != nil {

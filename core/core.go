@@ -44,6 +44,9 @@ type Options struct {
 	// names its model ("" for its default).
 	Chat      agentmem.Chat
 	ChatModel string
+	// FactsMinScore is the min_score of a Facts question that gives none
+	// (0: every fact search finds).
+	FactsMinScore float64
 	// MaxBatchMessages bounds the messages of one append
 	// (agentmem.MaxBatchMessages when 0, which is also the most allowed).
 	MaxBatchMessages int
@@ -106,7 +109,10 @@ const (
 
 // resolve returns the user the caller of ctx calls userID, or ENOTFOUND
 // when the caller may not reach them (the answer for a user who does not
-// exist), or EINVALID for a malformed ID.
+// exist), or EINVALID for a malformed or reserved ID (see
+// agentmem.ValidateClientID: agentmem's own records, such as
+// reembed.SystemUser's jobs, are no caller's to reach, in process
+// neither).
 //
 //   - no identity (in process) or an admin: userID itself, or for
 //     "tenant:T/user:U" the user U of tenant T;
@@ -121,20 +127,20 @@ func (s *Service) resolve(ctx context.Context, userID string) (user, error) {
 			if !ok || !hasUser {
 				return user{}, agentmem.Errorf(agentmem.EINVALID, "user_id %q must be a user ID or tenant:TENANT/user:USER.", userID)
 			}
-			if err := agentmem.ValidateID("tenant", tenant); err != nil {
+			if err := agentmem.ValidateClientID("tenant", tenant); err != nil {
 				return user{}, err
 			}
-			if err := agentmem.ValidateID("user_id", u); err != nil {
+			if err := agentmem.ValidateClientID("user_id", u); err != nil {
 				return user{}, err
 			}
 			return user{id: tenant + "/" + u, name: userID}, nil
 		}
-		if err := agentmem.ValidateID("user_id", userID); err != nil {
+		if err := agentmem.ValidateClientID("user_id", userID); err != nil {
 			return user{}, err
 		}
 		return user{id: userID, name: userID}, nil
 	}
-	if err := agentmem.ValidateID("user_id", userID); err != nil {
+	if err := agentmem.ValidateClientID("user_id", userID); err != nil {
 		return user{}, err
 	}
 	sc := id.Scope

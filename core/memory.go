@@ -104,11 +104,15 @@ func (s *Service) Search(ctx context.Context, userID string, req agentmem.Search
 	return s.opt.Searcher.Search(ctx, u.id, req)
 }
 
-// Facts implements agentmem.MemoryService.
+// Facts implements agentmem.MemoryService. A question without min_score
+// takes the server's (Options.FactsMinScore).
 func (s *Service) Facts(ctx context.Context, userID string, req agentmem.SearchRequest) (*agentmem.FactsResponse, error) {
 	u, err := s.resolve(ctx, userID)
 	if err != nil {
 		return nil, err
+	}
+	if req.MinScore == 0 {
+		req.MinScore = s.opt.FactsMinScore
 	}
 	return s.opt.Searcher.Facts(ctx, s.opt.Chat, s.opt.ChatModel, u.id, req)
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -164,4 +165,54 @@ func TestHandler_AdminAddressesTenantUser(t *testing.T) {
 	if resp, body := Do(t, "GET", srv.URL+"/v1/users/tenant:acme%2Fuser:alice/threads/t", bearerHeader(globex), ""); resp.StatusCode != 400 && resp.StatusCode != 404 {
 		t.Fatalf("globex addressing acme's alice: %d %s, want 400 or 404", resp.StatusCode, body)
 	}
+}
+
+// TestHandler_KeyLifetime: a key's expires_in is a positive duration or
+// "never"; 0 (which once made a key that never expired, silently) and
+// negative lifetimes are 400, naming expires_in and "never", and create
+// nothing.
+func TestHandler_KeyLifetime(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		admin, _ := mustKey(t, s, "admin", time.Now(), 0)
+		srv := MustServe(t, s, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}})
+		for _, c := range []struct {
+			expiresIn  string
+			wantStatus int
+			wantExpiry bool
+		}{
+			{"0d", 400, false},
+			{"0", 400, false},
+			{"0s", 400, false},
+			{"-1d", 400, false},
+			{"-12h", 400, false},
+			{"never", 201, false},
+			{"", 201, false},
+			{"90d", 201, true},
+			{"12h", 201, true},
+		} {
+			body := `{"scope":"user:alice","name":"k` + c.expiresIn + `","expires_in":"` + c.expiresIn + `"}`
+			resp, b := Do(t, "POST", srv.URL+"/v1/keys", bearerHeader(admin), body)
+			if resp.StatusCode != c.wantStatus {
+				t.Errorf("expires_in %q: %d %s, want %d", c.expiresIn, resp.StatusCode, b, c.wantStatus)
+				continue
+			}
+			if c.wantStatus != 201 {
+				if !strings.Contains(string(b), "expires_in") || !strings.Contains(string(b), "never") {
+					t.Errorf("expires_in %q: %s, want a message naming expires_in and never", c.expiresIn, b)
+				}
+				continue
+			}
+			k := decodeJSON[agentmem.NewKey](t, b)
+			if got := k.Key.ExpiresAt != nil; got != c.wantExpiry {
+				t.Errorf("expires_in %q: expires_at %v, want set=%v", c.expiresIn, k.Key.ExpiresAt, c.wantExpiry)
+			}
+		}
+		keys, _, err := s.FindKeys(context.Background(), agentmem.KeyFilter{Limit: agentmem.MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 1+4 { // the admin's and the four created
+			t.Errorf("%d keys stored, want 5", len(keys))
+		}
+	})
 }

@@ -97,6 +97,7 @@ func (s *fuzzServer) serve(method, path, rawQuery string, body []byte) *fuzzResp
 		r = httptest.NewRequest(method, path, nil)
 	}
 	r.URL.RawQuery = rawQuery
+	r.Host = "localhost" // httptest's example.com is no loopback name: refused without authentication
 	w := httptest.NewRecorder()
 	aborted := false
 	func() {

@@ -39,6 +39,17 @@ type Options struct {
 	// MaxQueryBytes bounds a request's URL query string
 	// (DefaultMaxQueryBytes when 0).
 	MaxQueryBytes int
+	// AllowedOrigins are origins ("https://app.example.com") whose
+	// requests are served besides the server's own: a request whose
+	// Origin header names any other origin is refused with 403 (see
+	// checkOrigin). No CORS headers are sent for them.
+	AllowedOrigins []string
+	// AllowedHosts are Host names served besides the loopback ones
+	// (localhost, *.localhost, 127.0.0.0/8, [::1]) when Auth is AuthNone;
+	// any other Host is refused with 403, against DNS rebinding (see
+	// checkHost). With authentication, every Host is served unless
+	// AllowedHosts is set, which then applies as well.
+	AllowedHosts []string
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when
@@ -64,6 +75,9 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	addRoutes(mux, log, svc, opt)
 	var h http.Handler = serveMux(mux)
 	h = authenticate(opt.Auth, svc.Store())(h)
+	h = requireJSON(h) // see browser.go: the three checks of what a web page can send
+	h = checkOrigin(opt.AllowedOrigins)(h)
+	h = checkHost(opt.Auth.Mode, opt.AllowedHosts)(h)
 	h = limitQuery(opt.MaxQueryBytes)(h)
 	h = recoverPanics(log)(h)
 	h = limitBody(opt.MaxBodyBytes)(h)

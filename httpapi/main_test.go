@@ -42,8 +42,10 @@ func (w tbWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// Do sends a request with a body (none when empty) and returns the
-// response with its body read.
+// Do sends a request with a body (none when empty; JSON unless header
+// sets Content-Type, an empty value sending none) and returns the
+// response with its body read. A Host in header is sent as the request's
+// Host.
 func Do(tb testing.TB, method, url string, header http.Header, body string) (*http.Response, []byte) {
 	tb.Helper()
 	var r io.Reader
@@ -54,8 +56,17 @@ func Do(tb testing.TB, method, url string, header http.Header, body string) (*ht
 	if err != nil {
 		tb.Fatalf("new request: %v", err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range header {
 		req.Header[k] = v
+	}
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Del("Content-Type") // an empty value in header asks for none
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host // the client sends req.Host, not a Host header
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

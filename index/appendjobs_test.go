@@ -43,6 +43,17 @@ func TestIndexer_AppendJobs(t *testing.T) {
 		}
 		return jobs
 	}
+	run := func(jobs []*agentmem.Job) {
+		t.Helper()
+		for _, j := range jobs {
+			if err := ix.Run(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CompleteJob(ctx, j.UserID, j.ID, "w"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for i := range 5 {
 		appendOne(i)
 	}
@@ -52,20 +63,24 @@ func TestIndexer_AppendJobs(t *testing.T) {
 	}
 	appendOne(5) // the first job runs: a second shared job collects
 	appendOne(6)
-	second := claim()
-	if len(second) != 1 || notified != 2 {
-		t.Fatalf("2 appends while the first job runs made %d jobs (%d wake-ups in all), want 1 (2)", len(second), notified)
+	if n := queued(t, s); n != 1 || notified != 2 {
+		t.Fatalf("2 appends while the first job runs queued %d jobs (%d wake-ups in all), want 1 (2)", n, notified)
 	}
-	appendOne(7) // both shared jobs run: a job of its own
+	if got := claim(); len(got) != 0 { // the index jobs of a user run one at a time
+		t.Fatalf("claimed %d jobs while the user's first index job runs", len(got))
+	}
+	run(first)
+	second := claim()
+	if len(second) != 1 {
+		t.Fatalf("claimed %d jobs after the first was done, want the second", len(second))
+	}
+	appendOne(7) // the second runs, the first key is free again
+	run(second)
 	third := claim()
 	if len(third) != 1 || notified != 3 {
-		t.Fatalf("an append while both shared jobs run made %d jobs (%d wake-ups in all), want 1 (3)", len(third), notified)
+		t.Fatalf("an append while the second job ran made %d jobs (%d wake-ups in all), want 1 (3)", len(third), notified)
 	}
-	for _, j := range append(append(first, second...), third...) {
-		if err := ix.Run(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run(third)
 	vs, err := s.FindVectors(ctx, "alice", emb.Space(), []string{agentmem.ScopeMessages})
 	if err != nil {
 		t.Fatal(err)

@@ -84,19 +84,10 @@ func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom
 	if ix == nil || ix.Jobs == nil {
 		return nil
 	}
-	// The rule of agentmem.PickJob, one EnqueueJob at a time: a queued job
-	// starts after this batch was stored, so it covers it; a running one
-	// may have read the thread before: try the next key.
-	for _, alt := range indexJobs(userID, threadID, seqFrom, seqTo) {
-		j, err := ix.Jobs.EnqueueJob(ctx, alt)
-		if err != nil {
-			return err
-		}
-		if j.Status == agentmem.JobQueued {
-			return nil
-		}
-	}
-	return nil
+	// A queued job starts after this batch was stored, so it covers it; a
+	// running one may have read the thread before: try the next key.
+	_, err := agentmem.EnqueuePicked(ctx, ix.Jobs, indexJobs(userID, threadID, seqFrom, seqTo))
+	return err
 }
 
 // AppendJobs returns opt asking AppendMessages to enqueue the index job of
@@ -124,13 +115,18 @@ func (ix *Indexer) AppendJobs(opt agentmem.AppendOptions) agentmem.AppendOptions
 // job of the messages seqFrom..seqTo of a thread: the thread's two shared
 // jobs, which index through its last message when they run, then a job
 // of the batch's own.
+//
+// The index jobs of a user run one at a time (their Serial is JobKind):
+// two of them reading the same turns at once, or the same statement in
+// two threads, would each find no memory of it and both add it. Jobs of
+// other users still run side by side.
 func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
 	shared, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom})
 	own, _ := json.Marshal(indexPayload{ThreadID: threadID, SeqFrom: seqFrom, SeqTo: seqTo})
 	return []*agentmem.Job{
-		{UserID: userID, Kind: JobKind, Key: threadID + "#a", Payload: shared},
-		{UserID: userID, Kind: JobKind, Key: threadID + "#b", Payload: shared},
-		{UserID: userID, Kind: JobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Payload: own},
+		{UserID: userID, Kind: JobKind, Key: threadID + "#a", Serial: JobKind, Payload: shared},
+		{UserID: userID, Kind: JobKind, Key: threadID + "#b", Serial: JobKind, Payload: shared},
+		{UserID: userID, Kind: JobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Serial: JobKind, Payload: own},
 	}
 }
 

@@ -39,6 +39,17 @@ func TestIndexer_Enqueue(t *testing.T) {
 		}
 		return jobs
 	}
+	run := func(jobs []*agentmem.Job) {
+		t.Helper()
+		for _, j := range jobs {
+			if err := ix.Run(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CompleteJob(ctx, j.UserID, j.ID, "w"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for i := range 5 {
 		appendOne(i)
 	}
@@ -48,22 +59,26 @@ func TestIndexer_Enqueue(t *testing.T) {
 	}
 	appendOne(5) // the first job runs: a second shared job collects
 	appendOne(6)
+	if n := queued(t, s); n != 1 {
+		t.Fatalf("2 appends while the first job runs queued %d jobs, want 1", n)
+	}
+	// The index jobs of a user run one at a time: the second waits for the
+	// first, which may have read the thread before message 6 was appended.
+	if got := claim(); len(got) != 0 {
+		t.Fatalf("claimed %d jobs while the user's first index job runs", len(got))
+	}
+	run(first)
 	second := claim()
 	if len(second) != 1 {
-		t.Fatalf("2 appends while the first job runs made %d jobs, want 1", len(second))
+		t.Fatalf("claimed %d jobs after the first was done, want the second", len(second))
 	}
-	appendOne(7) // both shared jobs run: a job of its own
+	appendOne(7) // the second runs, the first key is free again
+	run(second)
 	third := claim()
 	if len(third) != 1 {
-		t.Fatalf("an append while both shared jobs run made %d jobs, want 1", len(third))
+		t.Fatalf("an append while the second job ran made %d jobs, want 1", len(third))
 	}
-	// The first job read the thread before message 6 was appended? It runs
-	// now and reads all: every message must end up with a vector.
-	for _, j := range append(append(first, second...), third...) {
-		if err := ix.Run(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run(third)
 	vs, err := s.FindVectors(ctx, "alice", emb.Space(), []string{agentmem.ScopeMessages})
 	if err != nil {
 		t.Fatal(err)
@@ -71,4 +86,15 @@ func TestIndexer_Enqueue(t *testing.T) {
 	if len(vs) != 8 {
 		t.Fatalf("%d messages have vectors, want all 8", len(vs))
 	}
+}
+
+// queued counts the queued index jobs.
+func queued(t *testing.T, s agentmem.JobStore) int {
+	t.Helper()
+	st, kind := agentmem.JobQueued, index.JobKind
+	jobs, _, err := s.FindJobs(ctx, agentmem.JobFilter{Status: &st, Kind: &kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(jobs)
 }

@@ -148,13 +148,21 @@ func (s *Store) FindSession(ctx context.Context, userID, agentID string) (*agent
 	return &sess, nil
 }
 
-// SetSession implements agentmem.SessionStore.
+// SetSession implements agentmem.SessionStore. The user's row, locked
+// FOR SHARE first, waits for an OpenSession of the user in progress
+// (which locks it FOR UPDATE), and makes one that comes after wait: an
+// OpenSession that found no session cannot then overwrite this one with
+// the thread it created.
 func (s *Store) SetSession(ctx context.Context, userID, agentID, threadID string) (*agentmem.Session, error) {
 	if err := agentmem.ValidateID("agent_id", agentID); err != nil {
 		return nil, err
 	}
 	sess := &agentmem.Session{UserID: userID, AgentID: agentID, ThreadID: threadID, UpdatedAt: s.now()}
 	err := s.write(ctx, func(tx pgx.Tx) error {
+		// No row (no such user) locks nothing: the thread is not found below.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE user_id = $1 FOR SHARE`, userID); err != nil {
+			return fmt.Errorf("lock user: %w", err)
+		}
 		// FOR SHARE: the thread cannot be deleted before the session is set.
 		if _, err := findLiveThread(ctx, tx, userID, threadID, forShare); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-const jobColumns = `user_id, id, kind, key, payload, status, attempts, max_attempts, run_at, lease_owner, lease_until, last_error, created_at, updated_at`
+const jobColumns = `user_id, id, kind, key, serial, payload, status, attempts, max_attempts, run_at, lease_owner, lease_until, last_error, created_at, updated_at`
 
 func scanJob(row interface{ Scan(...any) error }) (*agentmem.Job, error) {
 	var (
@@ -20,7 +21,7 @@ func scanJob(row interface{ Scan(...any) error }) (*agentmem.Job, error) {
 		payload    []byte
 		leaseUntil *time.Time
 	)
-	if err := row.Scan(&j.UserID, &j.ID, &j.Kind, &j.Key, &payload, &j.Status, &j.Attempts, &j.MaxAttempts, &j.RunAt,
+	if err := row.Scan(&j.UserID, &j.ID, &j.Kind, &j.Key, &j.Serial, &payload, &j.Status, &j.Attempts, &j.MaxAttempts, &j.RunAt,
 		&j.LeaseOwner, &leaseUntil, &j.LastError, &j.CreatedAt, &j.UpdatedAt); err != nil {
 		return nil, err
 	}
@@ -107,11 +108,11 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 // insertJobSQL inserts a job unless its key has an active job: its ON
 // CONFLICT names jobs_active_key, so that a conflict on it inserts nothing
 // (0 rows) while one on the primary key fails (see insertJobError).
-const insertJobSQL = `INSERT INTO jobs (` + jobColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+const insertJobSQL = `INSERT INTO jobs (` + jobColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 	ON CONFLICT (user_id, kind, key) WHERE status IN ('queued', 'running') DO NOTHING`
 
 func insertJobArgs(j *agentmem.Job) []any {
-	return []any{j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, j.RunAt,
+	return []any{j.UserID, j.ID, j.Kind, j.Key, j.Serial, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, j.RunAt,
 		j.LeaseOwner, j.LeaseUntil, j.LastError, j.CreatedAt, j.UpdatedAt}
 }
 
@@ -197,15 +198,20 @@ func updateJobArgs(j *agentmem.Job) []any {
 
 // ClaimJobs implements agentmem.JobStore.
 //
-//	SELECT … FROM jobs WHERE ((status = 'queued' AND run_at <= now) OR (status = 'running' AND lease_until < now))
+//	SELECT … FROM jobs j WHERE ((status = 'queued' AND run_at <= now) OR (status = 'running' AND lease_until < now))
 //	  [AND kind = ANY($k)]
-//	ORDER BY run_at LIMIT n FOR UPDATE SKIP LOCKED
+//	  AND (serial = '' OR NOT EXISTS (a job of j's user and serial running with lease_until >= now))
+//	ORDER BY run_at LIMIT claimScan(n) FOR UPDATE SKIP LOCKED
 //
-// reads both branches from jobs_claim and locks the rows it returns;
-// rows that a concurrent claimer has locked are skipped (and not counted
-// against n), and a row that one claimed and committed meanwhile is
-// re-checked and no longer due. The claims are then written in one round
-// trip, and commit releases the locks.
+// reads both branches from jobs_claim, the running jobs of a serial from
+// jobs_running_serial, and locks the rows it returns; rows that a
+// concurrent claimer has locked are skipped, and a row that one claimed
+// and committed meanwhile is re-checked and no longer due.
+// agentmem.PickDue then keeps one job per serial; the serials of those
+// are locked (lockSerials), so that two claimers never take two jobs of
+// one serial, and a serial found busy gives its place to the next due
+// jobs. The claims are then written in one round trip, and commit
+// releases the locks.
 func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
 	if err := agentmem.ValidateClaim(owner, kinds, n, lease); err != nil {
 		return nil, err
@@ -214,12 +220,14 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n i
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		claimed = claimed[:0]
 		now := s.now()
-		q := `SELECT ` + jobColumns + ` FROM jobs WHERE ((status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1))`
-		args := []any{now, n}
+		q := `SELECT ` + jobColumns + ` FROM jobs j WHERE ((status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1))`
+		args := []any{now, agentmem.ClaimScan(n)}
 		if len(kinds) > 0 {
 			q += ` AND kind = ANY($3)`
 			args = append(args, kinds)
 		}
+		q += ` AND (serial = '' OR NOT EXISTS (SELECT 1 FROM jobs r
+			WHERE r.user_id = j.user_id AND r.serial = j.serial AND r.status = 'running' AND r.serial <> '' AND r.lease_until >= $1))`
 		rows, err := tx.Query(ctx, q+` ORDER BY run_at LIMIT $2 FOR UPDATE SKIP LOCKED`, args...)
 		if err != nil {
 			return fmt.Errorf("find due jobs: %w", err)
@@ -228,12 +236,36 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n i
 		if err != nil || len(due) == 0 {
 			return err
 		}
-		b := &pgx.Batch{}
-		for _, j := range due {
-			if j.Claim(owner, now, lease) {
-				claimed = append(claimed, j)
+		pick, die := agentmem.PickDue(due, n)
+		// A serial found busy leaves its place to the next due jobs.
+		locked, busy := map[jobSerial]bool{}, map[jobSerial]bool{}
+		for {
+			more, err := lockSerials(ctx, tx, pick, locked, now)
+			if err != nil {
+				return err
 			}
+			if len(more) == 0 {
+				break
+			}
+			for k := range more {
+				busy[k] = true
+			}
+			pick, _ = agentmem.PickDue(slices.DeleteFunc(slices.Clone(due), func(j *agentmem.Job) bool {
+				return busy[jobSerial{j.UserID, j.Serial}]
+			}), n)
+		}
+		b := &pgx.Batch{}
+		for _, j := range die {
+			j.Claim(owner, now, lease)
 			b.Queue(updateJobSQL, updateJobArgs(j)...)
+		}
+		for _, j := range pick {
+			j.Claim(owner, now, lease)
+			b.Queue(updateJobSQL, updateJobArgs(j)...)
+			claimed = append(claimed, j)
+		}
+		if b.Len() == 0 {
+			return nil
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("update jobs: %w", err)
@@ -244,6 +276,62 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n i
 		return nil, err
 	}
 	return claimed, nil
+}
+
+// jobSerial is a user and a serial (see agentmem.Job.Serial).
+type jobSerial struct{ user, serial string }
+
+// lockSerials locks the serials of the jobs of pick that are not locked
+// yet, adds them to locked, and returns those of them that are busy: tx
+// may claim a job of pick only if its serial is not busy.
+//
+// A claim's query cannot see what a concurrent claim has not committed:
+// two claims could each find a different job of one serial due, and both
+// claim it. So each claim takes a transaction-level advisory lock on the
+// serial of each job it picked (pg_try_advisory_xact_lock of the user and
+// serial, hashed), without waiting: a serial locked by another claim
+// being decided is busy. Then, in a second statement, whose snapshot is
+// taken after the lock (READ COMMITTED), it looks again for a job of the
+// serial running under a lease: one that a claim committed before the
+// lock was free; that serial is busy too. A claim that comes after finds
+// the lock taken until this one commits, and then this one's job running.
+// Two serials whose hashes collide only wait for each other.
+func lockSerials(ctx context.Context, tx pgx.Tx, pick []*agentmem.Job, locked map[jobSerial]bool, now time.Time) (map[jobSerial]bool, error) {
+	var users, serials []string
+	for _, j := range pick {
+		if k := (jobSerial{j.UserID, j.Serial}); j.Serial != "" && !locked[k] {
+			locked[k] = true
+			users, serials = append(users, j.UserID), append(serials, j.Serial)
+		}
+	}
+	busy := map[jobSerial]bool{}
+	if len(users) == 0 {
+		return busy, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT u, s FROM (SELECT u, s, pg_try_advisory_xact_lock(hashtextextended(u || chr(31) || s, 0)) AS locked
+		FROM unnest($1::text[], $2::text[]) AS k(u, s)) l WHERE NOT locked`, users, serials)
+	b.Queue(`SELECT user_id, serial FROM jobs WHERE status = 'running' AND serial <> '' AND lease_until >= $3
+		AND (user_id, serial) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, users, serials, now)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	for range 2 {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, fmt.Errorf("lock serials: %w", err)
+		}
+		var k jobSerial
+		if _, err := pgx.ForEachRow(rows, []any{&k.user, &k.serial}, func() error {
+			busy[k] = true
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("lock serials: %w", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("lock serials: %w", err)
+	}
+	return busy, nil
 }
 
 // CompleteJob implements agentmem.JobStore.

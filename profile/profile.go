@@ -53,16 +53,27 @@ type Profiler struct {
 	Log   *slog.Logger
 }
 
-// Run is the profile job's handler (a worker.Handler).
+// conflictTries bounds the refreshes of one profile job that another
+// refresh beats to storing its version.
+const conflictTries = 3
+
+// Run is the profile job's handler (a worker.Handler). Another refresh
+// that stored a version while this one ran (ECONFLICT: one asked for
+// through the API; the jobs of a user run one at a time) may have read
+// the memories before the change this job was queued for, so the job
+// refreshes again, on top of it.
 func (p *Profiler) Run(ctx context.Context, j *agentmem.Job) error {
-	_, err := p.Refresh(ctx, j.UserID)
-	switch agentmem.ErrorCode(err) {
-	case agentmem.ECONFLICT:
-		return nil // refreshed meanwhile by another: that one read what this one would
-	case agentmem.ENOTFOUND:
+	var err error
+	for range conflictTries {
+		_, err = p.Refresh(ctx, j.UserID)
+		if agentmem.ErrorCode(err) != agentmem.ECONFLICT {
+			break
+		}
+	}
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		return nil // nothing known about the user yet: no profile to write
 	}
-	return err
+	return err // still ECONFLICT: a storm of refreshes; the job is retried after a back-off
 }
 
 // Refresh synthesises the user's profile again and returns the newest

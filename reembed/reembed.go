@@ -27,8 +27,9 @@ const (
 )
 
 // SystemUser is the user of the jobs that concern every user (a job
-// belongs to a user). Erasing it erases only such jobs.
-const SystemUser = "_agentmem"
+// belongs to a user). Its ID is reserved (agentmem.ReservedIDPrefix): no
+// client can reach it, nor erase its jobs.
+const SystemUser = agentmem.ReservedIDPrefix + "agentmem"
 
 // Defaults of Reembedder's zero fields.
 const (

@@ -197,10 +197,19 @@ func (r *Reflector) RetryFailed(ctx context.Context, userID, threadID string) (b
 	return err == nil, err
 }
 
-// EnqueueProfile asks for the user's profile to be synthesised again
-// (one job at a time per user).
+// EnqueueProfile asks for the user's profile to be synthesised again,
+// after a change to its memories: a refresh starts after the call. A
+// queued profile job of the user covers the request; a running one does
+// not, as it may have read the memories before the change, so a second
+// job is queued behind it. The profile jobs of a user run one at a time
+// (their Serial), so the second starts once the first is done.
 func (r *Reflector) EnqueueProfile(ctx context.Context, userID string) error {
-	return r.enqueue(ctx, userID, profile.JobKind, "profile", struct{}{})
+	var alts []*agentmem.Job
+	for _, key := range []string{"profile", "profile#next"} {
+		alts = append(alts, &agentmem.Job{UserID: userID, Kind: profile.JobKind, Key: key, Serial: profile.JobKind, Payload: json.RawMessage(`{}`)})
+	}
+	_, err := agentmem.EnqueuePicked(ctx, r.Store, alts)
+	return err
 }
 
 func (r *Reflector) enqueue(ctx context.Context, userID, kind, key string, payload any) error {

@@ -12,7 +12,7 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
-const jobColumns = `user_id, id, kind, key, payload, status, attempts, max_attempts, run_at, lease_owner, lease_until, last_error, created_at, updated_at`
+const jobColumns = `user_id, id, kind, key, serial, payload, status, attempts, max_attempts, run_at, lease_owner, lease_until, last_error, created_at, updated_at`
 
 func scanJob(row interface{ Scan(...any) error }) (*agentmem.Job, error) {
 	var (
@@ -21,7 +21,7 @@ func scanJob(row interface{ Scan(...any) error }) (*agentmem.Job, error) {
 		runAt, created, updated int64
 		leaseUntil              sql.NullInt64
 	)
-	if err := row.Scan(&j.UserID, &j.ID, &j.Kind, &j.Key, &payload, &j.Status, &j.Attempts, &j.MaxAttempts, &runAt,
+	if err := row.Scan(&j.UserID, &j.ID, &j.Kind, &j.Key, &j.Serial, &payload, &j.Status, &j.Attempts, &j.MaxAttempts, &runAt,
 		&j.LeaseOwner, &leaseUntil, &j.LastError, &created, &updated); err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ const (
 		WHERE user_id = ? AND kind = ? AND key = ? AND status IN ('queued', 'running')`
 	findActiveJobStatusQuery = `SELECT status FROM jobs
 		WHERE user_id = ? AND kind = ? AND key = ? AND status IN ('queued', 'running')`
-	insertJobQuery = `INSERT INTO jobs (` + jobColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertJobQuery = `INSERT INTO jobs (` + jobColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // EnqueueJob implements agentmem.JobStore. The write loop runs one write
@@ -102,7 +102,7 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 
 func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, j *agentmem.Job) error {
 	_, err := s.writeExec(ctx, tx, insertJobQuery,
-		j.UserID, j.ID, j.Kind, j.Key, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, micros(j.RunAt),
+		j.UserID, j.ID, j.Kind, j.Key, j.Serial, string(j.Payload), j.Status, j.Attempts, j.MaxAttempts, micros(j.RunAt),
 		j.LeaseOwner, nullMicros(j.LeaseUntil), j.LastError, micros(j.CreatedAt), micros(j.UpdatedAt))
 	if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
 		return agentmem.Errorf(agentmem.ECONFLICT, "Job %q already exists.", j.ID)
@@ -164,13 +164,16 @@ func updateJob(ctx context.Context, tx *sql.Tx, j *agentmem.Job) error {
 
 // ClaimJobs implements agentmem.JobStore.
 //
-//	SELECT … FROM jobs WHERE ((status = 'queued' AND run_at <= now) OR (status = 'running' AND lease_until < now))
+//	SELECT … FROM jobs j WHERE ((status = 'queued' AND run_at <= now) OR (status = 'running' AND lease_until < now))
 //	  [AND kind IN (…)]
-//	ORDER BY run_at LIMIT n
+//	  AND (serial = '' OR NOT EXISTS (a job of j's user and serial running with lease_until >= now))
+//	ORDER BY run_at LIMIT claimScan(n)
 //
 // reads each branch from an index led by status (jobs_claim for the
-// queued one), then updates each job found. It runs in the write loop,
-// one write at a time, so no two claims can see the same job due.
+// queued one), and the running jobs of a serial from jobs_running_serial;
+// agentmem.PickDue then keeps one job per serial, and each job picked is
+// updated. It runs in the write loop, one write at a time, so no two
+// claims can see the same job due, nor two jobs of a serial free.
 func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
 	if err := agentmem.ValidateClaim(owner, kinds, n, lease); err != nil {
 		return nil, err
@@ -179,7 +182,7 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n i
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		claimed = nil
 		now := s.now()
-		q := `SELECT ` + jobColumns + ` FROM jobs WHERE ((status = 'queued' AND run_at <= ?1) OR (status = 'running' AND lease_until < ?1))`
+		q := `SELECT ` + jobColumns + ` FROM jobs j WHERE ((status = 'queued' AND run_at <= ?1) OR (status = 'running' AND lease_until < ?1))`
 		args := []any{micros(now)}
 		if len(kinds) > 0 {
 			q += ` AND kind IN (?` + strings.Repeat(", ?", len(kinds)-1) + `)`
@@ -187,7 +190,9 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n i
 				args = append(args, k)
 			}
 		}
-		rows, err := tx.QueryContext(ctx, q+` ORDER BY run_at LIMIT ?`, append(args, n)...)
+		q += ` AND (serial = '' OR NOT EXISTS (SELECT 1 FROM jobs r
+			WHERE r.user_id = j.user_id AND r.serial = j.serial AND r.status = 'running' AND r.serial <> '' AND r.lease_until >= ?1))`
+		rows, err := tx.QueryContext(ctx, q+` ORDER BY run_at LIMIT ?`, append(args, agentmem.ClaimScan(n))...)
 		if err != nil {
 			return fmt.Errorf("find due jobs: %w", err)
 		}
@@ -195,13 +200,19 @@ func (s *Store) ClaimJobs(ctx context.Context, owner string, kinds []string, n i
 		if err != nil {
 			return err
 		}
-		for _, j := range due {
-			if j.Claim(owner, now, lease) {
-				claimed = append(claimed, j)
-			}
+		pick, die := agentmem.PickDue(due, n)
+		for _, j := range die {
+			j.Claim(owner, now, lease)
 			if err := updateJob(ctx, tx, j); err != nil {
 				return err
 			}
+		}
+		for _, j := range pick {
+			j.Claim(owner, now, lease)
+			if err := updateJob(ctx, tx, j); err != nil {
+				return err
+			}
+			claimed = append(claimed, j)
 		}
 		return nil
 	})

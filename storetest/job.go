@@ -601,3 +601,145 @@ func testJobErasure(t *testing.T, s agentmem.Store) {
 		t.Fatalf("bob has %d jobs, want 2 (deleting his thread leaves them)", len(got))
 	}
 }
+
+// testClaimJobsSerial: of the jobs of one user and Serial, one runs at a
+// time: a claim takes the oldest due one alone, and the next only once
+// it is done, failed, handed back, or its lease expired. Other users,
+// other serials and jobs without one are not held up, nor counted against
+// n while they wait.
+func testClaimJobsSerial(t *testing.T, s agentmem.Store) {
+	start := time.Now().Add(-time.Minute)
+	enqueue := func(user, serial string, i int) *agentmem.Job {
+		t.Helper()
+		return MustEnqueueJob(t, s, &agentmem.Job{UserID: user, Kind: "index", Serial: serial, RunAt: start.Add(time.Duration(i) * time.Second)})
+	}
+	a1, a2, a3 := enqueue("alice", "index", 0), enqueue("alice", "index", 1), enqueue("alice", "index", 2)
+	other := enqueue("alice", "profile", 3)
+	bob := enqueue("bob", "index", 4)
+	free := enqueue("alice", "", 5)
+	if a1.Serial != "index" || MustFindJob(t, s, "alice", a1.ID).Serial != "index" {
+		t.Fatalf("serial not kept: %+v", MustFindJob(t, s, "alice", a1.ID))
+	}
+
+	got := MustClaimJobs(t, s, "w1", nil, 4, time.Minute)
+	if diff := cmp.Diff([]string{a1.ID, other.ID, bob.ID, free.ID}, jobIDs(got)); diff != "" {
+		t.Fatalf("first claim mismatch (-want +got):\n%s", diff)
+	}
+	if got := MustClaimJobs(t, s, "w2", nil, 10, time.Minute); len(got) != 0 {
+		t.Fatalf("claimed %v while a job of their serial runs", jobIDs(got))
+	}
+	// Done: the next of the serial is due.
+	if err := s.CompleteJob(ctx, "alice", a1.ID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustClaimJobs(t, s, "w2", nil, 10, time.Minute); len(got) != 1 || got[0].ID != a2.ID {
+		t.Fatalf("claim after the first was done = %v, want [%s]", jobIDs(got), a2.ID)
+	}
+	// Failed, to be retried later: the next is due meanwhile.
+	if err := s.FailJob(ctx, "alice", a2.ID, "w2", "boom", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustClaimJobs(t, s, "w3", nil, 10, time.Minute); len(got) != 1 || got[0].ID != a3.ID {
+		t.Fatalf("claim after a failure = %v, want [%s]", jobIDs(got), a3.ID)
+	}
+	// Handed back: due again, alone.
+	if err := s.ReleaseJob(ctx, "alice", a3.ID, "w3"); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustClaimJobs(t, s, "w4", nil, 10, time.Millisecond); len(got) != 1 || got[0].ID != a3.ID {
+		t.Fatalf("claim after a release = %v, want [%s]", jobIDs(got), a3.ID)
+	}
+	// Its worker died: once its lease has expired, the serial is free, and
+	// of the job that lost its worker and the one queued behind it, a claim
+	// takes the older alone.
+	a4 := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Serial: "index"}) // due after a3, handed back before
+	time.Sleep(10 * time.Millisecond)
+	if got := MustClaimJobs(t, s, "w5", nil, 10, time.Minute); len(got) != 1 || got[0].ID != a3.ID || got[0].Attempts != 2 {
+		t.Fatalf("claim after the lease expired = %v, want [%s] on its second attempt", jobIDs(got), a3.ID)
+	}
+	if err := s.CompleteJob(ctx, "alice", a3.ID, "w5"); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustClaimJobs(t, s, "w5", nil, 10, time.Minute); len(got) != 1 || got[0].ID != a4.ID {
+		t.Fatalf("last claim = %v, want [%s]", jobIDs(got), a4.ID)
+	}
+
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, serial := range []string{"a\x00b", "\xff", strings.Repeat("s", agentmem.MaxJobKeyBytes+1)} {
+			_, err := s.EnqueueJob(ctx, &agentmem.Job{UserID: "alice", Kind: "index", Serial: serial})
+			wantCode(t, err, agentmem.EINVALID)
+		}
+	})
+}
+
+// testClaimJobsSerialConcurrent: claimers taking jobs at once, in rounds,
+// never run two jobs of one user and Serial together: each round claims
+// exactly one job of each (user, serial) and every job without a serial,
+// until all are done.
+func testClaimJobsSerialConcurrent(t *testing.T, s agentmem.Store) {
+	const users, serials, perSerial, free, claimers = 4, 2, 5, 8, 6
+	for i := range perSerial {
+		for u := range users {
+			for k := range serials {
+				MustEnqueueJob(t, s, &agentmem.Job{UserID: fmt.Sprintf("user-%d", u), Kind: "index", Serial: fmt.Sprintf("s%d", k),
+					RunAt: time.Now().Add(-time.Minute + time.Duration(i)*time.Second)})
+			}
+		}
+	}
+	for i := range free {
+		MustEnqueueJob(t, s, &agentmem.Job{UserID: fmt.Sprintf("user-%d", i%users), Kind: "index", RunAt: time.Now().Add(-time.Minute)})
+	}
+	for round := range perSerial {
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			claimed []*agentmem.Job
+			errs    []error
+		)
+		for c := range claimers {
+			wg.Go(func() {
+				for {
+					got, err := s.ClaimJobs(ctx, fmt.Sprintf("w%d", c), nil, 3, time.Minute)
+					mu.Lock()
+					claimed = append(claimed, got...)
+					if err != nil {
+						errs = append(errs, err)
+					}
+					mu.Unlock()
+					if err != nil || len(got) == 0 {
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if len(errs) > 0 {
+			t.Fatal(errs[0])
+		}
+		groups := map[string]int{}
+		unserialised := 0
+		for _, j := range claimed {
+			if j.Serial == "" {
+				unserialised++
+			} else {
+				groups[j.UserID+"/"+j.Serial]++
+			}
+		}
+		for g, n := range groups {
+			if n != 1 {
+				t.Fatalf("round %d: %d jobs of %s claimed together", round, n, g)
+			}
+		}
+		if len(groups) != users*serials || round == 0 && unserialised != free || round > 0 && unserialised != 0 {
+			t.Fatalf("round %d claimed %d serials and %d jobs without one, want %d and %d", round, len(groups), unserialised, users*serials, free)
+		}
+		for _, j := range claimed {
+			if err := s.CompleteJob(ctx, j.UserID, j.ID, j.LeaseOwner); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if left := AllJobs(t, s, agentmem.JobFilter{Status: ptr(agentmem.JobQueued)}); len(left) != 0 {
+		t.Fatalf("%d jobs left queued", len(left))
+	}
+}

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"Elements", testElements},
 		{"Sessions", testSessions},
 		{"Sessions/Open", testOpenSession},
+		{"Sessions/SetWhileOpening", testSetSessionWhileOpening},
 		{"ImportExport", testImportExport},
 		{"ImportUser", testImportUser},
 		{"ImportUser/Conflicts", testImportUserConflicts},
@@ -60,6 +61,8 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ClaimJobs", testClaimJobs},
 		{"ClaimJobs/Lease", testClaimJobsLease},
 		{"ClaimJobs/Concurrent", testClaimJobsConcurrent},
+		{"ClaimJobs/Serial", testClaimJobsSerial},
+		{"ClaimJobs/SerialConcurrent", testClaimJobsSerialConcurrent},
 		{"CompleteJob", testCompleteJob},
 		{"ReleaseJob", testReleaseJob},
 		{"FailJob", testFailJob},
@@ -996,6 +999,45 @@ func testOpenSession(t *testing.T, s agentmem.Store) {
 	}
 	if len(seen) != 1 || len(threads) != 1 {
 		t.Fatalf("concurrent OpenSession answered %d threads and stored %d; want 1 and 1", len(seen), len(threads))
+	}
+}
+
+// testSetSessionWhileOpening: a SetSession racing with OpenSession calls
+// of the same user and agent is never undone by them. Whichever comes
+// first, the active session ends up the thread SetSession named: an
+// OpenSession before it made a session that it replaced, one after it
+// found its session. Rounds of one agent each give the race its chances.
+func testSetSessionWhileOpening(t *testing.T, s agentmem.Store) {
+	const rounds, opens = 20, 4
+	for r := range rounds {
+		agent := fmt.Sprintf("a%d", r)
+		mine := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "mine-" + agent, AgentID: agent})
+		var wg sync.WaitGroup
+		errs := make(chan error, opens+1)
+		wg.Go(func() {
+			if _, err := s.SetSession(ctx, "alice", agent, mine.ID); err != nil {
+				errs <- err
+			}
+		})
+		for range opens {
+			wg.Go(func() {
+				if _, _, err := s.OpenSession(ctx, "alice", agent, &agentmem.Thread{}); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		sess, err := s.FindSession(ctx, "alice", agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.ThreadID != mine.ID {
+			t.Fatalf("round %d: the session is %q, want %q, which SetSession set", r, sess.ThreadID, mine.ID)
+		}
 	}
 }
 

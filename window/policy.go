@@ -40,15 +40,16 @@ const (
 
 // DefaultRequest is the zero-configuration policy: a 128K window less 8K
 // for the answer (seed 000), o200k counts, summarise at 70 % keeping the
-// newest 40 % of the budget (seed 004), chat messages.
+// newest 40 % of the budget (seed 004), a window of the last 15 turns
+// (seed 004), chat messages.
 func DefaultRequest() Request {
 	return Request{
-		BudgetTokens:   120_000,
-		Model:          "gpt-4o",
-		Strategy:       StrategySummarize,
-		WindowMessages: 15,
-		Summarize:      &SummarizePolicy{TriggerFraction: 0.7, KeepFraction: 0.4},
-		Format:         FormatMessages,
+		BudgetTokens: 120_000,
+		Model:        "gpt-4o",
+		Strategy:     StrategySummarize,
+		WindowTurns:  15,
+		Summarize:    &SummarizePolicy{TriggerFraction: 0.7, KeepFraction: 0.4},
+		Format:       FormatMessages,
 	}
 }
 

@@ -72,9 +72,15 @@ type Options struct {
 	// which spares a build reading its history from the store again
 	// (default 64 MiB; negative disables it).
 	TailCacheBytes int64
+	// WarnFraction: the telemetry warns when a context uses this fraction
+	// of its budget or more (DefaultWarnFraction when 0).
+	WarnFraction float64
 	// Log receives warnings (a provider that failed). Nil discards.
 	Log *slog.Logger
 }
+
+// DefaultWarnFraction is seed 004's CONTEXT_WINDOW_WARNING_THRESHOLD.
+const DefaultWarnFraction = 0.8
 
 // Builder builds contexts. It is safe for concurrent use.
 type Builder struct {
@@ -99,6 +105,7 @@ func New(store Store, jobs agentmem.JobStore, opt Options) *Builder {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
+	opt.WarnFraction = cmp.Or(opt.WarnFraction, DefaultWarnFraction)
 	size := cmp.Or(opt.CacheSize, 1024)
 	return &Builder{store: store, jobs: jobs, opt: opt, cache: newCache(size), tails: newTails(cmp.Or(opt.TailCacheBytes, 64<<20))}
 }
@@ -710,7 +717,7 @@ func (bl *build) warn(t *Telemetry) {
 	if bl.cnt.toolApprox {
 		bl.warnings = append(bl.warnings, "Tool calls are counted approximately: OpenAI does not document how it tokenizes them.")
 	}
-	if t.Fraction >= 0.8 {
+	if t.Fraction >= bl.b.opt.WarnFraction {
 		bl.warnings = append(bl.warnings, fmt.Sprintf("The context uses %.0f%% of the budget.", 100*t.Fraction))
 	}
 	t.Warnings = bl.warnings

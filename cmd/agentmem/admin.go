@@ -21,12 +21,12 @@ import (
 
 // runMigrate applies pending migrations (serve does this at start too).
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg := defaults()
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlags(fs, &cfg, getenv)
-	if err := cfg.parse(fs, args, getenv); err != nil {
+	cfg, fs, err := parseCommand("migrate", args, getenv, stdout, nil)
+	if err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("migrate: unexpected argument %q", fs.Arg(0))
 	}
 	store, err := openStore(ctx, cfg)
 	if err != nil {
@@ -42,37 +42,46 @@ func cliContext(ctx context.Context) context.Context {
 	return agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Via: "cli", Scope: agentmem.Scope{Kind: agentmem.ScopeAdmin}})
 }
 
+// exportArgs are export's arguments.
+type exportArgs struct {
+	user, thread, format, out string
+	includeDeleted            bool
+}
+
+func (a *exportArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.user, "user", "", "the user to export (required)")
+	fs.StringVar(&a.thread, "thread", "", "export only this thread")
+	fs.StringVar(&a.format, "format", "json", "json or markdown")
+	fs.BoolVar(&a.includeDeleted, "include-deleted", false, "export soft-deleted threads too")
+	fs.StringVar(&a.out, "out", "-", "output file; - is standard output")
+}
+
 // runExport writes one thread (--thread) or everything of a user, as
 // JSON (what import takes) or Markdown.
 func runExport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg := defaults()
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlags(fs, &cfg, getenv)
-	user := fs.String("user", "", "the user to export (required)")
-	thread := fs.String("thread", "", "export only this thread")
-	format := fs.String("format", "json", "json or markdown")
-	includeDeleted := fs.Bool("include-deleted", false, "export soft-deleted threads too")
-	out := fs.String("out", "-", "output file; - is standard output")
-	if err := cfg.parse(fs, args, getenv); err != nil {
+	var a exportArgs
+	cfg, fs, err := parseCommand("export", args, getenv, stdout, &a)
+	if err != nil {
 		return err
 	}
-	if *user == "" {
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("export: unexpected argument %q", fs.Arg(0))
+	case a.user == "":
 		return errors.New("--user is required")
-	}
-	if *format != "json" && *format != "markdown" {
+	case a.format != "json" && a.format != "markdown":
 		return fmt.Errorf("--format must be json or markdown")
 	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
-		return writeOut(*out, stdout, func(w io.Writer) error {
-			if *thread == "" {
-				return svc.ExportUser(ctx, *user, agentmem.ExportOptions{Format: *format, IncludeDeleted: *includeDeleted}, w)
+		return writeOut(a.out, stdout, func(w io.Writer) error {
+			if a.thread == "" {
+				return svc.ExportUser(ctx, a.user, agentmem.ExportOptions{Format: a.format, IncludeDeleted: a.includeDeleted}, w)
 			}
-			x, err := svc.ExportThread(ctx, *user, *thread)
+			x, err := svc.ExportThread(ctx, a.user, a.thread)
 			if err != nil {
 				return err
 			}
-			if *format == "markdown" {
+			if a.format == "markdown" {
 				_, err = io.WriteString(w, x.Markdown())
 				return err
 			}
@@ -133,25 +142,27 @@ func withService(ctx context.Context, cfg Config, fn func(context.Context, *core
 	if cerr := store.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil && agentmem.ErrorCode(err) != agentmem.EINTERNAL {
-		return errors.New(agentmem.ErrorMessage(err))
-	}
 	return err
+}
+
+// importArgs are import's arguments.
+type importArgs struct{ user, onConflict string }
+
+func (a *importArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.user, "user", "", "the user to import into (required)")
+	fs.StringVar(&a.onConflict, "on-conflict", "fail", "what to do with records the user already has: fail (import nothing), skip or replace")
 }
 
 // runImport reads a thread export or a user export (from a file or "-" for
 // standard input) and restores it as the given user's, all of it or
 // nothing; imported messages are indexed by serve's workers.
 func runImport(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg := defaults()
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlags(fs, &cfg, getenv)
-	user := fs.String("user", "", "the user to import into (required)")
-	onConflict := fs.String("on-conflict", "fail", "what to do with records the user already has: fail (import nothing), skip or replace")
-	if err := cfg.parse(fs, args, getenv); err != nil {
+	var a importArgs
+	cfg, fs, err := parseCommand("import", args, getenv, stdout, &a)
+	if err != nil {
 		return err
 	}
+	user, onConflict := &a.user, &a.onConflict
 	if *user == "" {
 		return errors.New("--user is required")
 	}
@@ -246,26 +257,33 @@ func threadID(x *agentmem.ThreadExport) string {
 	return x.Thread.ID
 }
 
+// cleanupArgs are cleanup's arguments.
+type cleanupArgs struct {
+	olderThan time.Duration
+	dryRun    bool
+}
+
+func (a *cleanupArgs) flags(fs *flag.FlagSet) {
+	fs.Var(value{&a.olderThan}, "older-than", "delete threads not updated for this long, e.g. 30d or 2w (required)")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "only count what would be deleted")
+}
+
 // runCleanup deletes every user's threads not updated for --older-than
 // (seed 002's retention), or with --dry-run counts what it would delete.
 func runCleanup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg := defaults()
-	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlags(fs, &cfg, getenv)
-	olderThan := fs.String("older-than", "", "delete threads not updated for this long, e.g. 30d (required)")
-	dryRun := fs.Bool("dry-run", false, "only count what would be deleted")
-	if err := cfg.parse(fs, args, getenv); err != nil {
-		return err
-	}
-	if *olderThan == "" {
-		return fmt.Errorf("--older-than is required, e.g. --older-than 30d")
-	}
-	age, err := parseAge(*olderThan)
+	var a cleanupArgs
+	cfg, fs, err := parseCommand("cleanup", args, getenv, stdout, &a)
 	if err != nil {
 		return err
 	}
-	cutoff := time.Now().Add(-age)
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("cleanup: unexpected argument %q", fs.Arg(0))
+	case !given(fs, "older-than"):
+		return fmt.Errorf("--older-than is required, e.g. --older-than 30d")
+	}
+	dryRun := &a.dryRun
+	cutoff := time.Now().Add(-a.olderThan)
 	var res *agentmem.CleanupResult
 	err = withService(ctx, cfg, func(ctx context.Context, svc *core.Service) (err error) {
 		res, err = svc.Cleanup(ctx, cutoff, *dryRun)

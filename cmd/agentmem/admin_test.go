@@ -139,19 +139,6 @@ func TestMigrateAndVersion(t *testing.T) {
 	}
 }
 
-func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "12h": 12 * time.Hour, "0d": 0} {
-		if got, err := parseAge(in); err != nil || got != want {
-			t.Errorf("parseAge(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "d", "-3d", "x", "-1h"} {
-		if _, err := parseAge(bad); err == nil {
-			t.Errorf("parseAge(%q): no error", bad)
-		}
-	}
-}
-
 // TestExport_SameAsAPI: the command line's export of a user is the API's,
 // memories, notes, profiles and entities included; a failed export leaves
 // an existing output file as it was.
@@ -268,6 +255,30 @@ func TestImport_Indexed(t *testing.T) {
 			if !found && time.Now().After(deadline) {
 				t.Fatalf("vector search of %s for %q after the import: %+v, want %q", q.scope, q.query, resp.Results, q.want)
 			}
+		}
+	}
+}
+
+// TestAdmin_ReservedUser: the command line cannot reach agentmem's own
+// records either (user and tenant IDs starting with _): export, import and
+// keys create name the reserved ID.
+func TestAdmin_ReservedUser(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	id := seed(t, db, "alice", time.Now())
+	out := filepath.Join(dir, "alice.json")
+	if _, err := runCmd(t, "export", "--db", db, "--user", "alice", "--thread", id, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"export", "--db", db, "--user", "_agentmem"},
+		{"export", "--db", db, "--user", "_agentmem", "--thread", id},
+		{"import", "--db", db, "--user", "_agentmem", out},
+		{"keys", "create", "--db", db, "--scope", "user:_agentmem"},
+		{"keys", "create", "--db", db, "--scope", "tenant:_agentmem"},
+	} {
+		if _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), `"_agentmem" is reserved`) {
+			t.Errorf("%v: %v, want an error saying _agentmem is reserved", args, err)
 		}
 	}
 }

@@ -3,24 +3,26 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/reflection"
+	"github.com/agentmem/agentmem/window"
 )
 
-// Config is everything agentmem can be told. Values come from flags, then
-// AGENTMEM_* environment variables, then these defaults; no package but
-// main ever sees it.
+// Config is everything agentmem can be told: the settings of the table
+// below. Each comes from its flag, else its AGENTMEM_* environment
+// variable, else the config file (--config FILE or AGENTMEM_CONFIG),
+// else defaults(). No package but main ever sees it.
 type Config struct {
 	Addr            string        // serve: listen address
 	DB              string        // sqlite:PATH, a plain path, or postgres://…
@@ -30,35 +32,58 @@ type Config struct {
 	ShutdownTimeout time.Duration // serve: grace period for in-flight requests
 	LogLevel        string        // debug, info, warn, error
 
-	Auth             string  // serve: none, apikey or header
-	Insecure         bool    // serve: allow --auth none on a non-loopback address
-	UserHeader       string  // serve, header mode: the header holding the user ID
-	TrustedProxies   string  // serve, header mode: comma-separated addresses or CIDRs
-	RateLimit        float64 // serve: requests per second per key; 0 is no limit
-	RateBurst        int     // serve: bucket size of the rate limit
-	MaxBatchMessages int     // serve: messages per append
-	MaxQueryBytes    int     // serve: bytes of a URL query string
+	Auth             string   // serve: none, apikey or header
+	Insecure         bool     // serve: allow --auth none on a non-loopback address
+	UserHeader       string   // serve, header mode: the header holding the user ID
+	TrustedProxies   []string // serve, header mode: addresses or CIDRs
+	RateLimit        float64  // serve: requests per second per key; 0 is no limit
+	RateBurst        int      // serve: bucket size of the rate limit
+	MaxBatchMessages int      // serve: messages per append
+	MaxQueryBytes    int      // serve: bytes of a URL query string
+	AllowedOrigins   []string // serve: origins served besides the server's own
+	AllowedHosts     []string // serve: Host names served besides loopback (--auth none)
 
-	ContextBudget   int    // serve: default token budget of a context
-	ContextModel    string // serve: default model of a context
-	ContextStrategy string // serve: default strategy of a context
-	Prompts         string // serve: JSON file of named system prompts
-	LLMModel        string // serve: chat model for summaries
-	LLMBaseURL      string // serve: OpenAI-compatible server
+	// The context builder's defaults, which a request's fields override.
+	ContextBudget            int
+	ContextModel             string
+	ContextStrategy          string
+	WindowTurns              int // window strategy: the last N turns (0: no bound by turns)
+	WindowMessages           int // window strategy: the last N messages (0: no bound by messages)
+	SummarizeTriggerTurns    int // summarize strategy by turns (wins over the fractions when set)
+	SummarizeKeepTurns       int
+	SummarizeTriggerFraction float64 // summarize strategy by fraction of the budget
+	SummarizeKeepFraction    float64
+	ContextWarnFraction      float64 // the telemetry warns from this fraction of the budget
+	RecentSummaries          int     // of other threads, in the init block (0: none)
+	Prompts                  string  // JSON file of named system prompts
 
-	Embedder   string // serve: builtin (lexical, offline) or openai (the OPENAI_* server's embeddings)
-	EmbedModel string // serve: the embeddings model of --embedder openai
+	LLMModel     string // the chat model ("" for the client's default)
+	LLMBaseURL   string // an OpenAI-compatible server
+	SummaryModel string // "" for LLMModel
+	ExtractModel string // "" for LLMModel
+	ReflectModel string // "" for LLMModel
 
-	IdleTimeout       time.Duration // serve: an active thread idle this long ends (0: never)
-	InsightCategories string        // serve: comma-separated categories of insights ("" for the defaults)
+	Embedder   string // builtin (lexical, offline) or openai (the OPENAI_* server's embeddings)
+	EmbedModel string // the embeddings model of --embedder openai
+
+	ChunkTurns           int           // turns per chunk
+	IdleTimeout          time.Duration // an active thread idle this long ends (0: never)
+	InsightCategories    []string      // of reflection's insights (empty: the defaults)
+	InsightMinConfidence float64       // reflection drops weaker insights
+	FactsMinScore        float64       // min_score of a facts question that gives none
+
+	// from says where each setting set otherwise than by default came
+	// from, for errors: "--auth", "AGENTMEM_AUTH" or "auth in FILE".
+	from map[string]string
 }
 
 // defaults returns the zero-configuration setup: an SQLite file in the
-// working directory, served on loopback.
+// working directory, served on loopback, with the seeds' defaults.
 func defaults() Config {
+	ctx := window.DefaultRequest()
 	return Config{
 		Addr:            "127.0.0.1:8080",
-		DB:              "sqlite:./agentmem.db",
+		DB:              app.DefaultDB,
 		Synchronous:     "FULL",
 		MaxMessageBytes: agentmem.DefaultMaxMessageBytes,
 		MaxBodyBytes:    8 << 20,
@@ -71,117 +96,277 @@ func defaults() Config {
 		MaxBatchMessages: agentmem.MaxBatchMessages,
 		MaxQueryBytes:    8 << 10,
 
-		IdleTimeout: 30 * time.Minute,
-		Embedder:    "builtin",
-		EmbedModel:  "text-embedding-3-small",
+		ContextBudget:            ctx.BudgetTokens,
+		ContextModel:             ctx.Model,
+		ContextStrategy:          ctx.Strategy,
+		WindowTurns:              ctx.WindowTurns,
+		WindowMessages:           ctx.WindowMessages,
+		SummarizeTriggerTurns:    ctx.Summarize.TriggerTurns,
+		SummarizeKeepTurns:       ctx.Summarize.KeepTurns,
+		SummarizeTriggerFraction: ctx.Summarize.TriggerFraction,
+		SummarizeKeepFraction:    ctx.Summarize.KeepFraction,
+		ContextWarnFraction:      window.DefaultWarnFraction,
+		RecentSummaries:          window.DefaultRecentSummaries,
+
+		Embedder:   "builtin",
+		EmbedModel: "text-embedding-3-small",
+
+		ChunkTurns:           agentmem.DefaultChunkTurns,
+		IdleTimeout:          30 * time.Minute,
+		InsightMinConfidence: reflection.DefaultInsightConfidence,
 	}
 }
 
-// envString registers a string flag whose default is the environment
-// variable env if set, else def.
-func envString(fs *flag.FlagSet, p *string, name, env, usage string, getenv func(string) string) {
-	if v := getenv(env); v != "" {
-		*p = v
+// Which commands take a setting.
+const (
+	inServe = 1 << iota         // serve
+	inAdmin                     // the commands that open the store: migrate, export, import, cleanup, keys
+	inStore = inServe | inAdmin // every command that opens the store
+)
+
+// A setting is one thing agentmem can be told, in three ways: its flag
+// --NAME, its environment variable AGENTMEM_NAME (upper case, dashes as
+// underscores), and the key NAME of the config file. A flag wins over
+// its variable, which wins over the config file, which wins over
+// defaults().
+type setting struct {
+	name  string
+	in    int // inServe, inAdmin or both
+	usage string
+	// field returns the setting's field of cfg: a *string, *int, *int64,
+	// *float64, *bool, *time.Duration (see agentmem.ParseAge) or
+	// *[]string (comma-separated; a JSON array in the config file).
+	field func(cfg *Config) any
+}
+
+// env is the setting's environment variable.
+func (s setting) env() string {
+	return "AGENTMEM_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+}
+
+// settings is every setting, in the order of the README's table.
+var settings = []setting{
+	{"addr", inServe, "listen address; port 0 picks a free port", func(c *Config) any { return &c.Addr }},
+	{"db", inStore, "database: sqlite:PATH, a file path, or postgres://…", func(c *Config) any { return &c.DB }},
+	{"sqlite-synchronous", inStore, "SQLite synchronous pragma: FULL (an acknowledged write survives power loss) or NORMAL", func(c *Config) any { return &c.Synchronous }},
+	{"log-level", inServe, "debug, info, warn or error", func(c *Config) any { return &c.LogLevel }},
+	{"shutdown-timeout", inServe, "how long in-flight requests may take to finish on shutdown", func(c *Config) any { return &c.ShutdownTimeout }},
+
+	{"auth", inServe, "authentication: none (loopback only), apikey or header", func(c *Config) any { return &c.Auth }},
+	{"insecure", inServe, "allow --auth none on an address other than loopback", func(c *Config) any { return &c.Insecure }},
+	{"user-header", inServe, "header mode: the header holding the user ID", func(c *Config) any { return &c.UserHeader }},
+	{"trusted-proxies", inServe, "header mode: comma-separated addresses or CIDRs of the proxies whose header is believed", func(c *Config) any { return &c.TrustedProxies }},
+	{"rate-limit", inServe, "requests per second per key, a token bucket (0: no limit; 429 above)", func(c *Config) any { return &c.RateLimit }},
+	{"allowed-origins", inServe, "comma-separated origins (https://app.example.com) whose browser requests are served besides the server's own", func(c *Config) any { return &c.AllowedOrigins }},
+	{"allowed-hosts", inServe, "comma-separated Host names served besides loopback ones (with --auth none; with auth, when set, only these and loopback are)", func(c *Config) any { return &c.AllowedHosts }},
+	{"rate-burst", inServe, "requests a key may send at once above the rate", func(c *Config) any { return &c.RateBurst }},
+
+	{"max-message-bytes", inStore, "largest message accepted, in bytes (413 above)", func(c *Config) any { return &c.MaxMessageBytes }},
+	{"max-body-bytes", inServe, "largest request body accepted, in bytes (413 above)", func(c *Config) any { return &c.MaxBodyBytes }},
+	{"max-batch", inServe, "messages per append (413 above)", func(c *Config) any { return &c.MaxBatchMessages }},
+	{"max-query-bytes", inServe, "bytes of a URL query string (414 above)", func(c *Config) any { return &c.MaxQueryBytes }},
+
+	{"context-budget", inServe, "default token budget of a context (128K less 8K for the answer)", func(c *Config) any { return &c.ContextBudget }},
+	{"context-model", inServe, "default model whose tokenizer counts a context", func(c *Config) any { return &c.ContextModel }},
+	{"context-strategy", inServe, "default strategy of a context: trim, window or summarize", func(c *Config) any { return &c.ContextStrategy }},
+	{"window-turns", inServe, "window strategy: the last N turns (seed 004; 0: no bound by turns, with --window-messages)", func(c *Config) any { return &c.WindowTurns }},
+	{"window-messages", inServe, "window strategy: the last N messages (0: no bound by messages; with --window-turns, the tighter bound)", func(c *Config) any { return &c.WindowMessages }},
+	{"summarize-trigger-turns", inServe, "summarize strategy by turns: ask for a summary past N unsummarised turns (seed 001: 10; 0: by fraction); wins over the fractions", func(c *Config) any { return &c.SummarizeTriggerTurns }},
+	{"summarize-keep-turns", inServe, "summarize strategy by turns: the newest turns kept verbatim (seed 001: 5)", func(c *Config) any { return &c.SummarizeKeepTurns }},
+	{"summarize-trigger-fraction", inServe, "summarize strategy by fraction: ask for a summary when the unsummarised history takes this fraction of the budget (seed 004)", func(c *Config) any { return &c.SummarizeTriggerFraction }},
+	{"summarize-keep-fraction", inServe, "summarize strategy by fraction: the newest messages kept verbatim, as a fraction of the budget", func(c *Config) any { return &c.SummarizeKeepFraction }},
+	{"context-warn-fraction", inServe, "the telemetry warns when a context uses this fraction of its budget (seed 004)", func(c *Config) any { return &c.ContextWarnFraction }},
+	{"recent-summaries", inServe, "summaries of the user's other threads that open a context (seed 001; 0: none)", func(c *Config) any { return &c.RecentSummaries }},
+	{"prompts", inServe, "JSON file of named system prompts: {templates, default, rules}", func(c *Config) any { return &c.Prompts }},
+
+	{"llm-model", inServe, "chat model, with OPENAI_API_KEY, OPENAI_BASE_URL or the Azure variables (default: gpt-4o-mini; on Azure, the deployment)", func(c *Config) any { return &c.LLMModel }},
+	{"llm-base-url", inServe, "base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OPENAI_BASE_URL)", func(c *Config) any { return &c.LLMBaseURL }},
+	{"summary-model", inServe, "model of the summaries of threads and chunks (default: --llm-model)", func(c *Config) any { return &c.SummaryModel }},
+	{"extract-model", inServe, "model of memory extraction and consolidation and of entities (default: --llm-model)", func(c *Config) any { return &c.ExtractModel }},
+	{"reflect-model", inServe, "model of reflection and of the profile (default: --llm-model)", func(c *Config) any { return &c.ReflectModel }},
+	{"embedder", inServe, "embedder of search: builtin (no model, no network) or openai (the embeddings of the model's server)", func(c *Config) any { return &c.Embedder }},
+	{"embed-model", inServe, "embeddings model of --embedder openai", func(c *Config) any { return &c.EmbedModel }},
+
+	{"chunk-turns", inServe, "turns per searchable chunk (seed 001's k)", func(c *Config) any { return &c.ChunkTurns }},
+	{"idle-timeout", inServe, "an active thread without a message for this long ends, and is reflected on (0: never)", func(c *Config) any { return &c.IdleTimeout }},
+	{"insight-categories", inServe, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
+	{"insight-min-confidence", inServe, "reflection drops insights with less confidence (seed 001)", func(c *Config) any { return &c.InsightMinConfidence }},
+	{"facts-min-score", inServe, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
+}
+
+// configEnv names the config file when --config does not.
+const configEnv = "AGENTMEM_CONFIG"
+
+// readConfigFile reads the JSON object of a config file: settings by
+// name, each a string, a number, a boolean or (for a list) an array of
+// strings. A key that names no setting is an error; a setting of another
+// command is left to it (one file serves every command).
+func readConfigFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
 	}
-	fs.StringVar(p, name, *p, usage+" ("+env+")")
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("config file %s: %v (want a JSON object of settings)", path, err)
+	}
+	out := map[string]string{}
+	for key, v := range raw {
+		if !isSetting(key) {
+			return nil, fmt.Errorf("config file %s: unknown setting %q (see the settings of agentmem serve -h)", path, key)
+		}
+		var s string
+		var list []string
+		switch v = json.RawMessage(strings.TrimSpace(string(v))); {
+		case json.Unmarshal(v, &s) == nil:
+		case len(v) > 0 && v[0] == '[' && json.Unmarshal(v, &list) == nil:
+			s = strings.Join(list, ",")
+		case len(v) > 0 && v[0] != '{' && v[0] != '[' && v[0] != 'n': // a number or a boolean
+			s = string(v)
+		default:
+			return nil, fmt.Errorf("config file %s: %s must be a string, a number, a boolean or an array of strings, not %s", path, key, v)
+		}
+		out[key] = s
+	}
+	return out, nil
 }
 
-// dbFlags adds the flags every command that opens the store shares.
-func dbFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) {
-	envString(fs, &cfg.DB, "db", "AGENTMEM_DB", "database: sqlite:PATH or postgres://…", getenv)
-	envString(fs, &cfg.Synchronous, "sqlite-synchronous", "AGENTMEM_SQLITE_SYNCHRONOUS", "SQLite synchronous pragma: FULL (durable on power loss) or NORMAL", getenv)
-}
-
-// embedderFlags adds the flags that choose the embedder of search.
-func embedderFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) {
-	envString(fs, &cfg.Embedder, "embedder", "AGENTMEM_EMBEDDER", "embedder of search: builtin (no model, no network) or openai (the embeddings of the OPENAI_* server)", getenv)
-	envString(fs, &cfg.EmbedModel, "embed-model", "AGENTMEM_EMBED_MODEL", "embeddings model of --embedder openai", getenv)
-}
-
-// parse parses args with fs, reads numeric environment variables, and
-// validates the result.
-func (cfg *Config) parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	for env, p := range map[string]*int{"AGENTMEM_MAX_MESSAGE_BYTES": &cfg.MaxMessageBytes} {
-		if v := getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%s=%q is not a number", env, v)
-			}
-			*p = n
+func isSetting(name string) bool {
+	for _, s := range settings {
+		if s.name == name {
+			return true
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	return cfg.Validate()
+	return false
 }
 
-// Validate reports the first setting that cannot work.
+// name is how an error names setting name: as it was given (its flag,
+// its variable, or its key in the config file), its flag by default.
+func (cfg *Config) name(name string) string {
+	if from := cfg.from[name]; from != "" {
+		return from
+	}
+	return "--" + name
+}
+
+// Validate reports the first setting that cannot work, named as it was
+// given.
 func (cfg *Config) Validate() error {
+	n := cfg.name
 	switch {
 	case cfg.DB == "":
-		return fmt.Errorf("--db is empty")
+		return fmt.Errorf("%s is empty", n("db"))
 	case cfg.MaxMessageBytes <= 0:
-		return fmt.Errorf("--max-message-bytes must be positive")
+		return fmt.Errorf("%s must be positive", n("max-message-bytes"))
 	case cfg.MaxBodyBytes < int64(cfg.MaxMessageBytes):
-		return fmt.Errorf("--max-body-bytes (%d) must be at least --max-message-bytes (%d)", cfg.MaxBodyBytes, cfg.MaxMessageBytes)
+		return fmt.Errorf("%s (%d) must be at least %s (%d)", n("max-body-bytes"), cfg.MaxBodyBytes, n("max-message-bytes"), cfg.MaxMessageBytes)
+	case cfg.ShutdownTimeout < 0:
+		return fmt.Errorf("%s must not be negative", n("shutdown-timeout"))
 	}
 	if _, err := logLevel(cfg.LogLevel); err != nil {
-		return err
+		return fmt.Errorf("%s: %v", n("log-level"), err)
 	}
 	switch cfg.Auth {
 	case "none", "apikey", "header":
 	default:
-		return fmt.Errorf("--auth must be none, apikey or header, not %q", cfg.Auth)
+		return fmt.Errorf("%s must be none, apikey or header, not %q", n("auth"), cfg.Auth)
 	}
 	if _, err := cfg.trustedProxies(); err != nil {
 		return err
 	}
-	switch {
-	case cfg.Auth == "header" && cfg.TrustedProxies == "":
-		return fmt.Errorf("--auth header needs --trusted-proxies: the addresses of the proxies whose %s header is believed", cfg.UserHeader)
-	case cfg.RateLimit < 0 || cfg.RateBurst < 1:
-		return fmt.Errorf("--rate-limit must not be negative and --rate-burst must be at least 1")
-	case cfg.MaxBatchMessages < 1 || cfg.MaxBatchMessages > agentmem.MaxBatchMessages:
-		return fmt.Errorf("--max-batch must be between 1 and %d", agentmem.MaxBatchMessages)
-	case cfg.MaxQueryBytes < 256:
-		return fmt.Errorf("--max-query-bytes must be at least 256")
-	case cfg.ContextBudget < 0:
-		return fmt.Errorf("--context-budget must not be negative")
+	if err := cfg.checkAllowed(); err != nil {
+		return err
 	}
 	switch {
+	case cfg.Auth == "header" && len(cfg.TrustedProxies) == 0:
+		return fmt.Errorf("%s header needs %s: the addresses of the proxies whose %s header is believed", n("auth"), n("trusted-proxies"), cfg.UserHeader)
+	case cfg.RateLimit < 0:
+		return fmt.Errorf("%s must not be negative", n("rate-limit"))
+	case cfg.RateBurst < 1:
+		return fmt.Errorf("%s must be at least 1", n("rate-burst"))
+	case cfg.MaxBatchMessages < 1 || cfg.MaxBatchMessages > agentmem.MaxBatchMessages:
+		return fmt.Errorf("%s must be between 1 and %d", n("max-batch"), agentmem.MaxBatchMessages)
+	case cfg.MaxQueryBytes < 256:
+		return fmt.Errorf("%s must be at least 256", n("max-query-bytes"))
+	case cfg.ContextBudget < 1 || cfg.ContextBudget > window.MaxBudgetTokens:
+		return fmt.Errorf("%s must be between 1 and %d", n("context-budget"), window.MaxBudgetTokens)
 	case cfg.IdleTimeout < 0:
-		return fmt.Errorf("--idle-timeout must not be negative (0 never ends idle threads), not %v", cfg.IdleTimeout)
+		return fmt.Errorf("%s must not be negative (0 never ends idle threads), not %v", n("idle-timeout"), cfg.IdleTimeout)
 	case cfg.Embedder != "builtin" && cfg.Embedder != "openai":
-		return fmt.Errorf("--embedder must be builtin or openai, not %q", cfg.Embedder)
+		return fmt.Errorf("%s must be builtin or openai, not %q", n("embedder"), cfg.Embedder)
 	case cfg.Embedder == "openai" && cfg.EmbedModel == "":
-		return fmt.Errorf("--embed-model is empty")
+		return fmt.Errorf("%s is empty", n("embed-model"))
 	}
 	switch cfg.ContextStrategy {
-	case "", "trim", "window", "summarize":
+	case window.StrategyTrim, window.StrategyWindow, window.StrategySummarize:
 	default:
-		return fmt.Errorf("--context-strategy must be trim, window or summarize, not %q", cfg.ContextStrategy)
+		return fmt.Errorf("%s must be trim, window or summarize, not %q", n("context-strategy"), cfg.ContextStrategy)
+	}
+	notNegative := []string{"window-turns", "window-messages", "summarize-trigger-turns", "summarize-keep-turns", "recent-summaries"}
+	for i, v := range []int{cfg.WindowTurns, cfg.WindowMessages, cfg.SummarizeTriggerTurns, cfg.SummarizeKeepTurns, cfg.RecentSummaries} {
+		if v < 0 {
+			return fmt.Errorf("%s must not be negative", n(notNegative[i]))
+		}
+	}
+	if cfg.WindowTurns == 0 && cfg.WindowMessages == 0 {
+		return fmt.Errorf("%s and %s are both 0: bound the window strategy by one of them (the trim strategy has no bound but the budget)", n("window-turns"), n("window-messages"))
+	}
+	fractions := []string{"summarize-trigger-fraction", "summarize-keep-fraction", "facts-min-score"}
+	for i, v := range []float64{cfg.SummarizeTriggerFraction, cfg.SummarizeKeepFraction, cfg.FactsMinScore} {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("%s must be between 0 and 1, not %g", n(fractions[i]), v)
+		}
+	}
+	switch {
+	case cfg.SummarizeTriggerTurns == 0 && cfg.SummarizeTriggerFraction == 0:
+		return fmt.Errorf("the summarize strategy needs %s or %s", n("summarize-trigger-turns"), n("summarize-trigger-fraction"))
+	case cfg.SummarizeTriggerTurns > 0 && cfg.SummarizeKeepTurns >= cfg.SummarizeTriggerTurns:
+		return fmt.Errorf("%s (%d) must be below %s (%d)", n("summarize-keep-turns"), cfg.SummarizeKeepTurns, n("summarize-trigger-turns"), cfg.SummarizeTriggerTurns)
+	case cfg.SummarizeTriggerFraction > 0 && cfg.SummarizeKeepFraction >= cfg.SummarizeTriggerFraction && cfg.SummarizeKeepTurns == 0:
+		return fmt.Errorf("%s (%g) must be below %s (%g)", n("summarize-keep-fraction"), cfg.SummarizeKeepFraction, n("summarize-trigger-fraction"), cfg.SummarizeTriggerFraction)
+	case !(cfg.ContextWarnFraction > 0 && cfg.ContextWarnFraction <= 1):
+		return fmt.Errorf("%s must be above 0 and at most 1, not %g", n("context-warn-fraction"), cfg.ContextWarnFraction)
+	case !(cfg.InsightMinConfidence > 0 && cfg.InsightMinConfidence <= 1):
+		return fmt.Errorf("%s must be above 0 and at most 1, not %g", n("insight-min-confidence"), cfg.InsightMinConfidence)
+	case cfg.ChunkTurns < 1 || cfg.ChunkTurns > 1000:
+		return fmt.Errorf("%s must be between 1 and 1000", n("chunk-turns"))
 	}
 	return nil
 }
 
 // trustedProxies parses TrustedProxies: addresses (a single host) or CIDR
-// prefixes, separated by commas.
+// prefixes.
 func (cfg *Config) trustedProxies() ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, s := range strings.Split(cfg.TrustedProxies, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
+	for _, s := range cfg.TrustedProxies {
 		if p, err := netip.ParsePrefix(s); err == nil {
 			out = append(out, p.Masked())
 		} else if a, err := netip.ParseAddr(s); err == nil {
 			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 		} else {
-			return nil, fmt.Errorf("--trusted-proxies: %q is not an address or a CIDR prefix", s)
+			return nil, fmt.Errorf("%s: %q is not an address or a CIDR prefix", cfg.name("trusted-proxies"), s)
 		}
 	}
 	return out, nil
+}
+
+// checkAllowed checks AllowedOrigins (each an origin: http or https,
+// a host and maybe a port, no path) and AllowedHosts (each a name or
+// name:port, no scheme or path).
+func (cfg *Config) checkAllowed() error {
+	for _, o := range cfg.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("%s: %q is not an origin such as https://app.example.com", cfg.name("allowed-origins"), o)
+		}
+	}
+	for _, h := range cfg.AllowedHosts {
+		if strings.ContainsAny(h, "/@ ") {
+			return fmt.Errorf("%s: %q is not a host name such as agentmem.example.com (or name:port)", cfg.name("allowed-hosts"), h)
+		}
+	}
+	return nil
 }
 
 func logLevel(s string) (slog.Level, error) {
@@ -203,33 +388,44 @@ func openStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 	return app.OpenStore(ctx, app.Config{DB: cfg.DB, SQLiteSynchronous: cfg.Synchronous, MaxMessageBytes: cfg.MaxMessageBytes})
 }
 
-// app returns what app.Open needs of cfg: the database, the model, the
-// embedder, the context defaults and prompts (read from cfg.Prompts), the
-// idle timeout and the insight categories.
+// app returns what app.Open needs of cfg: the database, the models, the
+// embedder, the context defaults and prompts (read from cfg.Prompts), and
+// the settings of indexing, reflection and facts.
 func (cfg *Config) app(getenv func(string) string, log *slog.Logger) (app.Config, error) {
+	recent := cfg.RecentSummaries
+	if recent == 0 {
+		recent = -1 // none; app's 0 is its default
+	}
 	ac := app.Config{
 		DB: cfg.DB, SQLiteSynchronous: cfg.Synchronous, MaxMessageBytes: cfg.MaxMessageBytes, MaxBatchMessages: cfg.MaxBatchMessages,
 		Getenv: getenv, LLMModel: cfg.LLMModel, LLMBaseURL: cfg.LLMBaseURL, Embedder: cfg.Embedder, EmbedModel: cfg.EmbedModel,
-		Context:     agentmem.ContextRequest{BudgetTokens: cfg.ContextBudget, Model: cfg.ContextModel, Strategy: cfg.ContextStrategy},
-		IdleTimeout: cfg.IdleTimeout, InsightCategories: splitList(cfg.InsightCategories), Log: log,
+		SummaryModel: cfg.SummaryModel, ExtractModel: cfg.ExtractModel, ReflectModel: cfg.ReflectModel,
+		Context: agentmem.ContextRequest{
+			BudgetTokens: cfg.ContextBudget, Model: cfg.ContextModel, Strategy: cfg.ContextStrategy,
+			WindowTurns: cfg.WindowTurns, WindowMessages: cfg.WindowMessages,
+			Summarize: &agentmem.SummarizePolicy{
+				TriggerTurns: cfg.SummarizeTriggerTurns, KeepTurns: cfg.SummarizeKeepTurns,
+				TriggerFraction: cfg.SummarizeTriggerFraction, KeepFraction: cfg.SummarizeKeepFraction,
+			},
+		},
+		WarnFraction: cfg.ContextWarnFraction, RecentSummaries: recent, ChunkTurns: cfg.ChunkTurns,
+		IdleTimeout: cfg.IdleTimeout, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
+		FactsMinScore: cfg.FactsMinScore, Log: log,
 	}
 	if cfg.Prompts != "" {
 		b, err := os.ReadFile(cfg.Prompts)
 		if err != nil {
-			return ac, fmt.Errorf("--prompts: %w", err)
+			return ac, fmt.Errorf("%s: %w", cfg.name("prompts"), err)
 		}
 		if err := json.Unmarshal(b, &ac.Prompts); err != nil {
-			return ac, fmt.Errorf("--prompts %s: %w", cfg.Prompts, err)
+			return ac, fmt.Errorf("%s %s: %w", cfg.name("prompts"), cfg.Prompts, err)
 		}
 		if err := ac.Prompts.Validate(); err != nil {
-			return ac, fmt.Errorf("--prompts %s: %s", cfg.Prompts, agentmem.ErrorMessage(err))
+			return ac, fmt.Errorf("%s %s: %s", cfg.name("prompts"), cfg.Prompts, agentmem.ErrorMessage(err))
 		}
 	}
 	return ac, nil
 }
-
-// parseAge reads a --older-than or --expires value (see agentmem.ParseAge).
-func parseAge(s string) (time.Duration, error) { return agentmem.ParseAge("age", s) }
 
 func version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {

@@ -20,6 +20,18 @@ import (
 	"github.com/agentmem/agentmem/window"
 )
 
+// demoArgs are demo's arguments.
+type demoArgs struct {
+	db   string
+	wait time.Duration
+}
+
+func (a *demoArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.db, "db", "", "SQLite file to keep the demo's data in (default: a temporary one, removed afterwards)")
+	a.wait = 2 * time.Minute
+	fs.Var(value{&a.wait}, "wait", "how long to wait for the background jobs of a step")
+}
+
 // runDemo replays seed 001's three scenarios through the HTTP API of a
 // real `serve` on a fresh SQLite file, and prints what happens at each
 // step: recall across sessions; a new session that opens with what
@@ -27,13 +39,12 @@ import (
 // model; with one configured (OPENAI_API_KEY or OPENAI_BASE_URL) memories,
 // insights, summaries and the profile are the model's.
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	keep := fs.String("db", "", "SQLite file to keep the demo's data in (default: a temporary one, removed afterwards)")
-	wait := fs.Duration("wait", 2*time.Minute, "how long to wait for the background jobs of a step")
-	if err := fs.Parse(args); err != nil {
+	var a demoArgs
+	_, fs, err := parseCommand("demo", args, getenv, stdout, &a)
+	if err != nil {
 		return err
 	}
+	keep, wait := &a.db, &a.wait
 	if fs.NArg() > 0 {
 		return fmt.Errorf("demo: unexpected argument %q", fs.Arg(0))
 	}

@@ -24,19 +24,36 @@ import (
 
 // runEval runs an evaluation; LoCoMo is the only one so far.
 func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const usage = "usage: agentmem eval locomo --data FILE [--k 1,5,10] [--json] [--questions] [--scopes messages] [--db …]"
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprintln(stdout, usage)
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, usage("eval "))
 		return nil
 	}
 	if len(args) == 0 || args[0] != "locomo" {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprint(stderr, usage("eval "))
 		if len(args) == 0 {
 			return errors.New("eval: name an evaluation (locomo)")
 		}
 		return fmt.Errorf("eval: unknown evaluation %q (there is locomo)", args[0])
 	}
 	return runEvalLocomo(ctx, args[1:], getenv, stdout, stderr)
+}
+
+// evalArgs are the arguments of eval locomo.
+type evalArgs struct {
+	data, ks, scopes, searcher, db *string
+	asJSON, perQuestion            *bool
+	vw                             *float64
+}
+
+func (a *evalArgs) flags(fs *flag.FlagSet) {
+	a.data = fs.String("data", "", "the LoCoMo data file, e.g. shared/data/locomo/locomo-dev.json (required)")
+	a.ks = fs.String("k", "1,5,10", "the cutoffs of Recall@k and hit@k, comma-separated")
+	a.asJSON = fs.Bool("json", false, "print the report as JSON")
+	a.perQuestion = fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
+	a.scopes = fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
+	a.searcher = fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
+	a.vw = fs.Float64("vector-weight", retrieve.VectorWeightLexical, "the weight of the vector signal in hybrid fusion (full-text weighs 1); serve's for the built-in embedder by default")
+	a.db = fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
 }
 
 // runEvalLocomo stores the conversations of a LoCoMo data file in a fresh
@@ -47,20 +64,12 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 // evaluation writes users named locomo-*, which have no business in the
 // database that serve uses unless someone asks for it by name.
 func runEvalLocomo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (err error) {
-	cfg := defaults()
-	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", "", "the LoCoMo data file, e.g. shared/data/locomo/locomo-dev.json (required)")
-	ks := fs.String("k", "1,5,10", "the cutoffs of Recall@k and hit@k, comma-separated")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	perQuestion := fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
-	scopes := fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
-	searcherName := fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
-	vw := fs.Float64("vector-weight", retrieve.VectorWeightLexical, "the weight of the vector signal in hybrid fusion (full-text weighs 1); serve's for the built-in embedder by default")
-	db := fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
-	if err := fs.Parse(args); err != nil {
+	var a evalArgs
+	cfg, fs, err := parseCommand("eval locomo", args, getenv, stdout, &a)
+	if err != nil {
 		return err
 	}
+	data, ks, asJSON, perQuestion, scopes, searcherName, vw, db := a.data, a.ks, a.asJSON, a.perQuestion, a.scopes, a.searcher, a.vw, a.db
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("eval locomo: unexpected argument %q", fs.Arg(0))

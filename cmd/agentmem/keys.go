@@ -13,34 +13,52 @@ import (
 	"github.com/agentmem/agentmem/core"
 )
 
-const keysUsage = `Usage:
-  agentmem keys create --scope admin|user:ID|tenant:ID|tenant:ID/user:ID [--name TEXT] [--expires 90d] [--db …]
-  agentmem keys list   [--tenant ID] [--db …]
-  agentmem keys revoke [--db …] KEY_ID
-`
+// keysCreateArgs are the arguments of keys create.
+type keysCreateArgs struct {
+	scope, name, expires string
+}
+
+func (a *keysCreateArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.scope, "scope", "", "admin, user:ID, tenant:ID or tenant:ID/user:ID (required)")
+	fs.StringVar(&a.name, "name", "", "a label to recognise the key by")
+	fs.StringVar(&a.expires, "expires", "", "lifetime, e.g. 90d, 2w or 12h, or never (the default)")
+}
+
+// keysListArgs are the arguments of keys list.
+type keysListArgs struct{ tenant string }
+
+func (a *keysListArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.tenant, "tenant", "", "only keys of this tenant")
+}
 
 // runKeys manages API keys directly in the store, for the operator who
 // bootstraps a server (the first admin key cannot come over the API).
 // Every change is recorded in the audit log with the actor "cli".
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, keysUsage)
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stderr, usage("keys "))
 		return errors.New("keys: no subcommand given")
+	case isHelp(args[0]):
+		fmt.Fprint(stdout, usage("keys "))
+		return nil
 	}
-	cfg := defaults()
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbFlags(fs, &cfg, getenv)
 	switch args[0] {
 	case "create":
-		scope := fs.String("scope", "", "admin, user:ID, tenant:ID or tenant:ID/user:ID (required)")
-		name := fs.String("name", "", "a label to recognise the key by")
-		expires := fs.String("expires", "", "lifetime, e.g. 90d or 12h (default: never expires)")
-		if err := cfg.parse(fs, args[1:], getenv); err != nil {
+		var a keysCreateArgs
+		cfg, fs, err := parseCommand("keys create", args[1:], getenv, stdout, &a)
+		if err != nil {
 			return err
 		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("keys create: unexpected argument %q", fs.Arg(0))
+		}
+		if _, err := agentmem.ParseKeyLifetime("--expires", a.expires); err != nil {
+			return errors.New(agentmem.ErrorMessage(err)) // core would name the API's field, expires_in
+		}
+		in := agentmem.KeyInput{Scope: a.scope, Name: a.name, ExpiresIn: a.expires}
 		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
-			k, err := svc.CreateKey(ctx, agentmem.KeyInput{Scope: *scope, Name: *name, ExpiresIn: *expires})
+			k, err := svc.CreateKey(ctx, in)
 			if err != nil {
 				return err
 			}
@@ -49,16 +67,20 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return nil
 		})
 	case "list":
-		tenant := fs.String("tenant", "", "only keys of this tenant")
-		if err := cfg.parse(fs, args[1:], getenv); err != nil {
+		var a keysListArgs
+		cfg, fs, err := parseCommand("keys list", args[1:], getenv, stdout, &a)
+		if err != nil {
 			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("keys list: unexpected argument %q", fs.Arg(0))
 		}
 		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tNAME\tCREATED\tEXPIRES\tREVOKED")
 			f := agentmem.KeyFilter{Limit: agentmem.MaxPageSize}
-			if *tenant != "" {
-				f.TenantID = tenant
+			if a.tenant != "" {
+				f.TenantID = &a.tenant
 			}
 			for {
 				keys, next, err := svc.FindKeys(ctx, f)
@@ -74,7 +96,8 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			}
 		})
 	case "revoke":
-		if err := cfg.parse(fs, args[1:], getenv); err != nil {
+		cfg, fs, err := parseCommand("keys revoke", args[1:], getenv, stdout, nil)
+		if err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {
@@ -89,7 +112,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return nil
 		})
 	}
-	fmt.Fprint(stderr, keysUsage)
+	fmt.Fprint(stderr, usage("keys "))
 	return fmt.Errorf("keys: unknown subcommand %q", args[0])
 }
 

@@ -85,3 +85,36 @@ func TestServe_RefusesOpenAddressWithoutAuth(t *testing.T) {
 		t.Fatalf("serve --insecure: %s", srv.URL)
 	}
 }
+
+// TestKeys_Expires: --expires takes a positive lifetime or never; 0d (which
+// once made a key that never expired, silently), 0 and negative lifetimes
+// are refused, naming the flag and --expires never, and create no key.
+func TestKeys_Expires(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agentmem.db")
+	for _, bad := range []string{"0d", "0", "0s", "-1d", "-12h"} {
+		_, err := runCmd(t, "keys", "create", "--db", db, "--scope", "user:alice", "--expires", bad)
+		if err == nil || !strings.Contains(err.Error(), "--expires") || !strings.Contains(err.Error(), "never") {
+			t.Errorf("keys create --expires %s: %v, want an error naming --expires and never", bad, err)
+		}
+	}
+	if _, err := runCmd(t, "keys", "create", "--db", db, "--scope", "user:alice", "--expires", "never", "--name", "forever"); err != nil {
+		t.Fatalf("keys create --expires never: %v", err)
+	}
+	if _, err := runCmd(t, "keys", "create", "--db", db, "--scope", "user:alice", "--expires", "30d", "--name", "month"); err != nil {
+		t.Fatalf("keys create --expires 30d: %v", err)
+	}
+	list, err := runCmd(t, "keys", "list", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != 3 { // the header, forever and month
+		t.Fatalf("keys list has %d keys, want 2:\n%s", len(lines)-1, list)
+	}
+	for _, l := range lines[1:] {
+		fields := strings.Fields(l) // ID SCOPE NAME CREATED EXPIRES REVOKED
+		if forever := fields[2] == "forever"; forever != (fields[4] == "-") {
+			t.Errorf("key %s expires %s", fields[2], fields[4])
+		}
+	}
+}

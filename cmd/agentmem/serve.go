@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -26,7 +24,7 @@ import (
 // then stops accepting connections, lets in-flight requests finish within
 // the shutdown timeout, and closes the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseServe(args, getenv, stderr)
+	cfg, err := parseServe(args, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -40,6 +38,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			"use --auth apikey (create a key with `agentmem keys create --scope admin`) or --auth header, or pass --insecure", ln.Addr())
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	if cfg.Auth == "none" && !isLoopback(ln.Addr()) && len(cfg.AllowedHosts) == 0 {
+		log.Warn("--auth none serves loopback Host names only (against DNS rebinding): requests naming this machine otherwise get 403; list its names with --allowed-hosts")
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -115,30 +116,12 @@ func serveUntil(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.
 	return nil
 }
 
-// parseServe reads serve's flags (and their AGENTMEM_* variables).
-func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
-	cfg := defaults()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	envString(fs, &cfg.Addr, "addr", "AGENTMEM_ADDR", "listen address; port 0 picks a free port", getenv)
-	envString(fs, &cfg.LogLevel, "log-level", "AGENTMEM_LOG_LEVEL", "debug, info, warn or error", getenv)
-	dbFlags(fs, &cfg, getenv)
-	fs.IntVar(&cfg.MaxMessageBytes, "max-message-bytes", cfg.MaxMessageBytes, "largest message accepted (AGENTMEM_MAX_MESSAGE_BYTES)")
-	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest request body accepted")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on shutdown")
-	envString(fs, &cfg.Auth, "auth", "AGENTMEM_AUTH", "authentication: none (loopback only), apikey or header", getenv)
-	fs.BoolVar(&cfg.Insecure, "insecure", false, "allow --auth none on an address other than loopback")
-	envString(fs, &cfg.UserHeader, "user-header", "AGENTMEM_USER_HEADER", "header mode: the header holding the user ID", getenv)
-	envString(fs, &cfg.TrustedProxies, "trusted-proxies", "AGENTMEM_TRUSTED_PROXIES", "header mode: comma-separated addresses or CIDRs of the proxies whose header is believed", getenv)
-	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per key (0: no limit)")
-	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "requests a key may send at once above the rate")
-	fs.IntVar(&cfg.MaxBatchMessages, "max-batch", cfg.MaxBatchMessages, "messages per append")
-	fs.IntVar(&cfg.MaxQueryBytes, "max-query-bytes", cfg.MaxQueryBytes, "bytes of a URL query string")
-	contextFlags(fs, &cfg, getenv)
-	embedderFlags(fs, &cfg, getenv)
-	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "an active thread without a message for this long ends, and is reflected on (0: never)")
-	envString(fs, &cfg.InsightCategories, "insight-categories", "AGENTMEM_INSIGHT_CATEGORIES", "comma-separated categories of the insights reflection draws (default: general ones)", getenv)
-	err := cfg.parse(fs, args, getenv)
+// parseServe reads serve's settings (see parseCommand).
+func parseServe(args []string, getenv func(string) string, stdout io.Writer) (Config, error) {
+	cfg, fs, err := parseCommand("serve", args, getenv, stdout, nil)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
 	return cfg, err
 }
 
@@ -157,7 +140,9 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 			Rate:           cfg.RateLimit,
 			Burst:          cfg.RateBurst,
 		},
-		MaxQueryBytes: cfg.MaxQueryBytes,
+		MaxQueryBytes:  cfg.MaxQueryBytes,
+		AllowedOrigins: cfg.AllowedOrigins,
+		AllowedHosts:   cfg.AllowedHosts,
 	})
 	return &http.Server{
 		Handler:           handler,
@@ -184,15 +169,4 @@ func redactDSN(dsn string) string {
 		}
 	}
 	return dsn
-}
-
-// splitList splits a comma-separated list, dropping blanks.
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

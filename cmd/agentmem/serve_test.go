@@ -242,3 +242,65 @@ func TestServe_GracefulShutdown(t *testing.T) {
 		t.Fatalf("after restart: %+v, want the message sent during shutdown", msgs)
 	}
 }
+
+// TestServe_CrossSite: a server on loopback without authentication refuses
+// what a web page could send it (a text/plain body, another site's
+// Origin, a rebound Host), and serves the hosts and origins its
+// --allowed-hosts and AGENTMEM_ALLOWED_ORIGINS name; malformed lists are
+// refused at start, naming their flag.
+func TestServe_CrossSite(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agentmem.db")
+	srv := MustServeEnv(t, db, map[string]string{"AGENTMEM_ALLOWED_ORIGINS": "https://app.example, https://ui.example:8443"},
+		"--allowed-hosts", "agentmem.internal")
+	do := func(method, path, host, origin, contentType, body string) int {
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	const mems = "/v1/users/alice/memories"
+	for _, c := range []struct {
+		name                                 string
+		method, path, host, origin, ct, body string
+		want                                 int
+	}{
+		{"TextPlain", "POST", mems, "", "", "text/plain", `{"text":"planted"}`, 415},
+		{"JSON", "POST", mems, "", "", "application/json", `{"text":"mine"}`, 201},
+		{"CrossSiteOrigin", "POST", mems, "", "https://evil.example", "application/json", `{"text":"planted"}`, 403},
+		{"AllowedOrigin", "POST", mems, "", "https://app.example", "application/json", `{"text":"from the app"}`, 201},
+		{"AllowedOriginWithPort", "GET", mems, "", "https://ui.example:8443", "", "", 200},
+		{"RebindingHost", "GET", mems, "evil.example", "", "", "", 403},
+		{"AllowedHost", "GET", mems, "agentmem.internal:8080", "", "", "", 200},
+		{"HealthzAnyHost", "GET", "/healthz", "evil.example", "", "", "", 200},
+	} {
+		if got := do(c.method, c.path, c.host, c.origin, c.ct, c.body); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+	srv.Stop(t)
+
+	for _, bad := range [][]string{
+		{"--allowed-origins", "app.example"},
+		{"--allowed-origins", "https://app.example/ui"},
+		{"--allowed-hosts", "http://agentmem.internal"},
+	} {
+		if _, err := runCmd(t, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0"}, bad...)...); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("serve %s %s: %v, want an error naming %s", bad[0], bad[1], err, bad[0])
+		}
+	}
+}

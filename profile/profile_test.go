@@ -1,0 +1,83 @@
+package profile_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/profile"
+)
+
+var ctx = context.Background()
+
+// TestProfiler_RunAfterConflict: a profile job whose version is refused
+// because another refresh stored one meanwhile (ECONFLICT) refreshes
+// again, as the other may have read fewer memories: here a refresh asked
+// for through the API read the memories before the last one was written,
+// and stored its version while the job, which read them after, was
+// assembling. The order is fixed by hand: each refresh waits in its read
+// of the memories.
+func TestProfiler_RunAfterConflict(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		for i := range 5 {
+			mustCreateMemory(t, s, fmt.Sprintf("Memory number %d.", i))
+		}
+		// The API's refresh reads the 5 memories, then waits.
+		read, resume := make(chan struct{}), make(chan struct{})
+		api := &profile.Profiler{Store: &readHook{Store: s, after: func() {
+			close(read)
+			<-resume
+		}}}
+		var wg sync.WaitGroup
+		var apiErr error
+		wg.Go(func() { _, apiErr = api.Refresh(ctx, "alice") })
+		<-read
+		// The last memory is written; the job reads all 6, and then the
+		// API's refresh stores its version, from 5.
+		late := mustCreateMemory(t, s, "Memory number 5, written late.")
+		job := &profile.Profiler{Store: &readHook{Store: s, after: func() {
+			close(resume)
+			wg.Wait()
+		}}}
+		if err := job.Run(ctx, &agentmem.Job{UserID: "alice", Kind: profile.JobKind}); err != nil {
+			t.Fatal(err)
+		}
+		if apiErr != nil {
+			t.Fatalf("the API's refresh: %v", apiErr)
+		}
+		p, err := s.FindProfile(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Sources) != 6 || !slices.Contains(p.Sources, late.ID) {
+			t.Fatalf("profile version %d built from %d memories, want 6 with the late one %s", p.Version, len(p.Sources), late.ID)
+		}
+	})
+}
+
+func mustCreateMemory(t *testing.T, s agentmem.MemoryStore, text string) *agentmem.Memory {
+	t.Helper()
+	m := &agentmem.Memory{UserID: "alice", Text: text, Category: "other", Confidence: 1}
+	if err := s.CreateMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// readHook is a store that calls after once, when the first FindMemories
+// has returned.
+type readHook struct {
+	agentmem.Store
+	once  sync.Once
+	after func()
+}
+
+func (h *readHook) FindMemories(ctx context.Context, userID string, f agentmem.MemoryFilter) ([]*agentmem.Memory, string, error) {
+	ms, next, err := h.Store.FindMemories(ctx, userID, f)
+	h.once.Do(h.after)
+	return ms, next, err
+}
