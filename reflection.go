@@ -11,6 +11,10 @@ const (
 	ReflectionPending   = "pending"    // ended, awaiting reflection
 	ReflectionProcessed = "processed"  // reflected: insights drawn (or aggregated with other threads)
 	ReflectionNoInsight = "no-insight" // reflected, nothing significant: kept for aggregation
+	// ReflectionFailed: its job failed on every attempt (a model down, a
+	// malformed answer) and is a dead letter; Reason says why. Retrying it,
+	// or the thread's next end, queues it again.
+	ReflectionFailed = "failed"
 )
 
 // SessionTimeLayout is how a thread's time is written for people and
@@ -30,11 +34,11 @@ const MinNoInsightThreads = 3
 type Reflection struct {
 	UserID     string    `json:"user_id"`
 	ThreadID   string    `json:"thread_id"`
-	Status     string    `json:"status"`      // ReflectionPending, ReflectionProcessed or ReflectionNoInsight
+	Status     string    `json:"status"`      // ReflectionPending, ReflectionProcessed, ReflectionNoInsight or ReflectionFailed
 	ThroughSeq int64     `json:"through_seq"` // the last seq reflected on
 	Topics     []string  `json:"topics"`      // the thread's key topics
 	Insights   []string  `json:"insights"`    // IDs of the insight memories drawn from it
-	Reason     string    `json:"reason"`      // why no insight, or what aggregated it
+	Reason     string    `json:"reason"`      // why no insight, what aggregated it, or why it failed
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
@@ -46,10 +50,8 @@ func (r *Reflection) Validate() error {
 	if err := ValidateID("thread_id", r.ThreadID); err != nil {
 		return err
 	}
-	switch r.Status {
-	case ReflectionPending, ReflectionProcessed, ReflectionNoInsight:
-	default:
-		return Errorf(EINVALID, "status must be %q, %q or %q, not %q.", ReflectionPending, ReflectionProcessed, ReflectionNoInsight, r.Status)
+	if err := ValidateReflectionStatus(r.Status); err != nil {
+		return err
 	}
 	if r.ThroughSeq < 0 {
 		return Errorf(EINVALID, "through_seq must not be negative.")
@@ -83,10 +85,10 @@ func (r *Reflection) Validate() error {
 // FindReflections filters by).
 func ValidateReflectionStatus(status string) error {
 	switch status {
-	case ReflectionPending, ReflectionProcessed, ReflectionNoInsight:
+	case ReflectionPending, ReflectionProcessed, ReflectionNoInsight, ReflectionFailed:
 		return nil
 	}
-	return Errorf(EINVALID, "status must be %q, %q or %q, not %q.", ReflectionPending, ReflectionProcessed, ReflectionNoInsight, status)
+	return Errorf(EINVALID, "status must be %q, %q, %q or %q, not %q.", ReflectionPending, ReflectionProcessed, ReflectionNoInsight, ReflectionFailed, status)
 }
 
 // PrepareReflections checks a PutReflections batch of the user's, for

@@ -59,8 +59,14 @@ type ThreadService interface {
 	// "ended") is EndThread's use case.
 	UpdateThread(ctx context.Context, userID, threadID string, upd ThreadUpdate) (*Thread, error)
 	// DeleteThread soft-deletes a thread, or erases it with permanent
-	// (recorded in the audit log).
+	// (recorded in the audit log). A soft-deleted thread is listed by
+	// FindThreads with ThreadFilter.Deleted, holds its ID, and comes back
+	// with RestoreThread.
 	DeleteThread(ctx context.Context, userID, threadID string, permanent bool) error
+	// RestoreThread brings back a soft-deleted thread (see
+	// ThreadStore.RestoreThread); a thread that is not deleted is returned
+	// as it is. Returns ENOTFOUND.
+	RestoreThread(ctx context.Context, userID, threadID string) (*Thread, error)
 	// EndThread ends a thread and queues its last index flush and its
 	// reflection. Idempotent: ending an ended thread with no new turns
 	// since it ended queues nothing.
@@ -88,8 +94,13 @@ type ThreadService interface {
 
 	// BuildContext builds what a model should see of a thread for req.
 	BuildContext(ctx context.Context, userID, threadID string, req ContextRequest) (*Context, error)
-	// FindReflection returns what reflection found in a thread.
+	// FindReflection returns what reflection found in a thread, or where
+	// it stands: pending, or failed once its job is a dead letter.
 	FindReflection(ctx context.Context, userID, threadID string) (*Reflection, error)
+	// RetryReflection queues again the reflection of an ended thread that
+	// failed (or never was), and returns it, pending. Returns ENOTFOUND,
+	// and ECONFLICT for an active thread or a reflection pending or done.
+	RetryReflection(ctx context.Context, userID, threadID string) (*Reflection, error)
 
 	// ExportThread reads a whole thread, its messages and elements.
 	ExportThread(ctx context.Context, userID, threadID string) (*ThreadExport, error)

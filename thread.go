@@ -159,6 +159,9 @@ type ThreadFilter struct {
 	UpdatedBefore *time.Time
 	// IncludeDeleted also returns soft-deleted threads.
 	IncludeDeleted bool
+	// Deleted returns soft-deleted threads only (the threads a restore can
+	// bring back); IncludeDeleted is then moot.
+	Deleted bool
 
 	Limit  int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
 	Cursor string // opaque, from a previous page's next cursor
@@ -237,7 +240,9 @@ type ThreadStore interface {
 
 	// CreateThread stores a new thread, assigning ID when empty and setting
 	// the timestamps. Returns EINVALID for bad fields and ECONFLICT if the
-	// user already has a thread (deleted or not) with that ID.
+	// user already has a thread (deleted or not) with that ID: see
+	// ThreadIDTaken, whose message says when a soft-deleted thread holds
+	// it.
 	CreateThread(ctx context.Context, t *Thread) error
 
 	// FindThreadByID returns a thread of the user. Returns ENOTFOUND if
@@ -258,11 +263,28 @@ type ThreadStore interface {
 	// ENOTFOUND if the thread does not exist.
 	EndThread(ctx context.Context, userID, id string) (*Thread, error)
 
+	// RestoreThread brings back a soft-deleted thread with its messages,
+	// elements, summaries and reflection, and returns it; its sessions,
+	// which the deletion ended, stay ended. Restoring a thread that is not
+	// deleted returns it as it is. Returns ENOTFOUND if the user has no
+	// thread with that ID, EINVALID for a malformed ID.
+	RestoreThread(ctx context.Context, userID, id string) (*Thread, error)
+
 	// DeleteThread soft-deletes a thread, or with permanent removes it with
 	// its messages, elements, idempotency records and summaries (its jobs
 	// stay; see Job). Permanent deletion also removes a soft-deleted
 	// thread. Returns ENOTFOUND if there is nothing to delete.
 	DeleteThread(ctx context.Context, userID, id string, permanent bool) error
+}
+
+// ThreadIDTaken is the ECONFLICT of CreateThread (and of an import) when
+// the user's thread id exists already; deleted says that it is
+// soft-deleted, which the message says, with the two ways to free the ID.
+func ThreadIDTaken(id string, deleted bool) error {
+	if deleted {
+		return Errorf(ECONFLICT, "Thread %q exists but is deleted, and holds its ID until it is restored (POST …/threads/%s/restore) or deleted permanently (DELETE …/threads/%s?permanent=true).", id, id, id)
+	}
+	return Errorf(ECONFLICT, "Thread %q already exists.", id)
 }
 
 // ApplyUpdate applies a validated update to t at time now: set fields

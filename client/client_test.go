@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
@@ -350,6 +351,32 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 			t.Fatalf("DeleteThread(permanent) of a soft-deleted thread: %v", err)
 		}
 		wantCode(t, c.DeleteThread(ctx, "alice", "t1", true), agentmem.ENOTFOUND)
+	},
+	"POST /v1/users/{user}/threads/{thread}/restore": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		mustThread(t, c, "alice", "t1", "")
+		mustThread(t, c, "alice", "t2", "")
+		mustAppend(t, c, "alice", "t1", "Hello.")
+		if err := c.DeleteThread(ctx, "alice", "t1", false); err != nil {
+			t.Fatalf("DeleteThread: %v", err)
+		}
+		deleted, next, err := c.FindThreads(ctx, "alice", agentmem.ThreadFilter{Deleted: true})
+		if err != nil || len(deleted) != 1 || deleted[0].ID != "t1" || deleted[0].DeletedAt == nil || next != "" {
+			t.Fatalf("FindThreads(Deleted)=%v, %q, %v; want t1", deleted, next, err)
+		}
+		err = c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t1"})
+		if wantCode(t, err, agentmem.ECONFLICT); !strings.Contains(agentmem.ErrorMessage(err), "restore") {
+			t.Fatalf("CreateThread of a deleted thread's ID: %v; want it to say how to restore it", err)
+		}
+		th, err := c.RestoreThread(ctx, "alice", "t1")
+		if err != nil || th.ID != "t1" || th.DeletedAt != nil || th.LastSeq != 1 {
+			t.Fatalf("RestoreThread=%+v, %v; want t1 back", th, err)
+		}
+		if _, err := c.FindThreadByID(ctx, "alice", "t1"); err != nil {
+			t.Fatalf("FindThreadByID after the restore: %v", err)
+		}
+		_, err = c.RestoreThread(ctx, "alice", "nope")
+		wantCode(t, err, agentmem.ENOTFOUND)
 	},
 	"POST /v1/users/{user}/threads/{thread}/end": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		mustThread(t, c, "alice", "t1", "")
@@ -725,6 +752,41 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		if all := collect(t, c.AllProfiles(ctx, "alice", 1)); len(all) != 2 || all[0].Version != 2 {
 			t.Fatalf("AllProfiles=%+v; want versions 2, 1", all)
 		}
+	},
+	"POST /v1/users/{user}/threads/{thread}/reflection/retry": func(t *testing.T, _ *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		// A server that reflects (no worker runs the jobs).
+		srv := httptest.NewServer(httpapi.NewHandler(nil, core.New(s, core.Options{Reflector: &reflection.Reflector{Store: s}}), httpapi.Options{}))
+		t.Cleanup(srv.Close)
+		c := client.New(srv.URL+"/", srv.Client())
+		mustThread(t, c, "alice", "t1", "")
+		mustAppend(t, c, "alice", "t1", "Hello.")
+		_, err := c.RetryReflection(ctx, "alice", "t1")
+		wantCode(t, err, agentmem.ECONFLICT) // active
+		if _, err := c.EndThread(ctx, "alice", "t1"); err != nil {
+			t.Fatalf("EndThread: %v", err)
+		}
+		_, err = c.RetryReflection(ctx, "alice", "t1")
+		wantCode(t, err, agentmem.ECONFLICT) // queued
+		// The job fails on every attempt, as while the model is down.
+		for range agentmem.DefaultJobAttempts {
+			js, err := s.ClaimJobs(ctx, "test", []string{reflection.JobKind}, 1, time.Minute)
+			if err != nil || len(js) != 1 {
+				t.Fatalf("ClaimJobs=%v, %v", js, err)
+			}
+			if err := s.FailJob(ctx, "alice", js[0].ID, "test", "model down", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := c.FindReflection(ctx, "alice", "t1"); err != nil || got.Status != agentmem.ReflectionFailed {
+			t.Fatalf("FindReflection=%+v, %v; want failed", got, err)
+		}
+		got, err := c.RetryReflection(ctx, "alice", "t1")
+		if err != nil || got.Status != agentmem.ReflectionPending || got.UserID != "alice" {
+			t.Fatalf("RetryReflection=%+v, %v; want pending", got, err)
+		}
+		_, err = c.RetryReflection(ctx, "alice", "nope")
+		wantCode(t, err, agentmem.ENOTFOUND)
 	},
 	"GET /v1/users/{user}/threads/{thread}/reflection": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		ctx := t.Context()

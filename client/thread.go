@@ -42,8 +42,8 @@ func (c *Client) FindThreadByID(ctx context.Context, userID, threadID string) (*
 
 // FindThreads implements agentmem.ThreadService: GET …/threads with
 // agent_id (sent also when empty: threads without an agent), status,
-// limit and cursor. UpdatedBefore and IncludeDeleted have no parameter
-// (EINVALID).
+// deleted, limit and cursor. UpdatedBefore and IncludeDeleted have no
+// parameter (EINVALID).
 func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
 	switch {
 	case f.UpdatedBefore != nil:
@@ -54,6 +54,9 @@ func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.Thre
 	q := url.Values{}
 	setPtr(q, "agent_id", f.AgentID)
 	setPtr(q, "status", f.Status)
+	if f.Deleted {
+		q.Set("deleted", "true")
+	}
 	setPage(q, f.Limit, f.Cursor)
 	return list[*agentmem.Thread](ctx, c, threadPath(userID), q)
 }
@@ -91,6 +94,13 @@ func (c *Client) DeleteThread(ctx context.Context, userID, threadID string, perm
 		q.Set("permanent", "true")
 	}
 	return c.do(ctx, call{method: http.MethodDelete, path: threadPath(userID, threadID), query: q})
+}
+
+// RestoreThread implements agentmem.ThreadService: POST
+// …/threads/{thread}/restore. It is idempotent, so it is retried.
+func (c *Client) RestoreThread(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
+	var out agentmem.Thread
+	return &out, c.do(ctx, call{method: http.MethodPost, path: threadPath(userID, threadID, "restore"), idempotent: true, out: &out})
 }
 
 // EndThread implements agentmem.ThreadService: POST
@@ -232,6 +242,14 @@ func (c *Client) BuildContext(ctx context.Context, userID, threadID string, req 
 func (c *Client) FindReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
 	var out agentmem.Reflection
 	return &out, c.do(ctx, call{method: http.MethodGet, path: threadPath(userID, threadID, "reflection"), out: &out})
+}
+
+// RetryReflection implements agentmem.ThreadService: POST
+// …/threads/{thread}/reflection/retry. It is not retried: a second call
+// after a lost answer is a 409 (queued already), not a second job.
+func (c *Client) RetryReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
+	var out agentmem.Reflection
+	return &out, c.do(ctx, call{method: http.MethodPost, path: threadPath(userID, threadID, "reflection", "retry"), out: &out})
 }
 
 // ExportThread implements agentmem.ThreadService: GET

@@ -89,6 +89,10 @@ func New(store agentmem.Store, opt Options) *Service {
 // checks, metrics).
 func (s *Service) Store() agentmem.Store { return s.store }
 
+// ContextCacheStats reports how many context builds the builder's cache
+// answered (hits) and how many it built (misses), for metrics.
+func (s *Service) ContextCacheStats() (hits, misses uint64) { return s.opt.Window.CacheStats() }
+
 // user is a user as the store keeps them (id) and as the caller names
 // them (name).
 type user struct {

@@ -85,10 +85,22 @@ func (s *Service) DeleteThread(ctx context.Context, userID, threadID string, per
 	return nil
 }
 
+// RestoreThread implements agentmem.ThreadService.
+func (s *Service) RestoreThread(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.RestoreThread(ctx, u.id, threadID)
+	u.show(t)
+	return t, err
+}
+
 // EndThread implements agentmem.ThreadService: the thread ends, and its
 // last turns are indexed (the last chunk) and it is reflected on. Ending
-// an ended thread changes nothing and queues nothing: appending reopens
-// a thread, so an ended thread has no turns since it ended.
+// an ended thread changes nothing and queues nothing (appending reopens
+// a thread, so an ended thread has no turns since it ended), unless its
+// reflection failed: that is queued again.
 func (s *Service) EndThread(ctx context.Context, userID, threadID string) (*agentmem.Thread, error) {
 	u, err := s.resolve(ctx, userID)
 	if err != nil {
@@ -106,6 +118,11 @@ func (s *Service) endThread(ctx context.Context, userID, threadID string) (*agen
 		return nil, err
 	}
 	if before.Status == agentmem.ThreadEnded {
+		if s.opt.Reflector != nil && before.LastSeq > 0 {
+			if _, err := s.opt.Reflector.RetryFailed(ctx, userID, threadID); err != nil {
+				s.log.WarnContext(ctx, "ended thread: failed reflection not queued again", "thread", threadID, "err", err)
+			}
+		}
 		return before, nil
 	}
 	t, err := s.store.EndThread(ctx, userID, threadID)
@@ -258,13 +275,41 @@ func (s *Service) BuildContext(ctx context.Context, userID, threadID string, req
 	return s.opt.Window.Build(ctx, u.id, threadID, req)
 }
 
-// FindReflection implements agentmem.ThreadService.
+// FindReflection implements agentmem.ThreadService: a reflection whose
+// job was dead-lettered is failed (reflection.Reflector.Find).
 func (s *Service) FindReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
 	u, err := s.resolve(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.store.FindReflection(ctx, u.id, threadID)
+	var r *agentmem.Reflection
+	if s.opt.Reflector != nil {
+		r, err = s.opt.Reflector.Find(ctx, u.id, threadID)
+	} else {
+		r, err = s.store.FindReflection(ctx, u.id, threadID)
+	}
+	u.show(r)
+	return r, err
+}
+
+// RetryReflection implements agentmem.ThreadService
+// (reflection.Reflector.Retry). Without a Reflector, nothing reflects:
+// EUNAVAILABLE.
+func (s *Service) RetryReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if s.opt.Reflector == nil {
+		// The thread's own answer first (404, or 409 for an active one).
+		if th, err := s.store.FindThreadByID(ctx, u.id, threadID); err != nil {
+			return nil, err
+		} else if th.Status != agentmem.ThreadEnded {
+			return nil, agentmem.Errorf(agentmem.ECONFLICT, "Thread %q is active: it is reflected on when it ends.", threadID)
+		}
+		return nil, agentmem.Errorf(agentmem.EUNAVAILABLE, "Reflection is not configured on this server.")
+	}
+	r, err := s.opt.Reflector.Retry(ctx, u.id, threadID)
 	u.show(r)
 	return r, err
 }

@@ -83,6 +83,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	h = limitBody(opt.MaxBodyBytes)(h)
 	if opt.Registry != nil {
 		h = newHTTPMetrics(opt.Registry).measure(h)
+		registerContextCache(opt.Registry, svc)
 	}
 	return logRequests(log)(h)
 }

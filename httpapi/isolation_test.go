@@ -46,6 +46,7 @@ var routeCases = map[string]routeCase{
 	"PATCH /v1/users/{user}/threads/{thread}":          {"/v1/users/{user}/threads/{thread}", `{"title":"renamed"}`, 200},
 	"DELETE /v1/users/{user}/threads/{thread}":         {"/v1/users/{user}/threads/{thread}?permanent=true", "", 204},
 	"POST /v1/users/{user}/threads/{thread}/end":       {"/v1/users/{user}/threads/{thread}/end", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/restore":   {"/v1/users/{user}/threads/{thread}/restore", "", 200}, // t1 is not deleted: answered as it is
 	"GET /v1/users/{user}/threads/{thread}/messages":   {"/v1/users/{user}/threads/{thread}/messages", "", 200},
 	"POST /v1/users/{user}/threads/{thread}/messages":  {"/v1/users/{user}/threads/{thread}/messages", `{"messages":[{"role":"user","content":"more"}]}`, 201},
 	"GET /v1/users/{user}/threads/{thread}/elements":   {"/v1/users/{user}/threads/{thread}/elements", "", 200},
@@ -66,9 +67,11 @@ var routeCases = map[string]routeCase{
 	"POST /v1/users/{user}/profile/refresh":            {"/v1/users/{user}/profile/refresh", "", 200},
 	"GET /v1/users/{user}/profile/versions":            {"/v1/users/{user}/profile/versions", "", 200},
 	"GET /v1/users/{user}/threads/{thread}/reflection": {"/v1/users/{user}/threads/{thread}/reflection", "", 200},
-	"GET /v1/users/{user}/export":                      {"/v1/users/{user}/export", "", 200},
-	"POST /v1/users/{user}/import":                     {"/v1/users/{user}/import?on_conflict=skip", `{"version":2,"threads":[{"thread":{"id":"imp","title":"imported"},"messages":[{"role":"user","content":"hi"}]}],"memories":[{"text":"User likes tea."}]}`, 200},
-	"DELETE /v1/users/{user}":                          {"/v1/users/{user}", "", 200},
+	// t1 is active: the retry reaches the thread, which answers 409.
+	"POST /v1/users/{user}/threads/{thread}/reflection/retry": {"/v1/users/{user}/threads/{thread}/reflection/retry", "", 409},
+	"GET /v1/users/{user}/export":                             {"/v1/users/{user}/export", "", 200},
+	"POST /v1/users/{user}/import":                            {"/v1/users/{user}/import?on_conflict=skip", `{"version":2,"threads":[{"thread":{"id":"imp","title":"imported"},"messages":[{"role":"user","content":"hi"}]}],"memories":[{"text":"User likes tea."}]}`, 200},
+	"DELETE /v1/users/{user}":                                 {"/v1/users/{user}", "", 200},
 
 	"GET /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", "", 200},
 	"PUT /v1/users/{user}/agents/{agent}/notes":         {"/v1/users/{user}/agents/{agent}/notes", `{"content":"Tea."}`, 200},

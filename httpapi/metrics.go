@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -55,6 +56,27 @@ func methodLabel(method string) string {
 		return method
 	}
 	return "other"
+}
+
+// registerContextCache exposes the hits and misses of svc's cache of
+// built contexts as agentmem_context_cache_requests_total{result="hit"}
+// and {result="miss"}: every context build is one or the other, so the
+// hit rate is hit / (hit + miss). A registry shared by two handlers keeps
+// the first one's.
+func registerContextCache(reg prometheus.Registerer, svc *core.Service) {
+	for _, result := range []string{"hit", "miss"} {
+		register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "agentmem_context_cache_requests_total",
+			Help:        "Context builds, by whether the cache of built contexts answered them (hit) or they were built (miss).",
+			ConstLabels: prometheus.Labels{"result": result},
+		}, func() float64 {
+			hits, misses := svc.ContextCacheStats()
+			if result == "hit" {
+				return float64(hits)
+			}
+			return float64(misses)
+		}))
+	}
 }
 
 // register registers c with reg, or returns the equal collector registered

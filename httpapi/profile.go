@@ -75,3 +75,21 @@ func handleGetReflection(log *slog.Logger, svc agentmem.ThreadService) http.Hand
 		return nil
 	})
 }
+
+// handleRetryReflection queues again a thread's failed reflection and
+// answers 202 with it, pending; 409 when it is pending or done, or the
+// thread is active.
+func handleRetryReflection(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
+		if err != nil {
+			return err
+		}
+		ref, err := svc.RetryReflection(r.Context(), p.user, p.thread)
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusAccepted, ref)
+		return nil
+	})
+}

@@ -37,6 +37,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"GET /v1/users/{user}/threads/{thread}", accessUser, handleGetThread(log, svc)},
 		{"PATCH /v1/users/{user}/threads/{thread}", accessUser, handleUpdateThread(log, svc)},
 		{"DELETE /v1/users/{user}/threads/{thread}", accessUser, handleDeleteThread(log, svc)},
+		{"POST /v1/users/{user}/threads/{thread}/restore", accessUser, handleRestoreThread(log, svc)},
 		{"POST /v1/users/{user}/threads/{thread}/end", accessUser, handleEndThread(log, svc)},
 		{"GET /v1/users/{user}/threads/{thread}/messages", accessUser, handleListMessages(log, svc)},
 		{"POST /v1/users/{user}/threads/{thread}/messages", accessUser, handleAppendMessages(log, svc)},
@@ -64,6 +65,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"POST /v1/users/{user}/profile/refresh", accessUser, handleRefreshProfile(log, svc)},
 		{"GET /v1/users/{user}/profile/versions", accessUser, handleListProfiles(log, svc)},
 		{"GET /v1/users/{user}/threads/{thread}/reflection", accessUser, handleGetReflection(log, svc)},
+		{"POST /v1/users/{user}/threads/{thread}/reflection/retry", accessUser, handleRetryReflection(log, svc)},
 
 		{"GET /v1/users/{user}/agents/{agent}/session", accessUser, handleGetSession(log, svc)},
 		{"PUT /v1/users/{user}/agents/{agent}/session", accessUser, handleSetSession(log, svc)},

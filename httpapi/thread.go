@@ -9,8 +9,9 @@ import (
 )
 
 // handleListThreads lists the user's threads, newest updated first. Query:
-// agent_id (present but empty: threads without an agent), status, limit,
-// cursor.
+// agent_id (present but empty: threads without an agent), status,
+// deleted (true: the soft-deleted threads only, which POST …/restore
+// brings back; false, the default: the others), limit, cursor.
 func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
 	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
@@ -33,6 +34,9 @@ func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handle
 				return agentmem.Errorf(agentmem.EINVALID, "status must be %q or %q, not %q.", agentmem.ThreadActive, agentmem.ThreadEnded, status)
 			}
 			f.Status = &status
+		}
+		if f.Deleted, err = queryBool(q, "deleted"); err != nil {
+			return err
 		}
 		if f.Limit, err = queryLimit(q); err != nil {
 			return err
@@ -126,6 +130,23 @@ func handleDeleteThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 			return err
 		}
 		w.WriteHeader(http.StatusNoContent)
+		return nil
+	})
+}
+
+// handleRestoreThread brings back a soft-deleted thread and answers with
+// it; a thread that is not deleted is answered as it is.
+func handleRestoreThread(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
+		if err != nil {
+			return err
+		}
+		t, err := svc.RestoreThread(r.Context(), p.user, p.thread)
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, t)
 		return nil
 	})
 }

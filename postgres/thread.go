@@ -95,13 +95,22 @@ func insertThread(ctx context.Context, tx pgx.Tx, t *agentmem.Thread) error {
 		ON CONFLICT (user_id) DO UPDATE SET created_at = users.created_at WHERE false`, t.UserID, t.CreatedAt); err != nil {
 		return fmt.Errorf("insert user: %w", err)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO threads (`+threadColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+	// ON CONFLICT DO NOTHING, not a unique violation, which would abort
+	// the transaction: the thread holding the ID is read next, to say
+	// whether it is deleted.
+	tag, err := tx.Exec(ctx, `INSERT INTO threads (`+threadColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (user_id, id) DO NOTHING`,
 		t.UserID, t.ID, t.AgentID, t.Title, t.Status, string(t.Metadata), t.Tags, t.MessageCount, t.LastSeq,
 		t.CreatedAt, t.UpdatedAt, t.EndedAt, t.DeletedAt)
-	if isUniqueViolation(err) {
-		return agentmem.Errorf(agentmem.ECONFLICT, "Thread %q already exists.", t.ID)
-	} else if err != nil {
+	if err != nil {
 		return fmt.Errorf("insert thread: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		held, err := findThread(ctx, tx, t.UserID, t.ID, noLock)
+		if err != nil {
+			return err
+		}
+		return agentmem.ThreadIDTaken(t.ID, held.DeletedAt != nil)
 	}
 	return nil
 }
@@ -119,7 +128,7 @@ func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentme
 // FindThreads implements agentmem.ThreadStore.
 //
 //	SELECT … FROM threads WHERE user_id = $1 [AND agent_id = $n] [AND status = $n]
-//	  [AND deleted_at IS NULL] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
+//	  [AND deleted_at IS [NOT] NULL] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
@@ -142,7 +151,10 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if f.Status != nil {
 		where = append(where, "status = "+arg(*f.Status))
 	}
-	if !f.IncludeDeleted {
+	switch {
+	case f.Deleted:
+		where = append(where, "deleted_at IS NOT NULL")
+	case !f.IncludeDeleted:
 		where = append(where, "deleted_at IS NULL")
 	}
 	if f.UpdatedBefore != nil {
@@ -319,4 +331,26 @@ func (s *Store) FindIdleThreads(ctx context.Context, idleSince time.Time, limit 
 		return rows.Err()
 	})
 	return out, err
+}
+
+// RestoreThread implements agentmem.ThreadStore.
+func (s *Store) RestoreThread(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	if err := agentmem.ValidateID("thread_id", id); err != nil {
+		return nil, err
+	}
+	var t *agentmem.Thread
+	err := s.writeRetrying(ctx, func(tx pgx.Tx) (err error) {
+		if t, err = findThread(ctx, tx, userID, id, forUpdate); err != nil || t.DeletedAt == nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE threads SET deleted_at = NULL WHERE user_id = $1 AND id = $2`, userID, id); err != nil {
+			return fmt.Errorf("restore thread: %w", err)
+		}
+		t.DeletedAt = nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -11,11 +11,13 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
@@ -92,22 +94,107 @@ type Reflector struct {
 
 // Enqueue asks for a thread's reflection, once it has ended: its
 // reflection is pending (keeping what an earlier reflection of the thread
-// found) until the job runs.
+// found) until the job runs. The pending reflection is written anew each
+// time, so that it is newer than any dead letter of an earlier job (see
+// Find).
 func (r *Reflector) Enqueue(ctx context.Context, userID, threadID string) error {
+	_, err := r.enqueueThread(ctx, userID, threadID, "The thread ended; its reflection is queued.")
+	return err
+}
+
+func (r *Reflector) enqueueThread(ctx context.Context, userID, threadID, reason string) (*agentmem.Reflection, error) {
 	ref, err := r.Store.FindReflection(ctx, userID, threadID)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		ref, err = &agentmem.Reflection{UserID: userID, ThreadID: threadID}, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if ref.Status != agentmem.ReflectionPending {
-		ref.Status, ref.Reason = agentmem.ReflectionPending, "The thread ended; its reflection is queued."
-		if err := r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{ref}, nil); err != nil {
-			return err
+	ref.Status, ref.Reason = agentmem.ReflectionPending, reason
+	if err := r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{ref}, nil); err != nil {
+		return nil, err
+	}
+	if err := r.enqueue(ctx, userID, JobKind, threadID, reflectPayload{ThreadID: threadID}); err != nil {
+		return nil, err
+	}
+	return ref, nil
+}
+
+// Find returns a thread's reflection as its job stands: a pending
+// reflection whose job was dead-lettered without the handler recording
+// the failure (its worker died on the last attempt, so the lease expired)
+// is failed. Returns ENOTFOUND as ReflectionStore.FindReflection.
+//
+// The dead letter is looked for among the user's dead reflect jobs, which
+// are few (the store keeps no index of jobs by key), and only for a
+// pending reflection.
+func (r *Reflector) Find(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
+	ref, err := r.Store.FindReflection(ctx, userID, threadID)
+	if err != nil || ref.Status != agentmem.ReflectionPending {
+		return ref, err
+	}
+	dead, kind := agentmem.JobDead, JobKind
+	jobs, _, err := r.Store.FindJobs(ctx, agentmem.JobFilter{UserID: &userID, Kind: &kind, Status: &dead, Limit: agentmem.MaxPageSize})
+	if err != nil {
+		return nil, fmt.Errorf("find dead reflect jobs: %w", err)
+	}
+	for _, j := range jobs { // newest first
+		// By its payload, not its key: a thread may be called "aggregate".
+		var p reflectPayload
+		if json.Unmarshal(j.Payload, &p) != nil || p.Aggregate || p.ThreadID != threadID {
+			continue
 		}
+		if j.UpdatedAt.After(ref.UpdatedAt) {
+			// The job's error is an operator's to read (GET /v1/jobs): it
+			// may hold what a user must not see.
+			ref.Status = agentmem.ReflectionFailed
+			ref.Reason = fmt.Sprintf("Reflection failed: its job stopped %d times without finishing and was dead-lettered. %s", j.Attempts, retryHint)
+		}
+		break
 	}
-	return r.enqueue(ctx, userID, JobKind, threadID, reflectPayload{ThreadID: threadID})
+	return ref, nil
+}
+
+// retryHint ends the reason of a failed reflection.
+const retryHint = "Retry it (POST …/threads/{thread}/reflection/retry), or end the thread again."
+
+// Retry queues again the reflection of an ended thread whose reflection
+// failed (see Find) or never was, and returns it, pending. Returns
+// ENOTFOUND if the thread does not exist, and ECONFLICT if it is active
+// (its end reflects on it), or its reflection is pending or done.
+func (r *Reflector) Retry(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {
+	th, err := r.Store.FindThreadByID(ctx, userID, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if th.Status != agentmem.ThreadEnded {
+		return nil, agentmem.Errorf(agentmem.ECONFLICT, "Thread %q is active: it is reflected on when it ends.", threadID)
+	}
+	ref, err := r.Find(ctx, userID, threadID)
+	switch {
+	case agentmem.ErrorCode(err) == agentmem.ENOTFOUND:
+	case err != nil:
+		return nil, err
+	case ref.Status == agentmem.ReflectionPending:
+		return nil, agentmem.Errorf(agentmem.ECONFLICT, "The reflection of thread %q is queued already.", threadID)
+	case ref.Status != agentmem.ReflectionFailed:
+		return nil, agentmem.Errorf(agentmem.ECONFLICT, "Thread %q is reflected on already (%s); its new turns are, when it ends again.", threadID, ref.Status)
+	}
+	return r.enqueueThread(ctx, userID, threadID, "Retried; the reflection is queued.")
+}
+
+// RetryFailed queues again the reflection of a thread if it failed (see
+// Find), and reports whether it did: the end of a thread that has ended
+// already retries it.
+func (r *Reflector) RetryFailed(ctx context.Context, userID, threadID string) (bool, error) {
+	ref, err := r.Find(ctx, userID, threadID)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		return false, nil
+	} else if err != nil || ref.Status != agentmem.ReflectionFailed {
+		return false, err
+	}
+	_, err = r.enqueueThread(ctx, userID, threadID, "The thread ended again; its failed reflection is queued again.")
+	return err == nil, err
 }
 
 // EnqueueProfile asks for the user's profile to be synthesised again,
@@ -152,7 +239,46 @@ func (r *Reflector) Run(ctx context.Context, j *agentmem.Job) error {
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		return nil // the thread is gone: nothing to reflect on
 	}
+	if err != nil && !p.Aggregate && !errors.Is(ctx.Err(), context.Canceled) {
+		// Not when the pool stops (ctx cancelled): the job is handed back,
+		// and this attempt does not count.
+		r.failed(ctx, j, p.ThreadID, err, lastAttempt)
+	}
 	return err
+}
+
+// failed records in the thread's reflection that attempt j.Attempts of
+// its job failed with err: still pending, retried, or failed on the last
+// attempt, the job then being a dead letter. The reason gives err's
+// client-safe message (agentmem.ErrorMessage), never a provider's or the
+// database's text. A reflection that another run finished meanwhile is
+// left alone; a failure to record is logged, as the job's own error is
+// what the worker records.
+func (r *Reflector) failed(ctx context.Context, j *agentmem.Job, threadID string, err error, lastAttempt bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ref, ferr := r.Store.FindReflection(ctx, j.UserID, threadID)
+	if agentmem.ErrorCode(ferr) == agentmem.ENOTFOUND {
+		ref, ferr = &agentmem.Reflection{UserID: j.UserID, ThreadID: threadID}, nil
+	}
+	if ferr != nil {
+		r.log().WarnContext(ctx, "reflection failure not recorded", "user", j.UserID, "thread", threadID, "err", ferr)
+		return
+	}
+	if ref.Status != agentmem.ReflectionPending && ref.Status != agentmem.ReflectionFailed {
+		return
+	}
+	msg := prompt.Truncate(strings.TrimSuffix(agentmem.ErrorMessage(err), "."), 1<<10)
+	if lastAttempt {
+		ref.Status = agentmem.ReflectionFailed
+		ref.Reason = fmt.Sprintf("Reflection failed on each of its %d attempts; the last: %s. %s", j.Attempts, msg, retryHint)
+	} else {
+		ref.Status = agentmem.ReflectionPending
+		ref.Reason = fmt.Sprintf("Attempt %d of %d failed (%s); it is retried.", j.Attempts, j.MaxAttempts, msg)
+	}
+	if perr := r.Store.PutReflections(ctx, j.UserID, []*agentmem.Reflection{ref}, nil); perr != nil {
+		r.log().WarnContext(ctx, "reflection failure not recorded", "user", j.UserID, "thread", threadID, "err", perr)
+	}
 }
 
 // reflect reflects on one ended thread.
@@ -170,7 +296,7 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 	} else if err != nil {
 		return err
 	}
-	if prev != nil && prev.Status != agentmem.ReflectionPending && prev.ThroughSeq >= th.LastSeq {
+	if prev != nil && prev.Status != agentmem.ReflectionPending && prev.Status != agentmem.ReflectionFailed && prev.ThroughSeq >= th.LastSeq {
 		return nil // reflected on already
 	}
 	if r.Summarize != nil && th.LastSeq > 0 {

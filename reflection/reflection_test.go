@@ -290,7 +290,7 @@ func TestReflect_Model(t *testing.T) {
 }
 
 // TestReflect_Malformed: a malformed reflection is retried, then dead,
-// and nothing of it is written.
+// and nothing of it is written but the failure.
 func TestReflect_Malformed(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
@@ -314,8 +314,9 @@ func TestReflect_Malformed(t *testing.T) {
 	if jobs, _, err := f.s.FindJobs(ctx, agentmem.JobFilter{Status: &dead}); err != nil || len(jobs) != 1 {
 		t.Fatalf("dead letters %d, %v", len(jobs), err)
 	}
-	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending || len(r.Insights) != 0 || r.ThroughSeq != 0 {
-		t.Fatalf("reflection after the dead letter %+v; want it still pending, as before", r)
+	if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionFailed || len(r.Insights) != 0 || r.ThroughSeq != 0 ||
+		!strings.Contains(r.Reason, "malformed") || !strings.Contains(r.Reason, "5 attempts") {
+		t.Fatalf("reflection after the dead letter %+v; want it failed, saying why, with nothing else changed", r)
 	}
 	if ins := f.insights(t); len(ins) != 0 {
 		t.Fatalf("insights were written: %+v", ins)

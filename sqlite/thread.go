@@ -101,13 +101,22 @@ func insertThread(ctx context.Context, tx *sql.Tx, t *agentmem.Thread) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO users (user_id, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, t.UserID, micros(t.CreatedAt)); err != nil {
 		return fmt.Errorf("insert user: %w", err)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO threads (`+threadColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := tx.ExecContext(ctx, `INSERT INTO threads (`+threadColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (user_id, id) DO NOTHING`,
 		t.UserID, t.ID, t.AgentID, t.Title, t.Status, string(t.Metadata), string(tags), t.MessageCount, t.LastSeq,
 		micros(t.CreatedAt), micros(t.UpdatedAt), nullMicros(t.EndedAt), nullMicros(t.DeletedAt))
-	if agentmem.ErrorCode(formatError(err)) == agentmem.ECONFLICT {
-		return agentmem.Errorf(agentmem.ECONFLICT, "Thread %q already exists.", t.ID)
-	} else if err != nil {
+	if err != nil {
 		return fmt.Errorf("insert thread: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("insert thread: %w", err)
+	} else if n == 0 {
+		// The ID is taken: say whether by a deleted thread.
+		held, err := findThread(ctx, tx, t.UserID, t.ID)
+		if err != nil {
+			return err
+		}
+		return agentmem.ThreadIDTaken(t.ID, held.DeletedAt != nil)
 	}
 	return nil
 }
@@ -142,7 +151,10 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if f.Status != nil {
 		where, args = append(where, "status = ?"), append(args, *f.Status)
 	}
-	if !f.IncludeDeleted {
+	switch {
+	case f.Deleted:
+		where = append(where, "deleted_at IS NOT NULL")
+	case !f.IncludeDeleted:
 		where = append(where, "deleted_at IS NULL")
 	}
 	if f.UpdatedBefore != nil {
@@ -319,4 +331,26 @@ func (s *Store) FindIdleThreads(ctx context.Context, idleSince time.Time, limit 
 		return rows.Err()
 	})
 	return out, err
+}
+
+// RestoreThread implements agentmem.ThreadStore.
+func (s *Store) RestoreThread(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	if err := agentmem.ValidateID("thread_id", id); err != nil {
+		return nil, err
+	}
+	var t *agentmem.Thread
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		if t, err = findThread(ctx, tx, userID, id); err != nil || t.DeletedAt == nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE threads SET deleted_at = NULL WHERE user_id = ? AND id = ?`, userID, id); err != nil {
+			return fmt.Errorf("restore thread: %w", err)
+		}
+		t.DeletedAt = nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

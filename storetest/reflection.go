@@ -281,6 +281,14 @@ func testFindReflections(t *testing.T, s agentmem.Store) {
 	wantReflections(t, s, "alice", agentmem.ReflectionNoInsight, 0, "e")
 	wantReflections(t, s, "alice", agentmem.ReflectionProcessed, 0, "b")
 
+	// A failed reflection (its job a dead letter) is a status of its own,
+	// and a retry makes it pending again.
+	put("alice", "c", agentmem.ReflectionFailed)
+	wantReflections(t, s, "alice", agentmem.ReflectionFailed, 0, "c")
+	wantReflections(t, s, "alice", agentmem.ReflectionPending, 0, "a", "d")
+	put("alice", "c", agentmem.ReflectionPending)
+	wantReflections(t, s, "alice", agentmem.ReflectionFailed, 0)
+
 	// One put stores reflections of several threads at one time.
 	mustPutReflections(t, s, "alice", []*agentmem.Reflection{
 		{ThreadID: "d", Status: agentmem.ReflectionProcessed, Reason: "aggregated"},

@@ -29,6 +29,8 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"FindThreads", testFindThreads},
 		{"UpdateThread", testUpdateThread},
 		{"DeleteThread", testDeleteThread},
+		{"RestoreThread", testRestoreThread},
+		{"FindThreads/Deleted", testFindDeletedThreads},
 		{"AppendMessages", testAppendMessages},
 		{"AppendMessages/Invalid", testAppendInvalid},
 		{"AppendMessages/Idempotency", testIdempotency},
@@ -403,6 +405,137 @@ func testDeleteThread(t *testing.T, s agentmem.Store) {
 	}
 	if st.Messages != 0 {
 		t.Fatalf("stats count %d messages after permanent delete", st.Messages)
+	}
+}
+
+// testRestoreThread: a soft-deleted thread holds its ID (creating it
+// again is ECONFLICT, saying so) until it is restored, with its messages,
+// or deleted permanently; restoring a thread that is not deleted returns
+// it as it is.
+func testRestoreThread(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "t1", AgentID: "x", Title: "Trip"})
+	MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, "hi", agentmem.RoleAssistant, "hello")
+	MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "live"})
+	if err := s.DeleteThread(ctx, "alice", th.ID, false); err != nil {
+		t.Fatal(err)
+	}
+
+	err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: th.ID})
+	wantCode(t, err, agentmem.ECONFLICT)
+	if msg := agentmem.ErrorMessage(err); !strings.Contains(msg, "deleted") || !strings.Contains(msg, "restore") || !strings.Contains(msg, "permanent") {
+		t.Fatalf("conflict with a deleted thread says %q; want it to say a deleted thread holds the ID, and how to restore or delete it", msg)
+	}
+	err = s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "live"})
+	wantCode(t, err, agentmem.ECONFLICT)
+	if msg := agentmem.ErrorMessage(err); strings.Contains(msg, "deleted") {
+		t.Fatalf("conflict with a live thread says %q, which speaks of a deleted one", msg)
+	}
+
+	_, err = s.RestoreThread(ctx, "bob", th.ID)
+	wantCode(t, err, agentmem.ENOTFOUND)
+	_, err = s.RestoreThread(ctx, "alice", "nope")
+	wantCode(t, err, agentmem.ENOTFOUND)
+	_, err = s.RestoreThread(ctx, "alice", "a/b")
+	wantCode(t, err, agentmem.EINVALID)
+
+	got, err := s.RestoreThread(ctx, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DeletedAt != nil || got.Title != "Trip" || got.AgentID != "x" || got.LastSeq != 2 || got.MessageCount != 2 {
+		t.Fatalf("restored thread = %+v", got)
+	}
+	found, err := s.FindThreadByID(ctx, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, found, jsonEqual()); diff != "" {
+		t.Fatalf("restored thread as found mismatch (-want +got):\n%s", diff)
+	}
+	if msgs := allMessages(t, s, "alice", th.ID); len(msgs) != 2 {
+		t.Fatalf("restored thread has %d messages, want 2", len(msgs))
+	}
+	MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, "back")
+	page, _, err := s.FindThreads(ctx, "alice", agentmem.ThreadFilter{Deleted: true})
+	if err != nil || len(page) != 0 {
+		t.Fatalf("deleted threads after the restore: %v, %v; want none", page, err)
+	}
+
+	again, err := s.RestoreThread(ctx, "alice", th.ID)
+	if err != nil {
+		t.Fatalf("restoring a thread that is not deleted: %v, want it as it is", err)
+	}
+	if again.DeletedAt != nil || again.LastSeq != 3 {
+		t.Fatalf("thread restored twice = %+v", again)
+	}
+}
+
+// testFindDeletedThreads: ThreadFilter.Deleted lists the soft-deleted
+// threads only, newest updated first, a page at a time, with the other
+// filters.
+func testFindDeletedThreads(t *testing.T, s agentmem.Store) {
+	deleted := map[string]bool{}
+	for i := range 9 {
+		agent := "a"
+		if i%3 == 0 {
+			agent = "b"
+		}
+		th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: fmt.Sprintf("t%d", i), AgentID: agent})
+		if i%4 != 0 { // t1, t2, t3, t5, t6, t7
+			if err := s.DeleteThread(ctx, "alice", th.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			deleted[th.ID] = true
+		}
+	}
+	MustCreateThread(t, s, &agentmem.Thread{UserID: "bob", ID: "t1"})
+	if err := s.DeleteThread(ctx, "bob", "t1", false); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, include := range []bool{false, true} {
+		var seen []*agentmem.Thread
+		for cursor, pages := "", 0; ; pages++ {
+			if pages > 10 {
+				t.Fatal("more than 10 pages")
+			}
+			page, next, err := s.FindThreads(ctx, "alice", agentmem.ThreadFilter{Deleted: true, IncludeDeleted: include, Limit: 4, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > 4 {
+				t.Fatalf("page of %d, limit 4", len(page))
+			}
+			seen = append(seen, page...)
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
+		got := map[string]bool{}
+		for i, th := range seen {
+			if !deleted[th.ID] || th.DeletedAt == nil || th.UserID != "alice" || got[th.ID] {
+				t.Fatalf("IncludeDeleted %v: listed %s of %s (deleted_at %v) twice or not deleted", include, th.ID, th.UserID, th.DeletedAt)
+			}
+			got[th.ID] = true
+			if i > 0 {
+				p := seen[i-1]
+				if th.UpdatedAt.After(p.UpdatedAt) || (th.UpdatedAt.Equal(p.UpdatedAt) && th.ID > p.ID) {
+					t.Fatalf("deleted threads %d and %d out of order", i-1, i)
+				}
+			}
+		}
+		if len(got) != len(deleted) {
+			t.Fatalf("IncludeDeleted %v: listed %d deleted threads, want %d", include, len(got), len(deleted))
+		}
+	}
+	b := "b"
+	page, _, err := s.FindThreads(ctx, "alice", agentmem.ThreadFilter{Deleted: true, AgentID: &b})
+	if err != nil || len(page) != 2 {
+		t.Fatalf("deleted threads of agent b: %v, %v; want t3 and t6", page, err)
+	}
+	page, _, err = s.FindThreads(ctx, "alice", agentmem.ThreadFilter{})
+	if err != nil || len(page) != 3 {
+		t.Fatalf("live threads: %v, %v; want t0, t4 and t8", page, err)
 	}
 }
 

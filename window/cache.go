@@ -6,8 +6,8 @@ import (
 )
 
 // cache keeps the most recently built contexts (least recently used out).
-// A key names the thread at its last seq, the summary version and the
-// whole request, so an entry never goes stale: a new message or summary
+// A key names all a context is made of (see cacheKey), so an entry never
+// goes stale: a new message, summary, profile, note, entity or memory
 // makes a new key.
 type cache struct {
 	mu    sync.Mutex
@@ -24,6 +24,9 @@ type entry struct {
 func newCache(size int) *cache {
 	return &cache{size: size, ll: list.New(), items: map[string]*list.Element{}}
 }
+
+// enabled reports whether the cache keeps anything.
+func (c *cache) enabled() bool { return c.size > 0 }
 
 // get returns a copy of the context under key.
 func (c *cache) get(key string) (*Context, bool) {

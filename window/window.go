@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agentmem/agentmem"
 )
@@ -64,7 +65,8 @@ type Options struct {
 	// Memories is consulted when the request has input.
 	Memories MemoryProvider
 	// CacheSize bounds the cache of built contexts (default 1024; negative
-	// disables it).
+	// disables it). An identical build of a thread nothing of which
+	// changed is answered from it (Telemetry.CacheHit).
 	CacheSize int
 	// TailCacheBytes bounds the cache of each thread's newest messages,
 	// which spares a build reading its history from the store again
@@ -87,6 +89,8 @@ type Builder struct {
 	opt   Options
 	cache *cache
 	tails *tails
+
+	hits, misses atomic.Uint64 // of the cache, see CacheStats
 }
 
 // New returns a builder over store; jobs receives summarize jobs (nil: no
@@ -147,19 +151,6 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 		}
 	}
 
-	// Contexts with provider sections depend on data outside the thread,
-	// which the cache key cannot see: they are not cached. (Memories are
-	// consulted only for an input.)
-	cacheable := b.opt.Init == nil && (b.opt.Memories == nil || req.Input == "" || !on(req.Include.Memories))
-	key := ""
-	if cacheable {
-		key = cacheKey(userID, threadID, th.LastSeq, sum, req)
-		if c, ok := b.cache.get(key); ok {
-			c.Telemetry.CacheHit = true
-			return c, nil
-		}
-	}
-
 	tok, exact := b.opt.Tokenizer(req.Model)
 	cnt := &counter{tok: tok, useStored: b.opt.StoredEncoding != "" && tok.Encoding() == b.opt.StoredEncoding}
 	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact}
@@ -169,6 +160,22 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 	if err := bld.sections(ctx); err != nil {
 		return nil, err
 	}
+
+	// The cache key holds everything the context is made of: the thread
+	// at its last seq, its summary's version, the request, and what the
+	// providers answered (see cacheKey). A build whose provider failed is
+	// not cached: its next build may well succeed.
+	key := ""
+	if b.cache.enabled() && !bld.degraded {
+		key = cacheKey(userID, th, sum, req, bld.init, bld.memories)
+		if c, ok := b.cache.get(key); ok {
+			b.hits.Add(1)
+			c.Telemetry.CacheHit = true
+			return c, nil
+		}
+	}
+	b.misses.Add(1)
+
 	if err := bld.fit(ctx); err != nil {
 		return nil, err
 	}
@@ -177,22 +184,40 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 	if req.Strategy == StrategySummarize {
 		bld.maybeSummarize(ctx, &c.Telemetry)
 	}
-	if cacheable {
+	if key != "" {
 		b.cache.put(key, c)
 	}
 	return c, nil
 }
 
-// cacheKey identifies a build: the thread at its last seq, the summary
-// version, and the whole request.
-func cacheKey(userID, threadID string, lastSeq int64, sum *agentmem.Summary, req Request) string {
+// CacheStats reports how many builds the cache of built contexts
+// answered (hits) and how many were built (misses), since New.
+func (b *Builder) CacheStats() (hits, misses uint64) {
+	return b.hits.Load(), b.misses.Load()
+}
+
+// cacheKey identifies a build by all it is made of: the thread (its ID,
+// creation time, which tells a thread deleted and created again under its
+// ID, and last seq: messages are append-only), the summary's version, the
+// whole request, and the sections of the initialisation block and the
+// memories as the providers gave them.
+//
+// The providers' answers are in the key as they are, not as version
+// numbers of what they read: they are read on every build anyway (the
+// profile, the agent's notes, the recent threads' summaries, the entities
+// and memories the input names, a few indexed rows each), and a key made
+// of them cannot go stale, even where version numbers start again (a user
+// erased and made again) or do not exist (entities). What a hit spares is
+// the rest of a build: reading the history, counting tokens, fitting and
+// rendering.
+func cacheKey(userID string, th *agentmem.Thread, sum *agentmem.Summary, req Request, init []Section, memories []string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	var version int64
+	var version, through int64
 	if sum != nil {
-		version = sum.Version
+		version, through = sum.Version, sum.ThroughSeq
 	}
-	_ = enc.Encode([]any{userID, threadID, lastSeq, version, req})
+	_ = enc.Encode([]any{userID, th.ID, th.CreatedAt.UnixMicro(), th.LastSeq, version, through, req, init, memories})
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -209,6 +234,7 @@ type build struct {
 	init     []Section
 	memories []string
 	summary  *Section
+	degraded bool // a provider failed: the context lacks its section
 
 	history     []*agentmem.Message // included, oldest first
 	historyCost []int               // cost of each, in the format
@@ -242,6 +268,7 @@ func (bl *build) sections(ctx context.Context) error {
 		if err != nil {
 			bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", "err", err)
 			bl.warnings = append(bl.warnings, "The initialisation block is unavailable; the context was built without it.")
+			bl.degraded = true
 		}
 		bl.init = s
 	}
@@ -250,6 +277,7 @@ func (bl *build) sections(ctx context.Context) error {
 		if err != nil {
 			bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", "err", err)
 			bl.warnings = append(bl.warnings, "Long-term memories are unavailable; the context was built without them.")
+			bl.degraded = true
 		}
 		bl.memories = m
 	}

@@ -3,10 +3,12 @@ package window_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -404,5 +406,59 @@ func testTailCache(t *testing.T, s agentmem.Store) {
 		if !strings.HasPrefix(m.Content, "recreated: ") {
 			t.Fatalf("a message of the deleted thread survived in the cache: %q", m.Content)
 		}
+	}
+}
+
+// flakyInit is an InitProvider that fails while down, and otherwise
+// answers a profile section of its text.
+type flakyInit struct {
+	down bool
+	text string
+}
+
+func (f *flakyInit) InitBlock(ctx context.Context, userID, agentID, threadID, input string) ([]agentmem.Section, error) {
+	if f.down {
+		return nil, errors.New("profile store down")
+	}
+	return []agentmem.Section{{Name: "profile", Title: "Key Insights", Text: f.text}}, nil
+}
+
+// TestBuild_CacheProviders: a build with an initialisation block is
+// cached under what the block says: a new block misses, and a build whose
+// block failed is not cached; CacheStats counts hits and misses.
+func TestBuild_CacheProviders(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	MustThread(t, s, "alice", "t", conversation(2)...)
+	init := &flakyInit{text: "Alice lives in Oslo."}
+	b := MustBuilder(s, window.Options{Init: init})
+	hits := func() []bool {
+		t.Helper()
+		var out []bool
+		for range 2 {
+			c, err := b.Build(ctx, "alice", "t", window.Request{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, c.Telemetry.CacheHit)
+		}
+		return out
+	}
+	if got := hits(); !slices.Equal(got, []bool{false, true}) {
+		t.Fatalf("cache hits %v, want a miss then a hit", got)
+	}
+	init.text = "Alice lives in Bergen."
+	if got := hits(); !slices.Equal(got, []bool{false, true}) {
+		t.Fatalf("after the block changed: cache hits %v, want a miss then a hit", got)
+	}
+	init.down = true
+	if got := hits(); !slices.Equal(got, []bool{false, false}) {
+		t.Fatalf("with the block failing: cache hits %v, want no hit", got)
+	}
+	init.down = false
+	if got := hits(); !slices.Equal(got, []bool{true, true}) {
+		t.Fatalf("with the block back: cache hits %v, want hits (the context built before it failed)", got)
+	}
+	if h, m := b.CacheStats(); h != 4 || m != 4 {
+		t.Fatalf("CacheStats = %d hits, %d misses; want 4 and 4", h, m)
 	}
 }
