@@ -41,19 +41,21 @@ func (c *Client) FindThreadByID(ctx context.Context, userID, threadID string) (*
 }
 
 // FindThreads implements agentmem.ThreadService: GET …/threads with
-// agent_id (sent also when empty: threads without an agent), status,
-// limit and cursor. UpdatedBefore and IncludeDeleted have no parameter
-// (EINVALID).
+// agent_id (sent also when empty: threads without an agent), status, tag
+// (once per tag), since (UpdatedSince), until (UpdatedBefore), limit and
+// cursor. IncludeDeleted has no parameter (EINVALID).
 func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
-	switch {
-	case f.UpdatedBefore != nil:
-		return nil, "", notInAPI("ThreadFilter.UpdatedBefore")
-	case f.IncludeDeleted:
+	if f.IncludeDeleted {
 		return nil, "", notInAPI("ThreadFilter.IncludeDeleted")
 	}
 	q := url.Values{}
 	setPtr(q, "agent_id", f.AgentID)
 	setPtr(q, "status", f.Status)
+	for _, tag := range f.Tags {
+		q.Add("tag", tag)
+	}
+	setTime(q, "since", f.UpdatedSince)
+	setTime(q, "until", f.UpdatedBefore)
 	setPage(q, f.Limit, f.Cursor)
 	return list[*agentmem.Thread](ctx, c, threadPath(userID), q)
 }
