@@ -227,8 +227,8 @@ type MessageStore interface {
 	// same transaction (see AppendOptions.Jobs).
 	//
 	// Returns ENOTFOUND if the thread does not exist (or is soft-deleted),
-	// EINVALID or ETOOLARGE for a bad batch (see ValidateMessages) or a bad
-	// job, and ECONFLICT when a key or message ID is reused for a different
+	// EINVALID or ETOOLARGE for a bad batch (see PrepareAppend: a
+	// created_at in the future, too) or a bad job, and ECONFLICT when a key or message ID is reused for a different
 	// batch, or a job's ID is taken.
 	AppendMessages(ctx context.Context, userID, threadID string, msgs []*Message, opt AppendOptions) ([]*Message, error)
 

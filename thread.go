@@ -309,7 +309,8 @@ type ThreadStore interface {
 	// FindThreads returns a page of the user's threads, newest updated
 	// first, and the cursor of the next page ("" on the last page). Deep
 	// pages cost what the first does (keyset pagination). Returns EINVALID
-	// for a malformed cursor.
+	// for a bad filter (see ThreadFilter.Validate) and for a cursor that is
+	// malformed or of another list (see CursorList).
 	FindThreads(ctx context.Context, userID string, filter ThreadFilter) ([]*Thread, string, error)
 
 	// UpdateThread applies upd and returns the updated thread. Returns

@@ -360,7 +360,7 @@ func checkQuery(raw string, params []string) error {
 	}
 	q, err := url.ParseQuery(raw)
 	if err != nil {
-		return agentmem.Errorf(agentmem.EINVALID, "The query string is malformed: %s.", strings.TrimPrefix(err.Error(), "invalid URL escape "))
+		return agentmem.Errorf(agentmem.EINVALID, "The query string is malformed: %s.", err.Error())
 	}
 	names := make([]string, 0, len(q))
 	for name := range q {
