@@ -46,11 +46,15 @@ func NewID() string {
 
 // ValidateID checks an identifier given by a client; field names it in the
 // error. An ID is 1 to MaxIDBytes bytes of valid UTF-8 with no slash, no
-// whitespace and no control characters, so it is safe in a URL path.
+// whitespace and no control characters, and is not "." or "..", so it is
+// safe in a URL path (where a . or .. segment is cleaned away, so that a
+// record with such an ID could never be reached).
 func ValidateID(field, id string) error {
 	switch {
 	case id == "":
 		return Errorf(EINVALID, "%s is required.", field)
+	case id == "." || id == "..":
+		return Errorf(EINVALID, `%s may not be "." or "..".`, field)
 	case len(id) > MaxIDBytes:
 		return Errorf(EINVALID, "%s is longer than %d bytes.", field, MaxIDBytes)
 	case !utf8.ValidString(id):
@@ -114,6 +118,28 @@ func ValidateText(field, s string) error {
 	return nil
 }
 
+// textFilter is a text field of a filter: its name and value (nil when
+// unset).
+type textFilter struct {
+	name string
+	v    *string
+}
+
+// validateTextFilters checks each set field with ValidateText, in order:
+// a filter compares text, and text that cannot be stored (NUL) or is not
+// text (invalid UTF-8) is a client's mistake that every backend must
+// answer alike (PostgreSQL refuses NUL; SQLite would compare it).
+func validateTextFilters(fs ...textFilter) error {
+	for _, f := range fs {
+		if f.v != nil {
+			if err := ValidateText(f.name, *f.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // ValidateTime checks a time given by a client: zero (unset) or within the
 // years 1 to 9999, which every backend and RFC 3339 can represent.
 //
@@ -124,6 +150,23 @@ func ValidateText(field, s string) error {
 func ValidateTime(field string, t time.Time) error {
 	if y := t.UTC().Year(); !t.IsZero() && (y < 1 || y > 9999) {
 		return Errorf(EINVALID, "%s must be between the years 1 and 9999.", field)
+	}
+	return nil
+}
+
+// MaxClockSkew is how far ahead of the server's clock a client's time may
+// be (see ValidateNotFuture): clocks of clients and servers disagree by
+// seconds, now and then by minutes, but not by more.
+const MaxClockSkew = 5 * time.Minute
+
+// ValidateNotFuture checks that a time given by a client as when something
+// happened (a message's created_at) is not after now, give or take
+// MaxClockSkew. field names it in the error. A time far ahead would sort
+// after everything written until then, and pass every "since" filter.
+func ValidateNotFuture(field string, t, now time.Time) error {
+	if t.After(now.Add(MaxClockSkew)) {
+		return Errorf(EINVALID, "%s %s is in the future; it may be at most %d minutes ahead of the server's clock.",
+			field, t.UTC().Format(time.RFC3339Nano), int(MaxClockSkew/time.Minute))
 	}
 	return nil
 }

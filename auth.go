@@ -207,6 +207,11 @@ type KeyFilter struct {
 	Cursor   string
 }
 
+// Validate checks the filter's text (see validateTextFilters).
+func (f *KeyFilter) Validate() error {
+	return validateTextFilters(textFilter{"tenant_id", f.TenantID})
+}
+
 // KeyStore stores API keys. Keys are not user data: the table is shared by
 // all users (a reference table when scaled out).
 type KeyStore interface {
@@ -264,6 +269,17 @@ type AuditFilter struct {
 	Since    *time.Time // only events at or after
 	Limit    int
 	Cursor   string
+}
+
+// Validate checks the filter's text (see validateTextFilters) and time.
+func (f *AuditFilter) Validate() error {
+	if err := validateTextFilters(textFilter{"action", f.Action}, textFilter{"tenant_id", f.TenantID}, textFilter{"user_id", f.UserID}); err != nil {
+		return err
+	}
+	if f.Since != nil {
+		return ValidateTime("since", *f.Since)
+	}
+	return nil
 }
 
 // AuditStore stores the audit log.

@@ -66,6 +66,15 @@ type ElementFilter struct {
 	Cursor         string
 }
 
+// Validate checks the filter's message ID, if set ("" selects the
+// elements of no message).
+func (f *ElementFilter) Validate() error {
+	if f.MessageID != nil && *f.MessageID != "" {
+		return ValidateID("message_id", *f.MessageID)
+	}
+	return nil
+}
+
 // ElementStore stores elements.
 type ElementStore interface {
 	// CreateElement attaches e to a thread (and to e.MessageID when set),
@@ -79,7 +88,7 @@ type ElementStore interface {
 }
 
 // ElementPage cuts a result fetched with limit+1 rows to limit and returns
-// the cursor of the next page ("" when there is none).
-func ElementPage(els []*Element, limit int) ([]*Element, string) {
-	return CutPage(els, limit, func(last *Element) any { return TimeIDCursor{Time: last.CreatedAt.UnixMicro(), ID: last.ID} })
+// the cursor in list of the next page ("" when there is none).
+func ElementPage(els []*Element, limit int, list CursorList) ([]*Element, string) {
+	return CutPage(els, limit, list, func(last *Element) any { return TimeIDCursor{Time: last.CreatedAt.UnixMicro(), ID: last.ID} })
 }

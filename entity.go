@@ -316,6 +316,12 @@ func (f *EntityFilter) Validate() error {
 	return nil
 }
 
+// EntityList is the list FindEntities pages through with f: the user's
+// entities, in the order that f.Keys sets.
+func EntityList(userID string, f EntityFilter) CursorList {
+	return ListOf(ListEntities, append([]string{userID}, f.Keys...)...)
+}
+
 // EntityCursor is the keyset position of FindEntities: the last entity's
 // rank (1 if found by its name, 0 otherwise), updated_at in Unix
 // microseconds and ID.
@@ -355,6 +361,15 @@ func (f *EntityRefFilter) Validate() error {
 		return ValidateEntityAction(*f.Action)
 	}
 	return nil
+}
+
+// EntityRefList is the list FindEntityRefs pages through with f: the
+// references of the entity, or of the thread.
+func EntityRefList(userID string, f EntityRefFilter) CursorList {
+	if f.EntityID != "" {
+		return ListOf(ListEntityRefs, userID, "entity", f.EntityID)
+	}
+	return ListOf(ListEntityRefs, userID, "thread", f.ThreadID)
 }
 
 // EntityRefCursor is the keyset position of FindEntityRefs: the last

@@ -313,10 +313,11 @@ func (x *ThreadExport) Markdown() string {
 }
 
 // PrepareImport does the work of ImportThread that needs no database, for
-// every backend: it validates x, moves it to userID, fills in IDs and
-// times that are missing (now), renumbers the messages 1..n, recounts their
-// tokens with tc, and returns the thread to insert. The thread is live
-// (not deleted) whatever the export said.
+// every backend: it validates x (no message from the future of now, see
+// ValidateNotFuture), moves it to userID, fills in IDs and times that are
+// missing (now), renumbers the messages 1..n, recounts their tokens with
+// tc, and returns the thread to insert. The thread is live (not deleted)
+// whatever the export said.
 func PrepareImport(userID string, x *ThreadExport, now time.Time, tc TokenCounter) (*Thread, error) {
 	if x == nil || x.Thread == nil {
 		return nil, Errorf(EINVALID, "thread is required.")
@@ -325,6 +326,9 @@ func PrepareImport(userID string, x *ThreadExport, now time.Time, tc TokenCounte
 	t.UserID = userID
 	x.Thread = &t
 	if err := x.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateCreatedAt("messages", x.Messages, now); err != nil {
 		return nil, err
 	}
 	if t.ID == "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,14 @@ import (
 // "context deadline exceeded" failure at the end of -fuzztime, with no
 // input written, is Go 1.26's golang.org/issue/75804, not a finding.)
 
+// The lists FuzzDecodeCursor decodes cursors for.
+var (
+	fuzzThreads  = agentmem.ListOf(agentmem.ListThreads, "u")
+	fuzzMessages = agentmem.ListOf(agentmem.ListMessages, "u", "t")
+	fuzzDesc     = agentmem.ListOf(agentmem.ListMessagesDesc, "u", "t")
+	fuzzElements = agentmem.ListOf(agentmem.ListElements, "u", "t")
+)
+
 // FuzzDecodeCursor decodes arbitrary cursors into each cursor type, and
 // resolves them with MessageRange: neither panics, errors are EINVALID, and
 // what DecodeCursor accepts re-encodes to a cursor that decodes to the same
@@ -27,23 +36,24 @@ import (
 func FuzzDecodeCursor(f *testing.F) {
 	for _, c := range []string{
 		"",
-		agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: 1700000000000000, ID: "t1"}),
-		agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: math.MinInt64, ID: "\x00\xff"}),
-		agentmem.EncodeCursor(agentmem.SeqCursor{Seq: 42}),
-		agentmem.EncodeCursor(agentmem.SeqCursor{Seq: math.MaxInt64}),
-		agentmem.EncodeCursor(agentmem.SeqCursor{Seq: -1}),
-		agentmem.EncodeCursor(agentmem.TimeIDCursor{Time: -62135596800000000, ID: "日本"}),
-		agentmem.EncodeCursor(nil),
-		agentmem.EncodeCursor([]int{1, 2}),
-		agentmem.EncodeCursor("a string"),
-		agentmem.EncodeCursor(map[string]any{"s": 1.5, "u": "1", "i": 7}),
-		agentmem.EncodeCursor(map[string]any{"S": 3, "s": 4}), // keys match case-insensitively; the last wins
+		agentmem.EncodeCursor(fuzzThreads, agentmem.ThreadCursor{UpdatedAt: 1700000000000000, ID: "t1"}),
+		agentmem.EncodeCursor(fuzzThreads, agentmem.ThreadCursor{UpdatedAt: math.MinInt64, ID: "\x00\xff"}),
+		agentmem.EncodeCursor(fuzzMessages, agentmem.SeqCursor{Seq: 42}),
+		agentmem.EncodeCursor(fuzzDesc, agentmem.SeqCursor{Seq: math.MaxInt64}),
+		agentmem.EncodeCursor(fuzzMessages, agentmem.SeqCursor{Seq: -1}),
+		agentmem.EncodeCursor(agentmem.ListOf(agentmem.ListMessages, "u", "other"), agentmem.SeqCursor{Seq: 3}),
+		agentmem.EncodeCursor(fuzzElements, agentmem.TimeIDCursor{Time: -62135596800000000, ID: "日本"}),
+		agentmem.EncodeCursor(fuzzThreads, nil),
+		agentmem.EncodeCursor(fuzzMessages, []int{1, 2}),
+		agentmem.EncodeCursor(fuzzThreads, "a string"),
+		agentmem.EncodeCursor(fuzzMessages, map[string]any{"s": 1.5, "u": "1", "i": 7}),
+		agentmem.EncodeCursor(fuzzMessages, map[string]any{"S": 3, "s": 4}), // keys match case-insensitively; the last wins
 		b64(`{"s":99999999999999999999}`),
-		b64(`{"s":1e400}`),
-		b64(`{"i":"\ud800","t":0}`),
-		b64("{\"i\":\"\xff\"}"),
-		b64(`{"s":1}{"s":2}`),
-		b64(`{"s":1} `),
+		b64(`{"l":"messages (oldest first)","p":{"s":1e400}}`),
+		b64(`{"l":"elements","p":{"i":"\ud800","t":0}}`),
+		b64("{\"l\":\"threads\",\"p\":{\"i\":\"\xff\"}}"),
+		b64(`{"l":"messages (oldest first)","p":{"s":1}}{"s":2}`),
+		b64(`{"l":"nothing","p":{"s":1}} `),
 		b64(` {"s":` + strings.Repeat("[", 10001) + `}`),
 		"e30=",  // "{}" padded: RawURLEncoding wants no padding
 		"e30",   // "{}"
@@ -54,8 +64,9 @@ func FuzzDecodeCursor(f *testing.F) {
 	} {
 		f.Add(c, int64(0), int64(0), 0, false)
 	}
-	f.Add(agentmem.EncodeCursor(agentmem.SeqCursor{Seq: 5}), int64(2), int64(9), 10, true)
-	f.Add(agentmem.EncodeCursor(agentmem.SeqCursor{Seq: -5}), int64(0), int64(0), 1000, true)
+	f.Add(agentmem.EncodeCursor(fuzzMessages, agentmem.SeqCursor{Seq: 5}), int64(2), int64(9), 10, false)
+	f.Add(agentmem.EncodeCursor(fuzzDesc, agentmem.SeqCursor{Seq: 5}), int64(2), int64(9), 10, true)
+	f.Add(agentmem.EncodeCursor(fuzzDesc, agentmem.SeqCursor{Seq: -5}), int64(0), int64(0), 1000, true)
 	f.Add("", int64(-1), int64(0), 0, false)
 	f.Add("", int64(0), int64(-1), 0, false)
 	f.Add("", int64(math.MaxInt64), int64(1), 1001, false)
@@ -63,12 +74,12 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Add("", int64(0), int64(0), math.MinInt, true)
 
 	f.Fuzz(func(t *testing.T, cursor string, after, before int64, limit int, desc bool) {
-		checkCursor[agentmem.ThreadCursor](t, cursor)
-		checkCursor[agentmem.SeqCursor](t, cursor)
-		checkCursor[agentmem.TimeIDCursor](t, cursor)
+		checkCursor[agentmem.ThreadCursor](t, fuzzThreads, cursor)
+		checkCursor[agentmem.SeqCursor](t, fuzzMessages, cursor)
+		checkCursor[agentmem.TimeIDCursor](t, fuzzElements, cursor)
 
 		filter := agentmem.MessageFilter{Cursor: cursor, AfterSeq: after, BeforeSeq: before, Limit: limit, Desc: desc}
-		gotLimit, gotAfter, gotBefore, err := agentmem.MessageRange(filter)
+		gotLimit, gotAfter, gotBefore, err := agentmem.MessageRange(agentmem.MessageList("u", "t", filter), filter)
 		if err != nil {
 			if code := agentmem.ErrorCode(err); code != agentmem.EINVALID {
 				t.Fatalf("MessageRange(%+v): code %q, want %q (%v)", filter, code, agentmem.EINVALID, err)
@@ -89,19 +100,31 @@ func FuzzDecodeCursor(f *testing.F) {
 	})
 }
 
-// checkCursor decodes cursor into a T and checks DecodeCursor's contract.
-func checkCursor[T any](t *testing.T, cursor string) {
+// checkCursor decodes cursor of list into a T and checks DecodeCursor's
+// contract: a cursor it accepts is one of list, whose position re-encodes
+// to a cursor that decodes to the same position, and that every other list
+// refuses.
+func checkCursor[T any](t *testing.T, list agentmem.CursorList, cursor string) {
 	t.Helper()
 	var v T
-	if err := agentmem.DecodeCursor(cursor, &v); err != nil {
+	if err := agentmem.DecodeCursor(cursor, list, &v); err != nil {
 		if code := agentmem.ErrorCode(err); code != agentmem.EINVALID {
 			t.Fatalf("DecodeCursor(%q, %T): code %q, want %q (%v)", cursor, v, code, agentmem.EINVALID, err)
 		}
 		return
 	}
-	again := agentmem.EncodeCursor(v)
+	for _, other := range []agentmem.CursorList{fuzzThreads, fuzzMessages, fuzzDesc, fuzzElements, agentmem.ListOf(list.Name, "other")} {
+		if other.Name == list.Name && slices.Equal(other.Scope, list.Scope) {
+			continue
+		}
+		var w T
+		if err := agentmem.DecodeCursor(cursor, other, &w); err == nil {
+			t.Fatalf("DecodeCursor(%q) accepted a cursor of %v for %v", cursor, list, other)
+		}
+	}
+	again := agentmem.EncodeCursor(list, v)
 	var w T
-	if err := agentmem.DecodeCursor(again, &w); err != nil {
+	if err := agentmem.DecodeCursor(again, list, &w); err != nil {
 		t.Fatalf("DecodeCursor(%q) accepted %+v, but not its encoding %q: %v", cursor, v, again, err)
 	}
 	if diff := cmp.Diff(v, w); diff != "" {

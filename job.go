@@ -398,8 +398,11 @@ func jobError(errMsg string) string {
 	return msg
 }
 
-// Validate checks the filter's status, if set.
+// Validate checks the filter's text (see validateTextFilters) and status.
 func (f *JobFilter) Validate() error {
+	if err := validateTextFilters(textFilter{"status", f.Status}, textFilter{"kind", f.Kind}, textFilter{"user_id", f.UserID}); err != nil {
+		return err
+	}
 	if f.Status != nil {
 		switch *f.Status {
 		case JobQueued, JobRunning, JobDone, JobDead:
@@ -419,15 +422,9 @@ type JobCursor struct {
 }
 
 // JobPage cuts a result fetched with limit+1 rows to limit and returns the
-// cursor of the next page ("" when there is none).
-func JobPage(jobs []*Job, limit int) ([]*Job, string) {
-	if jobs == nil {
-		jobs = []*Job{}
-	}
-	if len(jobs) <= limit {
-		return jobs, ""
-	}
-	jobs = jobs[:limit]
-	last := jobs[limit-1]
-	return jobs, EncodeCursor(JobCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), UserID: last.UserID, ID: last.ID})
+// cursor in list of the next page ("" when there is none).
+func JobPage(jobs []*Job, limit int, list CursorList) ([]*Job, string) {
+	return CutPage(jobs, limit, list, func(last *Job) any {
+		return JobCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), UserID: last.UserID, ID: last.ID}
+	})
 }

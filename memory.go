@@ -346,8 +346,12 @@ type MemoryFilter struct {
 	Cursor         string     // opaque, from a previous page's next cursor
 }
 
-// Validate checks the filter's kind, if set.
+// Validate checks the filter's text (see validateTextFilters) and kind.
 func (f *MemoryFilter) Validate() error {
+	if err := validateTextFilters(textFilter{"kind", f.Kind}, textFilter{"category", f.Category},
+		textFilter{"agent_id", f.AgentID}, textFilter{"thread_id", f.ThreadID}); err != nil {
+		return err
+	}
 	if f.Kind != nil && *f.Kind != MemoryFact && *f.Kind != MemoryInsight {
 		return Errorf(EINVALID, "kind must be %q or %q, not %q.", MemoryFact, MemoryInsight, *f.Kind)
 	}
@@ -362,17 +366,11 @@ type MemoryCursor struct {
 }
 
 // MemoryPage cuts a result fetched with limit+1 rows to limit and returns
-// the cursor of the next page ("" when there is none).
-func MemoryPage(mems []*Memory, limit int) ([]*Memory, string) {
-	if mems == nil {
-		mems = []*Memory{}
-	}
-	if len(mems) <= limit {
-		return mems, ""
-	}
-	mems = mems[:limit]
-	last := mems[limit-1]
-	return mems, EncodeCursor(MemoryCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), ID: last.ID})
+// the cursor in list of the next page ("" when there is none).
+func MemoryPage(mems []*Memory, limit int, list CursorList) ([]*Memory, string) {
+	return CutPage(mems, limit, list, func(last *Memory) any {
+		return MemoryCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), ID: last.ID}
+	})
 }
 
 // MemoryStore stores memories and their history. Memories are the user's

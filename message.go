@@ -227,8 +227,8 @@ type MessageStore interface {
 	// same transaction (see AppendOptions.Jobs).
 	//
 	// Returns ENOTFOUND if the thread does not exist (or is soft-deleted),
-	// EINVALID or ETOOLARGE for a bad batch (see ValidateMessages) or a bad
-	// job, and ECONFLICT when a key or message ID is reused for a different
+	// EINVALID or ETOOLARGE for a bad batch (see PrepareAppend: a
+	// created_at in the future, too) or a bad job, and ECONFLICT when a key or message ID is reused for a different
 	// batch, or a job's ID is taken.
 	AppendMessages(ctx context.Context, userID, threadID string, msgs []*Message, opt AppendOptions) ([]*Message, error)
 
@@ -241,8 +241,13 @@ type MessageStore interface {
 
 // PrepareAppend does the work of AppendMessages that needs no database, for
 // every backend: it checks the idempotency key and the batch (see
-// ValidateMessages) and counts each message's tokens with tc.
-func PrepareAppend(msgs []*Message, opt AppendOptions, maxBytes int, tc TokenCounter) error {
+// ValidateMessages), checks that no created_at is in the future of now
+// (see ValidateNotFuture), and counts each message's tokens with tc.
+//
+// A created_at before that of the thread's previous message is accepted:
+// seq, not time, orders a thread, and a client may append history that
+// happened before (messages carried over from another system).
+func PrepareAppend(msgs []*Message, opt AppendOptions, maxBytes int, tc TokenCounter, now time.Time) error {
 	if opt.IdempotencyKey != "" {
 		if err := ValidateID("Idempotency-Key", opt.IdempotencyKey); err != nil {
 			return err
@@ -251,10 +256,24 @@ func PrepareAppend(msgs []*Message, opt AppendOptions, maxBytes int, tc TokenCou
 	if err := ValidateMessages(msgs, maxBytes); err != nil {
 		return err
 	}
+	if err := validateCreatedAt("messages", msgs, now); err != nil {
+		return err
+	}
 	for _, m := range msgs {
 		m.TokenCount = tc.CountTokens(m.TokenText())
 		if !m.CreatedAt.IsZero() {
 			m.CreatedAt = Timestamp(m.CreatedAt)
+		}
+	}
+	return nil
+}
+
+// validateCreatedAt checks the client-given created_at of each message
+// with ValidateNotFuture; field names the batch (messages[i].created_at).
+func validateCreatedAt(field string, msgs []*Message, now time.Time) error {
+	for i, m := range msgs {
+		if err := ValidateNotFuture(field+"["+itoa(i)+"].created_at", m.CreatedAt, now); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -311,9 +330,19 @@ func MatchRetry(threadID string, msgs []*Message, stored map[string]*Message) ([
 	return out, nil
 }
 
-// MessageRange resolves a MessageFilter for a backend: the page size and the
-// exclusive seq bounds (after, before) with the cursor applied.
-func MessageRange(f MessageFilter) (limit int, after, before int64, err error) {
+// MessageList is the list FindMessages pages through: the thread's
+// messages in the order of f.
+func MessageList(userID, threadID string, f MessageFilter) CursorList {
+	if f.Desc {
+		return ListOf(ListMessagesDesc, userID, threadID)
+	}
+	return ListOf(ListMessages, userID, threadID)
+}
+
+// MessageRange resolves a MessageFilter of list (see MessageList) for a
+// backend: the page size and the exclusive seq bounds (after, before) with
+// the cursor applied.
+func MessageRange(list CursorList, f MessageFilter) (limit int, after, before int64, err error) {
 	if limit, err = PageSize(f.Limit); err != nil {
 		return 0, 0, 0, err
 	}
@@ -326,7 +355,7 @@ func MessageRange(f MessageFilter) (limit int, after, before int64, err error) {
 	}
 	if f.Cursor != "" {
 		var c SeqCursor
-		if err := DecodeCursor(f.Cursor, &c); err != nil {
+		if err := DecodeCursor(f.Cursor, list, &c); err != nil {
 			return 0, 0, 0, err
 		}
 		if f.Desc {
@@ -339,7 +368,7 @@ func MessageRange(f MessageFilter) (limit int, after, before int64, err error) {
 }
 
 // MessagePage cuts a result fetched with limit+1 rows to limit and returns
-// the cursor of the next page ("" when there is none).
-func MessagePage(msgs []*Message, limit int) ([]*Message, string) {
-	return CutPage(msgs, limit, func(last *Message) any { return SeqCursor{Seq: last.Seq} })
+// the cursor in list of the next page ("" when there is none).
+func MessagePage(msgs []*Message, limit int, list CursorList) ([]*Message, string) {
+	return CutPage(msgs, limit, list, func(last *Message) any { return SeqCursor{Seq: last.Seq} })
 }

@@ -155,7 +155,14 @@ func AutoTitle(content string) string {
 type ThreadFilter struct {
 	AgentID *string // only threads of this agent ("" means threads without an agent)
 	Status  *string // only threads with this status
-	// UpdatedBefore selects threads last updated strictly before this time.
+	// Tags selects the threads that have every one of these tags (the
+	// REST API's repeatable ?tag=).
+	Tags []string
+	// UpdatedSince selects threads last updated at or after this time
+	// (?since=), UpdatedBefore those last updated strictly before it
+	// (?until=): together, a half-open interval of updated_at, the time
+	// the list is ordered by.
+	UpdatedSince  *time.Time
 	UpdatedBefore *time.Time
 	// IncludeDeleted also returns soft-deleted threads.
 	IncludeDeleted bool
@@ -166,6 +173,61 @@ type ThreadFilter struct {
 	Limit  int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
 	Cursor string // opaque, from a previous page's next cursor
 }
+
+// Validate checks the filter and normalises its tags as stored tags are
+// (trimmed). Errors name the REST API's parameters.
+func (f *ThreadFilter) Validate() error {
+	if f.AgentID != nil && *f.AgentID != "" {
+		if err := ValidateID("agent_id", *f.AgentID); err != nil {
+			return err
+		}
+	}
+	if f.Status != nil && *f.Status != ThreadActive && *f.Status != ThreadEnded {
+		return Errorf(EINVALID, "status must be %q or %q, not %q.", ThreadActive, ThreadEnded, *f.Status)
+	}
+	if len(f.Tags) > MaxTags {
+		return Errorf(EINVALID, "tag is given %d times; the limit is %d.", len(f.Tags), MaxTags)
+	}
+	tags := make([]string, len(f.Tags))
+	for i, tag := range f.Tags {
+		tags[i] = strings.TrimSpace(tag)
+		switch {
+		case tags[i] == "":
+			return Errorf(EINVALID, "tag must not be empty.")
+		case ValidateText("tag", tag) != nil:
+			return ValidateText("tag", tag)
+		case len(tags[i]) > MaxTagBytes:
+			return Errorf(EINVALID, "tag %q is longer than %d bytes.", tags[i], MaxTagBytes)
+		}
+	}
+	if f.Tags != nil {
+		f.Tags = tags
+	}
+	for _, t := range []struct {
+		field string
+		t     **time.Time
+	}{{"since", &f.UpdatedSince}, {"until", &f.UpdatedBefore}} {
+		if *t.t == nil {
+			continue
+		}
+		if err := ValidateTime(t.field, **t.t); err != nil {
+			return err
+		}
+		// Stored times are whole microseconds: for them, >= t and < t
+		// are >= and < t rounded up to the next microsecond.
+		up := Timestamp(**t.t)
+		if up.Before(**t.t) {
+			up = up.Add(time.Microsecond)
+		}
+		*t.t = &up
+	}
+	return nil
+}
+
+// ThreadList is the list FindThreads pages through: the user's threads.
+// The filters narrow it but keep its order, so a cursor stays good under
+// another filter.
+func ThreadList(userID string) CursorList { return ListOf(ListThreads, userID) }
 
 // ThreadUpdate holds the fields of a thread that a patch may change; nil
 // fields stay as they are.
@@ -252,7 +314,8 @@ type ThreadStore interface {
 	// FindThreads returns a page of the user's threads, newest updated
 	// first, and the cursor of the next page ("" on the last page). Deep
 	// pages cost what the first does (keyset pagination). Returns EINVALID
-	// for a malformed cursor.
+	// for a bad filter (see ThreadFilter.Validate) and for a cursor that is
+	// malformed or of another list (see CursorList).
 	FindThreads(ctx context.Context, userID string, filter ThreadFilter) ([]*Thread, string, error)
 
 	// UpdateThread applies upd and returns the updated thread. Returns

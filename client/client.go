@@ -452,6 +452,13 @@ func setPtr(q url.Values, key string, value *string) {
 	}
 }
 
+// setTime sets key to value in RFC 3339 when value is not nil.
+func setTime(q url.Values, key string, value *time.Time) {
+	if value != nil {
+		q.Set(key, value.Format(time.RFC3339Nano))
+	}
+}
+
 // setPage sets the limit and cursor of a list.
 func setPage(q url.Values, limit int, cursor string) {
 	setNonZero(q, "limit", strconv.Itoa(limit))

@@ -240,6 +240,9 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		if _, err := c.EndThread(ctx, "alice", "t1"); err != nil {
 			t.Fatalf("EndThread: %v", err)
 		}
+		if _, err := c.UpdateThread(ctx, "alice", "t2", agentmem.ThreadUpdate{Tags: &[]string{"x", "y,z"}}); err != nil {
+			t.Fatalf("UpdateThread: %v", err)
+		}
 		ids := func(ts []*agentmem.Thread) []string {
 			var out []string
 			for _, t := range ts {
@@ -248,10 +251,16 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 			slices.Sort(out)
 			return out
 		}
+		past, future := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(time.Hour)
 		for _, tc := range []struct {
 			f    agentmem.ThreadFilter
 			want []string
 		}{
+			{agentmem.ThreadFilter{Tags: []string{"x", "y,z"}}, []string{"t2"}},
+			{agentmem.ThreadFilter{Tags: []string{"x", "y"}}, nil},
+			{agentmem.ThreadFilter{UpdatedSince: &past, UpdatedBefore: &future}, []string{"t1", "t2", "t3"}},
+			{agentmem.ThreadFilter{UpdatedBefore: &past}, nil},
+			{agentmem.ThreadFilter{UpdatedSince: &future}, nil},
 			{agentmem.ThreadFilter{AgentID: ptr("bot")}, []string{"t1", "t2"}},
 			{agentmem.ThreadFilter{AgentID: ptr("")}, []string{"t3"}},
 			{agentmem.ThreadFilter{Status: ptr(agentmem.ThreadEnded)}, []string{"t1"}},
@@ -1250,16 +1259,16 @@ func TestClient_Errors(t *testing.T) {
 		// "/v1/users//threads/threads" would be a path to clean: refused.
 		_, err := c.FindThreadByID(ctx, "", "threads")
 		wantCode(t, err, agentmem.EINVALID)
-		// Dots are valid IDs and reach their own thread, not a cleaned path.
+		// Dots are no IDs (no plain HTTP client can send them in a path):
+		// refused, also when asked for, rather than sent to a cleaned path.
 		for _, id := range []string{".", ".."} {
-			if err := c.CreateThread(ctx, "u", &agentmem.Thread{ID: id}); err != nil {
-				t.Fatalf("CreateThread(%q): %v", id, err)
+			err := c.CreateThread(ctx, "u", &agentmem.Thread{ID: id})
+			if want := `id may not be "." or "..".`; agentmem.ErrorCode(err) != agentmem.EINVALID || agentmem.ErrorMessage(err) != want {
+				t.Fatalf("CreateThread(%q)=%v, want EINVALID %q", id, err, want)
 			}
-			if th, err := c.FindThreadByID(ctx, "u", id); err != nil || th.ID != id {
-				t.Fatalf("FindThreadByID(%q)=%v, %v", id, th, err)
-			}
-			if err := c.DeleteThread(ctx, "u", id, true); err != nil {
-				t.Fatalf("DeleteThread(%q): %v", id, err)
+			_, err = c.FindThreadByID(ctx, "u", id)
+			if want := `thread_id may not be "." or "..".`; agentmem.ErrorCode(err) != agentmem.EINVALID || agentmem.ErrorMessage(err) != want {
+				t.Fatalf("FindThreadByID(%q)=%v, want EINVALID %q", id, err, want)
 			}
 		}
 		if page, _, err := c.FindThreads(ctx, "u", agentmem.ThreadFilter{}); err != nil || len(page) != 0 {

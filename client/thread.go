@@ -42,13 +42,11 @@ func (c *Client) FindThreadByID(ctx context.Context, userID, threadID string) (*
 
 // FindThreads implements agentmem.ThreadService: GET …/threads with
 // agent_id (sent also when empty: threads without an agent), status,
-// deleted, limit and cursor. UpdatedBefore and IncludeDeleted have no
-// parameter (EINVALID).
+// deleted, tag (once per tag), since (UpdatedSince), until
+// (UpdatedBefore), limit and cursor. IncludeDeleted has no parameter
+// (EINVALID).
 func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
-	switch {
-	case f.UpdatedBefore != nil:
-		return nil, "", notInAPI("ThreadFilter.UpdatedBefore")
-	case f.IncludeDeleted:
+	if f.IncludeDeleted {
 		return nil, "", notInAPI("ThreadFilter.IncludeDeleted")
 	}
 	q := url.Values{}
@@ -57,6 +55,11 @@ func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.Thre
 	if f.Deleted {
 		q.Set("deleted", "true")
 	}
+	for _, tag := range f.Tags {
+		q.Add("tag", tag)
+	}
+	setTime(q, "since", f.UpdatedSince)
+	setTime(q, "until", f.UpdatedBefore)
 	setPage(q, f.Limit, f.Cursor)
 	return list[*agentmem.Thread](ctx, c, threadPath(userID), q)
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/agentmem/agentmem"
 )
@@ -11,7 +10,7 @@ import (
 // handleListAudit lists the audit log, newest first (admin). Query:
 // action, tenant_id, user_id, since, limit, cursor.
 func handleListAudit(log *slog.Logger, svc agentmem.AdminService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"action", "tenant_id", "user_id", "since", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		f := agentmem.AuditFilter{Cursor: q.Get("cursor")}
 		for name, p := range map[string]**string{"action": &f.Action, "tenant_id": &f.TenantID, "user_id": &f.UserID} {
@@ -20,14 +19,10 @@ func handleListAudit(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 				*p = &v
 			}
 		}
-		if s := q.Get("since"); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return agentmem.Errorf(agentmem.EINVALID, "since must be an RFC 3339 time, not %q.", s)
-			}
-			f.Since = &t
-		}
 		var err error
+		if f.Since, err = queryTime(q, "since"); err != nil {
+			return err
+		}
 		if f.Limit, err = queryLimit(q); err != nil {
 			return err
 		}

@@ -36,7 +36,7 @@ func handleBuildContext(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 // first, for operators: dead letters with ?status=dead. Query: status,
 // kind, user_id (a stored user ID), limit, cursor.
 func handleListJobs(log *slog.Logger, svc agentmem.AdminService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"status", "kind", "user_id", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		f := agentmem.JobFilter{Cursor: q.Get("cursor")}
 		for name, p := range map[string]**string{"status": &f.Status, "kind": &f.Kind, "user_id": &f.UserID} {

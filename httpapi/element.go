@@ -10,7 +10,7 @@ import (
 // handleListElements lists a thread's elements, oldest first. Query:
 // message_id, limit, cursor.
 func handleListElements(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"message_id", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

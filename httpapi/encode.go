@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -148,7 +149,57 @@ func decode[T any](r *http.Request) (T, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return v, agentmem.Errorf(agentmem.EINVALID, "The request body has data after the JSON object, at %s.", position(body, dec.InputOffset()))
 	}
+	if i := loneSurrogate(body); i >= 0 {
+		escape := body[i : i+6]
+		if path := pathAt(body, int64(i)); path != "" {
+			return v, agentmem.Errorf(agentmem.EINVALID, "%s has %s, half of a UTF-16 surrogate pair without its other half; it is not a character.", path, escape)
+		}
+		return v, agentmem.Errorf(agentmem.EINVALID, "The request body has %s, half of a UTF-16 surrogate pair without its other half, at %s.", escape, position(body, int64(i)))
+	}
 	return v, nil
+}
+
+// loneSurrogate returns the offset in body, valid JSON, of the first
+// \u escape of a UTF-16 surrogate that is not half of a pair (a high
+// surrogate D800–DBFF escaped right before a low one DC00–DFFF), or -1.
+// encoding/json decodes such an escape to U+FFFD without a word, which
+// would store text other than what the client sent.
+func loneSurrogate(body []byte) int {
+	if !bytes.Contains(body, []byte(`\u`)) {
+		return -1
+	}
+	// surrogate returns the code of the \uXXXX escape at i if it is a
+	// surrogate, else 0.
+	surrogate := func(i int) uint64 {
+		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
+			return 0
+		}
+		r, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		if err != nil || r < 0xD800 || r > 0xDFFF {
+			return 0
+		}
+		return r
+	}
+	inString := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			r := surrogate(i)
+			switch {
+			case r == 0:
+				i++ // the escaped byte, or the u of a \uXXXX of no surrogate, whose digits follow harmlessly
+			case r <= 0xDBFF && surrogate(i+6) >= 0xDC00:
+				i += 11 // a pair
+			default:
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // invalidUTF8 names the JSON value of body holding its first invalid UTF-8
@@ -296,6 +347,61 @@ func pathAt(body []byte, offset int64) string {
 			stack = append(stack, frame{array: d == '[', index: -1, isKey: d == '{'})
 		}
 	}
+}
+
+// checkQuery checks a raw query string against the parameters a route
+// takes (see handleQuery): every parameter is one of params, given once
+// unless its name there ends in "*", and every value is text (see
+// agentmem.ValidateText). Errors are EINVALID naming the parameter and,
+// for an unknown one, those the route takes.
+func checkQuery(raw string, params []string) error {
+	if raw == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return agentmem.Errorf(agentmem.EINVALID, "The query string is malformed: %s.", err.Error())
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same answer every time for the same query
+	for _, name := range names {
+		i := slices.IndexFunc(params, func(p string) bool { return strings.TrimSuffix(p, "*") == name })
+		switch {
+		case i < 0 && len(params) == 0:
+			return agentmem.Errorf(agentmem.EINVALID, "Unknown query parameter %q; this route takes no query parameters.", name)
+		case i < 0:
+			takes := make([]string, len(params))
+			for i, p := range params {
+				takes[i] = strings.TrimSuffix(p, "*")
+			}
+			return agentmem.Errorf(agentmem.EINVALID, "Unknown query parameter %q; this route accepts: %s.", name, strings.Join(takes, ", "))
+		case len(q[name]) > 1 && !strings.HasSuffix(params[i], "*"):
+			return agentmem.Errorf(agentmem.EINVALID, "Query parameter %q is given %d times; it takes one value.", name, len(q[name]))
+		}
+		for _, v := range q[name] {
+			if err := agentmem.ValidateText(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// queryTime returns the RFC 3339 time of the query parameter name, nil
+// when it is absent or empty.
+func queryTime(q url.Values, name string) (*time.Time, error) {
+	s := q.Get(name)
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, agentmem.Errorf(agentmem.EINVALID, "%s must be an RFC 3339 time such as 2024-05-01T12:00:00Z, not %q.", name, s)
+	}
+	return &t, agentmem.ValidateTime(name, t)
 }
 
 // queryInt returns the non-negative integer query parameter name, 0 when

@@ -15,7 +15,7 @@ const maxEntityQuery = 1000
 // alias (the entity of that name first, then those with that alias).
 // Query: q, type, limit, cursor.
 func handleListEntities(log *slog.Logger, svc agentmem.KnowledgeService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"q", "type", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err
@@ -142,7 +142,7 @@ func handleDeleteEntity(log *slog.Logger, svc agentmem.KnowledgeService) http.Ha
 // (…/entities/{entity}/threads) or a thread's entities
 // (…/threads/{thread}/entities). Query: action, limit, cursor.
 func handleListEntityRefs(log *slog.Logger, svc agentmem.KnowledgeService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"action", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

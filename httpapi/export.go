@@ -12,7 +12,7 @@ import (
 // ?format=json (the default; the format ImportThread takes) or
 // ?format=markdown (seed 002's layout, as an attachment).
 func handleExportThread(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"format"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err
@@ -69,7 +69,7 @@ func handleImportThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 // (http.ErrAbortHandler): the client sees a broken connection or stream,
 // never a truncated export that parses as complete.
 func handleExportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"format", "include_deleted"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func handleExportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
 // what becomes of records the user already has; with fail, a clash is 409
 // naming them. The export must fit in MaxBodyBytes.
 func handleImportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"on_conflict"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

@@ -446,25 +446,30 @@ func seedQueryUser(tb testing.TB, s agentmem.Store) {
 // parameters. When a list answers with a next cursor, the cursor must
 // work too.
 func FuzzQuery(f *testing.F) {
+	threads := agentmem.ListOf(agentmem.ListThreads, queryUser)
+	asc := agentmem.ListOf(agentmem.ListMessages, queryUser, "t1")
+	desc := agentmem.ListOf(agentmem.ListMessagesDesc, queryUser, "t1")
+	elements := agentmem.ListOf(agentmem.ListElements, queryUser, "t1")
 	seeds := map[int][]string{
-		0: {"limit=2", "limit=0", "limit=1000", "limit=1001", "limit=-1", "limit=1e3", "limit=99999999999999999999", "limit=%20", "limit=1&limit=x",
+		0: {"limit=2", "tag=a&tag=b", "tag=", "since=2024-01-01T00:00:00Z", "until=notatime", "since=9999-12-31T23:59:59.9999999Z", "bogus=1", "limit=0", "limit=1000", "limit=1001", "limit=-1", "limit=1e3", "limit=99999999999999999999", "limit=%20", "limit=1&limit=x",
 			"agent_id=a1", "agent_id=", "agent_id=a%20b", "agent_id=%FF", "status=active", "status=ended", "status=open", "status=",
-			"cursor=" + agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: 1 << 62, ID: "zz"}),
-			"cursor=" + agentmem.EncodeCursor(agentmem.ThreadCursor{UpdatedAt: -1 << 63, ID: "\x00"}),
-			"cursor=" + agentmem.EncodeCursor(agentmem.SeqCursor{Seq: 3}),
-			"cursor=" + agentmem.EncodeCursor(nil), "cursor=!!!", "cursor=e30", "cursor=%00", "cursor=&cursor=x"},
+			"cursor=" + agentmem.EncodeCursor(threads, agentmem.ThreadCursor{UpdatedAt: 1 << 62, ID: "zz"}),
+			"cursor=" + agentmem.EncodeCursor(threads, agentmem.ThreadCursor{UpdatedAt: -1 << 63, ID: "\x00"}),
+			"cursor=" + agentmem.EncodeCursor(asc, agentmem.SeqCursor{Seq: 3}),
+			"cursor=" + agentmem.EncodeCursor(threads, nil), "cursor=!!!", "cursor=e30", "cursor=%00", "cursor=&cursor=x"},
 		1: {"limit=3", "limit=3&order=desc", "order=asc", "order=DESC", "order=", "after_seq=2", "before_seq=5", "after_seq=5&before_seq=2",
 			"after_seq=-1", "before_seq=9223372036854775807", "after_seq=9223372036854775808", "after_seq=0x10",
-			"cursor=" + agentmem.EncodeCursor(agentmem.SeqCursor{Seq: 4}) + "&order=desc",
-			"cursor=" + agentmem.EncodeCursor(agentmem.SeqCursor{Seq: -5}) + "&order=desc",
-			"cursor=" + agentmem.EncodeCursor(agentmem.SeqCursor{Seq: 1<<63 - 1}),
-			"cursor=" + agentmem.EncodeCursor(map[string]any{"s": 1.5}),
-			"cursor=" + agentmem.EncodeCursor(map[string]any{"s": "1"}),
-			"limit=1;order=desc", "%zz=1", "&&&", "="},
+			"cursor=" + agentmem.EncodeCursor(desc, agentmem.SeqCursor{Seq: 4}) + "&order=desc",
+			"cursor=" + agentmem.EncodeCursor(desc, agentmem.SeqCursor{Seq: -5}) + "&order=desc",
+			"cursor=" + agentmem.EncodeCursor(asc, agentmem.SeqCursor{Seq: 1<<63 - 1}),
+			"cursor=" + agentmem.EncodeCursor(asc, map[string]any{"s": 1.5}),
+			"cursor=" + agentmem.EncodeCursor(asc, map[string]any{"s": "1"}),
+			"cursor=" + agentmem.EncodeCursor(threads, agentmem.ThreadCursor{ID: "t1"}), "cursor=" + agentmem.EncodeCursor(desc, agentmem.SeqCursor{Seq: 2}),
+			"limit=1;order=desc", "%zz=1", "&&&", "=", "tag=x", "limit=1&limit=2"},
 		2: {"limit=1", "message_id=m1", "message_id=", "message_id=a/b",
-			"cursor=" + agentmem.EncodeCursor(agentmem.TimeIDCursor{Time: 0, ID: "e1"}),
-			"cursor=" + agentmem.EncodeCursor(agentmem.TimeIDCursor{Time: 1 << 62}),
-			"cursor=" + agentmem.EncodeCursor([]int{1})},
+			"cursor=" + agentmem.EncodeCursor(elements, agentmem.TimeIDCursor{Time: 0, ID: "e1"}),
+			"cursor=" + agentmem.EncodeCursor(elements, agentmem.TimeIDCursor{Time: 1 << 62}),
+			"cursor=" + agentmem.EncodeCursor(elements, []int{1})},
 		3: {"format=json", "format=markdown", "format=pdf", "format=", "format=markdown&format=json"},
 		4: {"create=true", "create=1", "create=false", "create=0", "create=", "create", "create=yes", "create=TRUE"},
 		5: {"permanent=true", "permanent=false", "permanent=", "permanent=maybe", "permanent=1&permanent=0"},

@@ -93,10 +93,25 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle adapts h: an error it returns is answered by writeError. A
-// handler that has begun its response returns nil.
+// handler that has begun its response returns nil. The route takes no
+// query parameters (see handleQuery).
 func handle(log *slog.Logger, h handlerFunc) http.Handler {
+	return handleQuery(log, nil, h)
+}
+
+// handleQuery is handle for a route that takes the query parameters
+// params, each given once, or any number of times if its name ends in
+// "*". A request with another parameter, a parameter given twice, a
+// malformed query string or a value that is not text is answered 400
+// naming the parameter (see checkQuery) before h runs: a parameter the
+// route ignored would answer another question than the one asked.
+func handleQuery(log *slog.Logger, params []string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := checkQuery(r.URL.RawQuery, params)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			writeError(w, r, log, err)
 		}
 	})

@@ -27,7 +27,7 @@ func handleCreateKey(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 // handleListKeys lists the API keys (never their secrets). Query:
 // tenant_id, limit, cursor.
 func handleListKeys(log *slog.Logger, svc agentmem.AdminService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"tenant_id", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		f := agentmem.KeyFilter{Cursor: q.Get("cursor")}
 		if q.Has("tenant_id") {

@@ -32,7 +32,7 @@ func handleCreateMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handl
 // handleListMemories lists the user's memories, newest updated first. Query: kind,
 // category, agent_id, thread_id, include_invalid, processed, limit, cursor.
 func handleListMemories(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"kind", "category", "agent_id", "thread_id", "include_invalid", "processed", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

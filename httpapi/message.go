@@ -10,7 +10,7 @@ import (
 // handleListMessages lists a thread's messages in seq order. Query:
 // after_seq, before_seq, limit, cursor, order=asc|desc.
 func handleListMessages(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"after_seq", "before_seq", "order", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

@@ -76,7 +76,7 @@ func handleNotesOp(log *slog.Logger, svc agentmem.KnowledgeService) http.Handler
 // handleNotesHistory lists every version of the notes, newest first.
 // Query: limit, cursor.
 func handleNotesHistory(log *slog.Logger, svc agentmem.KnowledgeService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

@@ -42,7 +42,7 @@ func handleRefreshProfile(log *slog.Logger, svc agentmem.KnowledgeService) http.
 // handleListProfiles lists the profile's versions, newest first. Query:
 // limit, cursor.
 func handleListProfiles(log *slog.Logger, svc agentmem.KnowledgeService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

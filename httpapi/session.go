@@ -12,7 +12,7 @@ import (
 // (a new thread of the agent becomes the active one) and answered 201;
 // concurrent creating calls make one thread.
 func handleGetSession(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"create"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

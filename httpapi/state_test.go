@@ -22,9 +22,6 @@ import (
 	"github.com/agentmem/agentmem/window"
 )
 
-// jsonBody is the header of a request with a JSON body.
-var jsonBody = http.Header{"Content-Type": {"application/json"}}
-
 // jobsFixture serves the API over a service that queues index, reflect
 // and profile jobs, which run only when the test says so (runJobs), as a
 // worker would run them.

@@ -11,9 +11,13 @@ import (
 // handleListThreads lists the user's threads, newest updated first. Query:
 // agent_id (present but empty: threads without an agent), status,
 // deleted (true: the soft-deleted threads only, which POST …/restore
-// brings back; false, the default: the others), limit, cursor.
+// brings back; false, the default: the others), tag (repeatable: threads
+// with every tag given; tags may hold commas, so a list is given by
+// repeating the parameter), since and until (RFC 3339 times bounding
+// updated_at, the time the list is ordered by: since inclusive, until
+// exclusive), limit, cursor.
 func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"agent_id", "status", "deleted", "tag*", "since", "until", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err
@@ -36,6 +40,13 @@ func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handle
 			f.Status = &status
 		}
 		if f.Deleted, err = queryBool(q, "deleted"); err != nil {
+			return err
+		}
+		f.Tags = q["tag"]
+		if f.UpdatedSince, err = queryTime(q, "since"); err != nil {
+			return err
+		}
+		if f.UpdatedBefore, err = queryTime(q, "until"); err != nil {
 			return err
 		}
 		if f.Limit, err = queryLimit(q); err != nil {
@@ -117,7 +128,7 @@ func handleUpdateThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 // handleDeleteThread soft-deletes a thread, or removes it for good with
 // ?permanent=true.
 func handleDeleteThread(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"permanent"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err

@@ -55,6 +55,9 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
 	var args []any
 	// arg adds a parameter and returns its placeholder.
 	arg := func(v any) string {
@@ -76,7 +79,7 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	}
 	if f.Cursor != "" {
 		var c agentmem.TimeIDCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListAudit), &c); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(at, id) < ("+arg(time.UnixMicro(c.Time).UTC())+", "+arg(c.ID)+")")
@@ -102,7 +105,7 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	events, next := agentmem.CutPage(events, limit, func(last *agentmem.AuditEvent) any {
+	events, next := agentmem.CutPage(events, limit, agentmem.ListOf(agentmem.ListAudit), func(last *agentmem.AuditEvent) any {
 		return agentmem.TimeIDCursor{Time: last.At.UnixMicro(), ID: last.ID}
 	})
 	return events, next, nil

@@ -81,6 +81,9 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
 	q, args := `SELECT `+elementColumns+` FROM elements WHERE user_id = $1 AND thread_id = $2`, []any{userID, threadID}
 	if f.MessageID != nil {
 		args = append(args, *f.MessageID)
@@ -88,7 +91,7 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	}
 	if f.Cursor != "" {
 		var c agentmem.TimeIDCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListElements, userID, threadID), &c); err != nil {
 			return nil, "", err
 		}
 		args = append(args, time.UnixMicro(c.Time).UTC(), c.ID)
@@ -122,7 +125,7 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	if err != nil {
 		return nil, "", err
 	}
-	els, next := agentmem.ElementPage(els, limit)
+	els, next := agentmem.ElementPage(els, limit, agentmem.ListOf(agentmem.ListElements, userID, threadID))
 	return els, next, nil
 }
 

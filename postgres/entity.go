@@ -179,7 +179,7 @@ func (s *Store) FindEntities(ctx context.Context, userID string, f agentmem.Enti
 	}
 	var c agentmem.EntityCursor
 	if f.Cursor != "" {
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.EntityList(userID, f), &c); err != nil {
 			return nil, "", err
 		}
 	}
@@ -246,7 +246,7 @@ func (s *Store) FindEntities(ctx context.Context, userID string, f agentmem.Enti
 	if err != nil {
 		return nil, "", err
 	}
-	es, next := agentmem.CutPage(es, limit, func(e *agentmem.Entity) any {
+	es, next := agentmem.CutPage(es, limit, agentmem.EntityList(userID, f), func(e *agentmem.Entity) any {
 		return agentmem.EntityCursor{Rank: ranks[e], UpdatedAt: e.UpdatedAt.UnixMicro(), ID: e.ID}
 	})
 	return es, next, nil
@@ -373,7 +373,7 @@ func (s *Store) FindEntityRefs(ctx context.Context, userID string, f agentmem.En
 	}
 	if f.Cursor != "" {
 		var c agentmem.EntityRefCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.EntityRefList(userID, f), &c); err != nil {
 			return nil, "", err
 		}
 		q += " AND (r.at, " + other + ", r.action) < (" + arg(time.UnixMicro(c.At).UTC()) + ", " + arg(c.ID) + ", " + arg(c.Action) + ")"
@@ -412,7 +412,7 @@ func (s *Store) FindEntityRefs(ctx context.Context, userID string, f agentmem.En
 	if err != nil {
 		return nil, "", err
 	}
-	refs, next := agentmem.CutPage(refs, limit, func(r *agentmem.EntityRef) any {
+	refs, next := agentmem.CutPage(refs, limit, agentmem.EntityRefList(userID, f), func(r *agentmem.EntityRef) any {
 		id := r.EntityID
 		if byEntity {
 			id = r.ThreadID

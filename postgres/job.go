@@ -419,7 +419,7 @@ func (s *Store) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem
 	}
 	if f.Cursor != "" {
 		var c agentmem.JobCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListJobs), &c); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(updated_at, user_id, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.UserID)+", "+arg(c.ID)+")")
@@ -438,6 +438,6 @@ func (s *Store) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem
 	if err != nil {
 		return nil, "", err
 	}
-	jobs, next := agentmem.JobPage(jobs, limit)
+	jobs, next := agentmem.JobPage(jobs, limit, agentmem.ListOf(agentmem.ListJobs))
 	return jobs, next, nil
 }

@@ -82,6 +82,9 @@ func (s *Store) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
 	var args []any
 	// arg adds a parameter and returns its placeholder.
 	arg := func(v any) string {
@@ -94,7 +97,7 @@ func (s *Store) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem
 	}
 	if f.Cursor != "" {
 		var c agentmem.TimeIDCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListKeys), &c); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(created_at, id) < ("+arg(time.UnixMicro(c.Time).UTC())+", "+arg(c.ID)+")")
@@ -120,7 +123,7 @@ func (s *Store) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem
 	if err != nil {
 		return nil, "", err
 	}
-	keys, next := agentmem.CutPage(keys, limit, func(last *agentmem.APIKey) any {
+	keys, next := agentmem.CutPage(keys, limit, agentmem.ListOf(agentmem.ListKeys), func(last *agentmem.APIKey) any {
 		return agentmem.TimeIDCursor{Time: last.CreatedAt.UnixMicro(), ID: last.ID}
 	})
 	return keys, next, nil

@@ -165,7 +165,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 	}
 	if f.Cursor != "" {
 		var c agentmem.MemoryCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListMemories, userID), &c); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(updated_at, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.ID)+")")
@@ -191,7 +191,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 	if err != nil {
 		return nil, "", err
 	}
-	mems, next := agentmem.MemoryPage(mems, limit)
+	mems, next := agentmem.MemoryPage(mems, limit, agentmem.ListOf(agentmem.ListMemories, userID))
 	return mems, next, nil
 }
 

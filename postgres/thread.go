@@ -127,17 +127,22 @@ func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentme
 
 // FindThreads implements agentmem.ThreadStore.
 //
-//	SELECT … FROM threads WHERE user_id = $1 [AND agent_id = $n] [AND status = $n]
-//	  [AND deleted_at IS [NOT] NULL] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
+//	SELECT … FROM threads WHERE user_id = $1 [AND agent_id = $n] [AND status = $n] [AND tags @> $n]
+//	  [AND deleted_at IS [NOT] NULL] [AND updated_at >= $n] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
-// cursor, so every page costs the same.
+// cursor, so every page costs the same; tags are checked on the rows it
+// visits.
 func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
 	limit, err := agentmem.PageSize(f.Limit)
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
+	list := agentmem.ThreadList(userID)
 	var args []any
 	// arg adds a parameter and returns its placeholder.
 	arg := func(v any) string {
@@ -151,18 +156,24 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if f.Status != nil {
 		where = append(where, "status = "+arg(*f.Status))
 	}
+	if len(f.Tags) > 0 {
+		where = append(where, "tags @> "+arg(f.Tags))
+	}
 	switch {
 	case f.Deleted:
 		where = append(where, "deleted_at IS NOT NULL")
 	case !f.IncludeDeleted:
 		where = append(where, "deleted_at IS NULL")
 	}
+	if f.UpdatedSince != nil {
+		where = append(where, "updated_at >= "+arg(agentmem.Timestamp(*f.UpdatedSince)))
+	}
 	if f.UpdatedBefore != nil {
 		where = append(where, "updated_at < "+arg(agentmem.Timestamp(*f.UpdatedBefore)))
 	}
 	if f.Cursor != "" {
 		var c agentmem.ThreadCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, list, &c); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(updated_at, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.ID)+")")
@@ -188,7 +199,7 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if err != nil {
 		return nil, "", err
 	}
-	threads, next := agentmem.CutPage(threads, limit, func(last *agentmem.Thread) any {
+	threads, next := agentmem.CutPage(threads, limit, list, func(last *agentmem.Thread) any {
 		return agentmem.ThreadCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), ID: last.ID}
 	})
 	return threads, next, nil

@@ -55,6 +55,9 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
 	where, args := []string{"true"}, []any{}
 	if f.Action != nil {
 		where, args = append(where, "action = ?"), append(args, *f.Action)
@@ -70,7 +73,7 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	}
 	if f.Cursor != "" {
 		var c agentmem.TimeIDCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListAudit), &c); err != nil {
 			return nil, "", err
 		}
 		where, args = append(where, "(at, id) < (?, ?)"), append(args, c.Time, c.ID)
@@ -95,6 +98,6 @@ func (s *Store) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) ([]
 	if err != nil {
 		return nil, "", err
 	}
-	events, next := agentmem.CutPage(events, limit, func(last *agentmem.AuditEvent) any { return agentmem.TimeIDCursor{Time: micros(last.At), ID: last.ID} })
+	events, next := agentmem.CutPage(events, limit, agentmem.ListOf(agentmem.ListAudit), func(last *agentmem.AuditEvent) any { return agentmem.TimeIDCursor{Time: micros(last.At), ID: last.ID} })
 	return events, next, nil
 }

@@ -72,13 +72,16 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
 	q, args := `SELECT `+elementColumns+` FROM elements WHERE user_id = ? AND thread_id = ?`, []any{userID, threadID}
 	if f.MessageID != nil {
 		q, args = q+` AND message_id = ?`, append(args, *f.MessageID)
 	}
 	if f.Cursor != "" {
 		var c agentmem.TimeIDCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListElements, userID, threadID), &c); err != nil {
 			return nil, "", err
 		}
 		q, args = q+` AND (created_at, id) > (?, ?)`, append(args, c.Time, c.ID)
@@ -109,7 +112,7 @@ func (s *Store) FindElements(ctx context.Context, userID, threadID string, f age
 	if err != nil {
 		return nil, "", err
 	}
-	els, next := agentmem.ElementPage(els, limit)
+	els, next := agentmem.ElementPage(els, limit, agentmem.ListOf(agentmem.ListElements, userID, threadID))
 	return els, next, nil
 }
 

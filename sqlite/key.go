@@ -82,13 +82,16 @@ func (s *Store) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
 	where, args := []string{"true"}, []any{}
 	if f.TenantID != nil {
 		where, args = append(where, "tenant_id = ?"), append(args, *f.TenantID)
 	}
 	if f.Cursor != "" {
 		var c agentmem.TimeIDCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListKeys), &c); err != nil {
 			return nil, "", err
 		}
 		where, args = append(where, "(created_at, id) < (?, ?)"), append(args, c.Time, c.ID)
@@ -113,7 +116,7 @@ func (s *Store) FindKeys(ctx context.Context, f agentmem.KeyFilter) ([]*agentmem
 	if err != nil {
 		return nil, "", err
 	}
-	keys, next := agentmem.CutPage(keys, limit, func(last *agentmem.APIKey) any {
+	keys, next := agentmem.CutPage(keys, limit, agentmem.ListOf(agentmem.ListKeys), func(last *agentmem.APIKey) any {
 		return agentmem.TimeIDCursor{Time: micros(last.CreatedAt), ID: last.ID}
 	})
 	return keys, next, nil

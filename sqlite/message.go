@@ -41,7 +41,7 @@ const (
 
 // AppendMessages implements agentmem.MessageStore.
 func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions) ([]*agentmem.Message, error) {
-	if err := agentmem.PrepareAppend(msgs, opt, s.MaxMessageBytes, s.tokens()); err != nil {
+	if err := agentmem.PrepareAppend(msgs, opt, s.MaxMessageBytes, s.tokens(), s.now()); err != nil {
 		return nil, err
 	}
 	hash := ""
@@ -202,7 +202,8 @@ func toolCallsJSON(calls []agentmem.ToolCall) any {
 // is a range scan of the primary key: reading the newest page of a long
 // thread costs what the first page does.
 func (s *Store) FindMessages(ctx context.Context, userID, threadID string, f agentmem.MessageFilter) ([]*agentmem.Message, string, error) {
-	limit, after, before, err := agentmem.MessageRange(f)
+	list := agentmem.MessageList(userID, threadID, f)
+	limit, after, before, err := agentmem.MessageRange(list, f)
 	if err != nil {
 		return nil, "", err
 	}
@@ -230,6 +231,6 @@ func (s *Store) FindMessages(ctx context.Context, userID, threadID string, f age
 	if err != nil {
 		return nil, "", err
 	}
-	msgs, next := agentmem.MessagePage(msgs, limit)
+	msgs, next := agentmem.MessagePage(msgs, limit, list)
 	return msgs, next, nil
 }

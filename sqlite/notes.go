@@ -98,7 +98,7 @@ func (s *Store) FindNotesHistory(ctx context.Context, userID, agentID string, f 
 	before := int64(math.MaxInt64) // no cursor: every version
 	if f.Cursor != "" {
 		var c agentmem.NotesCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, agentmem.ListOf(agentmem.ListNotes, userID, agentID), &c); err != nil {
 			return nil, "", err
 		}
 		before = c.Version
@@ -123,6 +123,6 @@ func (s *Store) FindNotesHistory(ctx context.Context, userID, agentID string, f 
 	if err != nil {
 		return nil, "", err
 	}
-	page, next := agentmem.CutPage(ns, limit, func(last *agentmem.Notes) any { return agentmem.NotesCursor{Version: last.Version} })
+	page, next := agentmem.CutPage(ns, limit, agentmem.ListOf(agentmem.ListNotes, userID, agentID), func(last *agentmem.Notes) any { return agentmem.NotesCursor{Version: last.Version} })
 	return page, next, nil
 }

@@ -238,7 +238,7 @@ func (s *Store) FindProfiles(ctx context.Context, userID string, limit int, curs
 	before := int64(math.MaxInt64)
 	if cursor != "" {
 		var c agentmem.SeqCursor
-		if err := agentmem.DecodeCursor(cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(cursor, agentmem.ListOf(agentmem.ListProfiles, userID), &c); err != nil {
 			return nil, "", err
 		}
 		before = c.Seq
@@ -263,6 +263,6 @@ func (s *Store) FindProfiles(ctx context.Context, userID string, limit int, curs
 	if err != nil {
 		return nil, "", err
 	}
-	ps, next := agentmem.CutPage(ps, limit, func(last *agentmem.Profile) any { return agentmem.SeqCursor{Seq: int64(last.Version)} })
+	ps, next := agentmem.CutPage(ps, limit, agentmem.ListOf(agentmem.ListProfiles, userID), func(last *agentmem.Profile) any { return agentmem.SeqCursor{Seq: int64(last.Version)} })
 	return ps, next, nil
 }

@@ -134,16 +134,22 @@ func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentme
 // FindThreads implements agentmem.ThreadStore.
 //
 //	SELECT … FROM threads WHERE user_id = ? [AND agent_id = ?] [AND status = ?]
-//	  [AND deleted_at IS NULL] [AND updated_at < ?] [AND (updated_at, id) < (cursor)]
+//	  [AND EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)]…
+//	  [AND deleted_at IS NULL] [AND updated_at >= ?] [AND updated_at < ?] [AND (updated_at, id) < (cursor)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
-// cursor, so every page costs the same.
+// cursor, so every page costs the same; tags are checked on the rows it
+// visits.
 func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
 	limit, err := agentmem.PageSize(f.Limit)
 	if err != nil {
 		return nil, "", err
 	}
+	if err := f.Validate(); err != nil {
+		return nil, "", err
+	}
+	list := agentmem.ThreadList(userID)
 	where, args := []string{"user_id = ?"}, []any{userID}
 	if f.AgentID != nil {
 		where, args = append(where, "agent_id = ?"), append(args, *f.AgentID)
@@ -151,18 +157,24 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if f.Status != nil {
 		where, args = append(where, "status = ?"), append(args, *f.Status)
 	}
+	for _, tag := range f.Tags {
+		where, args = append(where, "EXISTS (SELECT 1 FROM json_each(threads.tags) WHERE json_each.value = ?)"), append(args, tag)
+	}
 	switch {
 	case f.Deleted:
 		where = append(where, "deleted_at IS NOT NULL")
 	case !f.IncludeDeleted:
 		where = append(where, "deleted_at IS NULL")
 	}
+	if f.UpdatedSince != nil {
+		where, args = append(where, "updated_at >= ?"), append(args, micros(*f.UpdatedSince))
+	}
 	if f.UpdatedBefore != nil {
 		where, args = append(where, "updated_at < ?"), append(args, micros(*f.UpdatedBefore))
 	}
 	if f.Cursor != "" {
 		var c agentmem.ThreadCursor
-		if err := agentmem.DecodeCursor(f.Cursor, &c); err != nil {
+		if err := agentmem.DecodeCursor(f.Cursor, list, &c); err != nil {
 			return nil, "", err
 		}
 		where, args = append(where, "(updated_at, id) < (?, ?)"), append(args, c.UpdatedAt, c.ID)
@@ -187,7 +199,7 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	if err != nil {
 		return nil, "", err
 	}
-	threads, next := agentmem.CutPage(threads, limit, func(last *agentmem.Thread) any {
+	threads, next := agentmem.CutPage(threads, limit, list, func(last *agentmem.Thread) any {
 		return agentmem.ThreadCursor{UpdatedAt: micros(last.UpdatedAt), ID: last.ID}
 	})
 	return threads, next, nil

@@ -27,6 +27,10 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 	}{
 		{"CreateThread", testCreateThread},
 		{"FindThreads", testFindThreads},
+		{"FindThreads/Filters", testFindThreadsFilters},
+		{"Cursors", testCursorsBound},
+		{"Filters/Text", testFilterText},
+		{"IDs/Dots", testDotIDs},
 		{"UpdateThread", testUpdateThread},
 		{"DeleteThread", testDeleteThread},
 		{"RestoreThread", testRestoreThread},
@@ -622,6 +626,9 @@ func testAppendInvalid(t *testing.T, s agentmem.Store) {
 		{"NUL", []*agentmem.Message{{Role: "user", Content: "a\x00b"}}, agentmem.EINVALID, "messages[0].content"},
 		{"NULMetadata", []*agentmem.Message{{Role: "user", Metadata: json.RawMessage(`{"k":"\u0000"}`)}}, agentmem.EINVALID, "messages[0].metadata"},
 		{"TimeOutOfRange", []*agentmem.Message{{Role: "user", CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}, agentmem.EINVALID, "messages[0].created_at"},
+		{"TimeInYear9999", []*agentmem.Message{{Role: "user"}, {Role: "user", CreatedAt: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}}, agentmem.EINVALID,
+			"messages[1].created_at 9999-01-01T00:00:00Z is in the future; it may be at most 5 minutes ahead of the server's clock."},
+		{"TimeAnHourAhead", []*agentmem.Message{{Role: "user", CreatedAt: time.Now().Add(time.Hour)}}, agentmem.EINVALID, "messages[0].created_at"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			opt := agentmem.AppendOptions{}
@@ -1097,6 +1104,12 @@ func testImportExport(t *testing.T, s agentmem.Store) {
 	wantCode(t, err, agentmem.EINVALID)
 	_, err = s.ImportThread(ctx, "bob", &agentmem.ThreadExport{Version: 1, Thread: &agentmem.Thread{}, Messages: []*agentmem.Message{{Role: "wizard"}}})
 	wantCode(t, err, agentmem.EINVALID)
+	future := &agentmem.ThreadExport{Version: 1, Thread: &agentmem.Thread{}, Messages: []*agentmem.Message{{Role: "user", CreatedAt: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}}}
+	_, err = s.ImportThread(ctx, "bob", future)
+	wantCode(t, err, agentmem.EINVALID)
+	if msg := agentmem.ErrorMessage(err); !strings.Contains(msg, "messages[0].created_at 9999-01-01T00:00:00Z is in the future") {
+		t.Fatalf("import of a message from year 9999: %q", msg)
+	}
 
 	md := x.Markdown()
 	for _, want := range []string{"# Trip\n", "**Thread ID**: " + th.ID, "## 👤 User (alice)\n\nPlan a trip ✈️\n\n---", "## 🤖 Assistant", "Tool call `search`"} {
