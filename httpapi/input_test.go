@@ -209,6 +209,14 @@ func TestHandler_BadInputBothBackends(t *testing.T) {
 			{name: "NULKeyTenant", method: "GET", url: "/v1/keys?tenant_id=%00", wantStatus: 400, wantBody: `"message":"tenant_id may not contain NUL characters."`},
 			{name: "InvalidUTF8Category", method: "GET", url: "/v1/users/alice/memories?category=%ff", wantStatus: 400, wantBody: `"message":"category is not valid UTF-8."`},
 
+			// NUL in a context request's names.
+			{name: "NULContextModel", method: "POST", url: "/v1/users/alice/threads/t1/context", body: `{"model":"gpt-4o\u0000"}`, wantStatus: 400, wantBody: `"message":"model may not contain NUL characters."`},
+			{name: "NULContextPrompt", method: "POST", url: "/v1/users/alice/threads/t1/context", body: `{"prompt":"a\u0000"}`, wantStatus: 400, wantBody: `"message":"prompt may not contain NUL characters."`},
+
+			// A retention of zero would delete every thread.
+			{name: "CleanupZero", method: "POST", url: "/v1/cleanup", body: `{"older_than":"0d","dry_run":true}`, wantStatus: 400, wantBody: `older_than`},
+			{name: "CleanupNegative", method: "POST", url: "/v1/cleanup", body: `{"older_than":"-1d","dry_run":true}`, wantStatus: 400, wantBody: `older_than`},
+
 			// Lone surrogates, which encoding/json turns into U+FFFD.
 			{name: "LoneSurrogate", method: "POST", url: "/v1/users/alice/threads", body: `{"title":"a \ud800 b"}`, wantStatus: 400,
 				wantBody: `"message":"title has \\ud800, half of a UTF-16 surrogate pair without its other half; it is not a character."`},

@@ -51,6 +51,9 @@ func handleCleanup(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 			if err != nil {
 				return err
 			}
+			if age <= 0 {
+				return agentmem.Errorf(agentmem.EINVALID, "older_than %q would delete every thread; give a positive age such as \"30d\", or before (an RFC 3339 time).", req.OlderThan)
+			}
 			cutoff = time.Now().Add(-age)
 		case cutoff.IsZero():
 			return agentmem.Errorf(agentmem.EINVALID, `older_than (e.g. "30d") or before (an RFC 3339 time) is required.`)

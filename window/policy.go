@@ -98,11 +98,10 @@ func validate(r *Request) error {
 	case !utf8.ValidString(r.Model) || len(r.Model) > 200:
 		return agentmem.Errorf(agentmem.EINVALID, "model must be a name of at most 200 bytes.")
 	}
-	if err := agentmem.ValidateText("input", r.Input); err != nil {
-		return err
-	}
-	if err := agentmem.ValidateText("system", r.System); err != nil {
-		return err
+	for _, f := range []struct{ name, v string }{{"input", r.Input}, {"system", r.System}, {"model", r.Model}, {"prompt", r.Prompt}} {
+		if err := agentmem.ValidateText(f.name, f.v); err != nil {
+			return err
+		}
 	}
 	s := r.Summarize
 	switch {

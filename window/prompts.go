@@ -67,6 +67,9 @@ func (p Prompts) resolve(req Request) (string, string, error) {
 			known = append(known, k)
 		}
 		sort.Strings(known)
+		if len(known) == 0 {
+			return "", "", agentmem.Errorf(agentmem.EINVALID, "prompt %q is not a configured template: none is configured (serve --prompts FILE); send the prompt itself as system.", req.Prompt)
+		}
 		return "", "", agentmem.Errorf(agentmem.EINVALID, "prompt %q is not a configured template (known: %s, or auto).", req.Prompt, strings.Join(known, ", "))
 	}
 	return text, name, nil

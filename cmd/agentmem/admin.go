@@ -281,6 +281,8 @@ func runCleanup(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("cleanup: unexpected argument %q", fs.Arg(0))
 	case !given(fs, "older-than"):
 		return fmt.Errorf("--older-than is required, e.g. --older-than 30d")
+	case a.olderThan <= 0:
+		return fmt.Errorf("--older-than %v would delete every thread; give a positive age such as 30d", a.olderThan)
 	}
 	dryRun := &a.dryRun
 	cutoff := time.Now().Add(-a.olderThan)

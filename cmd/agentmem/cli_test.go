@@ -80,6 +80,9 @@ func TestCLIErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"cleanup", "--db", db, "--older-than", "3x"}, `invalid value "3x" for flag -older-than: not a duration`},
+		{[]string{"cleanup", "--db", db, "--older-than", "0d"}, "--older-than 0s would delete every thread"},
+		{[]string{"cleanup", "--db", db, "--older-than", "0", "--dry-run"}, "would delete every thread"},
+		{[]string{"keys", "create", "--db", db, "--scope", "admin", "--expires", "0d"}, "for a key that never expires, use --expires never"},
 		{[]string{"keys", "revoke", "--db", db, "nope"}, "API key not found."},
 		{[]string{"keys", "create", "--db", db, "--scope", "bogus"}, `scope "bogus" is not admin`},
 		{[]string{"migrate", "--db", "mysql://x"}, "unsupported database scheme mysql: use sqlite:PATH, a file path, or postgres://…"},
