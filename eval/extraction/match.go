@@ -13,7 +13,9 @@ import (
 //     " not", "'m" → " am", …); a possessive or "'s" dropped; "years old"
 //     dropped; number words (one … twenty) become digits; a few
 //     synonyms folded (kid/kids/children → child, mom/mum → mother,
-//     dad → father, favourite → favorite, …);
+//     dad → father, favourite → favorite, …), and so are the verbs of
+//     liking: love, enjoy, adore and prefer read as "like", hate,
+//     dislike and "can't stand" as "not like";
 //  2. split on anything but letters and digits;
 //  3. negation words (not, no, never, cannot) set the text's polarity and
 //     are not terms; stop words (articles, pronouns, forms of be/have/do,
@@ -117,6 +119,7 @@ func score(e, x terms) (float64, bool) {
 
 var contractions = strings.NewReplacer(
 	"’", "'", "‘", "'",
+	"can't stand", "not like", "can’t stand", "not like", "cannot stand", "not like", "can not stand", "not like",
 	"can't", "can not", "cannot", "can not", "won't", "will not", "shan't", "shall not", "ain't", "is not",
 	"n't", " not", "'m", " am", "'re", " are", "'ve", " have", "'ll", " will", "'d", " would", "'s", "", "s' ", "s ",
 	"years old", "", "year old", "", "yrs old", "", "y/o", "",
@@ -134,7 +137,13 @@ var synonyms = map[string]string{
 	"grandpa": "grandfather", "favourite": "favorite", "colour": "color", "grandkids": "grandchild",
 	"grandchildren": "grandchild", "wed": "married", "hubby": "husband", "bf": "boyfriend", "gf": "girlfriend",
 	"cant": "can", "dont": "do", "doesnt": "does", "im": "am", "ive": "have",
+	"love": "like", "loves": "like", "loved": "like", "enjoy": "like", "enjoys": "like", "enjoyed": "like",
+	"adore": "like", "adores": "like", "prefer": "like", "prefers": "like", "preferred": "like",
 }
+
+// dislikes are the words that say "does not like": they read as "not like".
+var dislikes = map[string]bool{"hate": true, "hates": true, "hated": true, "dislike": true, "dislikes": true,
+	"detest": true, "detests": true}
 
 var negations = map[string]bool{"not": true, "no": true, "never": true, "nor": true}
 
@@ -147,7 +156,7 @@ func init() {
 		will would shall should can could may might must gonna going wanna
 		to of in on at for from by with about as into onto than then
 		and or but so also too very really just quite currently now still
-		who which whose where when what there here some any own`) {
+		who which whose where when what there here some any own named called originally`) {
 		stopWords[w] = true
 	}
 }
@@ -200,6 +209,10 @@ func words(s string) []string {
 		}
 		if syn, ok := synonyms[w]; ok {
 			w = syn
+		}
+		if dislikes[w] {
+			out = append(out, "not", "like")
+			continue
 		}
 		out = append(out, w)
 	}

@@ -71,3 +71,23 @@ func TestMatch(t *testing.T) {
 		}
 	})
 }
+
+func TestMatches_Liking(t *testing.T) {
+	tests := []struct {
+		expected, extracted string
+		want                bool
+	}{
+		{"User loves sushi.", "User likes sushi.", true},
+		{"User hates cilantro.", "User does not like cilantro.", true},
+		{"User cannot stand loud restaurants.", "User doesn't like loud restaurants.", true},
+		{"User's wife is named Julia.", "User's wife is Julia.", true},
+		{"User hates cilantro.", "User likes cilantro.", false},
+		{"User prefers tea over coffee.", "User likes tea.", false}, // what it is preferred to is part of the fact
+		{"User has a dog named Biscuit.", "User has a dog.", false},
+	}
+	for _, tt := range tests {
+		if _, got := extraction.Matches(tt.expected, tt.extracted); got != tt.want {
+			t.Errorf("Matches(%q, %q)=%v, want %v", tt.expected, tt.extracted, got, tt.want)
+		}
+	}
+}
