@@ -17,6 +17,10 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	fmt.Fprintf(bw, "%-12s %8s %9s %7s %9s %6s %6s\n", "category", "expected", "extracted", "matched", "precision", "recall", "F1")
 	row := func(label string, expected, extracted, matched int, p, rc, f float64) {
+		if expected == 0 { // a category of statements only (mixed): what they yielded that matched nothing
+			fmt.Fprintf(bw, "%-12s %8d %9d %7d %9.3f %6s %6s\n", label, expected, extracted, matched, p, "-", "-")
+			return
+		}
 		fmt.Fprintf(bw, "%-12s %8d %9d %7d %9.3f %6.3f %6.3f\n", label, expected, extracted, matched, p, rc, f)
 	}
 	for _, c := range r.Categories {
@@ -48,7 +52,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintln(bw)
 		}
 	}
-	fmt.Fprintf(bw, "\nA memory matches an expected one when it has the same polarity, every name, place and number of it,\n"+
+	fmt.Fprintf(bw, "\nAn expected memory counts in its category; an extracted one in the category of the expected memory it\n"+
+		"matches, else in its statement's (mixed: statements of several facts).\n")
+	fmt.Fprintf(bw, "A memory matches an expected one when it has the same polarity, every name, place and number of it,\n"+
 		"%.0f%% of its content words (stemmed), and at least %.0f%% of its own are expected ones; --json lists every statement.\n",
 		MinCoverage*100, MinPrecision*100)
 	return bw.Flush()
