@@ -1,6 +1,7 @@
 package extraction
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -11,11 +12,11 @@ import (
 //
 //  1. lower case; contractions expanded ("can't" → "can not", "n't" →
 //     " not", "'m" → " am", …); a possessive or "'s" dropped; "years old"
-//     dropped; number words (one … twenty) become digits; a few
-//     synonyms folded (kid/kids/children → child, mom/mum → mother,
-//     dad → father, favourite → favorite, …), and so are the verbs of
-//     liking: love, enjoy, adore and prefer read as "like", hate,
-//     dislike and "can't stand" as "not like";
+//     dropped; number words (one … twenty) and ordinals (3rd) become
+//     digits; a few synonyms are folded (kid/kids/children → child,
+//     mom/mum → mother, dad → father, favourite → favorite, …), and so
+//     are the verbs of liking: love, enjoy, adore and prefer read as
+//     "like", hate, dislike and "can't stand" as "not like";
 //  2. split on anything but letters and digits;
 //  3. negation words (not, no, never, cannot) set the text's polarity and
 //     are not terms; stop words (articles, pronouns, forms of be/have/do,
@@ -145,6 +146,9 @@ var synonyms = map[string]string{
 var dislikes = map[string]bool{"hate": true, "hates": true, "hated": true, "dislike": true, "dislikes": true,
 	"detest": true, "detests": true}
 
+// ordinal is a day or rank in digits: 3rd, 10th.
+var ordinal = regexp.MustCompile(`^([0-9]+)(?:st|nd|rd|th)$`)
+
 var negations = map[string]bool{"not": true, "no": true, "never": true, "nor": true}
 
 var stopWords = map[string]bool{}
@@ -206,6 +210,9 @@ func words(s string) []string {
 	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		if n, ok := numberWords[w]; ok {
 			w = n
+		}
+		if m := ordinal.FindStringSubmatch(w); m != nil {
+			w = m[1]
 		}
 		if syn, ok := synonyms[w]; ok {
 			w = syn

@@ -91,3 +91,20 @@ func TestMatches_Liking(t *testing.T) {
 		}
 	}
 }
+
+func TestMatches_Numbers(t *testing.T) {
+	tests := []struct {
+		expected, extracted string
+		want                bool
+	}{
+		{"User was born on October 3, 1991.", "User was born on October 3rd 1991.", true},
+		{"User will be in Rome from June 3 to June 10.", "User will be in Rome from June 3rd to June 10th.", true},
+		{"User has three grandchildren.", "User has 3 grandkids.", true},
+		{"User was born on October 3, 1991.", "User was born on October 13, 1991.", false},
+	}
+	for _, tt := range tests {
+		if _, got := extraction.Matches(tt.expected, tt.extracted); got != tt.want {
+			t.Errorf("Matches(%q, %q)=%v, want %v", tt.expected, tt.extracted, got, tt.want)
+		}
+	}
+}
