@@ -50,6 +50,10 @@ var allowed = map[string][]string{
 	"internal/testutil": {"*"},
 	// internal/goldenfile compares test output with golden files.
 	"internal/goldenfile": {"*"},
+
+	// eval/extraction runs an extractor and the consolidator over its corpus;
+	// cmd passes the store and the embedder.
+	"eval/extraction": {".", "extract"},
 }
 
 // TestDependencies keeps the layering of STYLE.md: the domain imports the

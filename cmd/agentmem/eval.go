@@ -22,20 +22,26 @@ import (
 	"github.com/agentmem/agentmem/window"
 )
 
-// runEval runs an evaluation; LoCoMo is the only one so far.
+// runEval runs an evaluation: locomo (retrieval) or extraction (memories
+// drawn from what users say).
 func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, usage("eval "))
 		return nil
 	}
-	if len(args) == 0 || args[0] != "locomo" {
-		fmt.Fprint(stderr, usage("eval "))
-		if len(args) == 0 {
-			return errors.New("eval: name an evaluation (locomo)")
+	if len(args) > 0 {
+		switch args[0] {
+		case "locomo":
+			return runEvalLocomo(ctx, args[1:], getenv, stdout, stderr)
+		case "extraction":
+			return runEvalExtraction(ctx, args[1:], getenv, stdout, stderr)
 		}
-		return fmt.Errorf("eval: unknown evaluation %q (there is locomo)", args[0])
 	}
-	return runEvalLocomo(ctx, args[1:], getenv, stdout, stderr)
+	fmt.Fprint(stderr, usage("eval "))
+	if len(args) == 0 {
+		return errors.New("eval: name an evaluation (locomo, extraction)")
+	}
+	return fmt.Errorf("eval: unknown evaluation %q (there are locomo and extraction)", args[0])
 }
 
 // evalArgs are the arguments of eval locomo.

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem/eval/extraction"
 	"github.com/agentmem/agentmem/eval/locomo"
 )
 
@@ -118,6 +120,63 @@ func TestEvalLocomo_Err(t *testing.T) {
 	} {
 		if _, err := runCmd(t, args...); err == nil {
 			t.Errorf("%v: no error", args)
+		}
+	}
+}
+
+func TestEvalExtraction(t *testing.T) {
+	t.Run("Default", func(t *testing.T) {
+		out, err := runCmd(t, "eval", "extraction")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Memory extraction:", "extract.Heuristic", "precision", "distractors:", "changes:"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("DataJSON", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "corpus.json")
+		data := `{"statements": [
+			{"id": "a", "category": "place", "text": "I live in Lisbon.", "expected": [{"text": "User lives in Lisbon.", "category": "place"}]},
+			{"id": "b", "category": "distractor", "text": "What's the time?", "expected": []}],
+		 "changes": [{"id": "c", "category": "place", "turns": ["I live in Berlin.", "I live in Lisbon."],
+			"valid": ["User lives in Lisbon."], "invalidated": ["User lives in Berlin."]}]}`
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCmd(t, "eval", "extraction", "--data", path, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep extraction.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		if rep.Statements != 1 || rep.Distractors != 1 || rep.Changes != 1 || len(rep.StatementResults) != 2 || len(rep.ChangeResults) != 1 {
+			t.Errorf("report of %d statements, %d distractors, %d changes, %d and %d results; want 1, 1, 1, 2, 1",
+				rep.Statements, rep.Distractors, rep.Changes, len(rep.StatementResults), len(rep.ChangeResults))
+		}
+	})
+}
+
+func TestEvalExtraction_Err(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"statements": [{"id": "a", "category": "place", "text": "I live in Oslo.", "expected": [{"text": "Lives in Oslo.", "category": "place"}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "extraction", "extra"}, `unexpected argument "extra"`},
+		{[]string{"eval", "extraction", "--data", filepath.Join(t.TempDir(), "missing.json")}, "--data"},
+		{[]string{"eval", "extraction", "--data", bad}, `does not start with "User"`},
+		{[]string{"eval", "extraction", "--k", "1"}, "-k"},
+	} {
+		if _, err := runCmd(t, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
 //	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
+//	agentmem eval     extraction [--data FILE] [--json]
 //	agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
 //	agentmem version
 //
@@ -46,6 +47,7 @@ var commands = []command{
 	{name: "keys list", in: inAdmin, synopsis: "[--tenant ID] [--db …]", args: func() arguments { return new(keysListArgs) }},
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
 	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
+	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
 	{name: "demo", synopsis: "[--db FILE]  (seed 001's scenarios through the API, with or without a model)", args: func() arguments { return new(demoArgs) }},
 }
 
