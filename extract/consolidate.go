@@ -185,12 +185,14 @@ func (c *Consolidator) allValid(ctx context.Context, userID string, category *st
 // The rules, without a model:
 //   - A retraction (Retract) invalidates the valid memories it ends, those
 //     of its slot (of its object, when both tell one) or, without a slot,
-//     of its object, superseded by none; when there is none it is a NOOP.
+//     the positive ones of its object (of a memory stored without one: its
+//     text tells the object alone, "User is vegetarian."), superseded by
+//     none; when there is none it is a NOOP.
 //   - A candidate of a slot that the user has a valid memory of is a NOOP
 //     if it tells the same value (its object, or else its text, see
 //     sameValue), else it replaces every memory of the slot.
 //   - A candidate of an object (no slot) replaces the valid memories of
-//     the same object of the other polarity ("User likes coffee." and
+//     the same object (of a slot or not) of the other polarity ("User likes coffee." and
 //     "User does not like coffee."); of the same polarity, it is a NOOP
 //     if it tells nothing they do not (see residue), an UPDATE of one
 //     whose words it all tells and more.
@@ -237,7 +239,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 		for _, m := range p.valid {
 			meta := metaOf(m)
 			switch {
-			case meta.Slot != "" || !sameObject(meta.Object, cd.Object):
+			case !sameObject(meta.Object, cd.Object):
 			case meta.Negated != cd.Negated:
 				opposite = append(opposite, m)
 			default:
@@ -307,8 +309,14 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" || sameObject(meta.Object, cd.Object)) {
 				ended = append(ended, m)
 			}
-		case cd.Object != "":
-			if meta.Slot == "" && !meta.Negated && sameObject(meta.Object, cd.Object) {
+		case cd.Object != "" && meta.Object != "":
+			if !meta.Negated && sameObject(meta.Object, cd.Object) {
+				ended = append(ended, m)
+			}
+		case cd.Object != "" && meta.Slot == "" && !meta.Negated:
+			// Stored before objects were: a statement of the object
+			// alone ("User is vegetarian.").
+			if r := residue(m.Text, cd.Object); len(r) == 0 && sameObject(normalize(m.Text), cd.Object) {
 				ended = append(ended, m)
 			}
 		}
@@ -412,12 +420,14 @@ func sameObject(a, b string) bool {
 func mergeMeta(raw json.RawMessage, cd Candidate) json.RawMessage {
 	m := map[string]json.RawMessage{}
 	_ = json.Unmarshal(raw, &m) // not an object: replaced
-	for k, v := range map[string]any{"slot": cd.Slot, "object": cd.Object, "negated": cd.Negated} {
-		if v == "" || v == false {
-			delete(m, k)
-			continue
+	for k, v := range map[string]string{"slot": cd.Slot, "object": cd.Object} {
+		if v != "" { // a candidate without a slot refines one of a slot
+			m[k], _ = json.Marshal(v)
 		}
-		m[k], _ = json.Marshal(v)
+	}
+	delete(m, "negated")
+	if cd.Negated {
+		m["negated"] = json.RawMessage("true")
 	}
 	b, _ := json.Marshal(m)
 	return b

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/profile"
 )
 
@@ -151,6 +152,73 @@ func TestConsolidate_Retract(t *testing.T) {
 		}
 		if v := x.valid(); len(v) != 1 || v[0] != lisbon.Text {
 			t.Fatalf("valid memories %q, want only Lisbon's", v)
+		}
+	})
+}
+
+// TestConsolidate_RetractOld: a retraction ends a memory stored before
+// objects were kept (today's rules stored "User is vegetarian." without
+// one) when its text tells the object alone, and only then; and a
+// memory of a slot by its object.
+func TestConsolidate_RetractOld(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		var old []*agentmem.Memory
+		for _, text := range []string{"User is vegetarian.", "User's sister is vegetarian too."} {
+			m := &agentmem.Memory{UserID: "alice", Text: text, Category: "preference", Confidence: 0.9, Source: agentmem.SourceExtracted}
+			if err := s.CreateMemory(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			old = append(old, m)
+		}
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian anymore.", Category: "diet", Object: "vegetarian", Negated: true, Retract: true})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != old[0].ID {
+			t.Fatalf("retraction of an old memory: %+v", d)
+		}
+		if v := x.valid(); len(v) != 1 || v[0] != old[1].Text {
+			t.Fatalf("valid memories %q, want the sister's only", v)
+		}
+		// A slot's memory, by its object.
+		x.apply(extract.Candidate{Text: "User eats a vegan diet.", Category: "diet", Slot: "diet", Object: "vegan"})
+		if d := x.apply(extract.Candidate{Text: "User is not vegan anymore.", Category: "preference", Object: "vegan", Retract: true}); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.Text != "User eats a vegan diet." {
+			t.Fatalf("retraction of a slot's memory by its object: %+v", d)
+		}
+	})
+}
+
+// TestConsolidate_RetractWithModel: a retraction is the rules' to
+// decide with a model too, which is not asked.
+func TestConsolidate_RetractWithModel(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		srv := llmtest.NewServer(t)
+		srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
+			return llmtest.Text(`{"op": "ADD", "reason": "new"}`)
+		})
+		x := newSlots(t, s)
+		veg := x.apply(extract.Candidate{Text: "User is vegetarian.", Category: "preference", Object: "vegetarian"}).Memory
+		x.c.Chat = testutil.NewChat(t, srv.BaseURL())
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian anymore.", Category: "preference", Object: "vegetarian", Negated: true, Retract: true})
+		if d.Op != extract.OpInvalidate || d.Memory != nil || d.Old == nil || d.Old.ID != veg.ID {
+			t.Fatalf("retraction with a model: %+v", d)
+		}
+		if n := len(srv.ChatRequests()); n != 0 {
+			t.Fatalf("the model was asked %d times", n)
+		}
+		if v := x.valid(); len(v) != 0 {
+			t.Fatalf("valid memories %q", v)
+		}
+	})
+}
+
+// TestConsolidate_NegationOfSlot: a negated statement of an object that a
+// slot's memory holds replaces it.
+func TestConsolidate_NegationOfSlot(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		veg := x.apply(extract.Candidate{Text: "User is vegetarian.", Category: "diet", Slot: "diet", Object: "vegetarian"}).Memory
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian.", Category: "preference", Object: "vegetarian", Negated: true})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != veg.ID {
+			t.Fatalf("negation of a slot's memory: %+v", d)
 		}
 	})
 }
