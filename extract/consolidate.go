@@ -21,7 +21,7 @@ type Store interface {
 const (
 	OpAdd        = "add"        // a new memory
 	OpUpdate     = "update"     // the candidate refines a memory: its next version
-	OpInvalidate = "invalidate" // the candidate contradicts a memory: the old is invalidated, the new added
+	OpInvalidate = "invalidate" // the candidate contradicts a memory: the old is invalidated, the new added (none for a retraction)
 	OpNoop       = "noop"       // the candidate repeats a memory
 )
 
@@ -35,7 +35,7 @@ const (
 // Decision is what consolidation did with one candidate.
 type Decision struct {
 	Op     string           `json:"op"`
-	Memory *agentmem.Memory `json:"memory"`        // the new or updated memory; the existing one for NOOP
+	Memory *agentmem.Memory `json:"memory"`        // the new or updated memory; the existing one for NOOP; nil for a retraction
 	Old    *agentmem.Memory `json:"old,omitempty"` // the invalidated memory
 	Reason string           `json:"reason"`
 	// Vec is the vector of an updated memory's new text, when it is not
@@ -46,8 +46,11 @@ type Decision struct {
 // Consolidator merges candidates into a user's memories so that there is
 // never a duplicate, nor a contradiction, side by side: a statement about
 // a slot ("where the user lives") replaces the one it contradicts, which
-// is kept invalidated with its history; a repeated statement changes
-// nothing; a close variant becomes the memory's next version.
+// is kept invalidated with its history; a retraction ("I'm not vegetarian
+// anymore") invalidates what it ends and adds nothing; facts of no slot
+// accumulate, each known by its object ("daughter mia", "daughter lea");
+// a repeated statement changes nothing; a close variant becomes the
+// memory's next version (see decide).
 //
 // With a Chat, the model decides each candidate against the memories most
 // similar to it (see decideByModel); the rules remain the path without a
@@ -63,7 +66,9 @@ type Consolidator struct {
 }
 
 // memoryMeta is what consolidation keeps in a memory's metadata to
-// compare later statements with it.
+// compare later statements with it: the candidate's slot, object and
+// polarity. A memory stored without them (before, or through the API) is
+// compared by its text and vector alone.
 type memoryMeta struct {
 	Slot    string `json:"slot,omitempty"`
 	Object  string `json:"object,omitempty"`

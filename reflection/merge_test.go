@@ -97,3 +97,95 @@ func TestReflect_SameInsightMerged(t *testing.T) {
 		}
 	})
 }
+
+// TestReflect_SameInsightMergedTogether: an insight that threads
+// reflected on together find again is the stored one, its sources
+// gaining those threads.
+func TestReflect_SameInsightMergedTogether(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		srv := llmtest.NewServer(t)
+		srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+			p := req.LastUserMessage()
+			switch {
+			case strings.Contains(p, "You keep the profile"):
+				return llmtest.Text("Alice checks the weather.")
+			case strings.Contains(p, "several conversations"), strings.Contains(p, "every morning"):
+				return llmtest.Text(`{"reflection_flag": "insight", "insights": [{"category": "habits", "insight_text": "User checks the weather every morning.", "confidence": 0.8, "importance": "low"}], "topics": []}`)
+			}
+			return llmtest.Text(`{"reflection_flag": "no-insight", "insights": [], "topics": ["weather"]}`)
+		})
+		f := newReflectFixtureOn(t, s, testutil.NewChat(t, srv.BaseURL()))
+		end := func(id string, turns ...string) {
+			t.Helper()
+			f.endThread(t, id, turns...)
+			if err := f.rf.Enqueue(ctx, "alice", id); err != nil {
+				t.Fatal(err)
+			}
+			if errs := f.runJobs(t, reflection.JobKind); len(errs) != 0 {
+				t.Fatal(errs)
+			}
+		}
+		end("habit", "I check the weather every morning.", "Sensible.")
+		for i := range 3 {
+			end(fmt.Sprintf("chat%d", i), "What is the weather like today?", "Sunny.")
+		}
+		ins := f.insights(t)
+		if len(ins) != 1 {
+			t.Fatalf("%d insights, want 1", len(ins))
+		}
+		var meta struct {
+			Sources []struct {
+				ThreadID string `json:"thread_id"`
+			} `json:"sources"`
+		}
+		if err := json.Unmarshal(ins[0].Metadata, &meta); err != nil || len(meta.Sources) != 4 || meta.Sources[0].ThreadID != "habit" {
+			t.Fatalf("sources %s, %v; want habit and the three chats", ins[0].Metadata, err)
+		}
+		for i := range 3 {
+			if r := f.reflection(t, fmt.Sprintf("chat%d", i)); !slices.Equal(r.Insights, []string{ins[0].ID}) {
+				t.Fatalf("reflection %+v, want it to name %s", r, ins[0].ID)
+			}
+		}
+	})
+}
+
+// TestReflect_MergedIntoOldInsight: an insight stored before sources were
+// kept (its threads listed as "threads", a client's key beside them) keeps
+// those threads and its other metadata when a thread confirms it.
+func TestReflect_MergedIntoOldInsight(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		srv := llmtest.NewServer(t)
+		srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+			if strings.Contains(req.LastUserMessage(), "You keep the profile") {
+				return llmtest.Text("Alice checks the weather.")
+			}
+			return llmtest.Text(`{"reflection_flag": "insight", "insights": [{"category": "habits", "insight_text": "User checks the weather every morning.", "confidence": 0.8, "importance": "low"}], "topics": []}`)
+		})
+		f := newReflectFixtureOn(t, s, testutil.NewChat(t, srv.BaseURL()))
+		old := &agentmem.Memory{UserID: "alice", Kind: agentmem.MemoryInsight, Text: "User checks the weather every morning.", Category: "habits",
+			Confidence: 0.7, Importance: 0.3, Source: agentmem.SourceExtracted, Metadata: json.RawMessage(`{"threads": ["a", "b", "c"], "note": "kept"}`)}
+		if err := s.CreateMemory(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		f.endThread(t, "habit", "I check the weather every morning.", "Sensible.")
+		if err := f.rf.Enqueue(ctx, "alice", "habit"); err != nil {
+			t.Fatal(err)
+		}
+		if errs := f.runJobs(t, reflection.JobKind); len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		ins := f.insights(t)
+		if len(ins) != 1 || ins[0].ID != old.ID || ins[0].Confidence != 0.85 {
+			t.Fatalf("insights %+v, want the old one confirmed (confidence 0.7 → 0.85)", ins)
+		}
+		var meta struct {
+			Sources []struct {
+				ThreadID string `json:"thread_id"`
+			} `json:"sources"`
+			Note string `json:"note"`
+		}
+		if err := json.Unmarshal(ins[0].Metadata, &meta); err != nil || len(meta.Sources) != 4 || meta.Sources[3].ThreadID != "habit" || meta.Note != "kept" {
+			t.Fatalf("metadata %s, %v; want a, b, c, habit and the note", ins[0].Metadata, err)
+		}
+	})
+}

@@ -432,7 +432,7 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 		return err
 	}
 	r.embed(ctx, insights)
-	if len(insights) > 0 {
+	if len(insightIDs) > 0 { // new, or confirmed
 		return r.EnqueueProfile(ctx, userID)
 	}
 	return nil
