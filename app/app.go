@@ -202,7 +202,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	// Reflection at a thread's end and the profile (seed 001): insights
 	// with a model; without one, the profile is assembled from memories.
 	reflector = &reflection.Reflector{Store: store, Chat: chat, Model: reflectModel, Log: log,
-		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Categories: cfg.InsightCategories,
+		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: space, Categories: cfg.InsightCategories,
 		MinConfidence: cfg.InsightMinConfidence}
 	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Log: log}
 	searcher := retrieve.New(store, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -20,7 +21,7 @@ type Store interface {
 const (
 	OpAdd        = "add"        // a new memory
 	OpUpdate     = "update"     // the candidate refines a memory: its next version
-	OpInvalidate = "invalidate" // the candidate contradicts a memory: the old is invalidated, the new added
+	OpInvalidate = "invalidate" // the candidate contradicts a memory: the old is invalidated, the new added (none for a retraction)
 	OpNoop       = "noop"       // the candidate repeats a memory
 )
 
@@ -34,7 +35,7 @@ const (
 // Decision is what consolidation did with one candidate.
 type Decision struct {
 	Op     string           `json:"op"`
-	Memory *agentmem.Memory `json:"memory"`        // the new or updated memory; the existing one for NOOP
+	Memory *agentmem.Memory `json:"memory"`        // the new or updated memory; the existing one for NOOP; nil for a retraction
 	Old    *agentmem.Memory `json:"old,omitempty"` // the invalidated memory
 	Reason string           `json:"reason"`
 	// Vec is the vector of an updated memory's new text, when it is not
@@ -45,8 +46,11 @@ type Decision struct {
 // Consolidator merges candidates into a user's memories so that there is
 // never a duplicate, nor a contradiction, side by side: a statement about
 // a slot ("where the user lives") replaces the one it contradicts, which
-// is kept invalidated with its history; a repeated statement changes
-// nothing; a close variant becomes the memory's next version.
+// is kept invalidated with its history; a retraction ("I'm not vegetarian
+// anymore") invalidates what it ends and adds nothing; facts of no slot
+// accumulate, each known by its object ("daughter mia", "daughter lea");
+// a repeated statement changes nothing; a close variant becomes the
+// memory's next version (see decide).
 //
 // With a Chat, the model decides each candidate against the memories most
 // similar to it (see decideByModel); the rules remain the path without a
@@ -62,7 +66,9 @@ type Consolidator struct {
 }
 
 // memoryMeta is what consolidation keeps in a memory's metadata to
-// compare later statements with it.
+// compare later statements with it: the candidate's slot, object and
+// polarity. A memory stored without them (before, or through the API) is
+// compared by its text and vector alone.
 type memoryMeta struct {
 	Slot    string `json:"slot,omitempty"`
 	Object  string `json:"object,omitempty"`
@@ -84,62 +90,83 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 	if err != nil {
 		return nil, fmt.Errorf("embed candidates: %w", err)
 	}
-	// The user's memories of the candidates' categories, with vectors.
-	existing := map[string][]*agentmem.Memory{}
-	for _, cd := range cands {
-		if _, ok := existing[cd.Category]; ok {
-			continue
-		}
-		cat := cd.Category
-		ms, err := c.allValid(ctx, userID, &cat)
-		if err != nil {
-			return nil, err
-		}
-		existing[cd.Category] = ms
+	// The user's valid memories, with vectors: a slot or an object is
+	// compared across categories (an extractor may file "vegetarian" under
+	// diet once and preference another time).
+	valid, err := c.allValid(ctx, userID, nil)
+	if err != nil {
+		return nil, err
 	}
 	stored, err := c.Store.FindVectors(ctx, userID, c.Space, []string{agentmem.ScopeMemories})
 	if err != nil {
 		return nil, err
 	}
-	vecOf := map[string][]float32{}
+	p := &pool{valid: valid, vecOf: map[string][]float32{}}
 	for _, v := range stored {
-		vecOf[v.ID] = v.Vec
+		p.vecOf[v.ID] = v.Vec
 	}
 
 	var out []Decision
 	for i, cd := range cands {
-		d, err := c.decide(ctx, userID, agentID, threadID, cd, vecs[i], existing[cd.Category], vecOf)
+		d, err := c.decide(ctx, userID, agentID, threadID, cd, vecs[i], p)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, *d)
+		if d.Old != nil {
+			p.drop(d.Old.ID)
+		}
 		switch d.Op {
 		case OpAdd, OpInvalidate:
-			existing[cd.Category] = append(existing[cd.Category], d.Memory)
-			vecOf[d.Memory.ID] = vecs[i]
-			if d.Old != nil { // the model may invalidate a memory of another category
-				for cat, ms := range existing {
-					existing[cat] = removeMemory(ms, d.Old.ID)
-				}
+			if d.Memory != nil { // nil: a retraction
+				p.put(d.Memory, vecs[i])
 			}
 		case OpUpdate:
 			if d.Vec == nil {
 				d.Vec = vecs[i]
 			}
-			vecOf[d.Memory.ID] = d.Vec
-			for _, ms := range existing {
-				for j, m := range ms {
-					if m.ID == d.Memory.ID {
-						ms[j] = d.Memory
-					}
-				}
-			}
+			p.put(d.Memory, d.Vec)
 		}
 	}
 	return out, nil
 }
 
-// allValid returns the user's valid memories of a category.
+// pool is the user's valid memories as consolidation goes, and the
+// vectors of the user's memories (of invalidated ones too).
+type pool struct {
+	valid []*agentmem.Memory
+	vecOf map[string][]float32
+}
+
+// of returns the valid memories of a category.
+func (p *pool) of(category string) []*agentmem.Memory {
+	var out []*agentmem.Memory
+	for _, m := range p.valid {
+		if m.Category == category {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (p *pool) drop(id string) {
+	p.valid = slices.DeleteFunc(p.valid, func(m *agentmem.Memory) bool { return m.ID == id })
+}
+
+// put adds a memory, or its new version.
+func (p *pool) put(m *agentmem.Memory, vec []float32) {
+	p.vecOf[m.ID] = vec
+	for i, v := range p.valid {
+		if v.ID == m.ID {
+			p.valid[i] = m
+			return
+		}
+	}
+	p.valid = append(p.valid, m)
+}
+
+// allValid returns the user's valid memories, of a category when it is
+// not nil.
 func (c *Consolidator) allValid(ctx context.Context, userID string, category *string) ([]*agentmem.Memory, error) {
 	var out []*agentmem.Memory
 	f := agentmem.MemoryFilter{Category: category, Limit: agentmem.MaxPageSize}
@@ -155,62 +182,106 @@ func (c *Consolidator) allValid(ctx context.Context, userID string, category *st
 	}
 }
 
-func removeMemory(ms []*agentmem.Memory, id string) []*agentmem.Memory {
-	out := ms[:0:0]
-	for _, m := range ms {
-		if m.ID != id {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // decide finds the memory the candidate relates to and applies the
-// decision.
-func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32,
-	same []*agentmem.Memory, vecOf map[string][]float32) (*Decision, error) {
+// decision. A retraction is the rules' to decide, with a model too: it
+// adds nothing, so the model's ADD, UPDATE or INVALIDATE by a new memory
+// do not fit it.
+//
+// The rules, without a model:
+//   - A retraction (Retract) invalidates the valid memories it ends, those
+//     of its slot (of its object, when both tell one) or, without a slot,
+//     the positive ones of its object (of a memory stored without one: its
+//     text tells the object alone, "User is vegetarian."), superseded by
+//     none; when there is none it is a NOOP.
+//   - A candidate of a slot that the user has a valid memory of is a NOOP
+//     if it tells the same value (its object, or else its text, see
+//     sameValue), else it replaces every memory of the slot.
+//   - A candidate of an object (no slot) replaces the valid memories of
+//     the same object (of a slot or not) of the other polarity ("User likes coffee." and
+//     "User does not like coffee."); of the same polarity, it is a NOOP
+//     if it tells nothing they do not (see residue), an UPDATE of one
+//     whose words it all tells and more.
+//   - Otherwise the most similar memory of its category decides by cosine
+//     (a NOOP at DuplicateSimilarity, an UPDATE at RefineSimilarity), among
+//     those of the same polarity that are not about another object or
+//     another slot: "User's daughter Mia plays the violin." is never
+//     merged with "User's daughter Lea plays the violin.".
+//   - Anything else is added.
+func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32, p *pool) (*Decision, error) {
+	if cd.Retract {
+		return c.retract(ctx, userID, cd, p)
+	}
+	same := p.of(cd.Category)
 	if c.Chat != nil {
-		if d, err := c.decideByModel(ctx, userID, agentID, threadID, cd, vec, same, vecOf); d != nil || err != nil {
+		if d, err := c.decideByModel(ctx, userID, agentID, threadID, cd, vec, same, p.vecOf); d != nil || err != nil {
 			return d, err
 		}
 	}
 	norm := normalize(cd.Text)
-	var best *agentmem.Memory
-	bestSim := -1.0
 	for _, m := range same {
 		if normalize(m.Text) == norm {
 			return &Decision{Op: OpNoop, Memory: m, Reason: "the same statement is stored"}, nil
 		}
-		sim := cosine(vec, vecOf[m.ID])
-		meta := metaOf(m)
-		switch {
-		case cd.Slot != "" && meta.Slot == cd.Slot:
-			if sim >= DuplicateSimilarity {
-				return &Decision{Op: OpNoop, Memory: m, Reason: "the same statement is stored"}, nil
+	}
+	if cd.Slot != "" {
+		var slot []*agentmem.Memory
+		for _, m := range p.valid {
+			if metaOf(m).Slot == cd.Slot {
+				slot = append(slot, m)
 			}
-			return c.replace(ctx, userID, agentID, threadID, cd, vec, m, fmt.Sprintf("a newer statement about %s", cd.Slot))
-		case cd.Object != "" && meta.Object != "" && meta.Negated != cd.Negated && sameObject(meta.Object, cd.Object):
-			return c.replace(ctx, userID, agentID, threadID, cd, vec, m, "the user's preference changed")
 		}
-		if sim > bestSim {
+		for _, m := range slot {
+			if c.sameValue(cd, vec, m, p) {
+				return &Decision{Op: OpNoop, Memory: m, Reason: fmt.Sprintf("the same %s is stored", cd.Slot)}, nil
+			}
+		}
+		if len(slot) > 0 {
+			return c.replace(ctx, userID, agentID, threadID, cd, vec, slot, fmt.Sprintf("a newer statement about %s", cd.Slot), p)
+		}
+	}
+	if cd.Object != "" && cd.Slot == "" {
+		var opposite, alike []*agentmem.Memory
+		for _, m := range p.valid {
+			meta := metaOf(m)
+			switch {
+			case !sameObject(meta.Object, cd.Object):
+			case meta.Negated != cd.Negated:
+				opposite = append(opposite, m)
+			default:
+				alike = append(alike, m)
+			}
+		}
+		if len(opposite) > 0 {
+			return c.replace(ctx, userID, agentID, threadID, cd, vec, opposite, fmt.Sprintf("the user's statement about %s changed", cd.Object), p)
+		}
+		for _, m := range alike {
+			if subset(residue(cd.Text, cd.Object), residue(m.Text, cd.Object)) {
+				return &Decision{Op: OpNoop, Memory: m, Reason: fmt.Sprintf("the same statement about %s is stored", cd.Object)}, nil
+			}
+		}
+		for _, m := range alike {
+			if subset(residue(m.Text, cd.Object), residue(cd.Text, cd.Object)) {
+				return c.update(ctx, userID, threadID, cd, vec, m, fmt.Sprintf("refined by a fuller statement about %s", cd.Object))
+			}
+		}
+	}
+	var best *agentmem.Memory
+	bestSim := -1.0
+	for _, m := range same {
+		meta := metaOf(m)
+		if meta.Negated != cd.Negated || meta.Slot != "" && meta.Slot != cd.Slot ||
+			meta.Object != "" && cd.Object != "" && !sameObject(meta.Object, cd.Object) {
+			continue
+		}
+		if sim := cosine(vec, p.vecOf[m.ID]); sim > bestSim {
 			best, bestSim = m, sim
 		}
 	}
 	switch {
-	case best != nil && bestSim >= DuplicateSimilarity && metaOf(best).Negated == cd.Negated:
+	case best != nil && bestSim >= DuplicateSimilarity:
 		return &Decision{Op: OpNoop, Memory: best, Reason: fmt.Sprintf("a near-identical memory is stored (similarity %.2f)", bestSim)}, nil
-	case best != nil && bestSim >= RefineSimilarity && metaOf(best).Negated == cd.Negated:
-		text := cd.Text
-		upd := agentmem.MemoryUpdate{Text: &text, Confidence: &cd.Confidence, ThreadID: threadID, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo,
-			Reason: fmt.Sprintf("refined by a similar statement (similarity %.2f)", bestSim)}
-		m, err := c.Store.UpdateMemory(ctx, userID, best.ID, upd)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.putVector(ctx, userID, m.ID, vec); err != nil {
-			return nil, err
-		}
-		return &Decision{Op: OpUpdate, Memory: m, Reason: upd.Reason}, nil
+	case best != nil && bestSim >= RefineSimilarity:
+		return c.update(ctx, userID, threadID, cd, vec, best, fmt.Sprintf("refined by a similar statement (similarity %.2f)", bestSim))
 	}
 	m, err := c.add(ctx, userID, agentID, threadID, cd, vec)
 	if err != nil {
@@ -219,17 +290,99 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	return &Decision{Op: OpAdd, Memory: m, Reason: "a new statement"}, nil
 }
 
-// replace adds the candidate and invalidates the memory it contradicts.
-func (c *Consolidator) replace(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32, old *agentmem.Memory, reason string) (*Decision, error) {
+// sameValue reports whether a candidate of a slot tells the value that m,
+// a memory of the slot, does: the same object of the same polarity when
+// both have one, else the same text but for articles, or a near-identical
+// one (DuplicateSimilarity).
+func (c *Consolidator) sameValue(cd Candidate, vec []float32, m *agentmem.Memory, p *pool) bool {
+	meta := metaOf(m)
+	if meta.Object != "" && cd.Object != "" {
+		return meta.Negated == cd.Negated && normalize(meta.Object) == normalize(cd.Object)
+	}
+	return bare(cd.Text) == bare(m.Text) || cosine(vec, p.vecOf[m.ID]) >= DuplicateSimilarity
+}
+
+// retract invalidates the valid memories that a retraction ends (see
+// decide), each superseded by none, the history's reason quoting the
+// retraction; the Decision's Memory is nil and Old the first of them.
+func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate, p *pool) (*Decision, error) {
+	var ended []*agentmem.Memory
+	for _, m := range p.valid {
+		meta := metaOf(m)
+		switch {
+		case cd.Slot != "":
+			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" || sameObject(meta.Object, cd.Object)) {
+				ended = append(ended, m)
+			}
+		case cd.Object != "" && meta.Object != "":
+			if !meta.Negated && sameObject(meta.Object, cd.Object) {
+				ended = append(ended, m)
+			}
+		case cd.Object != "" && meta.Slot == "" && !meta.Negated:
+			// Stored before objects were: a statement of the object
+			// alone ("User is vegetarian.").
+			if r := residue(m.Text, cd.Object); len(r) == 0 && sameObject(normalize(m.Text), cd.Object) {
+				ended = append(ended, m)
+			}
+		}
+	}
+	if len(ended) == 0 {
+		return &Decision{Op: OpNoop, Reason: "nothing stored to retract"}, nil
+	}
+	reason := fmt.Sprintf("retracted: %s", cd.Text)
+	d := &Decision{Op: OpInvalidate, Reason: reason}
+	for _, m := range ended {
+		old, err := c.Store.InvalidateMemory(ctx, userID, m.ID, "", reason)
+		if err != nil {
+			return nil, err
+		}
+		p.drop(m.ID)
+		if d.Old == nil {
+			d.Old = old
+		}
+	}
+	return d, nil
+}
+
+// update makes the candidate m's next version.
+func (c *Consolidator) update(ctx context.Context, userID, threadID string, cd Candidate, vec []float32, m *agentmem.Memory, reason string) (*Decision, error) {
+	text := cd.Text
+	upd := agentmem.MemoryUpdate{Text: &text, Confidence: &cd.Confidence, ThreadID: threadID, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo, Reason: reason}
+	if cd.Slot != "" || cd.Object != "" {
+		meta := mergeMeta(m.Metadata, cd)
+		upd.Metadata = &meta
+	}
+	m, err := c.Store.UpdateMemory(ctx, userID, m.ID, upd)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.putVector(ctx, userID, m.ID, vec); err != nil {
+		return nil, err
+	}
+	return &Decision{Op: OpUpdate, Memory: m, Reason: reason}, nil
+}
+
+// replace adds the candidate and invalidates the memories it
+// contradicts, superseded by it; the Decision's Old is the first.
+func (c *Consolidator) replace(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32, olds []*agentmem.Memory, reason string, p *pool) (*Decision, error) {
 	m, err := c.add(ctx, userID, agentID, threadID, cd, vec)
 	if err != nil {
 		return nil, err
 	}
-	old, err = c.Store.InvalidateMemory(ctx, userID, old.ID, m.ID, reason)
-	if err != nil {
-		return nil, err
+	d := &Decision{Op: OpInvalidate, Memory: m, Reason: reason}
+	for _, o := range olds {
+		o, err = c.Store.InvalidateMemory(ctx, userID, o.ID, m.ID, reason)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			p.drop(o.ID)
+		}
+		if d.Old == nil {
+			d.Old = o
+		}
 	}
-	return &Decision{Op: OpInvalidate, Memory: m, Old: old, Reason: reason}, nil
+	return d, nil
 }
 
 func (c *Consolidator) add(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32) (*agentmem.Memory, error) {
@@ -255,9 +408,84 @@ func metaOf(m *agentmem.Memory) memoryMeta {
 	return meta
 }
 
+// sameObject reports whether two objects name the same thing: equal, or
+// one's words a run of the other's ("sushi" and "sushi anymore"), never a
+// part of a word ("tea" is not "steak").
 func sameObject(a, b string) bool {
 	a, b = normalize(a), normalize(b)
-	return a == b || strings.Contains(a, b) || strings.Contains(b, a)
+	if a == "" || b == "" {
+		return false
+	}
+	a, b = " "+a+" ", " "+b+" "
+	return strings.Contains(a, b) || strings.Contains(b, a)
+}
+
+// mergeMeta returns a memory's metadata with the candidate's slot, object
+// and polarity, keeping its other keys.
+func mergeMeta(raw json.RawMessage, cd Candidate) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	_ = json.Unmarshal(raw, &m) // not an object: replaced
+	for k, v := range map[string]string{"slot": cd.Slot, "object": cd.Object} {
+		if v != "" { // a candidate without a slot refines one of a slot
+			m[k], _ = json.Marshal(v)
+		}
+	}
+	delete(m, "negated")
+	if cd.Negated {
+		m["negated"] = json.RawMessage("true")
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// lightWords tell no fact of their own: articles, pronouns, auxiliaries
+// and the verbs that only link a subject to what it is or has. Negations
+// are not among them.
+var lightWords = map[string]bool{
+	"user": true, "users": true, "s": true, "a": true, "an": true, "the": true, "is": true, "are": true, "am": true, "was": true,
+	"be": true, "has": true, "have": true, "had": true, "can": true, "does": true, "do": true, "named": true, "called": true,
+	"name": true, "as": true, "works": true, "work": true, "of": true, "their": true, "his": true, "her": true, "who": true,
+	"that": true, "also": true, "really": true, "still": true,
+}
+
+// residue is what a statement tells beyond its object: its words less
+// the object's and light words, a final s dropped ("speaks", "speak").
+func residue(text, object string) map[string]bool {
+	skip := map[string]bool{}
+	for _, w := range strings.Fields(normalize(object)) {
+		skip[stemS(w)] = true
+	}
+	out := map[string]bool{}
+	for _, w := range strings.Fields(normalize(text)) {
+		if w = stemS(w); !lightWords[w] && !skip[w] {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+func stemS(w string) string {
+	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+// subset reports whether every word of a is in b.
+func subset(a, b map[string]bool) bool {
+	for w := range a {
+		if !b[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// bare is a statement normalised without its articles: "User works as a
+// teacher." and "User works as teacher." are the same.
+func bare(s string) string {
+	ws := strings.Fields(normalize(s))
+	return strings.Join(slices.DeleteFunc(ws, func(w string) bool { return w == "a" || w == "an" || w == "the" }), " ")
 }
 
 // normalize folds a statement for equality: lower case, words only.

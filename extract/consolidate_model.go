@@ -67,7 +67,7 @@ func (c *Consolidator) decideByModel(ctx context.Context, userID, agentID, threa
 	case OpNoop:
 		return &Decision{Op: OpNoop, Memory: old, Reason: reason}, nil
 	case OpInvalidate:
-		return c.replace(ctx, userID, agentID, threadID, cd, vec, old, reason)
+		return c.replace(ctx, userID, agentID, threadID, cd, vec, []*agentmem.Memory{old}, reason, nil)
 	case OpUpdate:
 		v := vec
 		if text != cd.Text {

@@ -29,6 +29,7 @@ type Candidate struct {
 	// Negated statements ("I don't like X") contradict their positive
 	// twin.
 	Negated bool   `json:"negated,omitempty"`
+	Retract bool   `json:"retract,omitempty"`
 	Object  string `json:"object,omitempty"` // what a preference is about, lower-cased
 	// Provenance.
 	SeqFrom int64 `json:"seq_from"`

@@ -72,6 +72,8 @@ type Reflector struct {
 		agentmem.SummaryStore
 		agentmem.ReflectionStore
 		agentmem.JobStore
+		agentmem.MemoryStore
+		agentmem.VectorStore
 	}
 	Chat  agentmem.Chat // nil: no insights (the reflection says why)
 	Model string
@@ -83,6 +85,11 @@ type Reflector struct {
 	// (index.Indexer.EmbedMemory);
 	// full-text search finds it without.
 	Embed func(ctx context.Context, m *agentmem.Memory) error
+	// Emb and Space (the vector space of the insights that Embed stores)
+	// find a stored insight near-identical to a new one (see
+	// MergeSimilarity); nil: only the same text, normalised, is merged.
+	Emb   agentmem.Embedder
+	Space string
 	// Categories of insights (DefaultInsightCategories when empty).
 	Categories []string
 	// MinConfidence drops weaker insights (DefaultInsightConfidence when 0).
@@ -212,12 +219,15 @@ func (r *Reflector) EnqueueProfile(ctx context.Context, userID string) error {
 	return err
 }
 
+// enqueue queues a reflect job. A user's reflect jobs run one at a time
+// (their Serial): two threads that end together would otherwise each
+// store the same insight, neither seeing the other's (see merge).
 func (r *Reflector) enqueue(ctx context.Context, userID, kind, key string, payload any) error {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	if _, err := r.Store.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: kind, Key: key, Payload: b}); err != nil {
+	if _, err := r.Store.EnqueueJob(ctx, &agentmem.Job{UserID: userID, Kind: kind, Key: key, Serial: JobKind, Payload: b}); err != nil {
 		return err
 	}
 	return nil
@@ -331,6 +341,11 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 		insights = r.insights(ans, th, first, th.LastSeq)
 		ref.Status, ref.Reason = r.status(ans, insights)
 	}
+	insights, merged, err := r.merge(ctx, userID, insights)
+	if err != nil {
+		return err
+	}
+	ref.Insights = append(ref.Insights, merged...)
 	for _, m := range insights {
 		ref.Insights = append(ref.Insights, m.ID)
 	}
@@ -384,11 +399,18 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 		return err
 	}
 	insights := r.insights(ans, nil, 0, 0)
-	meta, _ := json.Marshal(map[string]any{"threads": ids})
+	var sources []insightSource
+	for _, id := range ids {
+		sources = append(sources, insightSource{ThreadID: id})
+	}
+	meta, _ := json.Marshal(map[string]any{"threads": ids, "sources": sources})
 	for _, m := range insights {
 		m.Metadata = meta
 	}
-	var insightIDs []string
+	insights, insightIDs, err := r.merge(ctx, userID, insights)
+	if err != nil {
+		return err
+	}
 	for _, m := range insights {
 		insightIDs = append(insightIDs, m.ID)
 	}
@@ -410,7 +432,7 @@ func (r *Reflector) aggregate(ctx context.Context, userID string) error {
 		return err
 	}
 	r.embed(ctx, insights)
-	if len(insights) > 0 {
+	if len(insightIDs) > 0 { // new, or confirmed
 		return r.EnqueueProfile(ctx, userID)
 	}
 	return nil
@@ -596,10 +618,199 @@ func (r *Reflector) insights(ans *reflection, th *agentmem.Thread, from, to int6
 		}
 		if th != nil {
 			m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo = th.AgentID, th.ID, max(from, 1), max(to, from, 1)
+			m.Metadata, _ = json.Marshal(map[string]any{"sources": []insightSource{{ThreadID: th.ID, SeqFrom: m.SeqFrom, SeqTo: m.SeqTo}}})
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// MergeSimilarity is the cosine at or above which a new insight is the
+// same as a stored one (as extract.DuplicateSimilarity for facts).
+const MergeSimilarity = 0.92
+
+// MaxMergedConfidence bounds the confidence that confirmations raise: a
+// model's insight is never certain.
+const MaxMergedConfidence = 0.99
+
+// insightSource is where an insight was found: a thread, and the seqs of
+// its turns that were reflected on (none for threads reflected on
+// together). An insight's metadata lists them as "sources".
+type insightSource struct {
+	ThreadID string `json:"thread_id"`
+	SeqFrom  int64  `json:"seq_from,omitempty"`
+	SeqTo    int64  `json:"seq_to,omitempty"`
+}
+
+// merge folds each of the new insights that the user has already, valid
+// (the same text but for case, punctuation and articles, or a cosine of
+// at least MergeSimilarity with Emb), into the stored one: its sources
+// gain the new insight's, its confidence rises halfway to 1 for each
+// thread that is new (or its own, if higher; at most MaxMergedConfidence)
+// and its importance is the higher of the two, as its
+// next version, the history naming the threads. An insight given twice in
+// one answer is one. It returns the insights to create and the IDs of
+// the stored ones that they confirmed.
+//
+// The stored insights are updated before the reflection is stored; a
+// source already listed changes nothing, so a job that fails after and
+// runs again confirms nothing twice.
+func (r *Reflector) merge(ctx context.Context, userID string, fresh []*agentmem.Memory) ([]*agentmem.Memory, []string, error) {
+	if len(fresh) == 0 {
+		return nil, nil, nil
+	}
+	kind := agentmem.MemoryInsight
+	f := agentmem.MemoryFilter{Kind: &kind, Limit: agentmem.MaxPageSize}
+	var stored []*agentmem.Memory
+	for {
+		page, next, err := r.Store.FindMemories(ctx, userID, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		stored = append(stored, page...)
+		if f.Cursor = next; next == "" {
+			break
+		}
+	}
+	vecOf, freshVecs, err := r.vectors(ctx, userID, fresh)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*agentmem.Memory
+	var confirmed []string
+	for i, in := range fresh {
+		key := insightKey(in.Text)
+		same := func(m *agentmem.Memory, vec []float32) bool {
+			return insightKey(m.Text) == key || freshVecs != nil && cosine(freshVecs[i], vec) >= MergeSimilarity
+		}
+		if j := slices.IndexFunc(out, func(m *agentmem.Memory) bool { return same(m, vecOf[m.ID]) }); j >= 0 {
+			out[j].Metadata = withSources(out[j], sourcesOf(in))
+			out[j].Confidence, out[j].Importance = max(out[j].Confidence, in.Confidence), max(out[j].Importance, in.Importance)
+			continue
+		}
+		j := slices.IndexFunc(stored, func(m *agentmem.Memory) bool { return same(m, vecOf[m.ID]) })
+		if j < 0 {
+			out = append(out, in)
+			if freshVecs != nil {
+				vecOf[in.ID] = freshVecs[i]
+			}
+			continue
+		}
+		m := stored[j]
+		if !slices.Contains(confirmed, m.ID) {
+			confirmed = append(confirmed, m.ID)
+		}
+		have := sourcesOf(m)
+		var added, newThreads []string // sources not listed; of threads not listed
+		for _, src := range sourcesOf(in) {
+			if slices.Contains(have, src) {
+				continue
+			}
+			added = append(added, src.ThreadID)
+			if !slices.ContainsFunc(have, func(h insightSource) bool { return h.ThreadID == src.ThreadID }) {
+				newThreads = append(newThreads, src.ThreadID)
+			}
+		}
+		if len(added) == 0 {
+			continue
+		}
+		conf := m.Confidence
+		for range newThreads {
+			conf += (1 - conf) / 2
+		}
+		conf = min(max(conf, in.Confidence), MaxMergedConfidence)
+		imp := max(m.Importance, in.Importance)
+		meta := withSources(m, sourcesOf(in))
+		upd := agentmem.MemoryUpdate{Confidence: &conf, Importance: &imp, Metadata: &meta,
+			Reason: fmt.Sprintf("The same insight was found in thread %s.", strings.Join(added, ", "))}
+		if stored[j], err = r.Store.UpdateMemory(ctx, userID, m.ID, upd); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, confirmed, nil
+}
+
+// vectors returns the stored vectors of the user's memories in Space and
+// those of the fresh insights, when Emb is set.
+func (r *Reflector) vectors(ctx context.Context, userID string, fresh []*agentmem.Memory) (map[string][]float32, [][]float32, error) {
+	vecOf := map[string][]float32{}
+	if r.Emb == nil {
+		return vecOf, nil, nil
+	}
+	texts := make([]string, len(fresh))
+	for i, m := range fresh {
+		texts[i] = m.Text
+	}
+	freshVecs, err := r.Emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embed insights: %w", err)
+	}
+	stored, err := r.Store.FindVectors(ctx, userID, r.Space, []string{agentmem.ScopeMemories})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range stored {
+		vecOf[v.ID] = v.Vec
+	}
+	return vecOf, freshVecs, nil
+}
+
+// sourcesOf returns where an insight was found: its metadata's sources,
+// or for an insight stored before they were kept, its thread and seqs or
+// the threads reflected on together.
+func sourcesOf(m *agentmem.Memory) []insightSource {
+	var meta struct {
+		Sources []insightSource `json:"sources"`
+		Threads []string        `json:"threads"`
+	}
+	_ = json.Unmarshal(m.Metadata, &meta) // a client's own metadata: no sources
+	switch {
+	case len(meta.Sources) > 0:
+		return meta.Sources
+	case m.ThreadID != "":
+		return []insightSource{{ThreadID: m.ThreadID, SeqFrom: m.SeqFrom, SeqTo: m.SeqTo}}
+	}
+	var out []insightSource
+	for _, id := range meta.Threads {
+		out = append(out, insightSource{ThreadID: id})
+	}
+	return out
+}
+
+// withSources returns m's metadata with its sources and more, each once,
+// keeping its other keys.
+func withSources(m *agentmem.Memory, more []insightSource) json.RawMessage {
+	all := sourcesOf(m)
+	for _, src := range more {
+		if !slices.Contains(all, src) {
+			all = append(all, src)
+		}
+	}
+	meta := map[string]json.RawMessage{}
+	_ = json.Unmarshal(m.Metadata, &meta) // not an object: replaced
+	meta["sources"], _ = json.Marshal(all)
+	b, _ := json.Marshal(meta)
+	return b
+}
+
+// insightKey folds an insight's text for equality: lower case, words
+// only, no articles.
+func insightKey(s string) string {
+	ws := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	})
+	return strings.Join(slices.DeleteFunc(ws, func(w string) bool { return w == "a" || w == "an" || w == "the" }), " ")
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
 }
 
 // status is a thread's reflection status after ans, and why.

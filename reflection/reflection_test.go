@@ -16,13 +16,12 @@ import (
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/profile"
 	"github.com/agentmem/agentmem/reflection"
-	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/window"
 )
 
 // reflectFixture is a store with a reflector and a profiler over it.
 type reflectFixture struct {
-	s  *sqlite.Store
+	s  agentmem.Store
 	rf *reflection.Reflector
 	pr *profile.Profiler
 	ix *index.Indexer
@@ -30,14 +29,20 @@ type reflectFixture struct {
 
 func newReflectFixture(t *testing.T, chat agentmem.Chat) *reflectFixture {
 	t.Helper()
-	s := testutil.MustOpenSQLite(t)
+	return newReflectFixtureOn(t, testutil.MustOpenSQLite(t), chat)
+}
+
+// newReflectFixtureOn is newReflectFixture over a store of either
+// backend.
+func newReflectFixtureOn(t *testing.T, s agentmem.Store, chat agentmem.Chat) *reflectFixture {
+	t.Helper()
 	emb := lexical.New(0)
 	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space()}
 	sm := &window.Summarizer{Store: s}
 	return &reflectFixture{
 		s:  s,
 		ix: ix,
-		rf: &reflection.Reflector{Store: s, Chat: chat, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory},
+		rf: &reflection.Reflector{Store: s, Chat: chat, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: emb.Space()},
 		pr: &profile.Profiler{Store: s, Chat: chat},
 	}
 }

@@ -1,0 +1,346 @@
+package extract_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/profile"
+)
+
+// slots is a consolidator without a model over a store of either
+// backend, fed candidates as an extractor would propose them.
+type slots struct {
+	t   *testing.T
+	s   agentmem.Store
+	c   *extract.Consolidator
+	seq int64
+}
+
+func newSlots(t *testing.T, s agentmem.Store) *slots {
+	emb := lexical.New(0)
+	return &slots{t: t, s: s, c: &extract.Consolidator{Store: s, Emb: emb, Space: emb.Space()}}
+}
+
+// apply consolidates one candidate, said in the next turn of thread t1.
+func (x *slots) apply(cd extract.Candidate) extract.Decision {
+	x.t.Helper()
+	x.seq++
+	cd.SeqFrom, cd.SeqTo = x.seq, x.seq
+	cd.Confidence, cd.Importance = 0.9, 0.8
+	ds, err := x.c.Apply(ctx, "alice", "", "t1", []extract.Candidate{cd})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	if len(ds) != 1 {
+		x.t.Fatalf("%d decisions for one candidate", len(ds))
+	}
+	return ds[0]
+}
+
+// valid returns the texts of alice's valid memories.
+func (x *slots) valid() []string {
+	x.t.Helper()
+	ms, _, err := x.s.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+func (x *slots) memory(id string) *agentmem.Memory {
+	x.t.Helper()
+	m, err := x.s.FindMemoryByID(ctx, "alice", id)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return m
+}
+
+func (x *slots) history(id string) []*agentmem.MemoryChange {
+	x.t.Helper()
+	h, err := x.s.FindMemoryHistory(ctx, "alice", id)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return h
+}
+
+// TestConsolidate_SlotChanged: a new value of a single-valued slot ("I
+// moved to Lisbon" after "I live in Porto") invalidates the old memory,
+// kept with its history and superseded by the new one; the memory keeps
+// its slot and object in its metadata; and the assembled profile tells
+// the new value only.
+func TestConsolidate_SlotChanged(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		porto := x.apply(extract.Candidate{Text: "User lives in Porto.", Category: "place", Slot: "residence", Object: "porto"})
+		if porto.Op != extract.OpAdd {
+			t.Fatalf("first statement: %+v", porto)
+		}
+		var meta map[string]any
+		if err := json.Unmarshal(porto.Memory.Metadata, &meta); err != nil || meta["slot"] != "residence" || meta["object"] != "porto" {
+			t.Fatalf("metadata %s, %v; want the slot and object", porto.Memory.Metadata, err)
+		}
+		d := x.apply(extract.Candidate{Text: "User moved to Lisbon.", Category: "place", Slot: "residence", Object: "lisbon"})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != porto.Memory.ID || d.Memory == nil {
+			t.Fatalf("the move: %+v, want Porto invalidated and Lisbon added", d)
+		}
+		old := x.memory(porto.Memory.ID)
+		if old.Valid() || old.SupersededBy != d.Memory.ID {
+			t.Fatalf("Porto: %+v, want invalidated and superseded by %s", old, d.Memory.ID)
+		}
+		if h := x.history(old.ID); len(h) != 2 || h[1].Op != agentmem.OpInvalidate {
+			t.Fatalf("Porto's history: %+v", h)
+		}
+		if v := x.valid(); len(v) != 1 || v[0] != "User moved to Lisbon." {
+			t.Fatalf("valid memories %q", v)
+		}
+		p, err := (&profile.Profiler{Store: s}).Refresh(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.Text, "Lisbon") || strings.Contains(p.Text, "Porto") {
+			t.Fatalf("assembled profile:\n%s\nwant Lisbon, not Porto", p.Text)
+		}
+	})
+}
+
+// TestConsolidate_Retract: a statement that ends a fact without a
+// replacement ("I'm not vegetarian anymore", "I quit my job") invalidates
+// the matching valid memory, superseded by none, its history saying why,
+// and adds nothing; a retraction that matches no valid memory (of another
+// value of the slot, or of nothing known) changes nothing.
+func TestConsolidate_Retract(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		veg := x.apply(extract.Candidate{Text: "User is vegetarian.", Category: "preference", Object: "vegetarian"}).Memory
+		job := x.apply(extract.Candidate{Text: "User works as a nurse.", Category: "job", Slot: "job", Object: "nurse"}).Memory
+		lisbon := x.apply(extract.Candidate{Text: "User lives in Lisbon.", Category: "place", Slot: "residence", Object: "lisbon"}).Memory
+
+		// By object (a multi-valued fact).
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian anymore.", Category: "preference", Object: "vegetarian", Negated: true, Retract: true})
+		if d.Op != extract.OpInvalidate || d.Memory != nil || d.Old == nil || d.Old.ID != veg.ID || d.Reason == "" {
+			t.Fatalf("retraction: %+v, want the vegetarian memory invalidated, nothing added", d)
+		}
+		if m := x.memory(veg.ID); m.Valid() || m.SupersededBy != "" {
+			t.Fatalf("the vegetarian memory: %+v, want invalidated, superseded by none", m)
+		}
+		h := x.history(veg.ID)
+		if last := h[len(h)-1]; last.Op != agentmem.OpInvalidate || !strings.Contains(last.Reason, "User is not vegetarian anymore.") {
+			t.Fatalf("history %+v, want an invalidation that says why", last)
+		}
+		// By slot (its object told or not).
+		if d := x.apply(extract.Candidate{Text: "User quit their job.", Category: "job", Slot: "job", Retract: true}); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != job.ID {
+			t.Fatalf("quitting the job: %+v", d)
+		}
+		// Not another value of the slot, nor what is not known.
+		if d := x.apply(extract.Candidate{Text: "User no longer lives in Porto.", Category: "place", Slot: "residence", Object: "porto", Retract: true}); d.Op != extract.OpNoop || d.Old != nil {
+			t.Fatalf("retracting Porto while living in Lisbon: %+v, want noop", d)
+		}
+		if d := x.apply(extract.Candidate{Text: "User no longer smokes.", Category: "habit", Object: "smoking", Retract: true}); d.Op != extract.OpNoop || d.Old != nil {
+			t.Fatalf("retracting the unknown: %+v, want noop", d)
+		}
+		if v := x.valid(); len(v) != 1 || v[0] != lisbon.Text {
+			t.Fatalf("valid memories %q, want only Lisbon's", v)
+		}
+	})
+}
+
+// TestConsolidate_RetractOld: a retraction ends a memory stored before
+// objects were kept (today's rules stored "User is vegetarian." without
+// one) when its text tells the object alone, and only then; and a
+// memory of a slot by its object.
+func TestConsolidate_RetractOld(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		var old []*agentmem.Memory
+		for _, text := range []string{"User is vegetarian.", "User's sister is vegetarian too."} {
+			m := &agentmem.Memory{UserID: "alice", Text: text, Category: "preference", Confidence: 0.9, Source: agentmem.SourceExtracted}
+			if err := s.CreateMemory(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			old = append(old, m)
+		}
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian anymore.", Category: "diet", Object: "vegetarian", Negated: true, Retract: true})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != old[0].ID {
+			t.Fatalf("retraction of an old memory: %+v", d)
+		}
+		if v := x.valid(); len(v) != 1 || v[0] != old[1].Text {
+			t.Fatalf("valid memories %q, want the sister's only", v)
+		}
+		// A slot's memory, by its object.
+		x.apply(extract.Candidate{Text: "User eats a vegan diet.", Category: "diet", Slot: "diet", Object: "vegan"})
+		if d := x.apply(extract.Candidate{Text: "User is not vegan anymore.", Category: "preference", Object: "vegan", Retract: true}); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.Text != "User eats a vegan diet." {
+			t.Fatalf("retraction of a slot's memory by its object: %+v", d)
+		}
+	})
+}
+
+// TestConsolidate_RetractWithModel: a retraction is the rules' to
+// decide with a model too, which is not asked.
+func TestConsolidate_RetractWithModel(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		srv := llmtest.NewServer(t)
+		srv.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
+			return llmtest.Text(`{"op": "ADD", "reason": "new"}`)
+		})
+		x := newSlots(t, s)
+		veg := x.apply(extract.Candidate{Text: "User is vegetarian.", Category: "preference", Object: "vegetarian"}).Memory
+		x.c.Chat = testutil.NewChat(t, srv.BaseURL())
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian anymore.", Category: "preference", Object: "vegetarian", Negated: true, Retract: true})
+		if d.Op != extract.OpInvalidate || d.Memory != nil || d.Old == nil || d.Old.ID != veg.ID {
+			t.Fatalf("retraction with a model: %+v", d)
+		}
+		if n := len(srv.ChatRequests()); n != 0 {
+			t.Fatalf("the model was asked %d times", n)
+		}
+		if v := x.valid(); len(v) != 0 {
+			t.Fatalf("valid memories %q", v)
+		}
+	})
+}
+
+// TestConsolidate_NegationOfSlot: a negated statement of an object that a
+// slot's memory holds replaces it.
+func TestConsolidate_NegationOfSlot(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		veg := x.apply(extract.Candidate{Text: "User is vegetarian.", Category: "diet", Slot: "diet", Object: "vegetarian"}).Memory
+		d := x.apply(extract.Candidate{Text: "User is not vegetarian.", Category: "preference", Object: "vegetarian", Negated: true})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != veg.ID {
+			t.Fatalf("negation of a slot's memory: %+v", d)
+		}
+	})
+}
+
+// TestConsolidate_MultiValued: facts of no slot accumulate, each by its
+// object: a second daughter is added beside the first, though their
+// statements are alike word for word; the object wins over the cosine.
+func TestConsolidate_MultiValued(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		mia := x.apply(extract.Candidate{Text: "User's daughter is Mia.", Category: "family", Object: "daughter mia"}).Memory
+		d := x.apply(extract.Candidate{Text: "User's daughter is Lea.", Category: "family", Object: "daughter lea"})
+		if d.Op != extract.OpAdd || d.Old != nil {
+			t.Fatalf("the second daughter: %+v, want added", d)
+		}
+		if m := x.memory(mia.ID); !m.Valid() || m.Version != 1 || m.Text != mia.Text {
+			t.Fatalf("Mia's memory: %+v, want it unchanged", m)
+		}
+		if v := x.valid(); len(v) != 2 {
+			t.Fatalf("valid memories %q, want both daughters", v)
+		}
+	})
+}
+
+// TestConsolidate_ObjectOverCosine: statements alike enough by cosine
+// (0.80 with the built-in embedder) to be a refinement, were they about
+// the same daughter, are two memories.
+func TestConsolidate_ObjectOverCosine(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		mia := x.apply(extract.Candidate{Text: "User's daughter Mia plays the violin.", Category: "family", Object: "daughter mia"}).Memory
+		if d := x.apply(extract.Candidate{Text: "User's daughter Lea plays the violin.", Category: "family", Object: "daughter lea"}); d.Op != extract.OpAdd {
+			t.Fatalf("Lea plays the violin too: %+v, want added", d)
+		}
+		if m := x.memory(mia.ID); !m.Valid() || m.Version != 1 || m.Text != mia.Text {
+			t.Fatalf("Mia's violin: %+v, want it unchanged", m)
+		}
+		// What is told already of Mia is a repeat; what is new of her is
+		// not.
+		if d := x.apply(extract.Candidate{Text: "User has a daughter named Mia.", Category: "family", Object: "daughter mia"}); d.Op != extract.OpNoop || d.Memory.ID != mia.ID {
+			t.Fatalf("Mia again: %+v, want noop", d)
+		}
+		if d := x.apply(extract.Candidate{Text: "User's daughter Mia starts school in September.", Category: "family", Object: "daughter mia"}); d.Op != extract.OpAdd {
+			t.Fatalf("a new fact about Mia: %+v, want it added", d)
+		}
+		if v := x.valid(); len(v) != 3 {
+			t.Fatalf("valid memories %q", v)
+		}
+	})
+}
+
+// TestConsolidate_Repeat: a value said again, in other words too, is a
+// NOOP: no new memory, no new version.
+func TestConsolidate_Repeat(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		first := x.apply(extract.Candidate{Text: "User works as a teacher.", Category: "job", Slot: "job", Object: "teacher"}).Memory
+		for _, text := range []string{"User works as a teacher.", "User works as teacher.", "User is a teacher."} {
+			d := x.apply(extract.Candidate{Text: text, Category: "job", Slot: "job", Object: "teacher"})
+			if d.Op != extract.OpNoop || d.Memory == nil || d.Memory.ID != first.ID {
+				t.Fatalf("%q again: %+v, want noop on %s", text, d, first.ID)
+			}
+		}
+		// Accumulating facts too.
+		for range 2 {
+			x.apply(extract.Candidate{Text: "User speaks Portuguese.", Category: "identity", Object: "portuguese"})
+		}
+		if d := x.apply(extract.Candidate{Text: "User can speak Portuguese.", Category: "identity", Object: "portuguese"}); d.Op != extract.OpNoop {
+			t.Fatalf("the language again in other words: %+v, want noop", d)
+		}
+		if v := x.valid(); len(v) != 2 {
+			t.Fatalf("valid memories %q, want one per fact", v)
+		}
+		if m := x.memory(first.ID); !m.Valid() || m.Version != 1 {
+			t.Fatalf("the teacher memory: %+v, want version 1", m)
+		}
+	})
+}
+
+// TestConsolidate_Negation: a negated statement of a positive memory's
+// object replaces it, and the other way round.
+func TestConsolidate_Negation(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		likes := x.apply(extract.Candidate{Text: "User likes coffee.", Category: "preference", Object: "coffee"}).Memory
+		x.apply(extract.Candidate{Text: "User likes tea.", Category: "preference", Object: "tea"})
+		d := x.apply(extract.Candidate{Text: "User does not like coffee.", Category: "preference", Object: "coffee", Negated: true})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != likes.ID || x.memory(likes.ID).SupersededBy != d.Memory.ID {
+			t.Fatalf("the changed preference: %+v", d)
+		}
+		d = x.apply(extract.Candidate{Text: "User likes coffee again.", Category: "preference", Object: "coffee"})
+		if d.Op != extract.OpInvalidate || d.Old == nil || d.Old.Text != "User does not like coffee." {
+			t.Fatalf("changed back: %+v", d)
+		}
+		if v := x.valid(); len(v) != 2 {
+			t.Fatalf("valid memories %q, want tea and coffee again", v)
+		}
+	})
+}
+
+// TestConsolidate_OldMetadata: memories stored before consolidation kept
+// slots (metadata without them, or of a client's own) are still compared
+// by their text, and their metadata is left alone.
+func TestConsolidate_OldMetadata(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		for _, m := range []*agentmem.Memory{
+			{UserID: "alice", Text: "User lives in Porto.", Category: "place", Confidence: 0.9, Metadata: json.RawMessage(`{}`)},
+			{UserID: "alice", Text: "User likes jazz.", Category: "preference", Confidence: 0.9, Metadata: json.RawMessage(`{"slot": 3, "from": "crm"}`)},
+		} {
+			if err := s.CreateMemory(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := x.apply(extract.Candidate{Text: "User lives in Porto.", Category: "place", Slot: "residence", Object: "porto"}); d.Op != extract.OpNoop {
+			t.Fatalf("a repeat of an old memory: %+v, want noop", d)
+		}
+		if d := x.apply(extract.Candidate{Text: "User likes jazz!", Category: "preference", Object: "jazz"}); d.Op != extract.OpNoop {
+			t.Fatalf("a repeat of a memory with foreign metadata: %+v, want noop", d)
+		}
+		if v := x.valid(); len(v) != 2 {
+			t.Fatalf("valid memories %q", v)
+		}
+	})
+}
