@@ -1027,6 +1027,11 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case lemma == "turn" && len(lc) > 0 && isNumber(first) && !progressive:
 		set("identity", "age", 0.85, 0.7)
 		c.Object = first
+	case lemma == "be" && verb == "am" && len(comp) == 1 && capitalized(comp[0]) && !nationality(lc[0]):
+		// "I'm Maya."
+		set("identity", "name", 0.85, 0.9)
+		c.Text = "User's name is " + comp[0] + "."
+		c.Object = ""
 	case lemma == "call" && first == "me", lemma == "go" && first == "by":
 		set("identity", "name", 0.9, 0.9)
 		c.Object = ""
@@ -1180,6 +1185,28 @@ func jobPhrase(lc []string) bool {
 	}
 	return false
 }
+
+// nationality reports whether a capitalised word after "I'm" says where
+// the user is from or what they believe rather than their name.
+func nationality(w string) bool {
+	if nationalities[w] {
+		return true
+	}
+	if names[w] {
+		return false
+	}
+	for _, suf := range []string{"ese", "ish", "ian", "ean", "can", "ch", "ss", "ani", "eli", "aqi"} {
+		if strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	nationalities = set("german greek thai catholic muslim jewish hindu buddhist atheist christian cuban kenyan moroccan nepali filipino peruvian american")
+	names         = set("ian brian julian adrian sebastian vivian lilian gillian damian fabian christian")
+)
 
 func dietWord(lc []string) string {
 	for i, w := range lc {
