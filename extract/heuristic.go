@@ -207,8 +207,7 @@ func extractSentence(out []Candidate, s string) []Candidate {
 		sub, main := toks[1:c], toks[c+1:]
 		conj := lower(toks[0])
 		if conj == "because" || conj == "since" || conj == "although" || conj == "though" {
-			out = extractClauses(out, sub, nil)
-			return extractClauses(out, main, nil)
+			return extractClauses(extractClauses(out, sub, nil), main, nil)
 		}
 		return extractClauses(out, main, append([]string{conj}, thirdPersonRest(sub)...))
 	}
@@ -222,13 +221,18 @@ func extractSentence(out []Candidate, s string) []Candidate {
 // led the sentence).
 func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 	start := 0
+	var prev subject // the last clause's subject, for "she" and "he"
 	for i := 0; i < len(toks); i++ {
 		w := lower(toks[i])
 		switch {
-		case w == "," && i+1 < len(toks) && subjectStart(toks, i+1):
-			out = extractClause(out, toks[start:i], nil)
+		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
+			out, prev = extractClause(out, toks[start:i], nil, prev)
 			start = i + 1
-		case splitConj[w] && i > start && i+1 < len(toks) && subjectStart(toks, i+1) && !jointSubject(toks[start:i], toks[i+1]):
+		case (w == "though" || w == "although") && i > start && toks[i-1] == ",":
+			// "I'm Catholic, though not very religious": a concession.
+			out, _ = extractClause(out, toks[start:i-1], tail, prev)
+			return out
+		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i):
 			end := i
 			if toks[end-1] == "," {
 				end--
@@ -236,11 +240,37 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			if w == "if" || w == "unless" {
 				return out // the rest is hypothetical
 			}
-			out = extractClause(out, toks[start:end], nil)
+			out, prev = extractClause(out, toks[start:end], nil, prev)
 			start = i + 1
 		}
 	}
-	return extractClause(out, toks[start:], tail)
+	out, _ = extractClause(out, toks[start:], tail, prev)
+	return out
+}
+
+// thirdPronoun reports whether w is "he" or "she", which continue a
+// sentence about someone in the user's life: "my wife's name is Julia and
+// she's a dentist".
+func thirdPronoun(w string) bool {
+	switch lower(w) {
+	case "he", "she", "he's", "she's":
+		return true
+	}
+	return false
+}
+
+// timeClause reports whether the conjunction at toks[i] starts a clause
+// that dates the one before rather than stating a fact of its own: "since
+// I was 8", "since we were kids".
+func timeClause(toks []string, i int) bool {
+	if lower(toks[i]) != "since" || i+2 >= len(toks) {
+		return false
+	}
+	switch lower(toks[i+2]) {
+	case "was", "were":
+		return true
+	}
+	return false
 }
 
 // jointSubject reports whether "and I" joins a subject ("my wife and I
@@ -288,14 +318,24 @@ const (
 )
 
 // extractClause appends the memories of one clause to out.
-func extractClause(out []Candidate, toks []string, tail []string) []Candidate {
+func extractClause(out []Candidate, toks []string, tail []string, prev subject) ([]Candidate, subject) {
 	toks = stripFillers(toks)
 	if len(toks) < 2 {
-		return out
+		return out, subject{}
 	}
 	var subj subject
 	var pred []string
 	switch lower(toks[0]) {
+	case "he", "she":
+		if prev.kind != other {
+			return out, subject{}
+		}
+		subj, pred = prev, toks[1:]
+	case "he's", "she's":
+		if prev.kind != other {
+			return out, subject{}
+		}
+		subj, pred = prev, prepend("is", toks[1:])
 	case "i":
 		subj, pred = subject{kind: self, text: "User"}, toks[1:]
 	case "i'm", "im":
@@ -316,7 +356,7 @@ func extractClause(out []Candidate, toks []string, tail []string) []Candidate {
 		var ok bool
 		subj, pred, ok = possessive(toks)
 		if !ok {
-			return out
+			return out, subject{}
 		}
 		// A relative clause after the subject: "my brother, who lives in
 		// Oslo, is a doctor".
@@ -330,13 +370,13 @@ func extractClause(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out = extractPredicate(out, subj, rel, nil)
 			if len(pred) == 0 {
-				return out
+				return out, subj
 			}
 		}
 	default:
-		return out
+		return out, subject{}
 	}
-	return extractPredicate(out, subj, pred, tail)
+	return extractPredicate(out, subj, pred, tail), subj
 }
 
 // possessive parses a subject that starts with "my": "my sister Ana",
@@ -349,6 +389,9 @@ func possessive(toks []string) (subject, []string, bool) {
 		t, w := toks[i], lower(toks[i])
 		if i > 1 && (verbStart(w) || w == "," || w == "and" || w == "who" || w == "which" || w == "that") {
 			break
+		}
+		if len(rel) > 0 && (kin[lower(rel[len(rel)-1])] || pets[lower(rel[len(rel)-1])] || len(name) > 0) && !capitalized(t) && !strings.HasSuffix(w, "'s") {
+			break // "my grandfather passed away": a verb the lexicon lacks
 		}
 		if strings.HasSuffix(w, "'s") && len(w) > 2 {
 			// "my dog's name is", or "my sister's a doctor".
@@ -423,7 +466,7 @@ var auxiliaries = set("am is are was were be been 's 're do does did don't doesn
 // of objects ("I speak Portuguese and German").
 func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
 	for i := 1; i+1 < len(pred); i++ {
-		if w := lower(pred[i]); (w == "and" || w == "but") && verbStart(lower(pred[i+1])) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" {
+		if w := lower(pred[i]); (w == "and" || w == "but") && verbStart(lower(pred[i+1])) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
 			end := i
 			if pred[end-1] == "," {
 				end--
@@ -465,7 +508,7 @@ func coordinated(pred []string) [][]string {
 		r++
 	}
 	n := r - a - 1
-	if n < 1 || n > 3 {
+	if n < 1 || n > 4 {
 		return nil
 	}
 	// The left conjuncts: the n words before "and", or a comma list.
@@ -480,12 +523,16 @@ func coordinated(pred []string) [][]string {
 			from = c + 1
 		}
 		if from < 1 {
-			return nil
+			from = 1
 		}
-		for _, w := range pred[from:end] {
-			if verbStart(lower(w)) && lower(w) != "no" {
-				return nil
+		for k := end - 1; k >= from; k-- {
+			if w := lower(pred[k]); verbStart(w) && w != "no" || stops[w] || w == "between" || w == "both" {
+				from = k + 1
+				break
 			}
+		}
+		if from >= end {
+			return nil
 		}
 		lefts = append(lefts, [2]int{from, end})
 		if from >= 2 && pred[from-1] == "," {
@@ -498,6 +545,10 @@ func coordinated(pred []string) [][]string {
 	if len(prefix) == 0 {
 		return nil
 	}
+	switch lower(prefix[len(prefix)-1]) {
+	case "with", "between", "both", "of", "and":
+		return nil // "a garden with tomatoes and herbs", "between London and Dubai"
+	}
 	suffix := pred[r:]
 	out := make([][]string, 0, len(lefts)+1)
 	for i := len(lefts) - 1; i >= 0; i-- {
@@ -506,7 +557,7 @@ func coordinated(pred []string) [][]string {
 	return append(out, concat(prefix, pred[a+1:r], suffix))
 }
 
-var stops = set("in at on for from to with by since until during before after about of as")
+var stops = set("in at on for from to with by since until during before after about as")
 
 // interpret appends the memory of one simple clause: subject + pred.
 func interpret(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
@@ -568,6 +619,8 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 			main, comp = nextVerb(rest)
 			if main == "been" {
 				main = "be"
+			} else if main == "got" {
+				main = "have" // "I've got a PS5"
 			} else if l, ok := verbs[main]; !ok || !isParticiple(main) || l == main && main != "quit" && main != "put" && main != "read" {
 				main, comp = verb, rest // "I have a daughter"
 			}
@@ -589,6 +642,8 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 		w, after := nextVerb(comp)
 		if l, ok := verbs[w]; ok && strings.HasSuffix(w, "ing") {
 			lemma, comp, progressive = l, after, true
+		} else if w == "gonna" {
+			lemma, comp, progressive = "go", prepend("to", after), true
 		}
 	}
 	if notMemory(subj, lemma, verb, comp, progressive) {
@@ -611,6 +666,12 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 	for _, t := range thirdPersonRest(rest) {
 		if t != "," {
 			b.WriteByte(' ')
+		}
+		switch lower(t) {
+		case "gonna":
+			t = "going to"
+		case "wanna":
+			t = "want to"
 		}
 		b.WriteString(t)
 	}
@@ -653,15 +714,15 @@ func isParticiple(w string) bool {
 // ("I'm asking because"), requests, obligations of the moment ("I have to
 // go") and quotes of others ("my boss said…").
 func notMemory(subj subject, lemma, verb string, comp []string, progressive bool) bool {
-	if smallTalkVerbs[lemma] {
+	first := ""
+	if len(comp) > 0 {
+		first = lower(comp[0])
+	}
+	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about")) {
 		return true
 	}
 	if subj.kind == other && quoteVerbs[lemma] {
 		return true
-	}
-	first := ""
-	if len(comp) > 0 {
-		first = lower(comp[0])
 	}
 	switch lemma {
 	case "be":
@@ -701,7 +762,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	case "":
 		return true
 	}
-	if progressive && smallTalkVerbs[lemma] {
+	if progressive && smallTalkVerbs[lemma] && lemma != "think" {
 		return true
 	}
 	// A bare pronoun object is not self-contained: "I love it".
@@ -896,15 +957,9 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			if subj.name != "" {
 				who += " " + strings.ToLower(subj.name)
 			}
+			// The fact names the person ("User's sister Ana lives in
+			// Porto."); its object keeps who it is about.
 			c.Object = who + ": " + c.Object
-			if subj.name != "" && single[rel] {
-				// "my wife Maria is a doctor" also names her.
-				out = append(out, Candidate{Text: "User's " + rel + " is " + subj.name + ".", Category: "family",
-					Confidence: 0.85, Importance: 0.8, Slot: "name-of:" + rel})
-			} else if subj.name != "" && (kin[lastWord(rel)] || pets[lastWord(rel)]) {
-				out = append(out, Candidate{Text: "User has a " + rel + " named " + subj.name + ".", Category: categoryOf(rel),
-					Confidence: 0.85, Importance: 0.8, Object: rel + " " + strings.ToLower(subj.name)})
-			}
 		}
 		return append(out, c)
 	}
@@ -1283,7 +1338,7 @@ var (
 	trailingYears  = set("old")
 	_              = trailingYears
 	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`
-	regularVerbs   = `live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order`
+	regularVerbs   = `die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order`
 	doubled        = set("plan stop shop jog drop admit prefer chat regret commit refer travel")
 
 	verbs       = map[string]string{} // form → lemma

@@ -64,11 +64,9 @@ func TestHeuristic_Issue12(t *testing.T) {
 	}{
 		{"I am vegetarian and my sister Ana lives in Porto.", []want{
 			w("User is vegetarian.", "slot=diet"),
-			w("User has a sister named Ana.", "object=sister ana"),
 			w("User's sister Ana lives in Porto.", "object=sister ana: live in porto")}},
 		{"I moved from Berlin to Lisbon last year.", []want{w("User moved from Berlin to Lisbon last year.", "slot=residence")}},
 		{"My daughter Mia starts school in September.", []want{
-			w("User has a daughter named Mia.", "object=daughter mia"),
 			w("User's daughter Mia starts school in September.", "object=daughter mia: start school in september")}},
 		{"I can't eat peanuts.", []want{w("User cannot eat peanuts.", "object=peanuts", "negated")}},
 		{"I'm training for the Berlin marathon.", []want{w("User is training for the Berlin marathon.", "object=train for the berlin marathon")}},
@@ -91,7 +89,7 @@ func TestHeuristic_Issue12(t *testing.T) {
 		{"My brother, who lives in Oslo, is a doctor.", []want{
 			w("User's brother lives in Oslo.", "object=brother: live in oslo"),
 			w("User's brother is a doctor.", "object=brother: be a doctor")}},
-		{"My dog Rex is 3.", []want{w("User has a dog named Rex.", "object=dog rex"), w("User's dog Rex is 3.", "object=dog rex: be 3")}},
+		{"My dog Rex is 3.", []want{w("User's dog Rex is 3.", "object=dog rex: be 3")}},
 		{"I don't drink coffee.", []want{w("User does not drink coffee.", "object=drink coffee", "negated")}},
 		{"I'm going to run a marathon.", []want{w("User is going to run a marathon.", "object=go to run a marathon")}},
 		{"My boss is Tom.", []want{w("User's boss is Tom.", "slot=name-of:boss")}},
