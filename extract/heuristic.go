@@ -198,11 +198,31 @@ func extractSentence(out []Candidate, s string) []Candidate {
 		"are", "am", "have", "has", "please", "let's", "lets", "let", "tell", "help", "remind", "show", "give",
 		"thanks", "thank", "sorry", "hi", "hello", "hey", "maybe", "perhaps", "probably":
 		return out // a question, a hypothetical, a request or small talk
+	case "in":
+		// "In the story, I am a dragon": fiction, a game, a dream.
+		for _, t := range toks[1:min(len(toks), 5)] {
+			if fiction[lower(t)] {
+				return out
+			}
+		}
 	case "when", "while", "after", "before", "since", "once", "because", "as", "until", "although", "though":
 		// A leading subordinate clause: "When I was 10, I moved to Paris."
 		c := index(toks, ",")
 		if c < 0 {
-			return out
+			// No comma: the main clause starts at its subject, "Since
+			// my divorce I've been living with my sister".
+			for i := 2; i < len(toks); i++ {
+				switch lower(toks[i]) {
+				case "i", "i'm", "i've", "im", "we", "we're", "we've":
+					c = i - 1
+				}
+				if c >= 0 {
+					break
+				}
+			}
+			if c < 0 {
+				return out
+			}
 		}
 		sub, main := toks[1:c], toks[c+1:]
 		conj := lower(toks[0])
@@ -228,6 +248,12 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
 			out, prev = extractClause(out, toks[start:i], nil, prev)
 			start = i + 1
+		case w == "," && i+1 < len(toks) && afterthought(toks, i):
+			// "I wear glasses, -4 in both eyes": the clause ends here.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			for start = i + 1; start < len(toks) && !subjectStart(toks, start); start++ {
+			}
+			i = start - 1
 		case (w == "though" || w == "although") && i > start && toks[i-1] == ",":
 			// "I'm Catholic, though not very religious": a concession.
 			out, _ = extractClause(out, toks[start:i-1], tail, prev)
@@ -246,6 +272,28 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 	}
 	out, _ = extractClause(out, toks[start:], tail, prev)
 	return out
+}
+
+// afterthought reports whether the comma at toks[i] is followed by a
+// fragment that adds to the clause rather than continuing it: not a name
+// ("Lisbon, Portugal"), a time ("…, last year"), a conjunction, a list
+// ("peanuts, shellfish and soy") or a verb phrase ("…, work at Equinor").
+func afterthought(toks []string, i int) bool {
+	n := toks[i+1]
+	w := lower(n)
+	if capitalized(n) || auxiliaries[w] || timeWords[w] || splitConj[w] || w == "who" || w == "which" || w == "though" || w == "although" || w == "," {
+		return false
+	}
+	if l, ok := verbs[w]; ok && l == w || past[w] && !strings.HasSuffix(w, "ed") {
+		return false // a verb phrase of the same subject
+	}
+	for _, t := range toks[i+1:] {
+		switch lower(t) {
+		case "and", "or":
+			return false
+		}
+	}
+	return true
 }
 
 // thirdPronoun reports whether w is "he" or "she", which continue a
@@ -290,10 +338,17 @@ func jointSubject(before []string, next string) bool {
 	return true
 }
 
+var fiction = set("story novel book game dream movie film play script character roleplay role-play")
+
+var clauseAdverbs = set("now then also actually currently recently later eventually finally so still")
+
 var splitConj = set("and but so because since cause 'cause cos coz although though while whereas plus or if unless yet and,")
 
 // subjectStart reports whether toks[i] starts a clause about the user.
 func subjectStart(toks []string, i int) bool {
+	if i+1 < len(toks) && clauseAdverbs[lower(toks[i])] {
+		i++ // "and now I live in Seattle"
+	}
 	switch lower(toks[i]) {
 	case "i", "i'm", "im", "i've", "i'll", "i'd", "we", "we're", "we've", "we'll", "we'd":
 		return true
@@ -344,6 +399,16 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 		subj, pred = subject{kind: self, text: "User"}, prepend("have", toks[1:])
 	case "i'll":
 		subj, pred = subject{kind: self, text: "User"}, prepend("will", toks[1:])
+	case "me":
+		// "Me and my wife Sara run a B&B."
+		if len(toks) < 4 || lower(toks[1]) != "and" || lower(toks[2]) != "my" {
+			return out, subject{}
+		}
+		s, rest, ok := possessive(toks[2:])
+		if !ok {
+			return out, subject{}
+		}
+		subj, pred = subject{kind: household, text: "User and their " + strings.TrimPrefix(s.text, "User's ")}, rest
 	case "we":
 		subj, pred = subject{kind: household, text: "User and their family"}, toks[1:]
 	case "we're":
@@ -376,7 +441,13 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 	default:
 		return out, subject{}
 	}
-	return extractPredicate(out, subj, pred, tail), subj
+	out = extractPredicate(out, subj, pred, tail)
+	if n := len(pred); subj.kind == other && n >= 2 && n <= 3 && be[lower(pred[0])] && allCapitalized(pred[1:]) {
+		// "My wife's name is Julia and she's a dentist": she is Julia.
+		r := strings.TrimSuffix(subj.rel, "'s name")
+		subj = makeSubject([]string{r}, pred[1:])
+	}
+	return out, subj
 }
 
 // possessive parses a subject that starts with "my": "my sister Ana",
@@ -428,7 +499,7 @@ func possessive(toks []string) (subject, []string, bool) {
 	if len(name) == 0 && len(rest) >= 3 && rest[0] == "," && capitalized(rest[1]) && rest[2] == "," && !verbStart(lower(rest[1])) {
 		name, rest = rest[1:2], rest[3:]
 	}
-	if len(rel) == 0 {
+	if len(rel) == 0 || fiction[lower(rel[len(rel)-1])] {
 		return subject{}, nil, false
 	}
 	s := makeSubject(rel, name)
@@ -466,7 +537,7 @@ var auxiliaries = set("am is are was were be been 's 're do does did don't doesn
 // of objects ("I speak Portuguese and German").
 func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
 	for i := 1; i+1 < len(pred); i++ {
-		if w := lower(pred[i]); (w == "and" || w == "but") && verbStart(lower(pred[i+1])) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
+		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
 			end := i
 			if pred[end-1] == "," {
 				end--
@@ -502,7 +573,7 @@ func coordinated(pred []string) [][]string {
 	// The right conjunct runs to a preposition, a comma or the end.
 	r := a + 1
 	for r < len(pred) && pred[r] != "," && !stops[lower(pred[r])] {
-		if verbStart(lower(pred[r])) || lower(pred[r]) == "i" || lower(pred[r]) == "then" {
+		if verbStart(lower(pred[r])) && !capitalized(pred[r]) || lower(pred[r]) == "i" || lower(pred[r]) == "then" {
 			return nil
 		}
 		r++
@@ -526,7 +597,7 @@ func coordinated(pred []string) [][]string {
 			from = 1
 		}
 		for k := end - 1; k >= from; k-- {
-			if w := lower(pred[k]); verbStart(w) && w != "no" || stops[w] || w == "between" || w == "both" {
+			if w := lower(pred[k]); verbStart(w) && w != "no" && !capitalized(pred[k]) || stops[w] || w == "between" || w == "both" {
 				from = k + 1
 				break
 			}
@@ -599,6 +670,8 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 			return out // about or to the assistant
 		case "anymore", "any more":
 			retract = true
+		case "said", "says":
+			return out // a quote
 		case "not", "n't", "never":
 			neg = true
 		}
@@ -744,8 +817,8 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 			return true
 		}
 	case "want", "like", "love":
-		if first == "to" && len(comp) > 1 && smallTalkVerbs[lower(comp[1])] || verb == "'d" {
-			return true
+		if first == "to" && len(comp) > 1 && smallTalkVerbs[lower(comp[1])] || verb == "'d" || lemma == "want" && first != "to" {
+			return true // "I want a short answer" asks for one
 		}
 	case "get":
 		if first == "it" || first == "that" {
