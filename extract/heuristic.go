@@ -287,10 +287,10 @@ func afterthought(toks []string, i int) bool {
 	if l, ok := verbs[w]; ok && l == w || past[w] && !strings.HasSuffix(w, "ed") {
 		return false // a verb phrase of the same subject
 	}
-	for _, t := range toks[i+1:] {
-		switch lower(t) {
+	for j := i + 1; j < len(toks); j++ {
+		switch lower(toks[j]) {
 		case "and", "or":
-			return false
+			return j+1 < len(toks) && subjectStart(toks, j+1)
 		}
 	}
 	return true
@@ -537,7 +537,7 @@ var auxiliaries = set("am is are was were be been 's 're do does did don't doesn
 // of objects ("I speak Portuguese and German").
 func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
 	for i := 1; i+1 < len(pred); i++ {
-		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
+		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
 			end := i
 			if pred[end-1] == "," {
 				end--
@@ -573,7 +573,7 @@ func coordinated(pred []string) [][]string {
 	// The right conjunct runs to a preposition, a comma or the end.
 	r := a + 1
 	for r < len(pred) && pred[r] != "," && !stops[lower(pred[r])] {
-		if verbStart(lower(pred[r])) && !capitalized(pred[r]) || lower(pred[r]) == "i" || lower(pred[r]) == "then" {
+		if r == a+1 && verbStart(lower(pred[r])) && !capitalized(pred[r]) || lower(pred[r]) == "i" || lower(pred[r]) == "then" {
 			return nil
 		}
 		r++
@@ -612,12 +612,22 @@ func coordinated(pred []string) [][]string {
 		}
 		break
 	}
+	if len(lefts) > 1 {
+		// A comma list whose conjuncts differ in kind ("two cats, Luna
+		// and Milo") is an apposition, not a list.
+		cap := capitalized(pred[a+1])
+		for _, l := range lefts {
+			if capitalized(pred[l[0]]) != cap {
+				return nil
+			}
+		}
+	}
 	prefix := pred[:lefts[len(lefts)-1][0]]
 	if len(prefix) == 0 {
 		return nil
 	}
 	switch lower(prefix[len(prefix)-1]) {
-	case "with", "between", "both", "of", "and":
+	case "with", "between", "both", "of", "and", ",": // "two cats, Luna and Milo" names them
 		return nil // "a garden with tomatoes and herbs", "between London and Dubai"
 	}
 	suffix := pred[r:]
@@ -980,6 +990,11 @@ func thirdPersonRest(rest []string) []string {
 // retraction from what the clause says, and appends it (or, for a change
 // that ends two facts, them).
 func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, comp []string, progressive, retract bool) []Candidate {
+	if lemma == "be" {
+		for len(comp) > 1 && (preAdverbs[lower(comp[0])] || intensifiers[lower(comp[0])]) && lower(comp[0]) != "no" && lower(comp[0]) != "a" {
+			comp = comp[1:] // "I'm originally from Kyiv"
+		}
+	}
 	lc := lowerAll(comp)
 	first := ""
 	if len(lc) > 0 {
