@@ -324,6 +324,9 @@ func timeClause(toks []string, i int) bool {
 // jointSubject reports whether "and I" joins a subject ("my wife and I
 // live in Porto") rather than a new clause: before it, only "my X".
 func jointSubject(before []string, next string) bool {
+	if len(before) == 1 && lower(before[0]) == "me" {
+		return true // "me and my wife Sara run a B&B"
+	}
 	if lower(next) != "i" || len(before) < 2 || len(before) > 4 {
 		return false
 	}

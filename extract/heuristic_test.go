@@ -112,6 +112,41 @@ func TestHeuristic_Issue12(t *testing.T) {
 	}
 }
 
+// TestHeuristic_Clauses: how sentences are cut into clauses: lists of
+// verb phrases share their subject, "he"/"she" continue a clause about
+// someone in the user's life, an afterthought after a comma ends a clause,
+// a list of names after a noun is an apposition, a time clause dates its
+// clause.
+func TestHeuristic_Clauses(t *testing.T) {
+	for _, tt := range []struct {
+		say  string
+		want []want
+	}{
+		{"I grew up in Texas, went to college in Boston, and now I live in Seattle.", []want{
+			w("User grew up in Texas.", "object=grow up in texas"),
+			w("User went to college in Boston.", "object=go to college in boston"),
+			w("User lives in Seattle.", "slot=residence")}},
+		{"My wife's name is Julia and she's a dentist.", []want{
+			w("User's wife's name is Julia.", "slot=name-of:wife"),
+			w("User's wife Julia is a dentist.", "object=wife julia: be a dentist")}},
+		{"I wear glasses, -4 in both eyes.", []want{w("User wears glasses.", "object=wear glasses")}},
+		{"I live in Lisbon, Portugal.", []want{w("User lives in Lisbon, Portugal.", "slot=residence")}},
+		{"I have two cats, Luna and Milo.", []want{w("User has two cats, Luna and Milo.", "object=cats luna")}},
+		{"I speak Portuguese and a bit of Spanish.", []want{
+			w("User speaks Portuguese.", "object=portuguese"), w("User speaks a bit of Spanish.", "object=bit of spanish")}},
+		{"I've been playing tennis since I was 8.", []want{w("User has been playing tennis since they were 8.", "object=play tennis since i was 8")}},
+		{"Me and my wife Sara run a B&B in Galway.", []want{w("User and their wife Sara run a B&B in Galway.", "object=run a b&b in galway")}},
+		{"I'm originally from Kyiv but I've lived in Warsaw for 8 years.", []want{
+			w("User is originally from Kyiv.", "slot=origin"), w("User has lived in Warsaw for 8 years.", "slot=residence")}},
+		{"I don't live in Porto anymore, I moved to Lisbon.", []want{
+			w("User does not live in Porto anymore.", "slot=residence", "object=porto", "negated", "retract"),
+			w("User moved to Lisbon.", "slot=residence")}},
+		{"Hi, I'm Maya.", []want{w("User's name is Maya.", "slot=name")}},
+	} {
+		checkHeuristic(t, tt.say, tt.want)
+	}
+}
+
 // TestHeuristic_NotMemories: questions, hypotheticals, requests to the
 // assistant, quotes of others, small talk and talk about the conversation
 // state nothing about the user.
@@ -139,6 +174,9 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"I have to go now.",
 		"Thanks, I appreciate it.",
 		"I'm looking for a good pasta recipe.",
+		"In the story, I am a dragon who guards a castle.",
+		"My character in the novel lives in Oslo.",
+		"I want a short answer.",
 	} {
 		checkHeuristic(t, say, nil)
 	}
