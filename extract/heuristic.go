@@ -74,6 +74,20 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 // dedupe drops a candidate whose text repeats an earlier one's.
 func dedupe(cs []Candidate) []Candidate {
 	out := cs[:0]
+	if len(cs) > 16 { // a long text: a map beats comparing every pair
+		seen := make(map[string]bool, len(cs))
+		for _, c := range cs {
+			k := strings.ToLower(c.Text) + "\x00" + c.Slot
+			if c.Retract {
+				k += "\x00r"
+			}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, c)
+			}
+		}
+		return out
+	}
 next:
 	for _, c := range cs {
 		for _, o := range out {
