@@ -475,6 +475,10 @@ func possessive(toks []string) (subject, []string, bool) {
 	var rel, name []string
 	for ; i < len(toks); i++ {
 		t, w := toks[i], lower(toks[i])
+		if w == "and" && len(name) > 0 && i+1 < len(toks) && capitalized(toks[i+1]) && lower(toks[i+1]) != "i" {
+			name = append(name, t) // "my kids Tom and Lucy"
+			continue
+		}
 		if i > 1 && (verbStart(w) || w == "," || w == "and" || w == "who" || w == "which" || w == "that") {
 			break
 		}
