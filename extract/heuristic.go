@@ -8,10 +8,9 @@
 package extract
 
 import (
-	"regexp"
-	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 )
@@ -22,201 +21,1627 @@ type Candidate struct {
 	Category   string  `json:"category"`
 	Confidence float64 `json:"confidence"`
 	Importance float64 `json:"importance"`
-	// Slot names what the statement is about, when one statement replaces
-	// another about the same thing ("residence", "age", "name-of:dog");
-	// "" when statements of its kind accumulate (likes, plans).
+	// Slot names a single-valued attribute of the user ("residence",
+	// "employer", "job", "diet", "age", "name-of:wife"): a new value
+	// replaces the old. "" when facts of the kind accumulate
+	// (relationships, languages, allergies, likes, plans); Object then
+	// identifies the fact.
 	Slot string `json:"slot,omitempty"`
 	// Negated statements ("I don't like X") contradict their positive
 	// twin.
-	Negated bool   `json:"negated,omitempty"`
-	Retract bool   `json:"retract,omitempty"`
-	Object  string `json:"object,omitempty"` // what a preference is about, lower-cased
+	Negated bool `json:"negated,omitempty"`
+	// Retract statements end a fact without a replacement ("I'm not
+	// vegetarian anymore", "I quit my job", "I left Google"): Slot or
+	// Object say which; consolidation invalidates the matching memory and
+	// stores no new one.
+	Retract bool `json:"retract,omitempty"`
+	// Object is the normalised, lower-case identity of what the fact is
+	// about ("daughter mia", "peanuts", "portuguese").
+	Object string `json:"object,omitempty"`
 	// Provenance.
 	SeqFrom int64 `json:"seq_from"`
 	SeqTo   int64 `json:"seq_to"`
 }
 
-// rule recognises one kind of first-person statement. Its pattern runs on
-// one sentence; the named group "v" is the value and "o" an object.
-type rule struct {
-	category   string
-	slot       string // "" accumulate; "{o}" is replaced by the object
-	re         *regexp.Regexp
-	text       string // the memory, with {v} and {o}
-	confidence float64
-	importance float64
-	negated    bool
-}
-
-// value is the end of a statement: up to a clause break.
-const value = `(?P<v>[^,;.!?]{1,80}?)\s*(?:$|[,;.!?]|\s+(?:and|but|because|so|which|who)\s)`
-
-var rules = func() []rule {
-	r := func(category, slot, pattern, text string, confidence, importance float64) rule {
-		return rule{category: category, slot: slot, re: regexp.MustCompile(`(?i)` + pattern), text: text, confidence: confidence, importance: importance}
-	}
-	neg := func(x rule) rule { x.negated = true; return x }
-	return []rule{
-		r("identity", "name", `\b(?:my name is|call me)\s+(?P<v>(?-i:[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)?))`, "User's name is {v}.", 0.95, 0.9),
-		r("identity", "age", `\bi(?:'m| am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old|\s*(?:$|[,;.!]))`, "User is {v} years old.", 0.9, 0.7),
-		r("identity", "birthday", `\bmy birthday is (?:on\s+)?`+value, "User's birthday is {v}.", 0.9, 0.7),
-		r("job", "job", `\bi work as (?:an? )?`+value, "User works as {v}.", 0.9, 0.8),
-		r("job", "employer", `\bi work (?:at|for) `+value, "User works at {v}.", 0.85, 0.7),
-		r("job", "job", `\bmy job is `+value, "User's job is {v}.", 0.9, 0.8),
-		r("job", "job", `\bi(?:'m| am) an? (?P<v>(?:software |data |civil |mechanical )?(?:engineer|developer|teacher|nurse|doctor|lawyer|designer|student|writer|artist|accountant|manager|scientist|researcher|chef|pilot|musician|photographer|counselor|counsellor|therapist|architect|consultant|entrepreneur|programmer|analyst|farmer|firefighter|police officer|painter|dancer|singer|retiree))\b`, "User is a {v}.", 0.85, 0.8),
-		r("place", "residence", `\bi (?:live|am living|'m living) in `+value, "User lives in {v}.", 0.9, 0.8),
-		r("place", "residence", `\bi (?:just )?moved to `+value, "User moved to {v}.", 0.85, 0.8),
-		r("place", "origin", `\bi(?:'m| am) (?:originally )?from `+value, "User is from {v}.", 0.9, 0.7),
-		r("family", "name-of:{o}", `\bmy (?P<o>wife|husband|partner|girlfriend|boyfriend|son|daughter|mother|mom|mum|father|dad|brother|sister|dog|cat|best friend|boss)(?:'s name)? is (?:called |named )?(?P<v>(?-i:[A-Z][\p{L}'-]+))`, "User's {o} is {v}.", 0.9, 0.8),
-		r("family", "", `\bi have (?P<v>(?:a|an|one|two|three|four|five|\d+) (?:kids?|children|child|sons?|daughters?|brothers?|sisters?|dogs?|cats?|pets?|grandchildren))\b`, "User has {v}.", 0.85, 0.7),
-		r("family", "", `\bi(?:'m| am) (?P<v>married|single|divorced|engaged|widowed|pregnant)\b`, "User is {v}.", 0.85, 0.8),
-		r("preference", "favourite:{o}", `\bmy fav(?:ou?rite) (?P<o>[\p{L} ]{2,30}?) is `+value, "User's favourite {o} is {v}.", 0.9, 0.6),
-		neg(r("preference", "", `\bi (?:don't|do not|no longer|never) (?:like|love|enjoy) `+value, "User does not like {v}.", 0.85, 0.6)),
-		r("preference", "", `\bi (?:really |also |absolutely )?(?:like|love|enjoy|adore|prefer) `+value, "User likes {v}.", 0.85, 0.6),
-		neg(r("preference", "", `\bi (?:hate|dislike|can't stand|cannot stand) `+value, "User does not like {v}.", 0.85, 0.6)),
-		r("preference", "", `\bi(?:'m| am) (?P<v>(?:an? )?(?:vegetarian|vegan)|allergic to [\p{L} ]{2,30}?)\s*(?:$|[,;.!?])`, "User is {v}.", 0.9, 0.8),
-		r("plan", "", `\bi(?:'m| am) (?:planning|going|hoping) to `+value, "User plans to {v}.", 0.75, 0.6),
-		r("plan", "", `\bi (?:plan|want|intend) to `+value, "User plans to {v}.", 0.75, 0.6),
-		r("plan", "", `\bi will `+value, "User will {v}.", 0.7, 0.5),
-		r("possession", "", `\bi (?:have|own|bought|got) (?P<v>(?:a|an|my|two|three) [^,;.!?]{2,60}?)\s*(?:$|[,;.!?])`, "User has {v}.", 0.75, 0.5),
-		r("activity", "", `\bi(?:'ve| have) (?:been|started) `+value, "User has been {v}.", 0.7, 0.5),
-		r("activity", "", `\bi (?:went|visited|travell?ed|joined|finished|started|took) `+value, "User {verb} {v}.", 0.7, 0.5),
-	}
-}()
-
-var sentenceSplit = regexp.MustCompile(`[.!?\n]+\s*`)
-
-// Heuristic extracts the clear first-person statements of the user's
-// messages: identity, age, job, family, preferences, plans, possessions,
-// places, dates. It needs no model. Each candidate is written in the third
-// person ("User lives in Lisbon.") so that it reads alone.
+// Heuristic extracts the first-person statements of the user's messages
+// about themselves and the people, pets, places and things in their life.
+// It needs no model: each message is split into sentences and clauses
+// (coordination, relative and subordinate clauses), each clause whose
+// subject is the user ("I", "we", "my sister Ana") is checked against
+// what is not a memory (questions, hypotheticals, requests, quotes, small
+// talk) and rewritten in the third person ("User's sister Ana lives in
+// Porto."), keeping its names, places, dates and quantities. Slot, Object,
+// Negated and Retract say how the fact relates to earlier ones.
 func Heuristic(msgs []*agentmem.Message) []Candidate {
 	var out []Candidate
-	seen := map[string]bool{}
 	for _, m := range msgs {
-		if m.Role != agentmem.RoleUser {
+		if m == nil || m.Role != agentmem.RoleUser {
 			continue
 		}
-		for _, sentence := range sentenceSplit.Split(m.Content, -1) {
-			sentence = strings.TrimSpace(sentence)
-			if len(sentence) < 6 || strings.HasSuffix(sentence, "?") || isQuestion(sentence) || !firstPerson(sentence) {
-				continue
+		start := len(out)
+		forSentences(m.Content, func(s string, question bool) {
+			if !question && mentionsUser(s) {
+				out = extractSentence(out, s)
 			}
-			var taken [][2]int // spans of the sentence already stated
-			var found []Candidate
-			var at []int
-			for _, r := range rules {
-				loc := r.re.FindStringSubmatchIndex(sentence + ".")
-				if loc == nil || overlaps(taken, loc[0], loc[1]) {
-					continue
-				}
-				match := make([]string, len(loc)/2)
-				for i := range match {
-					if loc[2*i] >= 0 {
-						match[i] = (sentence + ".")[loc[2*i]:loc[2*i+1]]
-					}
-				}
-				v, o := strings.TrimSpace(group(r.re, match, "v")), strings.ToLower(strings.TrimSpace(group(r.re, match, "o")))
-				v = firstPersonToThird(v)
-				if v == "" || len(v) > 120 {
-					continue
-				}
-				taken = append(taken, [2]int{loc[0], loc[1]})
-				text := strings.NewReplacer("{v}", v, "{o}", o, "{verb}", verbOf(match[0])).Replace(r.text)
-				key := strings.ToLower(text)
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				c := Candidate{Text: text, Category: r.category, Confidence: r.confidence, Importance: r.importance,
-					Slot: strings.ReplaceAll(r.slot, "{o}", o), Negated: r.negated, SeqFrom: m.Seq, SeqTo: m.Seq}
-				if r.category == "preference" && r.slot == "" {
-					c.Object = strings.ToLower(v)
-				}
-				found, at = append(found, c), append(at, loc[0])
+		})
+		for i := start; i < len(out); i++ {
+			out[i].SeqFrom, out[i].SeqTo = m.Seq, m.Seq
+		}
+	}
+	return dedupe(out)
+}
+
+// dedupe drops a candidate whose text repeats an earlier one's.
+func dedupe(cs []Candidate) []Candidate {
+	out := cs[:0]
+	if len(cs) > 16 { // a long text: a map beats comparing every pair
+		seen := make(map[string]bool, len(cs))
+		for _, c := range cs {
+			k := strings.ToLower(c.Text) + "\x00" + c.Slot
+			if c.Retract {
+				k += "\x00r"
 			}
-			// In the order the user said them.
-			idx := make([]int, len(found))
-			for i := range idx {
-				idx[i] = i
-			}
-			sort.SliceStable(idx, func(a, b int) bool { return at[idx[a]] < at[idx[b]] })
-			for _, i := range idx {
-				out = append(out, found[i])
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, c)
 			}
 		}
+		return out
+	}
+next:
+	for _, c := range cs {
+		for _, o := range out {
+			if strings.EqualFold(o.Text, c.Text) && o.Retract == c.Retract && o.Slot == c.Slot {
+				continue next
+			}
+		}
+		out = append(out, c)
 	}
 	return out
 }
 
-// overlaps reports whether [from, to) overlaps one of spans.
-func overlaps(spans [][2]int, from, to int) bool {
-	for _, sp := range spans {
-		if from < sp[1] && sp[0] < to {
-			return true
+// forSentences calls fn with each sentence of text and whether it ends
+// with a question mark.
+func forSentences(text string, fn func(s string, question bool)) {
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '.', '!', '?', '\n', ';':
+			if text[i] == '.' && !sentenceEnd(text, i) {
+				continue
+			}
+			j, q := i, false
+			for j < len(text) && strings.IndexByte(".!?\n; \t\r", text[j]) >= 0 {
+				q = q || text[j] == '?'
+				j++
+			}
+			if s := strings.TrimSpace(text[start:i]); s != "" {
+				fn(s, q)
+			}
+			start, i = j, j-1
 		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		fn(s, false)
+	}
+}
+
+// sentenceEnd reports whether the period at text[i] ends a sentence: not
+// in "3.5", "e.g.", "Dr. Smith" or an initial.
+func sentenceEnd(text string, i int) bool {
+	if i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\n' && text[i+1] != '\t' && text[i+1] != '"' && text[i+1] != ')' {
+		return false // "3.5", "e.g", "agentmem.io"
+	}
+	j := i
+	for j > 0 && isLetter(text[j-1]) {
+		j--
+	}
+	w := strings.ToLower(text[j:i])
+	switch w {
+	case "mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "vs", "mt", "e.g", "i.e", "approx":
+		return false
+	}
+	return !(len(w) == 1 && text[j] >= 'A' && text[j] <= 'Z' && w != "i") // "J. K. Rowling"
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+
+// mentionsUser reports whether s has a word of the first person, which
+// every memory needs: most sentences have none, and skipping them early
+// spares the rest of the work.
+func mentionsUser(s string) bool {
+	for i := 0; i < len(s); {
+		for i < len(s) && !isLetter(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && (isLetter(s[j]) || s[j] == '\'') {
+			j++
+		}
+		switch w := s[i:j]; len(w) {
+		case 1, 2, 3, 4, 5:
+			switch strings.ToLower(w) {
+			case "i", "i'm", "i've", "i'll", "i'd", "im", "ive", "my", "me", "we", "we're", "we've", "our", "mine":
+				return true
+			}
+		}
+		i = j
 	}
 	return false
 }
 
-func group(re *regexp.Regexp, match []string, name string) string {
-	if i := re.SubexpIndex(name); i > 0 && i < len(match) {
-		return match[i]
+// tokenize splits a sentence into words; a comma is a word of its own.
+// Curly apostrophes become straight ones and quotes are dropped.
+func tokenize(s string) []string {
+	if strings.ContainsRune(s, '’') {
+		s = strings.ReplaceAll(s, "’", "'")
 	}
-	return ""
-}
-
-// firstPerson reports whether s has a word of the first person singular,
-// which every rule needs: most sentences have none, and skipping them
-// spares the rules' regular expressions (the bulk of extraction's cost).
-func firstPerson(s string) bool {
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
-		switch strings.ToLower(w) {
-		case "i", "i'm", "i've", "i'll", "i'd", "my", "me", "im":
-			return true
+	toks := make([]string, 0, 16)
+	for _, f := range strings.Fields(s) {
+		f = strings.Trim(f, "\"“”()[]*_")
+		comma := false
+		for len(f) > 0 && strings.IndexByte(",:—–", f[len(f)-1]) >= 0 {
+			comma, f = true, f[:len(f)-1]
+		}
+		f = strings.TrimRight(f, "!?.…")
+		if f == "-" || f == "—" || f == "–" {
+			comma, f = true, ""
+		}
+		if f != "" {
+			toks = append(toks, f)
+		}
+		if comma {
+			toks = append(toks, ",")
 		}
 	}
-	return false
+	for len(toks) > 0 && toks[len(toks)-1] == "," {
+		toks = toks[:len(toks)-1]
+	}
+	return toks
 }
 
-// isQuestion recognises a sentence that asks rather than states.
-func isQuestion(s string) bool {
-	first := strings.ToLower(strings.Fields(s)[0])
-	switch first {
-	case "what", "where", "when", "who", "why", "how", "which", "do", "does", "did", "can", "could", "should", "would", "is", "are", "will":
+// extractSentence appends the memories of one sentence to out.
+func extractSentence(out []Candidate, s string) []Candidate {
+	toks := stripFillers(tokenize(s))
+	if len(toks) < 2 {
+		return out
+	}
+	switch lower(toks[0]) {
+	case "if", "unless", "suppose", "supposing", "imagine", "assuming", "hypothetically", "what", "who",
+		"where", "why", "how", "which", "do", "does", "did", "can", "could", "would", "should", "will", "is",
+		"are", "am", "have", "has", "please", "let's", "lets", "let", "tell", "help", "remind", "show", "give",
+		"thanks", "thank", "sorry", "hi", "hello", "hey", "maybe", "perhaps", "probably":
+		return out // a question, a hypothetical, a request or small talk
+	case "in":
+		// "In the story, I am a dragon": fiction, a game, a dream.
+		for _, t := range toks[1:min(len(toks), 5)] {
+			if fiction[lower(t)] {
+				return out
+			}
+		}
+	case "when", "while", "after", "before", "since", "once", "because", "as", "until", "although", "though":
+		// A leading subordinate clause: "When I was 10, I moved to Paris."
+		c := index(toks, ",")
+		if c < 0 {
+			// No comma: the main clause starts at its subject, "Since
+			// my divorce I've been living with my sister".
+			for i := 2; i < len(toks); i++ {
+				switch lower(toks[i]) {
+				case "i", "i'm", "i've", "im", "we", "we're", "we've":
+					c = i - 1
+				}
+				if c >= 0 {
+					break
+				}
+			}
+			if c < 0 {
+				return out
+			}
+		}
+		sub, main := toks[1:c], toks[c+1:]
+		conj := lower(toks[0])
+		if conj == "because" || conj == "since" || conj == "although" || conj == "though" {
+			return extractClauses(extractClauses(out, sub, nil), main, nil)
+		}
+		return extractClauses(out, main, append([]string{conj}, thirdPersonRest(sub)...))
+	}
+	return extractClauses(out, toks, nil)
+}
+
+// extractClauses splits toks into clauses at coordinating and subordinating
+// conjunctions followed by a new subject ("I am vegetarian and my sister
+// Ana lives in Porto") and at commas before one, and extracts each; tail,
+// when not nil, is appended to the last clause (a subordinate clause that
+// led the sentence).
+func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
+	start := 0
+	var prev subject // the last clause's subject, for "she" and "he"
+	for i := 0; i < len(toks); i++ {
+		w := lower(toks[i])
+		switch {
+		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			start = i + 1
+		case w == "," && i+1 < len(toks) && afterthought(toks, i):
+			// "I wear glasses, -4 in both eyes": the clause ends here.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			for start = i + 1; start < len(toks) && !subjectStart(toks, start); start++ {
+			}
+			i = start - 1
+		case (w == "though" || w == "although") && i > start && toks[i-1] == ",":
+			// "I'm Catholic, though not very religious": a concession.
+			out, _ = extractClause(out, toks[start:i-1], tail, prev)
+			return out
+		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i):
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			if w == "if" || w == "unless" {
+				return out // the rest is hypothetical
+			}
+			out, prev = extractClause(out, toks[start:end], nil, prev)
+			start = i + 1
+		}
+	}
+	out, _ = extractClause(out, toks[start:], tail, prev)
+	return out
+}
+
+// afterthought reports whether the comma at toks[i] is followed by a
+// fragment that adds to the clause rather than continuing it: not a name
+// ("Lisbon, Portugal"), a time ("…, last year"), a conjunction, a list
+// ("peanuts, shellfish and soy") or a verb phrase ("…, work at Equinor").
+func afterthought(toks []string, i int) bool {
+	n := toks[i+1]
+	w := lower(n)
+	if capitalized(n) || auxiliaries[w] || timeWords[w] || splitConj[w] || w == "who" || w == "which" || w == "though" || w == "although" || w == "," {
+		return false
+	}
+	if l, ok := verbs[w]; ok && l == w || past[w] && !strings.HasSuffix(w, "ed") {
+		return false // a verb phrase of the same subject
+	}
+	for j := i + 1; j < len(toks); j++ {
+		switch lower(toks[j]) {
+		case "and", "or":
+			return j+1 < len(toks) && subjectStart(toks, j+1)
+		}
+	}
+	return true
+}
+
+// thirdPronoun reports whether w is "he" or "she", which continue a
+// sentence about someone in the user's life: "my wife's name is Julia and
+// she's a dentist".
+func thirdPronoun(w string) bool {
+	switch lower(w) {
+	case "he", "she", "he's", "she's":
 		return true
 	}
 	return false
 }
 
-// verbOf returns the past-tense verb a rule matched ("went", "visited"…).
-func verbOf(s string) string {
-	for _, w := range strings.Fields(strings.ToLower(s)) {
+// timeClause reports whether the conjunction at toks[i] starts a clause
+// that dates the one before rather than stating a fact of its own: "since
+// I was 8", "since we were kids".
+func timeClause(toks []string, i int) bool {
+	if lower(toks[i]) != "since" || i+2 >= len(toks) {
+		return false
+	}
+	switch lower(toks[i+2]) {
+	case "was", "were":
+		return true
+	}
+	return false
+}
+
+// jointSubject reports whether "and I" joins a subject ("my wife and I
+// live in Porto") rather than a new clause: before it, only "my X".
+func jointSubject(before []string, next string) bool {
+	if len(before) == 1 && lower(before[0]) == "me" {
+		return true // "me and my wife Sara run a B&B"
+	}
+	if lower(next) != "i" || len(before) < 2 || len(before) > 4 {
+		return false
+	}
+	if w := lower(before[0]); w != "my" && w != "me" && w != "our" {
+		return false
+	}
+	for _, t := range before[1:] {
+		if verbStart(lower(t)) || t == "," {
+			return false
+		}
+	}
+	return true
+}
+
+var fiction = set("story novel book game dream movie film play script character roleplay role-play")
+
+var clauseAdverbs = set("now then also actually currently recently later eventually finally so still")
+
+var splitConj = set("and but so because since cause 'cause cos coz although though while whereas plus or if unless yet and,")
+
+// subjectStart reports whether toks[i] starts a clause about the user.
+func subjectStart(toks []string, i int) bool {
+	if i+1 < len(toks) && clauseAdverbs[lower(toks[i])] {
+		i++ // "and now I live in Seattle"
+	}
+	switch lower(toks[i]) {
+	case "i", "i'm", "im", "i've", "i'll", "i'd", "we", "we're", "we've", "we'll", "we'd":
+		return true
+	case "my", "our":
+		return i+1 < len(toks)
+	}
+	return false
+}
+
+// subject is who a clause is about.
+type subject struct {
+	kind int    // self ("I"), household ("we", "my wife and I") or other ("my sister Ana")
+	text string // "User", "User and their family", "User's sister Ana"
+	rel  string // "sister", "best friend", "dog"; "" for the user
+	name string // "Ana"
+}
+
+const (
+	self = iota
+	household
+	other
+)
+
+// extractClause appends the memories of one clause to out.
+func extractClause(out []Candidate, toks []string, tail []string, prev subject) ([]Candidate, subject) {
+	toks = stripFillers(toks)
+	if len(toks) < 2 {
+		return out, subject{}
+	}
+	var subj subject
+	var pred []string
+	switch lower(toks[0]) {
+	case "he", "she":
+		if prev.kind != other {
+			return out, subject{}
+		}
+		subj, pred = prev, toks[1:]
+	case "he's", "she's":
+		if prev.kind != other {
+			return out, subject{}
+		}
+		subj, pred = prev, prepend("is", toks[1:])
+	case "i":
+		subj, pred = subject{kind: self, text: "User"}, toks[1:]
+	case "i'm", "im":
+		subj, pred = subject{kind: self, text: "User"}, prepend("am", toks[1:])
+	case "i've", "ive":
+		subj, pred = subject{kind: self, text: "User"}, prepend("have", toks[1:])
+	case "i'll":
+		subj, pred = subject{kind: self, text: "User"}, prepend("will", toks[1:])
+	case "me":
+		// "Me and my wife Sara run a B&B."
+		if len(toks) < 4 || lower(toks[1]) != "and" || lower(toks[2]) != "my" {
+			return out, subject{}
+		}
+		s, rest, ok := possessive(toks[2:])
+		if !ok {
+			return out, subject{}
+		}
+		subj, pred = subject{kind: household, text: "User and their " + strings.TrimPrefix(s.text, "User's ")}, rest
+	case "we":
+		subj, pred = subject{kind: household, text: "User and their family"}, toks[1:]
+	case "we're":
+		subj, pred = subject{kind: household, text: "User and their family"}, prepend("are", toks[1:])
+	case "we've":
+		subj, pred = subject{kind: household, text: "User and their family"}, prepend("have", toks[1:])
+	case "we'll":
+		subj, pred = subject{kind: household, text: "User and their family"}, prepend("will", toks[1:])
+	case "my", "our":
+		var ok bool
+		subj, pred, ok = possessive(toks)
+		if !ok {
+			return out, subject{}
+		}
+		// A relative clause after the subject: "my brother, who lives in
+		// Oslo, is a doctor".
+		if len(pred) > 2 && pred[0] == "," && (lower(pred[1]) == "who" || lower(pred[1]) == "which") {
+			end := index(pred[2:], ",")
+			var rel []string
+			if end < 0 {
+				rel, pred = pred[2:], nil
+			} else {
+				rel, pred = pred[2:2+end], pred[3+end:]
+			}
+			out = extractPredicate(out, subj, rel, nil)
+			if len(pred) == 0 {
+				return out, subj
+			}
+		}
+	default:
+		return out, subject{}
+	}
+	out = extractPredicate(out, subj, pred, tail)
+	if n := len(pred); subj.kind == other && n >= 2 && n <= 3 && be[lower(pred[0])] && allCapitalized(pred[1:]) {
+		// "My wife's name is Julia and she's a dentist": she is Julia.
+		r := strings.TrimSuffix(subj.rel, "'s name")
+		subj = makeSubject([]string{r}, pred[1:])
+	}
+	return out, subj
+}
+
+// possessive parses a subject that starts with "my": "my sister Ana",
+// "my best friend, Tom,", "my dog's name", "my wife and I". It returns the
+// rest of the clause.
+func possessive(toks []string) (subject, []string, bool) {
+	i := 1
+	var rel, name []string
+	for ; i < len(toks); i++ {
+		t, w := toks[i], lower(toks[i])
+		if w == "and" && len(name) > 0 && i+1 < len(toks) && capitalized(toks[i+1]) && lower(toks[i+1]) != "i" {
+			name = append(name, t) // "my kids Tom and Lucy"
+			continue
+		}
+		if i > 1 && (verbStart(w) || w == "," || w == "and" || w == "who" || w == "which" || w == "that") {
+			break
+		}
+		if len(rel) > 0 && (kin[lower(rel[len(rel)-1])] || pets[lower(rel[len(rel)-1])] || len(name) > 0) && !capitalized(t) && !strings.HasSuffix(w, "'s") {
+			break // "my grandfather passed away": a verb the lexicon lacks
+		}
+		if strings.HasSuffix(w, "'s") && len(w) > 2 {
+			// "my dog's name is", or "my sister's a doctor".
+			if i+1 < len(toks) && (lower(toks[i+1]) == "name" || lower(toks[i+1]) == "names") {
+				rel = append(rel, t[:len(t)-2])
+				i += 2
+				rel = append(rel, "")
+				break
+			}
+			if capitalized(t) && len(rel) > 0 {
+				name = append(name, t[:len(t)-2])
+			} else {
+				rel = append(rel, t[:len(t)-2])
+			}
+			return makeSubject(rel, name), prepend("is", toks[i+1:]), len(rel) > 0
+		}
+		if capitalized(t) && len(rel) > 0 {
+			name = append(name, t)
+		} else if len(name) > 0 {
+			break
+		} else {
+			rel = append(rel, t)
+		}
+	}
+	if len(rel) > 0 && rel[len(rel)-1] == "" {
+		// "my dog's name is Rex": the subject is the name itself.
+		s := makeSubject(rel[:len(rel)-1], name)
+		s.text += "'s name"
+		s.rel += "'s name"
+		return s, toks[i:], true
+	}
+	rest := toks[i:]
+	// Apposition: "my sister, Ana, lives in Porto".
+	if len(name) == 0 && len(rest) >= 3 && rest[0] == "," && capitalized(rest[1]) && rest[2] == "," && !verbStart(lower(rest[1])) {
+		name, rest = rest[1:2], rest[3:]
+	}
+	if len(rel) == 0 || fiction[lower(rel[len(rel)-1])] {
+		return subject{}, nil, false
+	}
+	s := makeSubject(rel, name)
+	// "my wife and I live in Porto".
+	if len(rest) >= 2 && lower(rest[0]) == "and" && lower(rest[1]) == "i" {
+		s = subject{kind: household, text: "User and their " + strings.Join(append(rel, name...), " ")}
+		rest = rest[2:]
+	}
+	return s, rest, true
+}
+
+func makeSubject(rel, name []string) subject {
+	r := strings.ToLower(strings.Join(rel, " "))
+	n := strings.Join(name, " ")
+	text := "User's " + strings.Join(rel, " ")
+	if n != "" {
+		text += " " + n
+	}
+	return subject{kind: other, text: text, rel: r, name: n}
+}
+
+// verbStart reports whether w can start a predicate.
+func verbStart(w string) bool {
+	if auxiliaries[w] {
+		return true
+	}
+	_, ok := verbs[w]
+	return ok && !strings.HasSuffix(w, "ing")
+}
+
+var auxiliaries = set("am is are was were be been 's 're do does did don't doesn't didn't dont can can't cannot cant could couldn't will won't would wouldn't should shouldn't might may must has have had hasn't haven't hadn't isn't aren't wasn't weren't never also just still really recently finally usually always often no")
+
+// extractPredicate appends the memories of subject + pred, splitting a
+// coordination of verb phrases ("I work at Google and live in Lisbon") and
+// of objects ("I speak Portuguese and German").
+func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
+	for i := 1; i+1 < len(pred); i++ {
+		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
+			end := i
+			if pred[end-1] == "," {
+				end--
+			}
+			out = extractPredicate(out, subj, pred[:end], nil)
+			pred = pred[i+1:]
+			i = 0
+		}
+	}
+	if alts := coordinated(pred); alts != nil {
+		for _, p := range alts {
+			out = interpret(out, subj, p, tail)
+		}
+		return out
+	}
+	return interpret(out, subj, pred, tail)
+}
+
+// coordinated splits a predicate with a coordinated object ("speak
+// Portuguese and German", "am allergic to peanuts, shellfish and soy") into
+// one predicate per conjunct, or returns nil.
+func coordinated(pred []string) [][]string {
+	a := -1
+	for i := 2; i+1 < len(pred); i++ {
+		if lower(pred[i]) == "and" {
+			a = i
+			break
+		}
+	}
+	if a < 0 {
+		return nil
+	}
+	// The right conjunct runs to a preposition, a comma or the end.
+	r := a + 1
+	for r < len(pred) && pred[r] != "," && !stops[lower(pred[r])] {
+		if r == a+1 && verbStart(lower(pred[r])) && !capitalized(pred[r]) || lower(pred[r]) == "i" || lower(pred[r]) == "then" {
+			return nil
+		}
+		r++
+	}
+	n := r - a - 1
+	if n < 1 || n > 4 {
+		return nil
+	}
+	// The left conjuncts: the n words before "and", or a comma list.
+	var lefts [][2]int
+	end := a
+	if pred[end-1] == "," {
+		end--
+	}
+	for {
+		from := end - n
+		if c := lastIndex(pred[:end], ","); c >= 0 && end-c-1 <= 3 && end-c-1 >= 1 && c >= 2 {
+			from = c + 1
+		}
+		if from < 1 {
+			from = 1
+		}
+		for k := end - 1; k >= from; k-- {
+			if w := lower(pred[k]); verbStart(w) && w != "no" && !capitalized(pred[k]) || stops[w] || w == "between" || w == "both" {
+				from = k + 1
+				break
+			}
+		}
+		if from >= end {
+			return nil
+		}
+		lefts = append(lefts, [2]int{from, end})
+		if from >= 2 && pred[from-1] == "," {
+			end = from - 1
+			continue
+		}
+		break
+	}
+	if len(lefts) > 1 {
+		// A comma list whose conjuncts differ in kind ("two cats, Luna
+		// and Milo") is an apposition, not a list.
+		cap := capitalized(pred[a+1])
+		for _, l := range lefts {
+			if capitalized(pred[l[0]]) != cap {
+				return nil
+			}
+		}
+	}
+	prefix := pred[:lefts[len(lefts)-1][0]]
+	if len(prefix) == 0 {
+		return nil
+	}
+	switch lower(prefix[len(prefix)-1]) {
+	case "with", "between", "both", "of", "and", ",": // "two cats, Luna and Milo" names them
+		return nil // "a garden with tomatoes and herbs", "between London and Dubai"
+	}
+	suffix := pred[r:]
+	out := make([][]string, 0, len(lefts)+1)
+	for i := len(lefts) - 1; i >= 0; i-- {
+		out = append(out, concat(prefix, pred[lefts[i][0]:lefts[i][1]], suffix))
+	}
+	return append(out, concat(prefix, pred[a+1:r], suffix))
+}
+
+var stops = set("in at on for from to with by since until during before after about as")
+
+// interpret appends the memory of one simple clause: subject + pred.
+func interpret(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
+	for len(pred) > 0 && pred[len(pred)-1] == "," {
+		pred = pred[:len(pred)-1]
+	}
+	for len(pred) > 0 && trailingFillers[lower(pred[len(pred)-1])] {
+		pred = pred[:len(pred)-1]
+	}
+	if len(pred) == 0 {
+		return out
+	}
+	// Adverbs before the verb: "I also speak", "I no longer live".
+	v := 0
+	neg, retract := false, false
+	for v < len(pred) && preAdverbs[lower(pred[v])] {
+		switch lower(pred[v]) {
+		case "never":
+			neg = true
+		case "no":
+			if v+1 < len(pred) && lower(pred[v+1]) == "longer" {
+				neg, retract = true, true
+			}
+		}
+		v++
+	}
+	if v >= len(pred) {
+		return out
+	}
+	verb := lower(pred[v])
+	rest := pred[v+1:]
+	switch verb {
+	case "would", "could", "should", "might", "may", "must", "wish", "wished", "'d", "wouldn't", "couldn't", "shouldn't":
+		return out // hypothetical
+	}
+	for _, t := range pred {
+		switch lower(t) {
+		case "you", "your", "you're", "you've", "yours", "u", "ur":
+			return out // about or to the assistant
+		case "anymore", "any more":
+			retract = true
+		case "said", "says":
+			return out // a quote
+		case "not", "n't", "never":
+			neg = true
+		}
+	}
+	if len(rest) > 1 && lower(rest[len(rest)-2]) == "any" && lower(rest[len(rest)-1]) == "more" {
+		retract = true
+	}
+	// The main verb and its complement.
+	main, comp := verb, rest
+	switch {
+	case negAux[verb] != "":
+		neg = true
+		main, comp = nextVerb(rest)
+	case modalAux[verb]:
+		main, comp = nextVerb(rest)
+	case verb == "have" || verb == "has" || verb == "had":
+		if len(rest) > 0 {
+			main, comp = nextVerb(rest)
+			if main == "been" {
+				main = "be"
+			} else if main == "got" {
+				main = "have" // "I've got a PS5"
+			} else if l, ok := verbs[main]; !ok || !isParticiple(main) || l == main && main != "quit" && main != "put" && main != "read" {
+				main, comp = verb, rest // "I have a daughter"
+			}
+		}
+	case verb == "used" && len(rest) > 1 && lower(rest[0]) == "to":
+		main, comp = nextVerb(rest[1:])
+	}
+	if len(comp) > 0 && lower(comp[0]) == "not" {
+		neg, comp = true, comp[1:]
+	}
+	lemma := main
+	if l, ok := verbs[main]; ok {
+		lemma = l
+	} else if be[main] {
+		lemma = "be"
+	}
+	progressive := false
+	if lemma == "be" && len(comp) > 0 {
+		w, after := nextVerb(comp)
+		if l, ok := verbs[w]; ok && strings.HasSuffix(w, "ing") {
+			lemma, comp, progressive = l, after, true
+		} else if w == "gonna" {
+			lemma, comp, progressive = "go", prepend("to", after), true
+		}
+	}
+	if notMemory(subj, lemma, verb, comp, progressive) {
+		return out
+	}
+
+	// The text: subject, agreeing verb, the rest in the third person.
+	var b strings.Builder
+	b.WriteString(subj.text)
+	for _, t := range pred[:v] {
+		b.WriteByte(' ')
+		b.WriteString(t)
+	}
+	b.WriteByte(' ')
+	if subj.kind == self {
+		b.WriteString(agree(pred[v]))
+	} else {
+		b.WriteString(pred[v])
+	}
+	for _, t := range thirdPersonRest(rest) {
+		if t != "," {
+			b.WriteByte(' ')
+		}
+		switch lower(t) {
+		case "gonna":
+			t = "going to"
+		case "wanna":
+			t = "want to"
+		}
+		b.WriteString(t)
+	}
+	for _, t := range tail {
+		b.WriteByte(' ')
+		b.WriteString(t)
+	}
+	b.WriteByte('.')
+	c := Candidate{Text: b.String(), Category: "fact", Confidence: 0.7, Importance: 0.5, Negated: neg}
+	if len(c.Text) > 240 {
+		return out
+	}
+	return classify(out, c, subj, lemma, verb, comp, progressive, retract)
+}
+
+// nextVerb skips adverbs and "not" to the verb after an auxiliary.
+func nextVerb(rest []string) (string, []string) {
+	for i, t := range rest {
+		w := lower(t)
+		if preAdverbs[w] || w == "not" {
+			continue
+		}
+		return w, rest[i+1:]
+	}
+	return "", nil
+}
+
+var (
+	be       = set("am is are was were be been 's 're")
+	negAux   = map[string]string{"don't": "do", "dont": "do", "doesn't": "do", "didn't": "do", "didnt": "do", "can't": "can", "cant": "can", "cannot": "can", "won't": "will", "wont": "will", "haven't": "have", "hasn't": "have", "wasn't": "be", "weren't": "be", "isn't": "be", "aren't": "be", "ain't": "be"}
+	modalAux = set("do does did can will")
+)
+
+func isParticiple(w string) bool {
+	return strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "en") || participles[w]
+}
+
+// notMemory recognises what is said in conversation rather than about
+// oneself: small talk ("I think so", "I'm fine"), talk about the talk
+// ("I'm asking because"), requests, obligations of the moment ("I have to
+// go") and quotes of others ("my boss said…").
+func notMemory(subj subject, lemma, verb string, comp []string, progressive bool) bool {
+	first := ""
+	if len(comp) > 0 {
+		first = lower(comp[0])
+	}
+	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about")) {
+		return true
+	}
+	if subj.kind == other && quoteVerbs[lemma] {
+		return true
+	}
+	switch lemma {
+	case "be":
+		if progressive {
+			break
+		}
+		i := 0
+		for i < len(comp) && (intensifiers[lower(comp[i])] || lower(comp[i]) == "not") {
+			i++
+		}
+		if i == len(comp) || transient[lower(comp[i])] && !(i+1 < len(comp) && lower(comp[i+1]) == "of") {
+			return true // "I'm fine", "I'm so tired", but "I'm afraid of heights"
+		}
+		if isNumber(first) && len(comp) > 1 && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" {
+			return true // "I'm 5 minutes late"
+		}
+	case "have":
+		if first == "to" || first == "got" || first == "a" && len(comp) > 1 && conversational[lower(comp[1])] || first == "no" && len(comp) > 1 && lower(comp[1]) == "idea" {
+			return true
+		}
+	case "want", "like", "love":
+		if first == "to" && len(comp) > 1 && smallTalkVerbs[lower(comp[1])] || verb == "'d" || lemma == "want" && first != "to" {
+			return true // "I want a short answer" asks for one
+		}
+	case "get":
+		if first == "it" || first == "that" {
+			return true
+		}
+	case "look":
+		if progressive && first == "for" && !(len(comp) > 1 && lookingFor(comp[1:])) {
+			return true // "I'm looking for a recipe" asks for help
+		}
+	case "go":
+		if progressive && first == "to" && len(comp) > 1 && smallTalkVerbs[lower(comp[1])] {
+			return true
+		}
+	case "":
+		return true
+	}
+	if progressive && smallTalkVerbs[lemma] && lemma != "think" {
+		return true
+	}
+	// A bare pronoun object is not self-contained: "I love it".
+	if len(comp) > 0 && len(comp) <= 2 && pronounObjects[first] {
+		return true
+	}
+	if len(comp) == 0 && (modalAux[lemma] || lemma == "be" || lemma == "have" || lemma == "do" || lemma == "get" || lemma == "go") {
+		return true
+	}
+	return false
+}
+
+func lookingFor(comp []string) bool {
+	for _, t := range comp {
+		switch lower(t) {
+		case "job", "work", "apartment", "flat", "house", "home", "place", "partner", "girlfriend", "boyfriend", "roommate", "school":
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	smallTalkVerbs  = set("think guess know see mean suppose believe hope wonder agree understand reckon bet assume appreciate thank apologize apologise ask say tell mention forget remember realize realise doubt promise swear admit recall imagine need care mind feel sound seem kid joke ping check clarify confirm repeat explain")
+	quoteVerbs      = set("say tell claim think believe mention suggest insist argue complain ask reckon")
+	transient       = set("fine good ok okay great sorry glad afraid tired late back here there ready done busy bored confused sure curious kidding joking home away off right wrong lost stuck listening talking worried annoyed exhausted hungry sleepy thirsty cold hot grateful thankful happy sad excited nervous upset angry frustrated alright about gonna wondering asking new")
+	intensifiers    = set("so very really pretty quite super totally just still all kind sort of a bit little")
+	conversational  = set("question questions idea problem doubt thought request favor favour suggestion follow-up quick")
+	pronounObjects  = set("it that this those these them so too one")
+	trailingFillers = set("lol haha hahaha lmao btw though tbh honestly :) :( :D ;)")
+	preAdverbs      = set("also really still just actually recently currently now usually always never often finally already definitely absolutely totally mostly sometimes only even generally normally mainly no longer kind sort of probably basically literally originally both all")
+)
+
+// agree makes a verb of the first person agree with "User": "am" → "is",
+// "live" → "lives", "can't" → "cannot"; past forms stay.
+func agree(v string) string {
+	w := lower(v)
+	switch w {
+	case "am", "'m":
+		return "is"
+	case "are":
+		return "is"
+	case "have", "'ve":
+		return "has"
+	case "do":
+		return "does"
+	case "don't", "dont":
+		return "does not"
+	case "didn't", "didnt":
+		return "did not"
+	case "can't", "cant", "cannot":
+		return "cannot"
+	case "won't", "wont":
+		return "will not"
+	case "haven't":
+		return "has not"
+	case "wasn't":
+		return "was not"
+	case "aren't", "ain't":
+		return "is not"
+	case "was", "were", "will", "can", "did", "had", "used", "has", "is", "no", "never", "'ll":
+		if w == "'ll" {
+			return "will"
+		}
+		return v
+	}
+	if forms, ok := thirdPerson[w]; ok {
+		return forms
+	}
+	if past[w] || strings.HasSuffix(w, "ed") || !isWord(w) {
+		return v
+	}
+	return s3(w)
+}
+
+// s3 is the third person singular of a regular verb.
+func s3(w string) string {
+	switch {
+	case strings.HasSuffix(w, "s"), strings.HasSuffix(w, "sh"), strings.HasSuffix(w, "ch"),
+		strings.HasSuffix(w, "x"), strings.HasSuffix(w, "z"), strings.HasSuffix(w, "o"):
+		return w + "es"
+	case len(w) > 1 && strings.HasSuffix(w, "y") && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ies"
+	}
+	return w + "s"
+}
+
+func isWord(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) && r != '-' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// thirdPersonRest rewrites the first person in the rest of a clause:
+// "my" → "their", "me" → "them", "I was" → "they were".
+func thirdPersonRest(rest []string) []string {
+	var out []string
+	for i, t := range rest {
+		r := ""
+		switch lower(t) {
+		case "my", "our":
+			r = "their"
+		case "me", "us":
+			r = "them"
+		case "mine", "ours":
+			r = "theirs"
+		case "myself", "ourselves":
+			r = "themselves"
+		case "i", "we":
+			r = "they"
+		case "i'm", "we're", "im":
+			r = "they're"
+		case "i've", "we've":
+			r = "they've"
+		case "i'll", "we'll":
+			r = "they'll"
+		case "i'd", "we'd":
+			r = "they'd"
+		case "am", "was":
+			if i > 0 && (lower(rest[i-1]) == "i" || lower(rest[i-1]) == "we") {
+				r = map[string]string{"am": "are", "was": "were"}[lower(t)]
+			}
+		}
+		if r != "" {
+			if out == nil {
+				out = make([]string, len(rest))
+				copy(out, rest)
+			}
+			out[i] = r
+		}
+	}
+	if out == nil {
+		return rest
+	}
+	return out
+}
+
+// classify fills the candidate's category, slot, object, negation and
+// retraction from what the clause says, and appends it (or, for a change
+// that ends two facts, them).
+func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, comp []string, progressive, retract bool) []Candidate {
+	if lemma == "be" {
+		for len(comp) > 1 && (preAdverbs[lower(comp[0])] || intensifiers[lower(comp[0])]) && lower(comp[0]) != "no" && lower(comp[0]) != "a" {
+			comp = comp[1:] // "I'm originally from Kyiv"
+		}
+	}
+	lc := lowerAll(comp)
+	first := ""
+	if len(lc) > 0 {
+		first = lc[0]
+	}
+	set := func(cat, slot string, conf, imp float64) {
+		c.Category, c.Slot, c.Confidence, c.Importance = cat, slot, conf, imp
+	}
+	value := func(from int) string { return phrase(lc, from) }
+	c.Object = objectOf(lemma, lc)
+
+	if subj.kind == other {
+		rel := subj.rel
+		set("fact", "", 0.75, 0.6)
+		if kin[lastWord(rel)] || pets[lastWord(rel)] {
+			c.Category = "family"
+			if pets[lastWord(rel)] {
+				c.Category = "pet"
+			}
+		}
+		named := lemma == "be" && len(comp) >= 1 && len(comp) <= 3 && allCapitalized(comp)
+		switch {
+		case rel == "name" && lemma == "be" && len(comp) > 0:
+			set("identity", "name", 0.95, 0.9)
+			c.Object = ""
+		case (rel == "birthday" || rel == "birth date" || rel == "date of birth") && lemma == "be":
+			set("identity", "birthday", 0.9, 0.7)
+			c.Object = ""
+		case (rel == "hometown" || rel == "home town") && lemma == "be":
+			set("place", "origin", 0.85, 0.7)
+			c.Object = ""
+		case rel == "job" && lemma == "be":
+			set("job", "job", 0.85, 0.8)
+			c.Object = ""
+		case strings.HasPrefix(rel, "favourite ") || strings.HasPrefix(rel, "favorite ") || strings.HasPrefix(rel, "fav "):
+			set("preference", "favourite:"+rel[strings.IndexByte(rel, ' ')+1:], 0.9, 0.6)
+			c.Object = ""
+		case strings.HasSuffix(rel, "'s name") || named && subj.name == "":
+			r := strings.TrimSuffix(rel, "'s name")
+			n := strings.ToLower(strings.Join(comp, " "))
+			c.Category, c.Confidence, c.Importance = categoryOf(r), 0.9, 0.8
+			c.Object = r + " " + n
+			if single[r] {
+				c.Slot, c.Object = "name-of:"+r, ""
+			}
+		default:
+			who := rel
+			if subj.name != "" {
+				who += " " + strings.ToLower(subj.name)
+			}
+			// The fact names the person ("User's sister Ana lives in
+			// Porto."); its object keeps who it is about.
+			c.Object = who + ": " + c.Object
+		}
+		return append(out, c)
+	}
+
+	endsJob := func(text string) []Candidate {
+		r := c
+		r.Retract, r.Category, r.Confidence, r.Importance, r.Object = true, "job", 0.85, 0.8, ""
+		r.Slot = "employer"
+		out = append(out, r)
+		if text != "" {
+			r.Slot = "job"
+			out = append(out, r)
+		}
+		return out
+	}
+
+	switch {
+	// Residence.
+	case (lemma == "live" && first == "in" || lemma == "be" && first == "based" && len(lc) > 1 && lc[1] == "in") && !strings.Contains(verb, "used"):
+		at := 1
+		if first == "based" {
+			at = 2
+		}
+		set("place", "residence", 0.9, 0.8)
+		c.Object = value(at)
+		if c.Negated {
+			c.Retract = true
+		}
+	case (lemma == "move" || lemma == "relocate") && !progressive && !c.Negated && index(lc, "to") >= 0:
+		set("place", "residence", 0.85, 0.8)
+		c.Object = value(index(lc, "to") + 1)
+	case (lemma == "move" || lemma == "relocate") && progressive:
+		set("plan", "", 0.75, 0.7)
+
+	// Work.
+	case lemma == "work" && (first == "at" || first == "for"):
+		set("job", "employer", 0.85, 0.7)
+		c.Object = value(1)
+		if c.Negated {
+			return endsJob("")
+		}
+	case lemma == "work" && first == "as":
+		set("job", "job", 0.9, 0.8)
+		c.Object = value(1)
+		if c.Negated {
+			c.Retract = true
+		}
+	case lemma == "work" && first == "in" && len(comp) > 1 && capitalized(comp[1]):
+		set("job", "workplace", 0.8, 0.6)
+		c.Object = value(1)
+	case (lemma == "quit" || lemma == "leave" || lemma == "lose") && !progressive && len(lc) > 0 && (lc[len(lc)-1] == "job" || first == "my" && len(lc) > 1 && lc[1] == "job"):
+		return endsJob("job")
+	case (lemma == "quit" || lemma == "leave") && !progressive && len(comp) > 0 && capitalized(comp[0]) && !c.Negated:
+		return endsJob("")
+	case lemma == "quit" && len(comp) == 0, lemma == "resign" && !progressive,
+		lemma == "be" && (first == "unemployed" || first == "jobless") && !c.Negated,
+		(lemma == "be" || lemma == "get") && (first == "fired" || first == "laid" || first == "let"):
+		return endsJob("job")
+	case (lemma == "retire" || lemma == "be" && first == "retired") && !progressive && !c.Negated:
+		set("job", "job", 0.85, 0.8)
+		c.Object = "retired"
+		r := c
+		r.Retract, r.Slot, r.Object = true, "employer", ""
+		out = append(out, r)
+	case (lemma == "get" || lemma == "start" || lemma == "land") && (index(lc, "job") >= 0 || index(lc, "position") >= 0) && !c.Negated:
+		if i := index(lc, "at"); i > 0 {
+			set("job", "employer", 0.85, 0.7)
+			c.Object = value(i + 1)
+		} else if i := index(lc, "as"); i > 0 {
+			set("job", "job", 0.85, 0.8)
+			c.Object = value(i + 1)
+		} else {
+			set("job", "", 0.75, 0.6)
+		}
+	case lemma == "start" && len(lc) > 1 && lc[0] == "working" && (lc[1] == "at" || lc[1] == "for"):
+		set("job", "employer", 0.85, 0.7)
+		c.Object = value(2)
+	case lemma == "be" && jobPhrase(lc):
+		set("job", "job", 0.85, 0.8)
+		c.Object = value(0)
+		if c.Negated {
+			c.Retract = true
+		}
+
+	// Diet and health.
+	case lemma == "be" && dietWord(lc) != "" || (lemma == "go" || lemma == "become" || lemma == "turn") && dietWord(lc) != "":
+		set("preference", "diet", 0.9, 0.8)
+		c.Object = dietWord(lc)
+		if c.Negated {
+			c.Retract = true
+		}
+	case lemma == "eat" && !c.Negated && len(lc) > 0 && meats[first]:
+		set("preference", "diet", 0.85, 0.7)
+		c.Object = "eats " + first
+	case (lemma == "start" || lemma == "begin") && len(lc) > 1 && lc[0] == "eating" && meats[lc[1]] && !c.Negated:
+		set("preference", "diet", 0.85, 0.7)
+		c.Object = "eats " + lc[1]
+	case lemma == "be" && first == "allergic":
+		set("health", "", 0.9, 0.9)
+		c.Object = value(index(lc, "to") + 1)
+	case lemma == "be" && len(lc) > 1 && lc[1] == "intolerant":
+		set("health", "", 0.9, 0.8)
+		c.Object = first
+	case (lemma == "eat" || lemma == "have" || lemma == "drink" || lemma == "tolerate") && verb != lemma && c.Negated && (verb == "can't" || verb == "cannot" || verb == "cant" || verb == "can"):
+		set("health", "", 0.85, 0.8)
+		c.Object = value(0)
+
+	// Languages.
+	case lemma == "speak" && len(comp) > 0:
+		set("language", "", 0.9, 0.6)
+		c.Object = value(0)
+	case lemma == "be" && first == "fluent" && index(lc, "in") > 0:
+		set("language", "", 0.9, 0.6)
+		c.Object = value(index(lc, "in") + 1)
+
+	// Identity.
+	case lemma == "be" && len(lc) > 0 && isNumber(first):
+		set("identity", "age", 0.9, 0.7)
+		c.Object = first
+	case lemma == "turn" && len(lc) > 0 && isNumber(first) && !progressive:
+		set("identity", "age", 0.85, 0.7)
+		c.Object = first
+	case lemma == "be" && verb == "am" && len(comp) == 1 && capitalized(comp[0]) && !nationality(lc[0]):
+		// "I'm Maya."
+		set("identity", "name", 0.85, 0.9)
+		c.Text = "User's name is " + comp[0] + "."
+		c.Object = ""
+	case lemma == "call" && first == "me", lemma == "go" && first == "by":
+		set("identity", "name", 0.9, 0.9)
+		c.Object = ""
+	case lemma == "be" && first == "from":
+		set("place", "origin", 0.9, 0.7)
+		c.Object = value(1)
+	case lemma == "be" && first == "born":
+		if len(comp) > 2 && (lc[1] == "in" || lc[1] == "at") && capitalized(comp[2]) && !months[lc[2]] {
+			set("identity", "birthplace", 0.9, 0.7)
+			c.Object = value(2)
+		} else {
+			set("identity", "birthday", 0.9, 0.7)
+			c.Object = value(1)
+		}
+	case (lemma == "be" || lemma == "get") && maritalStatus[first]:
+		set("family", "marital-status", 0.85, 0.8)
+		c.Object = first
+		if c.Negated {
+			c.Retract = true
+		}
+	case lemma == "grow" && first == "up":
+		set("place", "", 0.85, 0.7)
+
+	// Family and pets.
+	case lemma == "have" && haveRelation(lc) != "":
+		set("family", "", 0.85, 0.8)
+		r, n := haveRelation(lc), nameAfter(comp)
+		if pets[r] {
+			c.Category = "pet"
+		}
+		c.Object = r
+		if n != "" {
+			c.Object = r + " " + strings.ToLower(n)
+		} else if len(lc) > 0 && isNumber(first) && first != "a" && first != "an" && first != "one" {
+			c.Slot, c.Object = "number-of:"+r, ""
+		}
+	case lemma == "have" && nameAfter(comp) != "" && index(lc, "named")+index(lc, "called") > -2:
+		// "We have a golden retriever named Max."
+		set("family", "", 0.85, 0.8)
+		at := index(lc, "named")
+		if at < 0 {
+			at = index(lc, "called")
+		}
+		c.Object = lc[at-1] + " " + strings.ToLower(nameAfter(comp))
+	case lemma == "be" && (first == "pregnant" || first == "expecting"), lemma == "expect" && progressive:
+		set("family", "", 0.85, 0.8)
+
+	// Preferences.
+	case likes[lemma]:
+		set("preference", "", 0.85, 0.6)
+		c.Object = value(0)
+		if dislikes[lemma] {
+			c.Negated = true
+		}
+	case lemma == "be" && len(lc) > 2 && (first == "into" || first == "interested" || lc[1] == "fan" || lc[1] == "big" && lc[2] == "fan"):
+		set("preference", "", 0.8, 0.6)
+
+	// Plans and what is under way.
+	case plans[lemma] || progressive && (lemma == "go" || lemma == "plan" || lemma == "train" || lemma == "prepare" || lemma == "save" || lemma == "hope" || lemma == "think" || lemma == "consider") || verb == "will" || verb == "'ll":
+		set("plan", "", 0.75, 0.6)
+	case progressive:
+		set("activity", "", 0.75, 0.6)
+	case past[verb] || strings.HasSuffix(verb, "ed"):
+		set("event", "", 0.75, 0.5)
+	default:
+		set("fact", "", 0.7, 0.5)
+	}
+	if c.Slot != "" && !c.Retract && c.Object != "" && c.Slot != "workplace" && !strings.HasPrefix(c.Slot, "number-of:") {
+		// Slot facts replace by slot; the value is what changes.
+		c.Object = ""
+	}
+	if retract && !c.Retract && c.Slot != "" && c.Negated {
+		c.Retract = true
+	}
+	return append(out, c)
+}
+
+// objectOf is the identity of a slotless fact: its verb and complement,
+// lower-case, with no negation or time words, so that "I don't play tennis
+// anymore" meets "I play tennis".
+func objectOf(lemma string, lc []string) string {
+	var b strings.Builder
+	if !likes[lemma] {
+		b.WriteString(lemma)
+	}
+	for _, w := range lc {
 		switch w {
-		case "went", "visited", "traveled", "travelled", "joined", "finished", "started", "took":
+		case "anymore", "not", "no", "longer", "now", "again", "too", "also", "really", "still", ",", "any", "more":
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.Trim(w, "'"))
+		if b.Len() > 60 {
+			break
+		}
+	}
+	return b.String()
+}
+
+// phrase is the noun phrase of lc from i: up to a time expression, a
+// preposition that starts another phrase, or a comma.
+func phrase(lc []string, i int) string {
+	if i < 0 || i >= len(lc) {
+		return ""
+	}
+	j := i
+	for j < len(lc) {
+		w := lc[j]
+		if j > i && (w == "," || timeWords[w] || w == "as" || w == "since" || w == "because" || w == "for" || w == "with" || w == "and" || w == "but" || w == "now" || w == "anymore" || w == "again" || w == "too") {
+			break
+		}
+		j++
+	}
+	for i < j && (lc[i] == "a" || lc[i] == "an" || lc[i] == "the" || lc[i] == "back") {
+		if i+1 == j {
+			break
+		}
+		if lc[i] == "back" && j-i > 1 && lc[i+1] == "to" {
+			i += 2
+			continue
+		}
+		i++
+	}
+	return strings.Join(lc[i:j], " ")
+}
+
+var timeWords = set("last next this in on at ago yesterday today tomorrow soon recently since during every when until from")
+
+func jobPhrase(lc []string) bool {
+	i := 0
+	if i < len(lc) && (lc[i] == "a" || lc[i] == "an") {
+		i++
+	} else {
+		return false
+	}
+	for ; i < len(lc) && i < 6; i++ {
+		w := lc[i]
+		if stops[w] || w == "," {
+			break
+		}
+		if jobs[w] {
+			return true
+		}
+		for _, suf := range []string{"ist", "ologist", "ician", "engineer", "developer", "manager", "designer", "analyst", "officer", "assistant", "consultant", "technician", "director", "teacher", "worker", "nurse", "administrator"} {
+			if strings.HasSuffix(w, suf) && w != "assist" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nationality reports whether a capitalised word after "I'm" says where
+// the user is from or what they believe rather than their name.
+func nationality(w string) bool {
+	if nationalities[w] {
+		return true
+	}
+	if names[w] {
+		return false
+	}
+	for _, suf := range []string{"ese", "ish", "ian", "ean", "can", "ch", "ss", "ani", "eli", "aqi"} {
+		if strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	nationalities = set("german greek thai catholic muslim jewish hindu buddhist atheist christian cuban kenyan moroccan nepali filipino peruvian american")
+	names         = set("ian brian julian adrian sebastian vivian lilian gillian damian fabian christian")
+)
+
+func dietWord(lc []string) string {
+	for i, w := range lc {
+		if i > 2 {
+			break
+		}
+		if diets[w] {
 			return w
 		}
 	}
-	return "did"
+	return ""
 }
 
-// firstPersonToThird rewrites the pronouns of a value ("my sister" →
-// "their sister") so that a memory reads in the third person.
-func firstPersonToThird(s string) string {
-	words := strings.FieldsFunc(s, unicode.IsSpace)
-	for i, w := range words {
-		switch strings.ToLower(w) {
-		case "my":
-			words[i] = "their"
-		case "me":
-			words[i] = "them"
-		case "mine":
-			words[i] = "theirs"
-		case "myself":
-			words[i] = "themselves"
-		case "i":
-			words[i] = "they"
+// haveRelation returns the relation noun of "have a daughter (named Mia)",
+// "have two cats", or "".
+func haveRelation(lc []string) string {
+	if len(lc) < 2 {
+		return ""
+	}
+	if !(lc[0] == "a" || lc[0] == "an" || lc[0] == "one" || isNumber(lc[0]) || lc[0] == "two" || lc[0] == "three") {
+		return ""
+	}
+	for i := 1; i < len(lc) && i < 4; i++ {
+		w := lc[i]
+		if stops[w] || w == "," || w == "named" || w == "called" {
+			break
+		}
+		sing := strings.TrimSuffix(w, "s")
+		if w == "children" {
+			sing = "child"
+		}
+		if kin[w] || pets[w] {
+			return w
+		}
+		if kin[sing] || pets[sing] {
+			return w
 		}
 	}
-	return strings.Join(words, " ")
+	return ""
+}
+
+// nameAfter is the name in "a daughter named Mia", "a dog called Rex",
+// "a son, Leo".
+func nameAfter(comp []string) string {
+	for i, t := range comp {
+		w := lower(t)
+		if (w == "named" || w == "called" || w == ",") && i+1 < len(comp) && capitalized(comp[i+1]) {
+			return comp[i+1]
+		}
+	}
+	return ""
+}
+
+func categoryOf(rel string) string {
+	if pets[lastWord(rel)] {
+		return "pet"
+	}
+	return "family"
+}
+
+var (
+	kin            = set("wife husband partner girlfriend boyfriend fiance fiancee fiancé fiancée spouse son daughter kid kids child children mother mom mum father dad parents parent brother sister brothers sisters sibling siblings cousin aunt uncle niece nephew grandmother grandma granny grandfather grandpa grandparents grandson granddaughter grandchildren grandkids friend friends boss manager coworker colleague roommate flatmate housemate neighbor neighbour stepson stepdaughter stepmom stepdad stepmother stepfather baby twin twins mother-in-law father-in-law in-laws sons daughters boys girls teammate mentor doctor therapist")
+	single         = set("wife husband partner girlfriend boyfriend fiance fiancee fiancé fiancée spouse mother mom mum father dad boss")
+	pets           = set("dog cat puppy kitten pet bird hamster rabbit horse fish parrot turtle snake guinea dogs cats pets")
+	diets          = set("vegetarian vegan pescatarian pescetarian keto plant-based carnivore flexitarian")
+	meats          = set("meat fish pork beef chicken seafood animal dairy lamb eggs")
+	maritalStatus  = set("married single divorced engaged widowed separated")
+	months         = set("january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec")
+	likes          = set("like love enjoy prefer adore hate dislike")
+	dislikes       = set("hate dislike")
+	plans          = set("plan intend hope aim want")
+	participles    = set("been done gone got gotten had made taken seen known lived worked moved started quit left lost become come grown born run eaten drunk spoken written driven flown swum sung ridden read put set hurt cut bought sold taught caught won spent built sent met found kept held felt told said thought brought begun")
+	jobs           = set("nurse doctor teacher lawyer student chef pilot farmer firefighter dentist surgeon pharmacist accountant architect electrician plumber carpenter mechanic programmer writer author journalist editor artist painter musician photographer actor actress dancer singer waiter waitress bartender barista cashier clerk librarian professor lecturer tutor researcher scientist economist nanny cook baker butcher driver paramedic veterinarian vet therapist counselor counsellor psychologist psychiatrist entrepreneur freelancer contractor intern salesman saleswoman realtor banker broker trader secretary receptionist translator interpreter coach trainer soldier officer cop detective judge priest pastor engineer developer designer manager consultant analyst programmer ceo cto founder co-founder owner midwife caregiver carer housewife homemaker stay-at-home")
+	trailingYears  = set("old")
+	_              = trailingYears
+	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`
+	regularVerbs   = `die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order`
+	doubled        = set("plan stop shop jog drop admit prefer chat regret commit refer travel")
+
+	verbs       = map[string]string{} // form → lemma
+	past        = map[string]bool{}
+	thirdPerson = map[string]string{"have": "has", "be": "is", "do": "does", "go": "goes"}
+)
+
+func init() {
+	for _, e := range strings.Split(irregularForms, "|") {
+		f := strings.Fields(e)
+		add(f[0], f[0])
+		add(s3(f[0]), f[0])
+		add(ing(f[0]), f[0])
+		add(f[1], f[0])
+		add(f[2], f[0])
+		past[f[1]] = true
+	}
+	for _, v := range strings.Fields(regularVerbs) {
+		if _, ok := verbs[v]; ok && verbs[v] == v {
+			continue
+		}
+		add(v, v)
+		add(s3(v), v)
+		add(ing(v), v)
+		add(ed(v), v)
+		past[ed(v)] = true
+		if v == "travel" {
+			add("traveled", v)
+			add("traveling", v)
+			past["traveled"] = true
+		}
+	}
+	for _, w := range []string{"is", "am", "are", "was", "were", "been", "be", "has", "does", "had", "did"} {
+		delete(verbs, w) // auxiliaries are handled on their own
+	}
+	verbs["has"], verbs["had"], verbs["have"], verbs["does"], verbs["did"] = "have", "have", "have", "do", "do"
+	verbs["born"] = "bear"
+	delete(verbs, "born") // "I was born" is a state, not a passive to lemmatise
+}
+
+func add(form, lemma string) {
+	if _, ok := verbs[form]; !ok {
+		verbs[form] = lemma
+	}
+}
+
+func ed(v string) string {
+	switch {
+	case strings.HasSuffix(v, "e"):
+		return v + "d"
+	case len(v) > 1 && strings.HasSuffix(v, "y") && !strings.ContainsRune("aeiou", rune(v[len(v)-2])):
+		return v[:len(v)-1] + "ied"
+	case doubled[v]:
+		return v + v[len(v)-1:] + "ed"
+	}
+	return v + "ed"
+}
+
+func ing(v string) string {
+	switch {
+	case v == "be" || v == "see" || v == "agree":
+		return v + "ing"
+	case strings.HasSuffix(v, "ie"):
+		return v[:len(v)-2] + "ying"
+	case strings.HasSuffix(v, "e") && !strings.HasSuffix(v, "ee"):
+		return v[:len(v)-1] + "ing"
+	case doubled[v] || v == "run" || v == "swim" || v == "sit" || v == "get" || v == "put" || v == "cut" || v == "win" || v == "begin" || v == "quit" || v == "set" || v == "let" || v == "hit" || v == "shut" || v == "bet" || v == "dig" || v == "split":
+		return v + v[len(v)-1:] + "ing"
+	}
+	return v + "ing"
+}
+
+// stripFillers drops the discourse words that open a clause: "Actually,",
+// "Oh and", "By the way".
+func stripFillers(toks []string) []string {
+	for len(toks) > 0 {
+		w := lower(toks[0])
+		switch {
+		case w == ",":
+		case fillers[w], w == "please" && len(toks) > 1 && toks[1] == ",":
+		case w == "by" && len(toks) > 2 && lower(toks[1]) == "the" && lower(toks[2]) == "way":
+			toks = toks[2:]
+		case w == "just" && len(toks) > 3 && lower(toks[1]) == "so" && lower(toks[2]) == "you" && lower(toks[3]) == "know":
+			toks = toks[3:]
+		case (w == "you" || w == "as") && len(toks) > 2 && lower(toks[1]) == "know" && toks[2] == ",":
+			toks = toks[1:]
+		case w == "to" && len(toks) > 2 && lower(toks[1]) == "be" && lower(toks[2]) == "honest":
+			toks = toks[2:]
+		case w == "in" && len(toks) > 1 && lower(toks[1]) == "fact":
+			toks = toks[1:]
+		case w == "these" && len(toks) > 1 && lower(toks[1]) == "days":
+			toks = toks[1:]
+		default:
+			return toks
+		}
+		toks = toks[1:]
+	}
+	return toks
+}
+
+var fillers = set("actually well oh ok okay so and but also plus btw fyi anyway anyways um uh hmm honestly basically yeah yes yep no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
+
+func set(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+// lower lower-cases an ASCII word without allocating when it is already
+// lower-case.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+func lowerAll(toks []string) []string {
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = lower(t)
+	}
+	return out
+}
+
+func capitalized(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r)
+}
+
+func allCapitalized(toks []string) bool {
+	for _, t := range toks {
+		if !capitalized(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func isNumber(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return numberWords[w]
+		}
+	}
+	return true
+}
+
+var numberWords = set("two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty seventy eighty ninety")
+
+func lastWord(s string) string {
+	if i := strings.LastIndexByte(s, ' '); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func index(toks []string, w string) int {
+	for i, t := range toks {
+		if t == w || lower(t) == w {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndex(toks []string, w string) int {
+	for i := len(toks) - 1; i >= 0; i-- {
+		if toks[i] == w {
+			return i
+		}
+	}
+	return -1
+}
+
+func prepend(w string, toks []string) []string {
+	return append([]string{w}, toks...)
+}
+
+func concat(parts ...[]string) []string {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]string, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }

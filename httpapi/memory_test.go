@@ -127,7 +127,7 @@ func TestHandler_Memories(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body = Do(t, "GET", u+"/memories", nil, "")
-	if !strings.Contains(string(body), "User's name is Alice.") || !strings.Contains(string(body), "User works as nurse.") {
+	if !strings.Contains(string(body), "User's name is Alice.") || !strings.Contains(string(body), "User works as a nurse.") {
 		t.Fatalf("memories after the index job: %s", body)
 	}
 	_, body = Do(t, "POST", u+"/search", nil, `{"query":"what is her job","scopes":["messages"]}`)

@@ -151,7 +151,7 @@ func TestReflect_NoModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"User lives in Lisbon.", "User works as nurse.", "Place:", "Job:"} {
+	for _, want := range []string{"User lives in Lisbon.", "User works as a nurse.", "Place:", "Job:"} {
 		if !strings.Contains(p.Text, want) {
 			t.Errorf("assembled profile lacks %q:\n%s", want, p.Text)
 		}

@@ -26,12 +26,12 @@ func TestDemo(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"no model: built-in extraction",
-		"[fact/plan] User plans to retire at 60.",
+		"[fact/plan] User wants to retire at 60.",
 		"Reflection on the session: no-insight",
 		"search: When does Maya want to retire?\n  - ",
-		"memory: User plans to retire at 60.",
+		"memory: User wants to retire at 60.",
 		"Maya's profile, version ",
-		"(assembled, from 6 memories)",
+		"(assembled, from 8 memories)",
 		"<session_initialization>\n  | ### Key Insights",
 		"### Recent Session Summaries\n  | - At ",
 		"### Notes\n  | ## Client preferences",
