@@ -414,4 +414,34 @@ type MemoryStore interface {
 	// FindMemoryHistory returns a memory's history, oldest first. Returns
 	// ENOTFOUND if there is no such memory.
 	FindMemoryHistory(ctx context.Context, userID, id string) ([]*MemoryChange, error)
+
+	// FindMemorySources returns the provenance of every memory of the
+	// user, valid or not, drawn from those of threadIDs that have at least
+	// one invalidated memory, in no particular order; none from the other
+	// threads, so an empty slice when no thread named has an invalidated
+	// memory (the common case, which costs an index probe per thread).
+	// Unknown or repeated thread IDs are not an error. Search reads it to
+	// tell the turns from which only outdated memories were drawn.
+	// Returns EINVALID for more than MaxPageSize thread IDs.
+	FindMemorySources(ctx context.Context, userID string, threadIDs []string) ([]MemorySource, error)
+}
+
+// MemorySource is where a memory was drawn from and whether it still
+// holds (see MemoryStore.FindMemorySources).
+type MemorySource struct {
+	ID             string
+	ThreadID       string
+	SeqFrom, SeqTo int64
+	InvalidAt      *time.Time // nil: the memory holds
+	SupersededBy   string     // the memory that superseded it ("" for none)
+	SupersededText string     // that memory's text ("" for none, or if it was deleted)
+}
+
+// ValidateMemorySources checks the thread IDs of FindMemorySources, for
+// every backend.
+func ValidateMemorySources(threadIDs []string) error {
+	if len(threadIDs) > MaxPageSize {
+		return Errorf(EINVALID, "At most %d thread IDs may be asked for, not %d.", MaxPageSize, len(threadIDs))
+	}
+	return nil
 }

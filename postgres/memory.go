@@ -309,3 +309,47 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 	}
 	return changes, nil
 }
+
+// FindMemorySources implements agentmem.MemoryStore.
+//
+//	SELECT m.…, s.text FROM memories m LEFT JOIN memories s ON (s.user_id, s.id) = (m.user_id, m.superseded_by)
+//	WHERE m.user_id = $1 AND m.thread_id IN (SELECT thread_id FROM memories
+//	  WHERE user_id = $1 AND invalid_at IS NOT NULL AND thread_id = ANY($2))
+//
+// The subquery probes memories_invalid_thread (invalidated memories only)
+// once per thread; only the threads it finds are read, by memories_thread.
+func (s *Store) FindMemorySources(ctx context.Context, userID string, threadIDs []string) ([]agentmem.MemorySource, error) {
+	if err := agentmem.ValidateMemorySources(threadIDs); err != nil {
+		return nil, err
+	}
+	out := []agentmem.MemorySource{}
+	if len(threadIDs) == 0 {
+		return out, nil
+	}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
+			FROM memories m LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''
+			WHERE m.user_id = $1 AND m.thread_id IN (SELECT thread_id FROM memories
+				WHERE user_id = $1 AND invalid_at IS NOT NULL AND thread_id = ANY($2))`, userID, threadIDs)
+		if err != nil {
+			return fmt.Errorf("find memory sources: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var src agentmem.MemorySource
+			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &src.InvalidAt, &src.SupersededBy, &src.SupersededText); err != nil {
+				return fmt.Errorf("scan memory source: %w", err)
+			}
+			if src.InvalidAt != nil {
+				t := src.InvalidAt.UTC()
+				src.InvalidAt = &t
+			}
+			out = append(out, src)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
