@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ const (
 type Store interface {
 	agentmem.TextSearcher
 	agentmem.VectorStore
+	// What tells results that no longer hold (see outdated).
+	FindMemorySources(ctx context.Context, userID string, threadIDs []string) ([]agentmem.MemorySource, error)
+	FindMemoryByID(ctx context.Context, userID, id string) (*agentmem.Memory, error)
 }
 
 // VectorWeightLexical is the VectorWeight for the built-in lexical
@@ -38,6 +42,13 @@ type Store interface {
 // full-text alone as the weight rose: 0.1 kept it (0.639 against 0.636),
 // 1 cost 0.06.
 const VectorWeightLexical = 0.1
+
+// DefaultSupersededWeight is the SupersededWeight when 0: a result that
+// no longer holds keeps half its score. Fused scores are close together
+// (rank 1 of a list adds 1/61, rank 50 1/110), so halving one moves it
+// below nearly every candidate that still holds, yet keeps it in the
+// results when few others match (a question about the past).
+const DefaultSupersededWeight = 0.5
 
 // Options configure a Searcher; the zero value works.
 type Options struct {
@@ -55,7 +66,13 @@ type Options struct {
 	// full-text near the top) and a net for what full-text misses (see
 	// VectorWeightLexical).
 	VectorWeight float64
-	Log          *slog.Logger
+	// SupersededWeight multiplies the score of a result that no longer
+	// holds: an invalidated memory (found with filters.include_invalid),
+	// and a message, chunk or summary from which only invalidated
+	// memories were drawn (see outdated). DefaultSupersededWeight when 0;
+	// 1 keeps their rank (they are still marked).
+	SupersededWeight float64
+	Log              *slog.Logger
 }
 
 // Searcher runs searches. It is safe for concurrent use.
@@ -206,15 +223,126 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 
-	resp.Results = rank(&req, halfLife, items, names, weights, lists)
+	old, err := s.outdated(ctx, userID, items)
+	if err != nil {
+		return nil, err
+	}
+	resp.Results = rank(&req, halfLife, cmp.Or(s.opt.SupersededWeight, DefaultSupersededWeight), items, old, names, weights, lists)
+	if err := s.supersededBy(ctx, userID, resp.Results); err != nil {
+		return nil, err
+	}
 	return resp, nil
+}
+
+// staleness is why a result no longer holds.
+type staleness struct {
+	at       time.Time // when (its newest memory) was invalidated
+	by, text string    // the superseding memory and its text ("" when unknown or none)
+}
+
+// outdated finds the candidates that no longer hold: invalidated memories
+// (only there with filters.include_invalid), and messages, chunks and
+// summaries every one of whose memories (those whose provenance, in the
+// same thread, overlaps the item's seqs) is invalidated. Such an item is
+// marked with the invalidation of its newest invalidated memory, and the
+// memory that superseded it. An item from which no memory was drawn, or
+// at least one that holds, is not outdated.
+//
+// It costs one store query (FindMemorySources) over the candidates'
+// threads, which probes an index of the invalidated memories only, and
+// none when the candidates are all valid memories.
+func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKey]agentmem.TextHit) (map[itemKey]staleness, error) {
+	threads := map[string]bool{}
+	for _, h := range items {
+		if h.ThreadID != "" && (h.Scope != agentmem.ScopeMemories || h.InvalidAt != nil) {
+			threads[h.ThreadID] = true
+		}
+	}
+	bySrc := map[string][]agentmem.MemorySource{}
+	ids := slices.Sorted(maps.Keys(threads))
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), agentmem.MaxPageSize)]
+		ids = ids[len(batch):]
+		srcs, err := s.store.FindMemorySources(ctx, userID, batch)
+		if err != nil {
+			return nil, fmt.Errorf("find memory sources: %w", err)
+		}
+		for _, src := range srcs {
+			bySrc[src.ThreadID] = append(bySrc[src.ThreadID], src)
+		}
+	}
+	old := map[itemKey]staleness{}
+	for k, h := range items {
+		if h.Scope == agentmem.ScopeMemories {
+			if h.InvalidAt == nil {
+				continue
+			}
+			st := staleness{at: *h.InvalidAt}
+			for _, src := range bySrc[h.ThreadID] {
+				if src.ID == h.ID {
+					st.by, st.text = src.SupersededBy, src.SupersededText
+				}
+			}
+			old[k] = st
+			continue
+		}
+		var newest *agentmem.MemorySource
+		for i, src := range bySrc[h.ThreadID] {
+			if src.SeqTo < h.SeqFrom || src.SeqFrom > h.SeqTo || src.SeqTo == 0 {
+				continue // not drawn from this item's turns
+			}
+			if src.InvalidAt == nil {
+				newest = nil
+				break
+			}
+			if newest == nil || src.InvalidAt.After(*newest.InvalidAt) || src.InvalidAt.Equal(*newest.InvalidAt) && src.ID > newest.ID {
+				newest = &bySrc[h.ThreadID][i]
+			}
+		}
+		if newest != nil {
+			old[k] = staleness{at: *newest.InvalidAt, by: newest.SupersededBy, text: newest.SupersededText}
+		}
+	}
+	return old, nil
+}
+
+// supersededBy completes the marks of invalidated memories without
+// provenance (outdated finds memories by thread): it looks up each, and
+// what superseded it. Only results need it: at most top_k, and only
+// with filters.include_invalid.
+func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Result) error {
+	for i := range results {
+		r := &results[i]
+		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.ThreadID != "" {
+			continue
+		}
+		m, err := s.store.FindMemoryByID(ctx, userID, r.ID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue // deleted since
+		} else if err != nil {
+			return err
+		}
+		if r.SupersededBy = m.SupersededBy; m.SupersededBy == "" {
+			continue
+		}
+		by, err := s.store.FindMemoryByID(ctx, userID, m.SupersededBy)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return err
+		}
+		r.SupersededText = by.Text
+	}
+	return nil
 }
 
 // rank fuses the signals' lists into results, best first: each scored by
 // its reciprocal-rank fusion (scaled to 0–1), decayed by age with a
-// half-life and weighed by importance when asked, those under
+// half-life and weighed by importance when asked, multiplied by
+// supersededWeight when it no longer holds (old), those under
 // req.MinScore left out, at most req.TopK.
-func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate) []Result {
+func rank(req *Request, halfLife time.Duration, supersededWeight float64, items map[itemKey]agentmem.TextHit, old map[itemKey]staleness,
+	names []string, weights []float64, lists [][]candidate) []Result {
 	results := []Result{}
 	scale := maxRRF(weights)
 	now := time.Now()
@@ -244,12 +372,18 @@ func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextH
 			r.Scores["importance"] = factor
 			r.Score *= factor
 		}
+		if st, ok := old[f.key]; ok {
+			at := st.at
+			r.InvalidAt, r.SupersededBy, r.SupersededText = &at, st.by, st.text
+			r.Scores["superseded"] = supersededWeight
+			r.Score *= supersededWeight
+		}
 		if r.Score < req.MinScore {
 			continue
 		}
 		results = append(results, r)
 	}
-	if halfLife > 0 || req.ImportanceWeight > 0 {
+	if halfLife > 0 || req.ImportanceWeight > 0 || len(old) > 0 {
 		slices.SortStableFunc(results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	}
 	if len(results) > req.TopK {
