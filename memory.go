@@ -415,15 +415,18 @@ type MemoryStore interface {
 	// ENOTFOUND if there is no such memory.
 	FindMemoryHistory(ctx context.Context, userID, id string) ([]*MemoryChange, error)
 
-	// FindMemorySources returns the provenance of every memory of the
-	// user, valid or not, drawn from those of threadIDs that have at least
-	// one invalidated memory, in no particular order; none from the other
-	// threads, so an empty slice when no thread named has an invalidated
-	// memory (the common case, which costs an index probe per thread).
-	// Unknown or repeated thread IDs are not an error. Search reads it to
-	// tell the turns from which only outdated memories were drawn.
-	// Returns EINVALID for more than MaxPageSize thread IDs.
-	FindMemorySources(ctx context.Context, userID string, threadIDs []string) ([]MemorySource, error)
+	// FindMemorySources returns the provenance of the user's memories,
+	// valid or not, drawn from the turns of ranges that an invalidated
+	// memory was drawn from too: for each range that the provenance of an
+	// invalidated memory overlaps (same thread, seqs in common), every
+	// memory whose provenance overlaps it. Each memory once, in no
+	// particular order; an empty slice when no invalidated memory
+	// overlaps any range (the common case, which costs an index probe of
+	// the invalidated memories per range). Search reads it to tell the
+	// turns from which only outdated memories were drawn. Returns
+	// EINVALID for more than MaxPageSize ranges, or a range without a
+	// thread or whose seqs are not a range.
+	FindMemorySources(ctx context.Context, userID string, ranges []ThreadRange) ([]MemorySource, error)
 }
 
 // MemorySource is where a memory was drawn from and whether it still
@@ -437,11 +440,22 @@ type MemorySource struct {
 	SupersededText string     // that memory's text ("" for none, or if it was deleted)
 }
 
-// ValidateMemorySources checks the thread IDs of FindMemorySources, for
-// every backend.
-func ValidateMemorySources(threadIDs []string) error {
-	if len(threadIDs) > MaxPageSize {
-		return Errorf(EINVALID, "At most %d thread IDs may be asked for, not %d.", MaxPageSize, len(threadIDs))
+// ThreadRange is the turns SeqFrom..SeqTo (inclusive) of a thread.
+type ThreadRange struct {
+	ThreadID       string
+	SeqFrom, SeqTo int64
+}
+
+// ValidateMemorySources checks the ranges of FindMemorySources, for every
+// backend.
+func ValidateMemorySources(ranges []ThreadRange) error {
+	if len(ranges) > MaxPageSize {
+		return Errorf(EINVALID, "At most %d ranges may be asked for, not %d.", MaxPageSize, len(ranges))
+	}
+	for _, r := range ranges {
+		if r.ThreadID == "" || r.SeqFrom < 0 || r.SeqTo < r.SeqFrom {
+			return Errorf(EINVALID, "A range needs a thread and seqs 0 ≤ seq_from ≤ seq_to, not %q %d–%d.", r.ThreadID, r.SeqFrom, r.SeqTo)
+		}
 	}
 	return nil
 }

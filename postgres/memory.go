@@ -312,25 +312,35 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 
 // FindMemorySources implements agentmem.MemoryStore.
 //
-//	SELECT m.…, s.text FROM memories m LEFT JOIN memories s ON (s.user_id, s.id) = (m.user_id, m.superseded_by)
-//	WHERE m.user_id = $1 AND m.thread_id IN (SELECT thread_id FROM memories
-//	  WHERE user_id = $1 AND invalid_at IS NOT NULL AND thread_id = ANY($2))
+//	SELECT DISTINCT m.…, s.text FROM unnest(threads, froms, tos) r
+//	JOIN memories m ON m.thread_id = r.thread AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+//	LEFT JOIN memories s ON s.id = m.superseded_by
+//	WHERE EXISTS (an invalidated memory i of r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
 //
-// The subquery probes memories_invalid_thread (invalidated memories only)
-// once per thread; only the threads it finds are read, by memories_thread.
-func (s *Store) FindMemorySources(ctx context.Context, userID string, threadIDs []string) ([]agentmem.MemorySource, error) {
-	if err := agentmem.ValidateMemorySources(threadIDs); err != nil {
+// (every table by the user). The EXISTS probes memories_invalid_thread,
+// which holds invalidated memories only, first: a range none of them
+// overlaps costs that probe; the others read the memories of their
+// thread from memories_thread.
+func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error) {
+	if err := agentmem.ValidateMemorySources(ranges); err != nil {
 		return nil, err
 	}
 	out := []agentmem.MemorySource{}
-	if len(threadIDs) == 0 {
+	if len(ranges) == 0 {
 		return out, nil
 	}
+	threads, froms, tos := make([]string, len(ranges)), make([]int64, len(ranges)), make([]int64, len(ranges))
+	for i, r := range ranges {
+		threads[i], froms[i], tos[i] = r.ThreadID, r.SeqFrom, r.SeqTo
+	}
 	err := s.read(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
-			FROM memories m LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''
-			WHERE m.user_id = $1 AND m.thread_id IN (SELECT thread_id FROM memories
-				WHERE user_id = $1 AND invalid_at IS NOT NULL AND thread_id = ANY($2))`, userID, threadIDs)
+		rows, err := tx.Query(ctx, `WITH r AS MATERIALIZED (
+				SELECT q.thread_id, q.seq_from, q.seq_to FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS q(thread_id, seq_from, seq_to)
+				WHERE EXISTS (SELECT 1 FROM memories i WHERE i.user_id = $1 AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
+					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
+			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
+			FROM r JOIN memories m ON m.user_id = $1 AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, userID, threads, froms, tos)
 		if err != nil {
 			return fmt.Errorf("find memory sources: %w", err)
 		}

@@ -216,5 +216,25 @@ func BenchmarkSearch_Messages(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
+		// What outdated adds to each search: one FindMemorySources over the
+		// turns of the candidates (at most 2 × 50 items; here 100 messages
+		// of 100 threads, one in five the source of a memory).
+		b.Run(name+"/sources", func(b *testing.B) {
+			var ranges []agentmem.ThreadRange
+			for i := range 100 {
+				ranges = append(ranges, agentmem.ThreadRange{ThreadID: fmt.Sprint("t", 2*i), SeqFrom: int64(i%50 + 1), SeqTo: int64(i%50 + 1)})
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := s.FindMemorySources(ctx, "u", ranges); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
 	}
 }

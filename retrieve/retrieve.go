@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -33,7 +32,7 @@ type Store interface {
 	agentmem.TextSearcher
 	agentmem.VectorStore
 	// What tells results that no longer hold (see outdated).
-	FindMemorySources(ctx context.Context, userID string, threadIDs []string) ([]agentmem.MemorySource, error)
+	FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error)
 	FindMemoryByID(ctx context.Context, userID, id string) (*agentmem.Memory, error)
 }
 
@@ -249,20 +248,23 @@ type staleness struct {
 // at least one that holds, is not outdated.
 //
 // It costs one store query (FindMemorySources) over the candidates'
-// threads, which probes an index of the invalidated memories only, and
-// none when the candidates are all valid memories.
+// turns, which probes an index of the invalidated memories only (a batch
+// may hold a memory twice, when it overlaps two of them; it changes
+// nothing), and none when the candidates are all valid memories.
 func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKey]agentmem.TextHit) (map[itemKey]staleness, error) {
-	threads := map[string]bool{}
+	seen := map[agentmem.ThreadRange]bool{}
+	var ranges []agentmem.ThreadRange
 	for _, h := range items {
-		if h.ThreadID != "" && (h.Scope != agentmem.ScopeMemories || h.InvalidAt != nil) {
-			threads[h.ThreadID] = true
+		r := agentmem.ThreadRange{ThreadID: h.ThreadID, SeqFrom: h.SeqFrom, SeqTo: h.SeqTo}
+		if h.ThreadID != "" && h.SeqTo >= max(h.SeqFrom, 1) && (h.Scope != agentmem.ScopeMemories || h.InvalidAt != nil) && !seen[r] {
+			seen[r] = true
+			ranges = append(ranges, r)
 		}
 	}
 	bySrc := map[string][]agentmem.MemorySource{}
-	ids := slices.Sorted(maps.Keys(threads))
-	for len(ids) > 0 {
-		batch := ids[:min(len(ids), agentmem.MaxPageSize)]
-		ids = ids[len(batch):]
+	for len(ranges) > 0 {
+		batch := ranges[:min(len(ranges), agentmem.MaxPageSize)]
+		ranges = ranges[len(batch):]
 		srcs, err := s.store.FindMemorySources(ctx, userID, batch)
 		if err != nil {
 			return nil, fmt.Errorf("find memory sources: %w", err)
@@ -307,13 +309,13 @@ func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKe
 }
 
 // supersededBy completes the marks of invalidated memories without
-// provenance (outdated finds memories by thread): it looks up each, and
+// provenance (outdated finds memories by their turns): it looks up each, and
 // what superseded it. Only results need it: at most top_k, and only
 // with filters.include_invalid.
 func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Result) error {
 	for i := range results {
 		r := &results[i]
-		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.ThreadID != "" {
+		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.ThreadID != "" && r.SeqTo > 0 {
 			continue
 		}
 		m, err := s.store.FindMemoryByID(ctx, userID, r.ID)
