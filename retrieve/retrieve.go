@@ -187,8 +187,9 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			vecList, vecErr = s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, vecItems)
 		}()
 	}
+	var hits []agentmem.TextHit
 	if wants(&req, "fulltext") {
-		hits, err := s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
+		hits, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
 		if err != nil {
 			wg.Wait()
 			return nil, fmt.Errorf("full-text search: %w", err)
@@ -201,6 +202,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 		names, weights, lists = append(names, "fulltext"), append(weights, 1), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
+	}
+	// While the vector scan runs, look at the best full-text hits' turns:
+	// they are most of the results, and present then asks again only about
+	// the others (see outdated).
+	known := map[itemKey]*staleness{}
+	if err := s.outdated(ctx, userID, hits[:min(len(hits), batchSize(&req))], known); err != nil {
+		wg.Wait()
+		return nil, err
 	}
 	wg.Wait()
 	for k, h := range vecItems {
@@ -222,16 +231,69 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 
-	old, err := s.outdated(ctx, userID, items)
-	if err != nil {
+	results, keys := rank(&req, halfLife, items, names, weights, lists)
+	if resp.Results, err = s.present(ctx, userID, &req, items, results, keys, known); err != nil {
 		return nil, err
 	}
-	resp.Results = rank(&req, halfLife, cmp.Or(s.opt.SupersededWeight, DefaultSupersededWeight), items, old, names, weights, lists)
 	if err := s.supersededBy(ctx, userID, resp.Results); err != nil {
 		return nil, err
 	}
 	return resp, nil
 }
+
+// present demotes the results that no longer hold (see outdated) and
+// returns the best req.TopK of those scoring at least req.MinScore.
+// results, best first, are those of rank, keys their items. Demoting
+// only lowers a score, so it checks them in batches from the best and
+// stops once req.TopK checked results score at least as much as the next
+// unchecked one: the store is asked about the first few candidates, not
+// all of them.
+func (s *Searcher) present(ctx context.Context, userID string, req *Request, items map[itemKey]agentmem.TextHit, results []Result, keys []itemKey,
+	known map[itemKey]*staleness) ([]Result, error) {
+	weight := cmp.Or(s.opt.SupersededWeight, DefaultSupersededWeight)
+	batch := batchSize(req)
+	checked := 0
+	for checked < len(results) {
+		end := min(len(results), checked+batch)
+		hits := make([]agentmem.TextHit, 0, end-checked)
+		for _, k := range keys[checked:end] {
+			hits = append(hits, items[k])
+		}
+		if err := s.outdated(ctx, userID, hits, known); err != nil {
+			return nil, err
+		}
+		for i := checked; i < end; i++ {
+			if st := known[keys[i]]; st != nil {
+				r, at := &results[i], st.at
+				r.InvalidAt, r.SupersededBy, r.SupersededText = &at, st.by, st.text
+				r.Scores["superseded"] = weight
+				r.Score *= weight
+			}
+		}
+		if checked = end; checked == len(results) {
+			break
+		}
+		next := results[checked].Score // the most any unchecked result scores
+		if next < req.MinScore {
+			break
+		}
+		n := 0
+		for _, r := range results[:checked] {
+			if r.Score >= next {
+				n++
+			}
+		}
+		if n >= req.TopK {
+			break
+		}
+	}
+	out := slices.DeleteFunc(results[:checked], func(r Result) bool { return r.Score < req.MinScore })
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	return out[:min(len(out), req.TopK)], nil
+}
+
+// batchSize is how many results present checks at a time.
+func batchSize(req *Request) int { return max(2*req.TopK, 10) }
 
 // staleness is why a result no longer holds.
 type staleness struct {
@@ -239,19 +301,25 @@ type staleness struct {
 	by, text string    // the superseding memory and its text ("" when unknown or none)
 }
 
-// outdated finds the candidates that no longer hold: invalidated memories
-// (only there with filters.include_invalid), and messages, chunks and
-// summaries every one of whose memories (those whose provenance, in the
-// same thread, overlaps the item's seqs) is invalidated. Such an item is
-// marked with the invalidation of its newest invalidated memory, and the
-// memory that superseded it. An item from which no memory was drawn, or
-// at least one that holds, is not outdated.
+// outdated finds which of hits no longer hold and records it in known
+// (nil: it holds), leaving out those known already. Those that no longer
+// hold are invalidated memories (only there with
+// filters.include_invalid), and messages, chunks and summaries every one
+// of whose memories (those whose provenance, in the same thread, overlaps
+// the item's seqs) is invalidated. Such an item is marked with the
+// invalidation of its newest invalidated memory, and the memory that
+// superseded it. An item from which no memory was drawn, or at least one
+// that holds, is not outdated.
 //
-// It costs one store query (FindMemorySources) over the candidates'
-// turns, which probes an index of the invalidated memories only (a batch
-// may hold a memory twice, when it overlaps two of them; it changes
-// nothing), and none when the candidates are all valid memories.
-func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKey]agentmem.TextHit) (map[itemKey]staleness, error) {
+// It costs one store query (FindMemorySources) over the items' turns,
+// which probes an index of the invalidated memories only (a batch may
+// hold a memory twice, when it overlaps two of them; it changes nothing),
+// and none when the items are all valid memories.
+func (s *Searcher) outdated(ctx context.Context, userID string, hits []agentmem.TextHit, known map[itemKey]*staleness) error {
+	items := slices.DeleteFunc(slices.Clone(hits), func(h agentmem.TextHit) bool {
+		_, ok := known[itemKey{h.Scope, h.ID}]
+		return ok
+	})
 	seen := map[agentmem.ThreadRange]bool{}
 	var ranges []agentmem.ThreadRange
 	for _, h := range items {
@@ -267,14 +335,15 @@ func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKe
 		ranges = ranges[len(batch):]
 		srcs, err := s.store.FindMemorySources(ctx, userID, batch)
 		if err != nil {
-			return nil, fmt.Errorf("find memory sources: %w", err)
+			return fmt.Errorf("find memory sources: %w", err)
 		}
 		for _, src := range srcs {
 			bySrc[src.ThreadID] = append(bySrc[src.ThreadID], src)
 		}
 	}
-	old := map[itemKey]staleness{}
-	for k, h := range items {
+	for _, h := range items {
+		k := itemKey{h.Scope, h.ID}
+		known[k] = nil // holds, unless found otherwise below
 		if h.Scope == agentmem.ScopeMemories {
 			if h.InvalidAt == nil {
 				continue
@@ -285,7 +354,7 @@ func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKe
 					st.by, st.text = src.SupersededBy, src.SupersededText
 				}
 			}
-			old[k] = st
+			known[k] = &st
 			continue
 		}
 		var newest *agentmem.MemorySource
@@ -302,10 +371,10 @@ func (s *Searcher) outdated(ctx context.Context, userID string, items map[itemKe
 			}
 		}
 		if newest != nil {
-			old[k] = staleness{at: *newest.InvalidAt, by: newest.SupersededBy, text: newest.SupersededText}
+			known[k] = &staleness{at: *newest.InvalidAt, by: newest.SupersededBy, text: newest.SupersededText}
 		}
 	}
-	return old, nil
+	return nil
 }
 
 // supersededBy completes the marks of invalidated memories without
@@ -338,14 +407,16 @@ func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Re
 	return nil
 }
 
-// rank fuses the signals' lists into results, best first: each scored by
-// its reciprocal-rank fusion (scaled to 0–1), decayed by age with a
-// half-life and weighed by importance when asked, multiplied by
-// supersededWeight when it no longer holds (old), those under
-// req.MinScore left out, at most req.TopK.
-func rank(req *Request, halfLife time.Duration, supersededWeight float64, items map[itemKey]agentmem.TextHit, old map[itemKey]staleness,
-	names []string, weights []float64, lists [][]candidate) []Result {
-	results := []Result{}
+// rank fuses the signals' lists into results, best first, with their
+// items' keys: each scored by its reciprocal-rank fusion (scaled to 0–1),
+// decayed by age with a half-life and weighed by importance when asked.
+// present then demotes those that no longer hold, and cuts.
+func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate) ([]Result, []itemKey) {
+	type scored struct {
+		r Result
+		k itemKey
+	}
+	var all []scored
 	scale := maxRRF(weights)
 	now := time.Now()
 	for _, f := range fuse(names, weights, lists) {
@@ -374,24 +445,16 @@ func rank(req *Request, halfLife time.Duration, supersededWeight float64, items 
 			r.Scores["importance"] = factor
 			r.Score *= factor
 		}
-		if st, ok := old[f.key]; ok {
-			at := st.at
-			r.InvalidAt, r.SupersededBy, r.SupersededText = &at, st.by, st.text
-			r.Scores["superseded"] = supersededWeight
-			r.Score *= supersededWeight
-		}
-		if r.Score < req.MinScore {
-			continue
-		}
-		results = append(results, r)
+		all = append(all, scored{r, f.key})
 	}
-	if halfLife > 0 || req.ImportanceWeight > 0 || len(old) > 0 {
-		slices.SortStableFunc(results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	if halfLife > 0 || req.ImportanceWeight > 0 {
+		slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.r.Score, a.r.Score) })
 	}
-	if len(results) > req.TopK {
-		results = results[:req.TopK]
+	results, keys := make([]Result, len(all)), make([]itemKey, len(all))
+	for i, a := range all {
+		results[i], keys[i] = a.r, a.k
 	}
-	return results
+	return results, keys
 }
 
 // vectorCandidates embeds the query and scans the user's vectors; the
