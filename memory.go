@@ -414,4 +414,48 @@ type MemoryStore interface {
 	// FindMemoryHistory returns a memory's history, oldest first. Returns
 	// ENOTFOUND if there is no such memory.
 	FindMemoryHistory(ctx context.Context, userID, id string) ([]*MemoryChange, error)
+
+	// FindMemorySources returns the provenance of the user's memories,
+	// valid or not, drawn from the turns of ranges that an invalidated
+	// memory was drawn from too: for each range that the provenance of an
+	// invalidated memory overlaps (same thread, seqs in common), every
+	// memory whose provenance overlaps it. Each memory once, in no
+	// particular order; an empty slice when no invalidated memory
+	// overlaps any range (the common case, which costs an index probe of
+	// the invalidated memories per range). Search reads it to tell the
+	// turns from which only outdated memories were drawn. Returns
+	// EINVALID for more than MaxPageSize ranges, or a range without a
+	// thread or whose seqs are not a range.
+	FindMemorySources(ctx context.Context, userID string, ranges []ThreadRange) ([]MemorySource, error)
+}
+
+// MemorySource is where a memory was drawn from and whether it still
+// holds (see MemoryStore.FindMemorySources).
+type MemorySource struct {
+	ID             string
+	ThreadID       string
+	SeqFrom, SeqTo int64
+	InvalidAt      *time.Time // nil: the memory holds
+	SupersededBy   string     // the memory that superseded it ("" for none)
+	SupersededText string     // that memory's text ("" for none, or if it was deleted)
+}
+
+// ThreadRange is the turns SeqFrom..SeqTo (inclusive) of a thread.
+type ThreadRange struct {
+	ThreadID       string
+	SeqFrom, SeqTo int64
+}
+
+// ValidateMemorySources checks the ranges of FindMemorySources, for every
+// backend.
+func ValidateMemorySources(ranges []ThreadRange) error {
+	if len(ranges) > MaxPageSize {
+		return Errorf(EINVALID, "At most %d ranges may be asked for, not %d.", MaxPageSize, len(ranges))
+	}
+	for _, r := range ranges {
+		if r.ThreadID == "" || r.SeqFrom < 0 || r.SeqTo < r.SeqFrom {
+			return Errorf(EINVALID, "A range needs a thread and seqs 0 ≤ seq_from ≤ seq_to, not %q %d–%d.", r.ThreadID, r.SeqFrom, r.SeqTo)
+		}
+	}
+	return nil
 }

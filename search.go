@@ -444,6 +444,19 @@ type SearchResult struct {
 	SeqFrom   int64              `json:"seq_from,omitempty"`
 	SeqTo     int64              `json:"seq_to,omitempty"`
 	CreatedAt time.Time          `json:"created_at"`
+	// InvalidAt, when set, says that the result no longer holds, since
+	// then: an invalidated memory (found only with
+	// filters.include_invalid), or a message, chunk or summary from
+	// which only invalidated memories were drawn (its newest one's
+	// invalidation). Such results rank lower: their score is multiplied
+	// by Scores["superseded"] (retrieve.DefaultSupersededWeight, 0.5).
+	// SupersededBy is the ID of the memory that superseded it (the
+	// memory's, or that newest memory's, Memory.SupersededBy; "" when it
+	// was ended without a replacement) and SupersededText that memory's
+	// text ("" if it was deleted since).
+	InvalidAt      *time.Time `json:"invalid_at,omitempty"`
+	SupersededBy   string     `json:"superseded_by,omitempty"`
+	SupersededText string     `json:"superseded_text,omitempty"`
 }
 
 // SearchResponse is the results of a search, best first, and what ran.

@@ -309,3 +309,57 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 	}
 	return changes, nil
 }
+
+// FindMemorySources implements agentmem.MemoryStore.
+//
+//	SELECT DISTINCT m.…, s.text FROM unnest(threads, froms, tos) r
+//	JOIN memories m ON m.thread_id = r.thread AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+//	LEFT JOIN memories s ON s.id = m.superseded_by
+//	WHERE EXISTS (an invalidated memory i of r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
+//
+// (every table by the user). The EXISTS probes memories_invalid_thread,
+// which holds invalidated memories only, first: a range none of them
+// overlaps costs that probe; the others read the memories of their
+// thread from memories_thread.
+func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error) {
+	if err := agentmem.ValidateMemorySources(ranges); err != nil {
+		return nil, err
+	}
+	out := []agentmem.MemorySource{}
+	if len(ranges) == 0 {
+		return out, nil
+	}
+	threads, froms, tos := make([]string, len(ranges)), make([]int64, len(ranges)), make([]int64, len(ranges))
+	for i, r := range ranges {
+		threads[i], froms[i], tos[i] = r.ThreadID, r.SeqFrom, r.SeqTo
+	}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `WITH r AS MATERIALIZED (
+				SELECT q.thread_id, q.seq_from, q.seq_to FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS q(thread_id, seq_from, seq_to)
+				WHERE EXISTS (SELECT 1 FROM memories i WHERE i.user_id = $1 AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
+					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
+			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
+			FROM r JOIN memories m ON m.user_id = $1 AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, userID, threads, froms, tos)
+		if err != nil {
+			return fmt.Errorf("find memory sources: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var src agentmem.MemorySource
+			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &src.InvalidAt, &src.SupersededBy, &src.SupersededText); err != nil {
+				return fmt.Errorf("scan memory source: %w", err)
+			}
+			if src.InvalidAt != nil {
+				t := src.InvalidAt.UTC()
+				src.InvalidAt = &t
+			}
+			out = append(out, src)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -129,3 +129,112 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearch_Messages searches one user's 200 threads of 50 messages
+// and 2,000 memories drawn from them (10 a thread), memories and messages
+// (the default scopes), hybrid, top 10 (SQLite, built-in embedder, vectors
+// cached), and reports p50/p99: first with every memory valid, then with
+// one in ten superseded by another, so that most candidate threads have
+// outdated memories (what search reads to demote their turns).
+func BenchmarkSearch_Messages(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	emb := lexical.New(0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
+	query := "what about " + strings.Join([]string{vocabulary[40], vocabulary[400], vocabulary[4000]}, " ") + "?"
+	var mems []*agentmem.Memory
+	for th := range 200 {
+		thread := fmt.Sprint("t", th)
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "u", ID: thread}); err != nil {
+			b.Fatal(err)
+		}
+		msgs := make([]*agentmem.Message, 50)
+		texts := make([]string, len(msgs))
+		for i := range msgs {
+			texts[i] = "I " + strings.TrimPrefix(memoryText(zipf), "User ")
+			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: texts[i]}
+		}
+		out, err := s.AppendMessages(ctx, "u", thread, msgs, agentmem.AppendOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var vs []agentmem.Vector
+		vecs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, m := range out {
+			vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: emb.Space(), Vec: vecs[i]})
+		}
+		for i := range 10 {
+			seq := int64(5*i + 1)
+			m := &agentmem.Memory{UserID: "u", Text: "User " + strings.TrimPrefix(texts[seq-1], "I "), Confidence: 1, Importance: 0.5,
+				ThreadID: thread, SeqFrom: seq, SeqTo: seq}
+			if err := s.CreateMemory(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+			v, err := emb.Embed(ctx, []string{m.Text})
+			if err != nil {
+				b.Fatal(err)
+			}
+			vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: emb.Space(), Vec: v[0]})
+			mems = append(mems, m)
+		}
+		if err := s.PutVectors(ctx, "u", vs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	searcher := retrieve.New(s, emb, emb.Space(), retrieve.Options{VectorWeight: retrieve.VectorWeightLexical})
+	for _, name := range []string{"valid", "superseded10pct"} {
+		if name == "superseded10pct" {
+			for i := 0; i+1 < len(mems); i += 10 {
+				if _, err := s.InvalidateMemory(ctx, "u", mems[i].ID, mems[i+1].ID, "bench"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run(name, func(b *testing.B) {
+			req := retrieve.Request{Query: query, TopK: 10}
+			if _, err := searcher.Search(ctx, "u", req); err != nil { // loads the vector cache
+				b.Fatal(err)
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				res, err := searcher.Search(ctx, "u", req)
+				if err != nil || len(res.Results) == 0 {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+		// What outdated adds to each search: one FindMemorySources over the
+		// turns of the candidates (at most 2 × 50 items; here 100 messages
+		// of 100 threads, one in five the source of a memory).
+		b.Run(name+"/sources", func(b *testing.B) {
+			var ranges []agentmem.ThreadRange
+			for i := range 100 {
+				ranges = append(ranges, agentmem.ThreadRange{ThreadID: fmt.Sprint("t", 2*i), SeqFrom: int64(i%50 + 1), SeqTo: int64(i%50 + 1)})
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := s.FindMemorySources(ctx, "u", ranges); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}

@@ -36,8 +36,10 @@ func (s *Searcher) Facts(ctx context.Context, chat agentmem.Chat, model, userID 
 	return out, nil
 }
 
-// FormatFacts writes results as numbered lines with their provenance:
-// "[1] text (thread t1, messages 3–5)".
+// FormatFacts writes results as numbered lines with their provenance,
+// and what replaced those that no longer hold: "[1] text (thread t1,
+// messages 3–5)", "[2] I live in Porto. (thread t1, message 1)
+// (outdated; superseded by: User lives in Lisbon.)".
 func FormatFacts(rs []Result) string {
 	var b strings.Builder
 	for i, r := range rs {
@@ -47,6 +49,12 @@ func FormatFacts(rs []Result) string {
 			fmt.Fprintf(&b, " (thread %s, messages %d–%d)", r.ThreadID, r.SeqFrom, r.SeqTo)
 		case r.ThreadID != "" && r.SeqFrom > 0:
 			fmt.Fprintf(&b, " (thread %s, message %d)", r.ThreadID, r.SeqFrom)
+		}
+		switch {
+		case r.SupersededText != "":
+			fmt.Fprintf(&b, " (outdated; superseded by: %s)", strings.TrimSpace(r.SupersededText))
+		case r.InvalidAt != nil:
+			b.WriteString(" (outdated)")
 		}
 		if i < len(rs)-1 {
 			b.WriteByte('\n')

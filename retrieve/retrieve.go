@@ -31,6 +31,9 @@ const (
 type Store interface {
 	agentmem.TextSearcher
 	agentmem.VectorStore
+	// What tells results that no longer hold (see outdated).
+	FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error)
+	FindMemoryByID(ctx context.Context, userID, id string) (*agentmem.Memory, error)
 }
 
 // VectorWeightLexical is the VectorWeight for the built-in lexical
@@ -38,6 +41,13 @@ type Store interface {
 // full-text alone as the weight rose: 0.1 kept it (0.639 against 0.636),
 // 1 cost 0.06.
 const VectorWeightLexical = 0.1
+
+// DefaultSupersededWeight is the SupersededWeight when 0: a result that
+// no longer holds keeps half its score. Fused scores are close together
+// (rank 1 of a list adds 1/61, rank 50 1/110), so halving one moves it
+// below nearly every candidate that still holds, yet keeps it in the
+// results when few others match (a question about the past).
+const DefaultSupersededWeight = 0.5
 
 // Options configure a Searcher; the zero value works.
 type Options struct {
@@ -55,7 +65,13 @@ type Options struct {
 	// full-text near the top) and a net for what full-text misses (see
 	// VectorWeightLexical).
 	VectorWeight float64
-	Log          *slog.Logger
+	// SupersededWeight multiplies the score of a result that no longer
+	// holds: an invalidated memory (found with filters.include_invalid),
+	// and a message, chunk or summary from which only invalidated
+	// memories were drawn (see outdated). DefaultSupersededWeight when 0;
+	// 1 keeps their rank (they are still marked).
+	SupersededWeight float64
+	Log              *slog.Logger
 }
 
 // Searcher runs searches. It is safe for concurrent use.
@@ -171,8 +187,9 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			vecList, vecErr = s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, vecItems)
 		}()
 	}
+	var hits []agentmem.TextHit
 	if wants(&req, "fulltext") {
-		hits, err := s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
+		hits, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
 		if err != nil {
 			wg.Wait()
 			return nil, fmt.Errorf("full-text search: %w", err)
@@ -185,6 +202,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 		names, weights, lists = append(names, "fulltext"), append(weights, 1), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
+	}
+	// While the vector scan runs, look at the best full-text hits' turns:
+	// they are most of the results, and present then asks again only about
+	// the others (see outdated).
+	known := map[itemKey]*staleness{}
+	if err := s.outdated(ctx, userID, hits[:min(len(hits), batchSize(&req))], known); err != nil {
+		wg.Wait()
+		return nil, err
 	}
 	wg.Wait()
 	for k, h := range vecItems {
@@ -206,16 +231,192 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 
-	resp.Results = rank(&req, halfLife, items, names, weights, lists)
+	results, keys := rank(&req, halfLife, items, names, weights, lists)
+	if resp.Results, err = s.present(ctx, userID, &req, items, results, keys, known); err != nil {
+		return nil, err
+	}
+	if err := s.supersededBy(ctx, userID, resp.Results); err != nil {
+		return nil, err
+	}
 	return resp, nil
 }
 
-// rank fuses the signals' lists into results, best first: each scored by
-// its reciprocal-rank fusion (scaled to 0–1), decayed by age with a
-// half-life and weighed by importance when asked, those under
-// req.MinScore left out, at most req.TopK.
-func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate) []Result {
-	results := []Result{}
+// present demotes the results that no longer hold (see outdated) and
+// returns the best req.TopK of those scoring at least req.MinScore.
+// results, best first, are those of rank, keys their items. Demoting
+// only lowers a score, so it checks them in batches from the best and
+// stops once req.TopK checked results score at least as much as the next
+// unchecked one: the store is asked about the first few candidates, not
+// all of them.
+func (s *Searcher) present(ctx context.Context, userID string, req *Request, items map[itemKey]agentmem.TextHit, results []Result, keys []itemKey,
+	known map[itemKey]*staleness) ([]Result, error) {
+	weight := cmp.Or(s.opt.SupersededWeight, DefaultSupersededWeight)
+	batch := batchSize(req)
+	checked := 0
+	for checked < len(results) {
+		end := min(len(results), checked+batch)
+		hits := make([]agentmem.TextHit, 0, end-checked)
+		for _, k := range keys[checked:end] {
+			hits = append(hits, items[k])
+		}
+		if err := s.outdated(ctx, userID, hits, known); err != nil {
+			return nil, err
+		}
+		for i := checked; i < end; i++ {
+			if st := known[keys[i]]; st != nil {
+				r, at := &results[i], st.at
+				r.InvalidAt, r.SupersededBy, r.SupersededText = &at, st.by, st.text
+				r.Scores["superseded"] = weight
+				r.Score *= weight
+			}
+		}
+		if checked = end; checked == len(results) {
+			break
+		}
+		next := results[checked].Score // the most any unchecked result scores
+		if next < req.MinScore {
+			break
+		}
+		n := 0
+		for _, r := range results[:checked] {
+			if r.Score >= next {
+				n++
+			}
+		}
+		if n >= req.TopK {
+			break
+		}
+	}
+	out := slices.DeleteFunc(results[:checked], func(r Result) bool { return r.Score < req.MinScore })
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	return out[:min(len(out), req.TopK)], nil
+}
+
+// batchSize is how many results present checks at a time.
+func batchSize(req *Request) int { return max(2*req.TopK, 10) }
+
+// staleness is why a result no longer holds.
+type staleness struct {
+	at       time.Time // when (its newest memory) was invalidated
+	by, text string    // the superseding memory and its text ("" when unknown or none)
+}
+
+// outdated finds which of hits no longer hold and records it in known
+// (nil: it holds), leaving out those known already. Those that no longer
+// hold are invalidated memories (only there with
+// filters.include_invalid), and messages, chunks and summaries every one
+// of whose memories (those whose provenance, in the same thread, overlaps
+// the item's seqs) is invalidated. Such an item is marked with the
+// invalidation of its newest invalidated memory, and the memory that
+// superseded it. An item from which no memory was drawn, or at least one
+// that holds, is not outdated.
+//
+// It costs one store query (FindMemorySources) over the items' turns,
+// which probes an index of the invalidated memories only (a batch may
+// hold a memory twice, when it overlaps two of them; it changes nothing),
+// and none when the items are all valid memories.
+func (s *Searcher) outdated(ctx context.Context, userID string, hits []agentmem.TextHit, known map[itemKey]*staleness) error {
+	items := slices.DeleteFunc(slices.Clone(hits), func(h agentmem.TextHit) bool {
+		_, ok := known[itemKey{h.Scope, h.ID}]
+		return ok
+	})
+	seen := map[agentmem.ThreadRange]bool{}
+	var ranges []agentmem.ThreadRange
+	for _, h := range items {
+		r := agentmem.ThreadRange{ThreadID: h.ThreadID, SeqFrom: h.SeqFrom, SeqTo: h.SeqTo}
+		if h.ThreadID != "" && h.SeqTo >= max(h.SeqFrom, 1) && (h.Scope != agentmem.ScopeMemories || h.InvalidAt != nil) && !seen[r] {
+			seen[r] = true
+			ranges = append(ranges, r)
+		}
+	}
+	bySrc := map[string][]agentmem.MemorySource{}
+	for len(ranges) > 0 {
+		batch := ranges[:min(len(ranges), agentmem.MaxPageSize)]
+		ranges = ranges[len(batch):]
+		srcs, err := s.store.FindMemorySources(ctx, userID, batch)
+		if err != nil {
+			return fmt.Errorf("find memory sources: %w", err)
+		}
+		for _, src := range srcs {
+			bySrc[src.ThreadID] = append(bySrc[src.ThreadID], src)
+		}
+	}
+	for _, h := range items {
+		k := itemKey{h.Scope, h.ID}
+		known[k] = nil // holds, unless found otherwise below
+		if h.Scope == agentmem.ScopeMemories {
+			if h.InvalidAt == nil {
+				continue
+			}
+			st := staleness{at: *h.InvalidAt}
+			for _, src := range bySrc[h.ThreadID] {
+				if src.ID == h.ID {
+					st.by, st.text = src.SupersededBy, src.SupersededText
+				}
+			}
+			known[k] = &st
+			continue
+		}
+		var newest *agentmem.MemorySource
+		for i, src := range bySrc[h.ThreadID] {
+			if src.SeqTo < h.SeqFrom || src.SeqFrom > h.SeqTo || src.SeqTo == 0 {
+				continue // not drawn from this item's turns
+			}
+			if src.InvalidAt == nil {
+				newest = nil
+				break
+			}
+			if newest == nil || src.InvalidAt.After(*newest.InvalidAt) || src.InvalidAt.Equal(*newest.InvalidAt) && src.ID > newest.ID {
+				newest = &bySrc[h.ThreadID][i]
+			}
+		}
+		if newest != nil {
+			known[k] = &staleness{at: *newest.InvalidAt, by: newest.SupersededBy, text: newest.SupersededText}
+		}
+	}
+	return nil
+}
+
+// supersededBy completes the marks of invalidated memories without
+// provenance (outdated finds memories by their turns): it looks up each, and
+// what superseded it. Only results need it: at most top_k, and only
+// with filters.include_invalid.
+func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Result) error {
+	for i := range results {
+		r := &results[i]
+		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.ThreadID != "" && r.SeqTo > 0 {
+			continue
+		}
+		m, err := s.store.FindMemoryByID(ctx, userID, r.ID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue // deleted since
+		} else if err != nil {
+			return err
+		}
+		if r.SupersededBy = m.SupersededBy; m.SupersededBy == "" {
+			continue
+		}
+		by, err := s.store.FindMemoryByID(ctx, userID, m.SupersededBy)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return err
+		}
+		r.SupersededText = by.Text
+	}
+	return nil
+}
+
+// rank fuses the signals' lists into results, best first, with their
+// items' keys: each scored by its reciprocal-rank fusion (scaled to 0–1),
+// decayed by age with a half-life and weighed by importance when asked.
+// present then demotes those that no longer hold, and cuts.
+func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate) ([]Result, []itemKey) {
+	type scored struct {
+		r Result
+		k itemKey
+	}
+	var all []scored
 	scale := maxRRF(weights)
 	now := time.Now()
 	for _, f := range fuse(names, weights, lists) {
@@ -244,18 +445,16 @@ func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextH
 			r.Scores["importance"] = factor
 			r.Score *= factor
 		}
-		if r.Score < req.MinScore {
-			continue
-		}
-		results = append(results, r)
+		all = append(all, scored{r, f.key})
 	}
 	if halfLife > 0 || req.ImportanceWeight > 0 {
-		slices.SortStableFunc(results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+		slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.r.Score, a.r.Score) })
 	}
-	if len(results) > req.TopK {
-		results = results[:req.TopK]
+	results, keys := make([]Result, len(all)), make([]itemKey, len(all))
+	for i, a := range all {
+		results[i], keys[i] = a.r, a.k
 	}
-	return results
+	return results, keys
 }
 
 // vectorCandidates embeds the query and scans the user's vectors; the

@@ -294,3 +294,64 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 	}
 	return changes, nil
 }
+
+// FindMemorySources implements agentmem.MemoryStore.
+//
+//	SELECT DISTINCT m.…, s.text FROM json_each(ranges) r
+//	JOIN memories m ON m.thread_id = r.thread AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+//	LEFT JOIN memories s ON s.id = m.superseded_by
+//	WHERE EXISTS (an invalidated memory i of r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
+//
+// (every table by the user). The EXISTS probes memories_invalid_thread,
+// which holds invalidated memories only, first (INDEXED BY: the planner
+// would rather walk memories_thread): a range none of them overlaps costs
+// that probe; the others read the memories of their thread from
+// memories_thread. CROSS JOIN keeps the ranges outside: otherwise the
+// planner may walk every memory of the user and probe the ranges.
+func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error) {
+	if err := agentmem.ValidateMemorySources(ranges); err != nil {
+		return nil, err
+	}
+	out := []agentmem.MemorySource{}
+	if len(ranges) == 0 {
+		return out, nil
+	}
+	rs := make([][]any, len(ranges))
+	for i, r := range ranges {
+		rs[i] = []any{r.ThreadID, r.SeqFrom, r.SeqTo}
+	}
+	js, err := json.Marshal(rs)
+	if err != nil {
+		return nil, err
+	}
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `WITH r AS MATERIALIZED (
+				SELECT q.thread_id, q.seq_from, q.seq_to FROM (SELECT json_extract(value, '$[0]') AS thread_id, json_extract(value, '$[1]') AS seq_from,
+					json_extract(value, '$[2]') AS seq_to FROM json_each(?)) q
+				WHERE EXISTS (SELECT 1 FROM memories i INDEXED BY memories_invalid_thread WHERE i.user_id = ? AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
+					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
+			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
+			FROM r CROSS JOIN memories m ON m.user_id = ? AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, string(js), userID, userID)
+		if err != nil {
+			return fmt.Errorf("find memory sources: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				src     agentmem.MemorySource
+				invalid sql.NullInt64
+			)
+			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &invalid, &src.SupersededBy, &src.SupersededText); err != nil {
+				return fmt.Errorf("scan memory source: %w", err)
+			}
+			src.InvalidAt = fromNullMicros(invalid)
+			out = append(out, src)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -563,3 +563,71 @@ func testMemoriesConcurrent(t *testing.T, s agentmem.Store) {
 		t.Fatal(err)
 	}
 }
+
+// testFindMemorySources: for the ranges of turns that an invalidated
+// memory was drawn from, every memory drawn from them, valid or not, with
+// the superseding memory's text; nothing for ranges no invalidated memory
+// overlaps (another thread, other seqs of its thread, another user); an
+// empty slice when there is nothing; bad ranges refused.
+func testFindMemorySources(t *testing.T, s agentmem.Store) {
+	mk := func(user, thread string, from, to int64, text string) *agentmem.Memory {
+		return MustCreateMemory(t, s, &agentmem.Memory{UserID: user, Text: text, ThreadID: thread, SeqFrom: from, SeqTo: to})
+	}
+	rg := func(thread string, from, to int64) agentmem.ThreadRange {
+		return agentmem.ThreadRange{ThreadID: thread, SeqFrom: from, SeqTo: to}
+	}
+	porto := mk("alice", "t1", 1, 1, "User lives in Porto.")
+	dog := mk("alice", "t1", 1, 2, "User has a dog.")
+	mk("alice", "t1", 3, 3, "User likes tea.") // overlaps a range without invalidated memories
+	lisbon := mk("alice", "t2", 1, 1, "User lives in Lisbon.")
+	gone := mk("alice", "t4", 2, 4, "User works at Acme.")
+	left := mk("alice", "t4", 5, 5, "User plays chess.")
+	mk("alice", "t4", 0, 0, "User is tall.") // a thread without seqs
+	bob := mk("bob", "t1", 1, 1, "User lives in Oslo.")
+	for _, inv := range []struct{ user, id, by string }{{"alice", porto.ID, lisbon.ID}, {"alice", gone.ID, ""}, {"alice", left.ID, "no-such-memory"}, {"bob", bob.ID, ""}} {
+		if _, err := s.InvalidateMemory(ctx, inv.user, inv.id, inv.by, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	got, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{rg("t1", 1, 1), rg("t1", 2, 2), rg("t1", 3, 3), rg("t2", 1, 1), rg("t4", 3, 6), rg("t1", 1, 1), rg("nope", 1, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]agentmem.MemorySource{}
+	for _, src := range got {
+		if (src.InvalidAt != nil) != (src.ID != dog.ID) || src.InvalidAt != nil && src.InvalidAt.IsZero() {
+			t.Errorf("%s: invalid_at %v", src.ID, src.InvalidAt)
+		}
+		src.InvalidAt = nil
+		byID[src.ID] = src
+	}
+	want := map[string]agentmem.MemorySource{
+		porto.ID: {ID: porto.ID, ThreadID: "t1", SeqFrom: 1, SeqTo: 1, SupersededBy: lisbon.ID, SupersededText: "User lives in Lisbon."},
+		dog.ID:   {ID: dog.ID, ThreadID: "t1", SeqFrom: 1, SeqTo: 2},
+		gone.ID:  {ID: gone.ID, ThreadID: "t4", SeqFrom: 2, SeqTo: 4},
+		left.ID:  {ID: left.ID, ThreadID: "t4", SeqFrom: 5, SeqTo: 5, SupersededBy: "no-such-memory"},
+	}
+	if diff := cmp.Diff(want, byID); diff != "" || len(got) != len(want) {
+		t.Fatalf("sources (-want +got, %d rows):\n%s", len(got), diff)
+	}
+
+	for _, ranges := range [][]agentmem.ThreadRange{nil, {rg("t1", 2, 3)}, {rg("t1", 3, 9), rg("t2", 1, 1), rg("t4", 6, 9), rg("nope", 1, 1)}} {
+		got, err := s.FindMemorySources(ctx, "alice", ranges)
+		if err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("ranges %v: %v, %v (want an empty slice)", ranges, got, err)
+		}
+	}
+	if got, err := s.FindMemorySources(ctx, "carol", []agentmem.ThreadRange{rg("t1", 1, 1)}); err != nil || len(got) != 0 {
+		t.Fatalf("another user: %v, %v", got, err)
+	}
+	many := make([]agentmem.ThreadRange, agentmem.MaxPageSize+1)
+	for i := range many {
+		many[i] = agentmem.ThreadRange{ThreadID: fmt.Sprint("t", i), SeqFrom: 1, SeqTo: 1}
+	}
+	for _, bad := range [][]agentmem.ThreadRange{many, {rg("", 1, 1)}, {rg("t1", 2, 1)}, {rg("t1", -1, 1)}} {
+		if _, err := s.FindMemorySources(ctx, "alice", bad); agentmem.ErrorCode(err) != agentmem.EINVALID {
+			t.Fatalf("%d ranges (%v…): %v", len(bad), bad[0], err)
+		}
+	}
+}

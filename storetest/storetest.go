@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"InvalidateMemory", testInvalidateMemory},
 		{"DeleteMemory", testDeleteMemory},
 		{"FindMemories", testFindMemories},
+		{"FindMemorySources", testFindMemorySources},
 		{"Memories/Erasure", testMemoryErasure},
 		{"Memories/Concurrent", testMemoriesConcurrent},
 		{"Entities", testEntities},
