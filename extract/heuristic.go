@@ -1179,7 +1179,12 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case (lemma == "quit" || lemma == "leave" || lemma == "lose") && !progressive && len(lc) > 0 && (lc[len(lc)-1] == "job" || first == "my" && len(lc) > 1 && lc[1] == "job"):
 		return endsJob("job", "")
 	case (lemma == "quit" || lemma == "leave") && !progressive && len(comp) > 0 && capitalized(comp[0]) && !c.Negated:
-		return endsJob("", phrase(lc, 0))
+		// The employer is the name: "I left Google to join Meta".
+		n := 1
+		for n < len(comp) && capitalized(comp[n]) {
+			n++
+		}
+		return endsJob("", strings.Join(lc[:n], " "))
 	case lemma == "quit" && len(comp) == 0, lemma == "resign" && !progressive,
 		lemma == "be" && (first == "unemployed" || first == "jobless") && !c.Negated,
 		(lemma == "be" || lemma == "get") && (first == "fired" || first == "laid" || first == "let"):

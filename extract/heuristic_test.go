@@ -160,6 +160,9 @@ func TestHeuristic_Changes(t *testing.T) {
 			w("Rex died last week.", "object=rex", "retract"),
 			w("Rex died last week.", "object=rex: die last week")}},
 		{"I don't eat meat.", []want{w("User does not eat meat.", "slot=diet", "negated")}},
+		{"I left Google to join Meta.", []want{
+			w("User left Google to join Meta.", "slot=employer", "object=google", "retract"),
+			w("User left Google to join Meta.", "slot=job", "object=google", "retract")}},
 		{"I got promoted to senior developer.", []want{w("User got promoted to senior developer.", "slot=job")}},
 		{"I graduated from UCLA.", []want{
 			w("User graduated from UCLA.", "slot=job", "object=student", "retract"),
