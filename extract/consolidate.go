@@ -310,8 +310,14 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 	for _, m := range p.valid {
 		meta := metaOf(m)
 		switch {
+		case cd.Category == "plan" && m.Category != "plan":
+			// A cancelled plan ends plans alone: "the Japan trip" is
+			// not "User's sister lives in Japan.".
 		case cd.Slot != "":
-			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" || sameObject(meta.Object, cd.Object)) {
+			// Of an object, the memory of the slot must tell it: "I left
+			// Google" ends "User is a software engineer at Google.", not
+			// "User works as a nurse.".
+			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" && sameObject(normalize(m.Text), cd.Object) || sameObject(meta.Object, cd.Object)) {
 				ended = append(ended, m)
 			}
 		case cd.Object != "" && meta.Object != "":

@@ -60,7 +60,7 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 		start := len(out)
 		forSentences(m.Content, func(s string, question bool) {
-			if !question && mentionsUser(s) {
+			if !question && (mentionsUser(s) || ownEvent(s)) {
 				out = extractSentence(out, s)
 			}
 		})
@@ -166,6 +166,21 @@ func mentionsUser(s string) bool {
 			}
 		}
 		i = j
+	}
+	return false
+}
+
+// ownEvent reports whether a sentence that does not name the user moves
+// an event of theirs: "The wedding got moved to September."
+func ownEvent(s string) bool {
+	f := strings.Fields(strings.ToLower(s))
+	if len(f) < 4 || f[0] != "the" || !events[f[1]] {
+		return false
+	}
+	for _, w := range f[2:] {
+		if rescheduled[verbs[strings.Trim(w, ".,!")]] {
+			return true
+		}
 	}
 	return false
 }
@@ -338,8 +353,8 @@ func timeClause(toks []string, i int) bool {
 // jointSubject reports whether "and I" joins a subject ("my wife and I
 // live in Porto") rather than a new clause: before it, only "my X".
 func jointSubject(before []string, next string) bool {
-	if len(before) == 1 && lower(before[0]) == "me" {
-		return true // "me and my wife Sara run a B&B"
+	if len(before) == 1 && (lower(before[0]) == "me" || capitalized(before[0]) && next == "I") {
+		return true // "me and my wife Sara run a B&B", "Tom and I got divorced"
 	}
 	if lower(next) != "i" || len(before) < 2 || len(before) > 4 {
 		return false
@@ -455,7 +470,23 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 				return out, subj
 			}
 		}
+	case "the":
+		// "The wedding got moved to September": the user's own event.
+		if len(toks) < 4 || !events[lower(toks[1])] || !ownEvent(strings.Join(toks, " ")) {
+			return out, subject{}
+		}
+		subj, pred = makeSubject(toks[1:2], nil), toks[2:]
 	default:
+		// "Lena and I broke up."
+		if len(toks) > 3 && capitalized(toks[0]) && lower(toks[1]) == "and" && toks[2] == "I" {
+			subj, pred = subject{kind: household, text: "User and " + toks[0], name: toks[0]}, toks[3:]
+			break
+		}
+		// "Rex died last week": someone named, who died.
+		if len(toks) > 1 && capitalized(toks[0]) && toks[0] != "I" && (lower(toks[1]) == "died" || lower(toks[1]) == "passed" && len(toks) > 2 && lower(toks[2]) == "away") {
+			subj, pred = subject{kind: other, text: toks[0], name: toks[0]}, toks[1:]
+			break
+		}
 		return out, subject{}
 	}
 	out = extractPredicate(out, subj, pred, tail)
@@ -892,7 +923,7 @@ func lookingFor(comp []string) bool {
 var (
 	smallTalkVerbs  = set("think guess know see mean suppose believe hope wonder agree understand reckon bet assume appreciate thank apologize apologise ask say tell mention forget remember realize realise doubt promise swear admit recall imagine need care mind feel sound seem kid joke ping check clarify confirm repeat explain")
 	quoteVerbs      = set("say tell claim think believe mention suggest insist argue complain ask reckon")
-	transient       = set("fine good ok okay great sorry glad afraid tired late back here there ready done busy bored confused sure curious kidding joking home away off right wrong lost stuck listening talking worried annoyed exhausted hungry sleepy thirsty cold hot grateful thankful happy sad excited nervous upset angry frustrated alright about gonna wondering asking new")
+	transient       = set("fine good ok okay great sorry glad afraid tired late back here there ready done busy bored confused sure curious kidding joking home away off right wrong lost stuck listening talking worried annoyed exhausted hungry sleepy thirsty cold hot grateful thankful happy sad heartbroken devastated excited nervous upset angry frustrated alright about gonna wondering asking new")
 	intensifiers    = set("so very really pretty quite super totally just still all kind sort of a bit little")
 	conversational  = set("question questions idea problem doubt thought request favor favour suggestion follow-up quick")
 	pronounObjects  = set("it that this those these them so too one")
@@ -1050,6 +1081,29 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		case rel == "job" && lemma == "be":
 			set("job", "job", 0.85, 0.8)
 			c.Object = ""
+		case events[rel] && lemma == "be" && (first == "in" || first == "on") && len(lc) > 1:
+			// "My wedding is in June": the date of an event of the user's.
+			set("plan", "date-of:"+rel, 0.85, 0.7)
+			c.Object = ""
+		case events[rel] && !c.Negated && index(lc, "to") >= 0 && (rescheduled[lemma] || (lemma == "be" || lemma == "get") && len(lc) > 0 && rescheduled[verbs[first]]):
+			// "The wedding got moved to September": its new date.
+			set("plan", "date-of:"+rel, 0.85, 0.7)
+			c.Object = ""
+			when := phrase(lc, index(lc, "to")+1)
+			prep := "on "
+			switch f := strings.Fields(when); {
+			case len(f) > 0 && (f[0] == "next" || f[0] == "this" || f[0] == "tomorrow"):
+				prep = ""
+			case months[lastWord(when)] || isNumber(when) || len(f) > 0 && f[0] == "the":
+				prep = "in "
+			}
+			c.Text = subj.text + " is " + prep + strings.Join(comp[index(lc, "to")+1:index(lc, "to")+1+len(strings.Fields(when))], " ") + "."
+		case (lemma == "die" || lemma == "pass" && first == "away") && !c.Negated && !progressive && subj.name != "":
+			// "My dog Rex died": the fact of Rex ends, the death is told.
+			who := strings.TrimSpace(rel + " " + strings.ToLower(subj.name))
+			out = append(out, Candidate{Text: c.Text, Category: categoryOf(rel), Confidence: 0.85, Importance: 0.8, Object: who, Retract: true})
+			c.Category, c.Importance = categoryOf(rel), 0.8
+			c.Object = who + ": " + c.Object
 		case strings.HasPrefix(rel, "favourite ") || strings.HasPrefix(rel, "favorite ") || strings.HasPrefix(rel, "fav "):
 			set("preference", "favourite:"+rel[strings.IndexByte(rel, ' ')+1:], 0.9, 0.6)
 			c.Object = ""
@@ -1073,12 +1127,15 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		return append(out, c)
 	}
 
-	endsJob := func(text string) []Candidate {
+	// endsJob retracts the employer, and the job when text is not ""
+	// ("job") or the employer is named (employer: "google" ends "User is
+	// a software engineer at Google." too).
+	endsJob := func(text, employer string) []Candidate {
 		r := c
-		r.Retract, r.Category, r.Confidence, r.Importance, r.Object = true, "job", 0.85, 0.8, ""
+		r.Retract, r.Category, r.Confidence, r.Importance, r.Object = true, "job", 0.85, 0.8, employer
 		r.Slot = "employer"
 		out = append(out, r)
-		if text != "" {
+		if text != "" || employer != "" {
 			r.Slot = "job"
 			out = append(out, r)
 		}
@@ -1108,7 +1165,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		set("job", "employer", 0.85, 0.7)
 		c.Object = value(1)
 		if c.Negated {
-			return endsJob("")
+			return endsJob("", "")
 		}
 	case lemma == "work" && first == "as":
 		set("job", "job", 0.9, 0.8)
@@ -1120,13 +1177,18 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		set("job", "workplace", 0.8, 0.6)
 		c.Object = value(1)
 	case (lemma == "quit" || lemma == "leave" || lemma == "lose") && !progressive && len(lc) > 0 && (lc[len(lc)-1] == "job" || first == "my" && len(lc) > 1 && lc[1] == "job"):
-		return endsJob("job")
+		return endsJob("job", "")
 	case (lemma == "quit" || lemma == "leave") && !progressive && len(comp) > 0 && capitalized(comp[0]) && !c.Negated:
-		return endsJob("")
+		// The employer is the name: "I left Google to join Meta".
+		n := 1
+		for n < len(comp) && capitalized(comp[n]) {
+			n++
+		}
+		return endsJob("", strings.Join(lc[:n], " "))
 	case lemma == "quit" && len(comp) == 0, lemma == "resign" && !progressive,
 		lemma == "be" && (first == "unemployed" || first == "jobless") && !c.Negated,
 		(lemma == "be" || lemma == "get") && (first == "fired" || first == "laid" || first == "let"):
-		return endsJob("job")
+		return endsJob("job", "")
 	case (lemma == "retire" || lemma == "be" && first == "retired") && !progressive && !c.Negated:
 		set("job", "job", 0.85, 0.8)
 		c.Object = "retired"
@@ -1146,12 +1208,44 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case lemma == "start" && len(lc) > 1 && lc[0] == "working" && (lc[1] == "at" || lc[1] == "for"):
 		set("job", "employer", 0.85, 0.7)
 		c.Object = value(2)
+	case (lemma == "get" || lemma == "be") && first == "promoted" && !c.Negated:
+		// "I got promoted to senior developer": the new job.
+		set("job", "job", 0.85, 0.8)
+	case lemma == "graduate" && !c.Negated && !progressive && verb != "will" && verb != "'ll":
+		// "I graduated from UCLA": no longer a student.
+		set("event", "", 0.8, 0.7)
+		out = append(out, Candidate{Text: c.Text, Category: "job", Confidence: 0.8, Importance: 0.7, Slot: "job", Object: "student", Retract: true})
 	case lemma == "be" && jobPhrase(lc):
 		set("job", "job", 0.85, 0.8)
 		c.Object = value(0)
 		if c.Negated {
 			c.Retract = true
 		}
+
+	// The end of a habit or an activity: "I stopped playing tennis", "I
+	// quit smoking", "I gave up coffee". The habit's memories end (their
+	// object starts with the verb: "play tennis every sunday"); the
+	// statement is kept as an event.
+	case endsHabit(lemma, lc) != "" && !c.Negated && !progressive && subj.kind == self:
+		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: endsHabit(lemma, lc), Retract: true})
+		set("event", "", 0.75, 0.6)
+	// "I sold my Civic": the possession ends.
+	case (lemma == "sell" || lemma == "give" && first == "away") && !c.Negated && !progressive && index(lc, "my") >= 0:
+		obj := lastWord(phrase(lc, index(lc, "my")+1))
+		return append(out, Candidate{Text: c.Text, Category: "possession", Confidence: 0.8, Importance: 0.6, Object: obj, Retract: true})
+	// "We cancelled the Japan trip": the plan ends.
+	case (lemma == "cancel" || lemma == "call" && first == "off") && !c.Negated && !progressive && len(comp) > 0:
+		return append(out, Candidate{Text: c.Text, Category: "plan", Confidence: 0.8, Importance: 0.6, Object: planOf(comp), Retract: true})
+	// "I broke up with Lena", "Lena and I broke up".
+	case lemma == "break" && first == "up" && !c.Negated && !progressive:
+		name := subj.name
+		if i := index(lc, "with"); i > 0 && i+1 < len(comp) && capitalized(comp[i+1]) {
+			name = comp[i+1]
+		}
+		for _, r := range []string{"girlfriend", "boyfriend", "partner", "fiance", "fiancee"} {
+			out = append(out, Candidate{Text: c.Text, Category: "family", Confidence: 0.8, Importance: 0.7, Slot: "name-of:" + r, Object: strings.ToLower(name), Retract: true})
+		}
+		return out
 
 	// Diet and health.
 	case lemma == "be" && dietWord(lc) != "" || (lemma == "go" || lemma == "become" || lemma == "turn") && dietWord(lc) != "":
@@ -1160,7 +1254,8 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		if c.Negated {
 			c.Retract = true
 		}
-	case lemma == "eat" && !c.Negated && len(lc) > 0 && meats[first]:
+	case lemma == "eat" && len(lc) > 0 && meats[first] && !(c.Negated && retract):
+		// "I eat meat now" replaces "I don't eat meat": both the diet.
 		set("preference", "diet", 0.85, 0.7)
 		c.Object = "eats " + first
 	case (lemma == "start" || lemma == "begin") && len(lc) > 1 && lc[0] == "eating" && meats[lc[1]] && !c.Negated:
@@ -1267,10 +1362,64 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		// Slot facts replace by slot; the value is what changes.
 		c.Object = ""
 	}
-	if retract && !c.Retract && c.Slot != "" && c.Negated {
+	if retract && !c.Retract && c.Negated && (c.Slot != "" || c.Object != "" && !likes[lemma]) {
+		// "I don't have a car anymore" ends "User has a car.".
 		c.Retract = true
 	}
 	return append(out, c)
+}
+
+var (
+	events      = set("wedding party birthday appointment surgery operation interview exam trip vacation holiday honeymoon move concert graduation ceremony")
+	rescheduled = set("move postpone reschedule push delay change")
+	endVerbs    = set("stop quit")
+)
+
+// endsHabit returns the object of the habit that "stopped playing
+// tennis", "quit smoking", "gave up coffee" ends: the verb of the gerund
+// and its object up to a preposition, a time or a number ("play tennis",
+// "smoke", "coffee"), or "".
+func endsHabit(lemma string, lc []string) string {
+	if len(lc) > 0 && lemma == "give" && lc[0] == "up" {
+		lc = lc[1:]
+	} else if !endVerbs[lemma] {
+		return ""
+	}
+	if len(lc) == 0 || lc[0] == "my" || lc[0] == "job" || lc[0] == "work" || lc[0] == "by" || stops[lc[0]] {
+		return "" // "quit my job" ends the job
+	}
+	words := []string{}
+	start := 0
+	if l, ok := verbs[lc[0]]; ok && strings.HasSuffix(lc[0], "ing") {
+		words, start = append(words, l), 1
+	} else if lemma == "stop" {
+		return "" // "I stopped the car"
+	}
+	for _, w := range lc[start:] {
+		if stops[w] || timeWords[w] || w == "," || w == "and" || w == "but" || isNumber(w) || w == "anymore" || w == "now" || w == "again" {
+			break
+		}
+		if w == "a" || w == "an" || w == "the" {
+			continue
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
+}
+
+// planOf is the object of a cancelled plan: its names ("the Japan trip":
+// "japan"), else its last noun.
+func planOf(comp []string) string {
+	var names []string
+	for _, t := range comp {
+		if capitalized(t) && t != "I" {
+			names = append(names, strings.ToLower(t))
+		}
+	}
+	if len(names) > 0 {
+		return strings.Join(names, " ")
+	}
+	return lastWord(phrase(lowerAll(comp), 0))
 }
 
 // objectOf is the identity of a slotless fact: its verb and complement,
@@ -1447,7 +1596,7 @@ var (
 	trailingYears  = set("old")
 	_              = trailingYears
 	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`
-	regularVerbs   = `die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order`
+	regularVerbs   = `die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order postpone reschedule delay push`
 	doubled        = set("plan stop shop jog drop admit prefer chat regret commit refer travel")
 
 	verbs       = map[string]string{} // form → lemma
@@ -1486,6 +1635,12 @@ func init() {
 	verbs["has"], verbs["had"], verbs["have"], verbs["does"], verbs["did"] = "have", "have", "have", "do", "do"
 	verbs["born"] = "bear"
 	delete(verbs, "born") // "I was born" is a state, not a passive to lemmatise
+	// British doubling of verbs that American English does not double.
+	for _, v := range []string{"cancel", "travel", "label", "model", "fuel"} {
+		add(v+"led", v)
+		add(v+"ling", v)
+		past[v+"led"] = true
+	}
 }
 
 func add(form, lemma string) {

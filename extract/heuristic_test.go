@@ -94,7 +94,7 @@ func TestHeuristic_Issue12(t *testing.T) {
 		{"I'm going to run a marathon.", []want{w("User is going to run a marathon.", "object=go to run a marathon")}},
 		{"My boss is Tom.", []want{w("User's boss is Tom.", "slot=name-of:boss")}},
 		{"I quit my job.", []want{w("User quit their job.", "slot=employer", "retract"), w("User quit their job.", "slot=job", "retract")}},
-		{"I left Google.", []want{w("User left Google.", "slot=employer", "retract")}},
+		{"I left Google.", []want{w("User left Google.", "slot=employer", "object=google", "retract"), w("User left Google.", "slot=job", "object=google", "retract")}},
 		{"I no longer live in Porto.", []want{w("User no longer lives in Porto.", "slot=residence", "object=porto", "negated", "retract")}},
 		{"I'm asking because I'm moving to Lisbon next month.", []want{w("User is moving to Lisbon next month.", "object=move to lisbon next month")}},
 		{"I work at Google and live in Lisbon.", []want{w("User works at Google.", "slot=employer"), w("User lives in Lisbon.", "slot=residence")}},
@@ -107,6 +107,66 @@ func TestHeuristic_Issue12(t *testing.T) {
 		{"I've been a teacher for ten years.", []want{w("User has been a teacher for ten years.", "slot=job")}},
 		{"I'm from Brazil but I live in Canada now.", []want{w("User is from Brazil.", "slot=origin"), w("User lives in Canada now.", "slot=residence")}},
 		{"We have a golden retriever named Max.", []want{w("User and their family have a golden retriever named Max.", "object=retriever max")}},
+	} {
+		checkHeuristic(t, tt.say, tt.want)
+	}
+}
+
+// TestHeuristic_Changes: statements that change or end a fact say what
+// they change: the verbs of ending (stopped, quit, gave up) end a habit by
+// its verb and object, "anymore" ends a negated fact, selling ends a
+// possession, cancelling a plan, breaking up a relationship, a death the
+// fact of the one who died; a named employer left ends the job told with
+// it; a promotion is a new job, graduating ends studying; the date of an
+// event is a slot of its own; "I eat meat" and "I don't eat meat" are the
+// same diet slot.
+func TestHeuristic_Changes(t *testing.T) {
+	for _, tt := range []struct {
+		say  string
+		want []want
+	}{
+		{"I stopped playing tennis after my knee injury.", []want{
+			w("User stopped playing tennis after their knee injury.", "object=play tennis", "retract"),
+			w("User stopped playing tennis after their knee injury.", "object=stop playing tennis after my knee injury")}},
+		{"I quit smoking 3 months ago.", []want{
+			w("User quit smoking 3 months ago.", "object=smoke", "retract"),
+			w("User quit smoking 3 months ago.", "object=quit smoking 3 months ago")}},
+		{"I gave up coffee last year.", []want{
+			w("User gave up coffee last year.", "object=coffee", "retract"),
+			w("User gave up coffee last year.", "object=give up coffee last year")}},
+		{"I don't drink anymore.", []want{w("User does not drink anymore.", "object=drink", "negated", "retract")}},
+		{"I don't have a car anymore.", []want{w("User does not have a car anymore.", "object=have a car", "negated", "retract")}},
+		{"I don't like coffee anymore.", []want{w("User does not like coffee anymore.", "object=coffee", "negated")}},
+		{"I sold my Civic and bought a Tesla.", []want{
+			w("User sold their Civic.", "object=civic", "retract"),
+			w("User bought a Tesla.", "object=buy a tesla")}},
+		{"We cancelled the Japan trip.", []want{w("User and their family cancelled the Japan trip.", "object=japan", "retract")}},
+		{"I canceled my dentist appointment.", []want{w("User canceled their dentist appointment.", "object=appointment", "retract")}},
+		{"My wedding is in June.", []want{w("User's wedding is in June.", "slot=date-of:wedding")}},
+		{"The wedding got moved to September.", []want{w("User's wedding is in September.", "slot=date-of:wedding")}},
+		{"The party was postponed to next Friday.", []want{w("User's party is next Friday.", "slot=date-of:party")}},
+		{"The party was great.", nil},
+		{"I broke up with Lena.", []want{
+			w("User broke up with Lena.", "slot=name-of:girlfriend", "object=lena", "retract"),
+			w("User broke up with Lena.", "slot=name-of:boyfriend", "object=lena", "retract"),
+			w("User broke up with Lena.", "slot=name-of:partner", "object=lena", "retract"),
+			w("User broke up with Lena.", "slot=name-of:fiance", "object=lena", "retract"),
+			w("User broke up with Lena.", "slot=name-of:fiancee", "object=lena", "retract")}},
+		{"Tom and I got divorced last year.", []want{w("User and Tom got divorced last year.", "slot=marital-status")}},
+		{"My dog Rex died.", []want{
+			w("User's dog Rex died.", "object=dog rex", "retract"),
+			w("User's dog Rex died.", "object=dog rex: die")}},
+		{"Rex died last week, we're heartbroken.", []want{
+			w("Rex died last week.", "object=rex", "retract"),
+			w("Rex died last week.", "object=rex: die last week")}},
+		{"I don't eat meat.", []want{w("User does not eat meat.", "slot=diet", "negated")}},
+		{"I left Google to join Meta.", []want{
+			w("User left Google to join Meta.", "slot=employer", "object=google", "retract"),
+			w("User left Google to join Meta.", "slot=job", "object=google", "retract")}},
+		{"I got promoted to senior developer.", []want{w("User got promoted to senior developer.", "slot=job")}},
+		{"I graduated from UCLA.", []want{
+			w("User graduated from UCLA.", "slot=job", "object=student", "retract"),
+			w("User graduated from UCLA.", "object=graduate from ucla")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
 	}

@@ -344,3 +344,28 @@ func TestConsolidate_OldMetadata(t *testing.T) {
 		}
 	})
 }
+
+// TestConsolidate_RetractNamed: a retraction of a slot that names what it
+// ends ends the memory of the slot that tells it ("I left Google" ends
+// "User is a software engineer at Google.") and not another value ("User
+// works as a nurse."); a cancelled plan ends plans alone.
+func TestConsolidate_RetractNamed(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		job := x.apply(extract.Candidate{Text: "User is a software engineer at Google.", Category: "job", Slot: "job"}).Memory
+		if d := x.apply(extract.Candidate{Text: "User left Deloitte.", Category: "job", Slot: "job", Object: "deloitte", Retract: true}); d.Op != extract.OpNoop {
+			t.Fatalf("leaving Deloitte while at Google: %+v, want noop", d)
+		}
+		if d := x.apply(extract.Candidate{Text: "User left Google.", Category: "job", Slot: "job", Object: "google", Retract: true}); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != job.ID {
+			t.Fatalf("leaving Google: %+v, want the job at Google invalidated", d)
+		}
+		sister := x.apply(extract.Candidate{Text: "User's sister lives in Japan.", Category: "family", Object: "sister: live in japan"}).Memory
+		trip := x.apply(extract.Candidate{Text: "User is going to Japan in April.", Category: "plan", Object: "go to japan in april"}).Memory
+		if d := x.apply(extract.Candidate{Text: "User cancelled the Japan trip.", Category: "plan", Object: "japan", Retract: true}); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.ID != trip.ID {
+			t.Fatalf("cancelling the trip: %+v, want the plan invalidated", d)
+		}
+		if v := x.valid(); len(v) != 1 || v[0] != sister.Text {
+			t.Fatalf("valid memories %q, want only the sister's", v)
+		}
+	})
+}

@@ -3,7 +3,9 @@ package extraction
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
@@ -111,6 +113,11 @@ func Run(ctx context.Context, c *Corpus, opt Options) (*Report, error) {
 	for _, s := range c.Statements {
 		res := &StatementResult{ID: s.ID, Category: s.Category, Text: s.Text, Extracted: []string{}, Matched: []Pair{}}
 		for _, cd := range opt.Extract([]*agentmem.Message{{Role: agentmem.RoleUser, Content: s.Text, Seq: 1}}) {
+			// One text is one memory: a retraction told with the event
+			// that it ends a fact by ("User quit smoking.") is not two.
+			if slices.ContainsFunc(res.Extracted, func(x string) bool { return strings.EqualFold(x, cd.Text) }) {
+				continue
+			}
 			res.Extracted = append(res.Extracted, cd.Text)
 		}
 		expected := make([]string, len(s.Expected))

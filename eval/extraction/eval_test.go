@@ -201,3 +201,30 @@ func TestRun_Changes(t *testing.T) {
 		}
 	})
 }
+
+// TestRun_SameTextOnce: an extractor that proposes one text twice for a
+// statement (a retraction and the event that tells it, "User quit
+// smoking.") proposes one memory: the second is not counted wrong.
+func TestRun_SameTextOnce(t *testing.T) {
+	c, err := extraction.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := func(msgs []*agentmem.Message) []extract.Candidate {
+		for _, s := range c.Statements {
+			if s.Text == msgs[0].Content && len(s.Expected) > 0 {
+				e := s.Expected[0]
+				return []extract.Candidate{{Text: e.Text, Category: e.Category, Retract: true}, {Text: e.Text, Category: e.Category}}
+			}
+		}
+		return nil
+	}
+	c.Changes = nil
+	rep, err := extraction.Run(context.Background(), c, extraction.Options{Extract: twice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Precision != 1 {
+		t.Errorf("precision %v, want 1: a text proposed twice is one memory", rep.Precision)
+	}
+}
