@@ -438,6 +438,7 @@ type MemorySource struct {
 	InvalidAt      *time.Time // nil: the memory holds
 	SupersededBy   string     // the memory that superseded it ("" for none)
 	SupersededText string     // that memory's text ("" for none, or if it was deleted)
+	Text           string     // the memory's own text
 }
 
 // ThreadRange is the turns SeqFrom..SeqTo (inclusive) of a thread.

@@ -447,7 +447,8 @@ type SearchResult struct {
 	// InvalidAt, when set, says that the result no longer holds, since
 	// then: an invalidated memory (found only with
 	// filters.include_invalid), or a message, chunk or summary from
-	// which only invalidated memories were drawn (its newest one's
+	// which only invalidated memories were drawn, or which names what an
+	// invalidated memory drawn from it said (its newest one's
 	// invalidation). Such results rank lower: their score is multiplied
 	// by Scores["superseded"] (retrieve.DefaultSupersededWeight, 0.5).
 	// SupersededBy is the ID of the memory that superseded it (the

@@ -338,7 +338,7 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 				SELECT q.thread_id, q.seq_from, q.seq_to FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS q(thread_id, seq_from, seq_to)
 				WHERE EXISTS (SELECT 1 FROM memories i WHERE i.user_id = $1 AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
 					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
-			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
+			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
 			FROM r JOIN memories m ON m.user_id = $1 AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
 			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, userID, threads, froms, tos)
 		if err != nil {
@@ -347,7 +347,7 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 		defer rows.Close()
 		for rows.Next() {
 			var src agentmem.MemorySource
-			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &src.InvalidAt, &src.SupersededBy, &src.SupersededText); err != nil {
+			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &src.InvalidAt, &src.SupersededBy, &src.SupersededText, &src.Text); err != nil {
 				return fmt.Errorf("scan memory source: %w", err)
 			}
 			if src.InvalidAt != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
@@ -68,7 +69,8 @@ type Options struct {
 	// SupersededWeight multiplies the score of a result that no longer
 	// holds: an invalidated memory (found with filters.include_invalid),
 	// and a message, chunk or summary from which only invalidated
-	// memories were drawn (see outdated). DefaultSupersededWeight when 0;
+	// memories were drawn, or which names what one of them said (see
+	// outdated). DefaultSupersededWeight when 0;
 	// 1 keeps their rank (they are still marked).
 	SupersededWeight float64
 	Log              *slog.Logger
@@ -308,8 +310,11 @@ type staleness struct {
 // of whose memories (those whose provenance, in the same thread, overlaps
 // the item's seqs) is invalidated. Such an item is marked with the
 // invalidation of its newest invalidated memory, and the memory that
-// superseded it. An item from which no memory was drawn, or at least one
-// that holds, is not outdated.
+// superseded it. An item from which a memory that holds was drawn too is
+// outdated only if its text names what the invalidated one said and its
+// successor does not ("I live in Porto and I work as a nurse" once the
+// user moved to Lisbon; see names); an item from which no memory was
+// drawn is not outdated.
 //
 // It costs one store query (FindMemorySources) over the items' turns,
 // which probes an index of the invalidated memories only (a batch may
@@ -357,18 +362,25 @@ func (s *Searcher) outdated(ctx context.Context, userID string, hits []agentmem.
 			known[k] = &st
 			continue
 		}
-		var newest *agentmem.MemorySource
+		var newest, said *agentmem.MemorySource // the newest invalidated memory; of those the item's text names
+		holds := false
 		for i, src := range bySrc[h.ThreadID] {
 			if src.SeqTo < h.SeqFrom || src.SeqFrom > h.SeqTo || src.SeqTo == 0 {
 				continue // not drawn from this item's turns
 			}
 			if src.InvalidAt == nil {
-				newest = nil
-				break
+				holds = true
+				continue
 			}
 			if newest == nil || src.InvalidAt.After(*newest.InvalidAt) || src.InvalidAt.Equal(*newest.InvalidAt) && src.ID > newest.ID {
 				newest = &bySrc[h.ThreadID][i]
 			}
+			if names(h.Text, src) && (said == nil || src.InvalidAt.After(*said.InvalidAt)) {
+				said = &bySrc[h.ThreadID][i]
+			}
+		}
+		if holds {
+			newest = said
 		}
 		if newest != nil {
 			known[k] = &staleness{at: *newest.InvalidAt, by: newest.SupersededBy, text: newest.SupersededText}
@@ -515,4 +527,29 @@ func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, s
 		}
 	}
 	return list, nil
+}
+
+// names reports whether text names what the invalidated memory src said
+// and its successor does not: a word of four letters or more of src's
+// text, absent from the superseding text, is in text ("porto" of "User
+// lives in Porto." superseded by "User moved to Lisbon."). Such an item
+// says the outdated fact even if other facts drawn from it still hold.
+func names(text string, src agentmem.MemorySource) bool {
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	succ := map[string]bool{}
+	for _, w := range words(src.SupersededText) {
+		succ[w] = true
+	}
+	in := map[string]bool{}
+	for _, w := range words(text) {
+		in[w] = true
+	}
+	for _, w := range words(src.Text) {
+		if len(w) >= 4 && w != "user" && !succ[w] && in[w] {
+			return true
+		}
+	}
+	return false
 }

@@ -330,7 +330,7 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 					json_extract(value, '$[2]') AS seq_to FROM json_each(?)) q
 				WHERE EXISTS (SELECT 1 FROM memories i INDEXED BY memories_invalid_thread WHERE i.user_id = ? AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
 					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
-			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, '')
+			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
 			FROM r CROSS JOIN memories m ON m.user_id = ? AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
 			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, string(js), userID, userID)
 		if err != nil {
@@ -342,7 +342,7 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 				src     agentmem.MemorySource
 				invalid sql.NullInt64
 			)
-			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &invalid, &src.SupersededBy, &src.SupersededText); err != nil {
+			if err := rows.Scan(&src.ID, &src.ThreadID, &src.SeqFrom, &src.SeqTo, &invalid, &src.SupersededBy, &src.SupersededText, &src.Text); err != nil {
 				return fmt.Errorf("scan memory source: %w", err)
 			}
 			src.InvalidAt = fromNullMicros(invalid)

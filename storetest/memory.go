@@ -566,7 +566,7 @@ func testMemoriesConcurrent(t *testing.T, s agentmem.Store) {
 
 // testFindMemorySources: for the ranges of turns that an invalidated
 // memory was drawn from, every memory drawn from them, valid or not, with
-// the superseding memory's text; nothing for ranges no invalidated memory
+// its text and the superseding memory's text; nothing for ranges no invalidated memory
 // overlaps (another thread, other seqs of its thread, another user); an
 // empty slice when there is nothing; bad ranges refused.
 func testFindMemorySources(t *testing.T, s agentmem.Store) {
@@ -603,10 +603,10 @@ func testFindMemorySources(t *testing.T, s agentmem.Store) {
 		byID[src.ID] = src
 	}
 	want := map[string]agentmem.MemorySource{
-		porto.ID: {ID: porto.ID, ThreadID: "t1", SeqFrom: 1, SeqTo: 1, SupersededBy: lisbon.ID, SupersededText: "User lives in Lisbon."},
-		dog.ID:   {ID: dog.ID, ThreadID: "t1", SeqFrom: 1, SeqTo: 2},
-		gone.ID:  {ID: gone.ID, ThreadID: "t4", SeqFrom: 2, SeqTo: 4},
-		left.ID:  {ID: left.ID, ThreadID: "t4", SeqFrom: 5, SeqTo: 5, SupersededBy: "no-such-memory"},
+		porto.ID: {ID: porto.ID, ThreadID: "t1", SeqFrom: 1, SeqTo: 1, SupersededBy: lisbon.ID, SupersededText: "User lives in Lisbon.", Text: "User lives in Porto."},
+		dog.ID:   {ID: dog.ID, ThreadID: "t1", SeqFrom: 1, SeqTo: 2, Text: "User has a dog."},
+		gone.ID:  {ID: gone.ID, ThreadID: "t4", SeqFrom: 2, SeqTo: 4, Text: "User works at Acme."},
+		left.ID:  {ID: left.ID, ThreadID: "t4", SeqFrom: 5, SeqTo: 5, SupersededBy: "no-such-memory", Text: "User plays chess."},
 	}
 	if diff := cmp.Diff(want, byID); diff != "" || len(got) != len(want) {
 		t.Fatalf("sources (-want +got, %d rows):\n%s", len(got), diff)

@@ -14,9 +14,8 @@ import (
 // TestServe_TalkNaturally is issue 12's promise, through a real serve with
 // no model: a user talks as people do, and finds what they said about
 // themselves in the profile; a fact they change later replaces the old
-// one in the profile and the next context's init block. (Search is not
-// checked here yet: a message that gave an outdated memory and a valid
-// one is not demoted, and ranks above the new memory; see issue 12's note.)
+// one in the profile, the next context's init block and search: what
+// says the old fact is marked superseded and ranks below the new one.
 func TestServe_TalkNaturally(t *testing.T) {
 	t.Parallel() // a server of its own; mostly waiting for its jobs
 	ctx := context.Background()
@@ -99,5 +98,31 @@ func TestServe_TalkNaturally(t *testing.T) {
 	}
 	if !strings.Contains(cx.Text, "Lisbon") || strings.Contains(cx.Text, "User lives in Porto") {
 		t.Errorf("the context does not put the present first:\n%s", cx.Text)
+	}
+
+	res, err := c.Search(ctx, user, agentmem.SearchRequest{Query: "where does the user live now", TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lisbon, porto := -1, -1
+	for i, r := range res.Results {
+		switch {
+		case strings.Contains(r.Text, "Lisbon") && lisbon < 0:
+			lisbon = i
+		case strings.Contains(r.Text, "Porto"):
+			if porto < 0 {
+				porto = i
+			}
+			if r.SupersededBy == "" {
+				t.Errorf("search returned %q without saying it is superseded", r.Text)
+			}
+		}
+	}
+	if lisbon < 0 || porto >= 0 && porto < lisbon {
+		var got []string
+		for _, r := range res.Results {
+			got = append(got, r.Kind+": "+r.Text)
+		}
+		t.Errorf("search ranked %q: want the Lisbon memory above anything about Porto", got)
 	}
 }
