@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"entity":       {".", "prompt"},
 	"index":        {".", "extract", "entity", "prompt"},
 	"reembed":      {".", "index"},
-	"reflection":   {".", "index", "profile", "prompt"},
+	"reflection":   {".", "extract", "index", "profile", "prompt"},
 	"profile":      {".", "prompt"},
 	"window":       {"."},
 	"client":       {"."},

@@ -273,7 +273,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 			meta.Object != "" && cd.Object != "" && !sameObject(meta.Object, cd.Object) {
 			continue
 		}
-		if sim := cosine(vec, p.vecOf[m.ID]); sim > bestSim {
+		if sim := Cosine(vec, p.vecOf[m.ID]); sim > bestSim {
 			best, bestSim = m, sim
 		}
 	}
@@ -299,7 +299,7 @@ func (c *Consolidator) sameValue(cd Candidate, vec []float32, m *agentmem.Memory
 	if meta.Object != "" && cd.Object != "" {
 		return meta.Negated == cd.Negated && normalize(meta.Object) == normalize(cd.Object)
 	}
-	return bare(cd.Text) == bare(m.Text) || cosine(vec, p.vecOf[m.ID]) >= DuplicateSimilarity
+	return bare(cd.Text) == bare(m.Text) || Cosine(vec, p.vecOf[m.ID]) >= DuplicateSimilarity
 }
 
 // retract invalidates the valid memories that a retraction ends (see
@@ -501,7 +501,10 @@ func normalize(s string) string {
 	}), " ")
 }
 
-func cosine(a, b []float32) float64 {
+// Cosine returns the dot product of a and b, their cosine similarity when
+// both are L2-normalised (as every embedder's vectors are here); 0 for
+// vectors of different spaces (lengths).
+func Cosine(a, b []float32) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return 0
 	}

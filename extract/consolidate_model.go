@@ -126,7 +126,7 @@ func (c *Consolidator) neighbours(ctx context.Context, userID string, cd Candida
 	}
 	ranked := make([]scored, 0, len(vecOf))
 	for id, v := range vecOf {
-		ranked = append(ranked, scored{id, cosine(vec, v) + boost[id]})
+		ranked = append(ranked, scored{id, Cosine(vec, v) + boost[id]})
 	}
 	slices.SortFunc(ranked, func(a, b scored) int { return cmp.Or(cmp.Compare(b.sim, a.sim), strings.Compare(a.id, b.id)) })
 	var out []*agentmem.Memory

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/profile"
 	"github.com/agentmem/agentmem/prompt"
@@ -681,7 +682,7 @@ func (r *Reflector) merge(ctx context.Context, userID string, fresh []*agentmem.
 	for i, in := range fresh {
 		key := insightKey(in.Text)
 		same := func(m *agentmem.Memory, vec []float32) bool {
-			return insightKey(m.Text) == key || freshVecs != nil && cosine(freshVecs[i], vec) >= MergeSimilarity
+			return insightKey(m.Text) == key || freshVecs != nil && extract.Cosine(freshVecs[i], vec) >= MergeSimilarity
 		}
 		if j := slices.IndexFunc(out, func(m *agentmem.Memory) bool { return same(m, vecOf[m.ID]) }); j >= 0 {
 			out[j].Metadata = withSources(out[j], sourcesOf(in))
@@ -800,17 +801,6 @@ func insightKey(s string) string {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
 	})
 	return strings.Join(slices.DeleteFunc(ws, func(w string) bool { return w == "a" || w == "an" || w == "the" }), " ")
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
 }
 
 // status is a thread's reflection status after ans, and why.
