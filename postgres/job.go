@@ -288,8 +288,9 @@ type jobSerial struct{ user, serial string }
 // A claim's query cannot see what a concurrent claim has not committed:
 // two claims could each find a different job of one serial due, and both
 // claim it. So each claim takes a transaction-level advisory lock on the
-// serial of each job it picked (pg_try_advisory_xact_lock of the user and
-// serial, hashed), without waiting: a serial locked by another claim
+// serial of each job it picked (pg_try_advisory_xact_lock of the schema,
+// user and serial, hashed: advisory locks are the database's, and the
+// stores of two schemas must not take each other's), without waiting: a serial locked by another claim
 // being decided is busy. Then, in a second statement, whose snapshot is
 // taken after the lock (READ COMMITTED), it looks again for a job of the
 // serial running under a lease: one that a claim committed before the
@@ -309,7 +310,7 @@ func lockSerials(ctx context.Context, tx pgx.Tx, pick []*agentmem.Job, locked ma
 		return busy, nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(`SELECT u, s FROM (SELECT u, s, pg_try_advisory_xact_lock(hashtextextended(u || chr(31) || s, 0)) AS locked
+	b.Queue(`SELECT u, s FROM (SELECT u, s, pg_try_advisory_xact_lock(hashtextextended(COALESCE(current_schema(), '') || chr(31) || u || chr(31) || s, 0)) AS locked
 		FROM unnest($1::text[], $2::text[]) AS k(u, s)) l WHERE NOT locked`, users, serials)
 	b.Queue(`SELECT user_id, serial FROM jobs WHERE status = 'running' AND serial <> '' AND lease_until >= $3
 		AND (user_id, serial) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, users, serials, now)
