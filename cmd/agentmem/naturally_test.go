@@ -38,8 +38,9 @@ func TestServe_TalkNaturally(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// profileWith waits for a profile that says every one of want.
-	profileWith := func(want ...string) string {
+	// profileWith waits for a profile that says every one of want and
+	// none of gone (the jobs that write it run in the background).
+	profileWith := func(want []string, gone ...string) string {
 		t.Helper()
 		var text string
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -55,11 +56,14 @@ func TestServe_TalkNaturally(t *testing.T) {
 			for _, w := range want {
 				ok = ok && strings.Contains(text, w)
 			}
+			for _, g := range gone {
+				ok = ok && !strings.Contains(text, g)
+			}
 			if ok {
 				return text
 			}
 		}
-		t.Fatalf("the profile never said all of %q:\n%s", want, text)
+		t.Fatalf("the profile never said all of %q and none of %q:\n%s", want, gone, text)
 		return ""
 	}
 
@@ -70,18 +74,13 @@ func TestServe_TalkNaturally(t *testing.T) {
 		"my daughter Mia starts school in September.",
 		"what should I cook tonight?",
 	)
-	before := profileWith("Porto", "nurse", "vegetarian", "Ana", "peanuts", "Mia")
+	before := profileWith([]string{"Porto", "nurse", "vegetarian", "Ana", "peanuts", "Mia"})
 
 	talk("friday",
 		"big news: I moved to Lisbon last week!",
 		"also I'm not vegetarian anymore.",
 	)
-	after := profileWith("Lisbon")
-	for _, gone := range []string{"lives in Porto", "is vegetarian"} {
-		if strings.Contains(after, gone) {
-			t.Errorf("the profile still says %q after it changed:\n%s", gone, after)
-		}
-	}
+	after := profileWith([]string{"Lisbon"}, "lives in Porto", "is vegetarian")
 	for _, kept := range []string{"nurse", "Ana", "peanuts", "Mia"} {
 		if !strings.Contains(after, kept) {
 			t.Errorf("the profile lost %q:\n%s\nbefore:\n%s", kept, after, before)
