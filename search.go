@@ -338,6 +338,8 @@ type TextHit struct {
 	Category   string     `json:"category,omitempty"`   // memories only
 	InvalidAt  *time.Time `json:"invalid_at,omitempty"` // memories only: set when invalidated
 	Importance float64    `json:"importance,omitempty"` // memories only
+	Role       string     `json:"role,omitempty"`       // messages only: user or assistant
+	Name       string     `json:"name,omitempty"`       // messages only: the author's name, when the message has one
 }
 
 // SortHits orders hits best first: by score, descending, then by scope

@@ -27,7 +27,7 @@ func tsQuery(terms []string) string {
 // Columns of the hits of each scope; memories and messages are m.
 const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at, m.importance`
-	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
+	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id, m.role, m.name`
 	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 	// A summary's ID is its thread's, its seqs 1..through_seq.
 	summaryHitColumns = `m.thread_id, m.text, m.thread_id, 1::bigint, m.through_seq, m.created_at, t.agent_id`
@@ -48,7 +48,7 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 	case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &score)
 	default:
-		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.CreatedAt, &h.AgentID, &score)
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.CreatedAt, &h.AgentID, &h.Role, &h.Name, &score)
 		h.SeqTo = h.SeqFrom
 	}
 	h.Score, h.CreatedAt, h.InvalidAt = float64(score), h.CreatedAt.UTC(), utc(invalid)

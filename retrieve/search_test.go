@@ -125,3 +125,83 @@ func TestSearch_Importance(t *testing.T) {
 		t.Fatalf("importance_weight 2: %v", err)
 	}
 }
+
+// TestSearch_Speaker: a message whose author the query names outranks
+// an equally relevant one of someone else's, and so does the user's own
+// when the query says "user"; with SpeakerWeight 1 they keep the
+// full-text order.
+func TestSearch_Speaker(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	post := func(thread string, m *agentmem.Message) string {
+		t.Helper()
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: thread}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.AppendMessages(ctx, "alice", thread, []*agentmem.Message{m}, agentmem.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[0].ID
+	}
+	// Full-text ranks John's first: it holds two of the query's words.
+	john := post("t1", &agentmem.Message{Role: agentmem.RoleAssistant, Name: "John", Content: "Peach cobbler is my favourite dessert, Maria."})
+	maria := post("t2", &agentmem.Message{Role: agentmem.RoleUser, Name: "Maria", Content: "Last week I made a peach cobbler with my mom."})
+	assistant := post("t3", &agentmem.Message{Role: agentmem.RoleAssistant, Content: "Fish: eat fish, fish is good."})
+	user := post("t4", &agentmem.Message{Role: agentmem.RoleUser, Content: "I eat fish most days of the week, at home or out."})
+
+	for _, tt := range []struct {
+		query       string
+		weight      float64
+		first, then string
+	}{
+		{"What dessert has Maria made?", 0, maria, john},
+		{"What dessert has Maria made?", 1, john, maria},
+		{"What fish does the user eat?", 0, user, assistant},
+		{"What fish does the user eat?", 1, assistant, user},
+	} {
+		search := retrieve.New(s, nil, "", retrieve.Options{SpeakerWeight: tt.weight})
+		resp, err := search.Search(ctx, "alice", retrieve.Request{Query: tt.query, Scopes: []string{agentmem.ScopeMessages}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) != 2 || resp.Results[0].ID != tt.first || resp.Results[1].ID != tt.then {
+			t.Fatalf("%q, speaker weight %v: %+v; want %s then %s", tt.query, tt.weight, resp.Results, tt.first, tt.then)
+		}
+		if w := resp.Results[0].Scores["speaker"]; tt.weight == 0 && w != retrieve.DefaultSpeakerWeight || tt.weight == 1 && w != 0 {
+			t.Fatalf("%q, speaker weight %v: scores %v", tt.query, tt.weight, resp.Results[0].Scores)
+		}
+	}
+}
+
+// TestSearch_Question: a message that asks about the query's words ranks
+// below one that says something about them.
+func TestSearch_Question(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	// Full-text ranks the question first: it is shorter.
+	msgs, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleAssistant, Content: "Which yoga?"},
+		{Role: agentmem.RoleUser, Content: "I practise aerial yoga on Mondays."},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []float64{0, 1} {
+		resp, err := retrieve.New(s, nil, "", retrieve.Options{QuestionWeight: w}).
+			Search(ctx, "alice", retrieve.Request{Query: "yoga", Scopes: []string{agentmem.ScopeMessages}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{msgs[1].ID, msgs[0].ID}
+		if w == 1 {
+			want = []string{msgs[0].ID, msgs[1].ID}
+		}
+		if len(resp.Results) != 2 || resp.Results[0].ID != want[0] || resp.Results[1].ID != want[1] {
+			t.Fatalf("question weight %v: %+v; want %v", w, resp.Results, want)
+		}
+	}
+}

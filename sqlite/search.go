@@ -24,7 +24,7 @@ func ftsQuery(terms []string) string {
 // Columns of the hits of each scope; memories and messages are m.
 const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at, m.importance`
-	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id`
+	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id, m.role, m.name`
 	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 	// A summary's ID is its thread's, its seqs 1..through_seq.
 	summaryHitColumns = `m.thread_id, m.text, m.thread_id, 1, m.through_seq, m.created_at, t.agent_id`
@@ -44,7 +44,7 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 	case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Score)
 	default:
-		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &created, &h.AgentID, &h.Score)
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &created, &h.AgentID, &h.Role, &h.Name, &h.Score)
 		h.SeqTo = h.SeqFrom
 	}
 	h.CreatedAt, h.InvalidAt = fromMicros(created), fromNullMicros(invalid)

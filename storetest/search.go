@@ -271,7 +271,7 @@ func newSearchFixture(tb testing.TB, s agentmem.Store, user string) *searchFixtu
 	msgs, err := s.AppendMessages(ctx, user, f.run.ID, []*agentmem.Message{
 		{Role: agentmem.RoleUser, Content: "I went running in the park yesterday morning."},
 		{Role: agentmem.RoleAssistant, Content: "Great! How far did you run?"},
-		{Role: agentmem.RoleUser, Content: "About five kilometres, then I swam in the lake."},
+		{Role: agentmem.RoleUser, Name: "Alice Smith", Content: "About five kilometres, then I swam in the lake."},
 		{Role: agentmem.RoleTool, ToolCallID: "c1", Content: "zebra running statistics"},
 		{Role: agentmem.RoleSystem, Content: "zebra running instructions"},
 	}, agentmem.AppendOptions{})
@@ -335,7 +335,7 @@ func testSearchText(t *testing.T, s agentmem.Store) {
 		hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swam kilometres", Scopes: []string{agentmem.ScopeMessages}})
 		m := a.runMsgs[2]
 		want := agentmem.TextHit{Scope: agentmem.ScopeMessages, ID: m.ID, Text: m.Content, ThreadID: a.run.ID, SeqFrom: 3, SeqTo: 3,
-			CreatedAt: m.CreatedAt, AgentID: "coach"}
+			CreatedAt: m.CreatedAt, AgentID: "coach", Role: agentmem.RoleUser, Name: "Alice Smith"}
 		if len(hits) != 1 {
 			t.Fatalf("hits = %+v", hits)
 		}
@@ -558,7 +558,8 @@ func testFindItems(t *testing.T, s agentmem.Store) {
 			t.Fatalf("FindItems = %v, want %v", ids(got), want)
 		}
 		m := a.runMsgs[2]
-		wantHit := agentmem.TextHit{Scope: agentmem.ScopeMessages, ID: m.ID, Text: m.Content, ThreadID: a.run.ID, SeqFrom: 3, SeqTo: 3, CreatedAt: m.CreatedAt, AgentID: "coach"}
+		wantHit := agentmem.TextHit{Scope: agentmem.ScopeMessages, ID: m.ID, Text: m.Content, ThreadID: a.run.ID, SeqFrom: 3, SeqTo: 3, CreatedAt: m.CreatedAt,
+			AgentID: "coach", Role: agentmem.RoleUser, Name: "Alice Smith"}
 		if diff := cmp.Diff(wantHit, got[4]); diff != "" {
 			t.Fatalf("item mismatch (-want +got):\n%s", diff)
 		}
