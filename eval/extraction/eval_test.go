@@ -56,6 +56,27 @@ func TestDefault(t *testing.T) {
 	}
 }
 
+// TestHeldout checks that the held-out corpus (written before reading the
+// extractor's rules, not tuned on; see docs/extraction.md) loads and keeps
+// its size.
+func TestHeldout(t *testing.T) {
+	c, err := extraction.ReadFile("testdata/heldout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statements, distractors, expected, changes := c.Counts()
+	if statements+distractors < 120 {
+		t.Errorf("statements=%d, want at least 120 with the distractors", statements+distractors)
+	}
+	if distractors < 30 {
+		t.Errorf("distractors=%d, want at least 30", distractors)
+	}
+	if changes < 10 {
+		t.Errorf("change cases=%d, want at least 10", changes)
+	}
+	t.Logf("%d statements (%d expected memories), %d distractors, %d change cases", statements, expected, distractors, changes)
+}
+
 func TestRead(t *testing.T) {
 	for name, data := range map[string]string{
 		"NotUser":           `{"statements":[{"id":"a","category":"place","text":"I live in Oslo.","expected":[{"text":"Lives in Oslo.","category":"place"}]}]}`,
