@@ -8,6 +8,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -260,7 +261,71 @@ func extractSentence(out []Candidate, s string) []Candidate {
 		}
 		return extractClauses(out, main, append([]string{conj}, thirdPersonRest(sub)...))
 	}
+	if i := frontedTime(toks); i > 0 {
+		// "Yesterday I passed my driving test": the time dates the clause.
+		when := toks[:i]
+		if when[len(when)-1] == "," {
+			when = when[:len(when)-1]
+		}
+		return extractClauses(out, toks[i:], thirdPersonRest(lowerFirst(when)))
+	}
 	return extractClauses(out, toks, nil)
+}
+
+// frontedTime returns where the main clause starts when the sentence
+// leads with an adverbial of time before its subject ("Yesterday I…",
+// "Last week we…", "On Sundays I…", "Two days ago, my sister…",
+// "This morning I…"), or 0. The adverbial is a few words that start with
+// a time word, a month or weekday, or a number ("two days ago"); a
+// sentence that leads with anything else is not moved.
+func frontedTime(toks []string) int {
+	w := lower(toks[0])
+	switch {
+	case w == "yesterday", w == "today", w == "tonight", w == "lately", w == "recently", w == "earlier",
+		w == "last", w == "this", w == "next", w == "every", w == "on", w == "in", w == "over", w == "back", w == "a", w == "two",
+		w == "three", w == "few", w == "couple", months[w], weekdays[strings.TrimSuffix(w, "s")], isNumber(w):
+	default:
+		return 0
+	}
+	for i := 1; i < min(len(toks), 6); i++ {
+		switch t := lower(toks[i]); {
+		case subjectStart(toks, i) && (i > 1 || oneWordTime(w)): // not "In my opinion, …", "This I know"
+			if i > 1 && w == "a" && lower(toks[i-1]) != "ago" && lower(toks[i-1]) != "," {
+				return 0 // "A friend and I…"
+			}
+			return i
+		case t == "," || t == "ago" || t == "of" || t == "the" || months[t] || weekdays[strings.TrimSuffix(t, "s")] || isNumber(t) || timeUnits[strings.TrimSuffix(t, "s")]:
+		case i == 1 && (w == "last" || w == "this" || w == "next" || w == "every" || w == "on" || w == "over" || w == "back"):
+			// "last summer", "this morning", "on weekends", "back in 2019"
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// oneWordTime reports whether w alone dates a clause: "Yesterday I…".
+func oneWordTime(w string) bool {
+	switch w {
+	case "yesterday", "today", "tonight", "lately", "recently", "earlier":
+		return true
+	}
+	return months[w] || weekdays[strings.TrimSuffix(w, "s")]
+}
+
+var (
+	weekdays  = set("monday tuesday wednesday thursday friday saturday sunday weekend weekday")
+	timeUnits = set("day week month year weekend morning afternoon evening night summer winter spring fall autumn couple few while")
+)
+
+// lowerFirst returns toks with the first word lower-cased, unless it is a
+// name (a month, a weekday): a fronted time moves to the end of its clause.
+func lowerFirst(toks []string) []string {
+	out := slices.Clone(toks)
+	if w := lower(out[0]); !months[w] && !weekdays[strings.TrimSuffix(w, "s")] {
+		out[0] = w
+	}
+	return out
 }
 
 // extractClauses splits toks into clauses at coordinating and subordinating

@@ -202,6 +202,12 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User does not live in Porto anymore.", "slot=residence", "object=porto", "negated", "retract"),
 			w("User moved to Lisbon.", "slot=residence")}},
 		{"Hi, I'm Maya.", []want{w("User's name is Maya.", "slot=name")}},
+		// A time that leads the sentence dates its clause.
+		{"Yesterday I passed my driving test.", []want{w("User passed their driving test yesterday.", "object=pass my driving test")}},
+		{"Two days ago, my sister Ana moved to Rome.", []want{w("User's sister Ana moved to Rome two days ago.", "object=sister ana: move to rome")}},
+		{"On Sundays I go swimming with my dad.", []want{w("User goes swimming with their dad on Sundays.", "object=go swimming with my dad")}},
+		{"In 2015 I ran my first marathon.", []want{w("User ran their first marathon in 2015.", "object=run my first marathon")}},
+		{"Next year I'm starting a PhD in Berlin.", []want{w("User is starting a PhD in Berlin next year.", "object=start a phd in berlin")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
 	}
@@ -237,6 +243,9 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"In the story, I am a dragon who guards a castle.",
 		"My character in the novel lives in Oslo.",
 		"I want a short answer.",
+		"In my opinion, I think it's fine.",
+		"Yesterday I said I'd call you.",
+		"This I know for sure.",
 	} {
 		checkHeuristic(t, say, nil)
 	}
