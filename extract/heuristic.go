@@ -61,7 +61,7 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 		start := len(out)
 		forSentences(m.Content, func(s string, question bool) {
-			if !question && (mentionsUser(s) || ownEvent(s)) {
+			if !question && (mentionsUser(s) || ownEvent(s) || withSubject(stripFillers(tokenize(s))) != nil) {
 				out = extractSentence(out, s)
 			}
 		})
@@ -222,6 +222,9 @@ func extractSentence(out []Candidate, s string) []Candidate {
 	if len(toks) < 2 {
 		return out
 	}
+	if full := withSubject(toks); full != nil {
+		toks = full
+	}
 	switch lower(toks[0]) {
 	case "if", "unless", "suppose", "supposing", "imagine", "assuming", "hypothetically", "what", "who",
 		"where", "why", "how", "which", "do", "does", "did", "can", "could", "would", "should", "will", "is",
@@ -270,6 +273,52 @@ func extractSentence(out []Candidate, s string) []Candidate {
 		return extractClauses(out, toks[i:], thirdPersonRest(lowerFirst(when)))
 	}
 	return extractClauses(out, toks, nil)
+}
+
+// withSubject returns toks with the "I" that chat drops restored
+// ("broke my wrist skiing in February", "love gardening and baking
+// bread", "just got back from Japan", "been vegan since 2020"), or nil
+// when they do not start so. Only what cannot be an order or a reply
+// counts: a past tense that is not also the verb's base ("Put it there",
+// "Read this"), a verb of liking, or "been", followed by something other
+// than a pronoun or a word of judgement ("Got it.", "Love it!", "Went
+// well."); and nothing addressed to the assistant ("Told you so", "Saw
+// your reply").
+func withSubject(toks []string) []string {
+	i := 0
+	if len(toks) > 2 && (lower(toks[0]) == "just" || lower(toks[0]) == "recently" || lower(toks[0]) == "finally") {
+		i = 1 // "just got back from Japan"
+	}
+	if len(toks) < i+2 {
+		return nil
+	}
+	w := lower(toks[i])
+	lemma, isVerb := verbs[w]
+	switch {
+	case w == "been":
+	case isVerb && past[w] && lemma != w && !auxiliaries[w]:
+	case i == 0 && likes[w] && lemma == w:
+	default:
+		return nil
+	}
+	switch lower(toks[i+1]) {
+	case "it", "that", "this", "them", "you", "him", "her", "those", "these", "so", "well", "fine", "great", "good", "ok",
+		"okay", "there", "here", "too", "what", "back", ",":
+		if !(lower(toks[i+1]) == "back" && i+2 < len(toks)) { // "got back from Japan"
+			return nil
+		}
+	}
+	for _, t := range toks {
+		if t := lower(t); t == "you" || t == "your" || t == "yours" {
+			return nil
+		}
+	}
+	full := append([]string{"I"}, toks...)
+	if w == "been" {
+		full[0] = "I've"
+	}
+	full[1] = lower(full[1]) // "Loved the movie"
+	return full
 }
 
 // frontedTime returns where the main clause starts when the sentence

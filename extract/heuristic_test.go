@@ -208,6 +208,12 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"On Sundays I go swimming with my dad.", []want{w("User goes swimming with their dad on Sundays.", "object=go swimming with my dad")}},
 		{"In 2015 I ran my first marathon.", []want{w("User ran their first marathon in 2015.", "object=run my first marathon")}},
 		{"Next year I'm starting a PhD in Berlin.", []want{w("User is starting a PhD in Berlin next year.", "object=start a phd in berlin")}},
+		// Chat drops the "I".
+		{"broke my wrist skiing in february", []want{w("User broke their wrist skiing in february.", "object=break my wrist skiing in february")}},
+		{"love gardening and baking bread", []want{w("User loves gardening.", "object=gardening"), w("User loves baking bread.", "object=baking bread")}},
+		{"just got back from Japan", []want{w("User just got back from Japan.", "object=get back from japan")}},
+		{"been vegan since 2020", []want{w("User has been vegan since 2020.", "slot=diet")}},
+		{"Loved the movie.", []want{w("User loved the movie.", "object=movie")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
 	}
@@ -246,6 +252,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"In my opinion, I think it's fine.",
 		"Yesterday I said I'd call you.",
 		"This I know for sure.",
+		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
 	} {
 		checkHeuristic(t, say, nil)
 	}
