@@ -275,6 +275,67 @@ func extractSentence(out []Candidate, s string) []Candidate {
 	return extractClauses(out, toks, nil)
 }
 
+// notIntro are the words that do not start an introduction before
+// "here" ("Same here", "Nothing new here").
+var notIntro = set("same me you not nothing all everything over right and out back there still been it this that what who no yes ok okay hi hello hey thanks im i'm i we my our your")
+
+// otherSubjects start a clause about someone or something other than the
+// user after "but" or "so".
+var otherSubjects = set("everyone everybody people nobody no one they it that there this the")
+
+// selfList returns toks with "I'm" (or "I have") restored before each
+// fragment of a list that describes the user after "I'm …": "I'm Sam, 27,
+// a UX designer in Dublin" is "I'm Sam, I'm 27, I'm a UX designer in
+// Dublin"; "I'm 42, divorced, two kids" is "I'm 42, I'm divorced, I have
+// two kids". A fragment is an age, "a"/"an" and a noun, a word of
+// status (divorced, single, retired…) or a count of people or pets;
+// anything else ("Lisbon, Portugal", "sorry") is left as it is, and so is
+// the rest of the sentence after it.
+func selfList(toks []string) []string {
+	if len(toks) < 4 || !(lower(toks[0]) == "i'm" || lower(toks[0]) == "im" || lower(toks[0]) == "i" && lower(toks[1]) == "am") {
+		return toks
+	}
+	var out []string
+	changed := false
+	for i := 0; i < len(toks); i++ {
+		out = append(out, toks[i])
+		if toks[i] != "," || i+1 >= len(toks) {
+			continue
+		}
+		end := i + 1
+		for end < len(toks) && toks[end] != "," && lower(toks[end]) != "and" {
+			end++
+		}
+		frag := toks[i+1 : end]
+		if len(frag) == 0 {
+			return slices.Concat(out, toks[i+1:]) // ", and …"
+		}
+		w := lower(frag[0])
+		switch {
+		case len(frag) == 1 && isNumber(w) && len(w) <= 3:
+			out = append(out, "I'm") // "27"
+		case (w == "a" || w == "an") && len(frag) > 1 && !verbStart(lower(frag[1])):
+			out = append(out, "I'm") // "a UX designer in Dublin"
+		case len(frag) == 1 && statuses[w]:
+			out = append(out, "I'm") // "divorced"
+		case len(frag) == 2 && (isNumber(w) || w == "no" || w == "one" || numberWords[w]) && listKin[strings.TrimSuffix(lower(frag[1]), "s")]:
+			out = append(out, "I", "have") // "two kids"
+		default:
+			return slices.Concat(out, toks[i+1:]) // not a list of the user's
+		}
+		changed = true
+	}
+	if !changed {
+		return toks
+	}
+	return out
+}
+
+var (
+	statuses = set("divorced married single widowed engaged separated retired unemployed pregnant vegan vegetarian sober")
+	listKin  = set("kid child children son daughter cat dog pet grandkid grandchild grandchildren")
+)
+
 // withSubject returns toks with the "I" that chat drops restored
 // ("broke my wrist skiing in February", "love gardening and baking
 // bread", "just got back from Japan", "been vegan since 2020"), or nil
@@ -285,6 +346,16 @@ func extractSentence(out []Candidate, s string) []Candidate {
 // well."); and nothing addressed to the assistant ("Told you so", "Saw
 // your reply").
 func withSubject(toks []string) []string {
+	if k := index(toks, "here"); k >= 1 && k <= 4 && (k+1 == len(toks) || toks[k+1] == ",") && !notIntro[lower(toks[0])] &&
+		(!verbStart(lower(toks[0])) || k >= 2 && strings.HasSuffix(lower(toks[0]), "ed")) {
+		// "retired teacher here, 68": an introduction (a participle may
+		// lead its noun).
+		full := []string{"I'm"}
+		if w := lower(toks[0]); w != "a" && w != "an" {
+			full = append(full, "a")
+		}
+		return slices.Concat(full, lowerFirst(toks[:k]), toks[k+1:])
+	}
 	i := 0
 	if len(toks) > 2 && (lower(toks[0]) == "just" || lower(toks[0]) == "recently" || lower(toks[0]) == "finally") {
 		i = 1 // "just got back from Japan"
@@ -383,6 +454,7 @@ func lowerFirst(toks []string) []string {
 // when not nil, is appended to the last clause (a subordinate clause that
 // led the sentence).
 func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
+	toks = selfList(toks)
 	start := 0
 	var prev subject // the last clause's subject, for "she" and "he"
 	for i := 0; i < len(toks); i++ {
@@ -400,6 +472,16 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 		case (w == "though" || w == "although") && i > start && toks[i-1] == ",":
 			// "I'm Catholic, though not very religious": a concession.
 			out, _ = extractClause(out, toks[start:i-1], tail, prev)
+			return out
+		case (w == "but" || w == "so") && i > start && i+1 < len(toks) && otherSubjects[lower(toks[i+1])]:
+			// "My name is Oluwaseun but everyone calls me Seun", "I have a
+			// bad knee so no running for me": what follows is not the
+			// user's clause; the user's ends here.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, _ = extractClause(out, toks[start:end], tail, prev)
 			return out
 		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i):
 			end := i

@@ -214,6 +214,17 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"just got back from Japan", []want{w("User just got back from Japan.", "object=get back from japan")}},
 		{"been vegan since 2020", []want{w("User has been vegan since 2020.", "slot=diet")}},
 		{"Loved the movie.", []want{w("User loved the movie.", "object=movie")}},
+		// A list after "I'm" describes the user, item by item.
+		{"I'm Sam, 27, a UX designer in Dublin.", []want{
+			w("User's name is Sam.", "slot=name"), w("User is 27.", "slot=age"), w("User is a UX designer in Dublin.", "slot=job")}},
+		{"I'm 42, divorced, two kids.", []want{
+			w("User is 42.", "slot=age"), w("User is divorced.", "slot=marital-status"), w("User has two kids.", "slot=number-of:kids")}},
+		{"retired teacher here, 68, love gardening", []want{
+			w("User is a retired teacher.", "slot=job"), w("User is 68.", "slot=age"), w("User loves gardening.", "object=gardening")}},
+		{"I'm from Lisbon, Portugal.", []want{w("User is from Lisbon, Portugal.", "slot=origin")}},
+		// After "but" or "so", someone else's clause is not glued to the user's.
+		{"My name is Oluwaseun but everyone calls me Seun.", []want{w("User's name is Oluwaseun.", "slot=name")}},
+		{"I have a bad knee so no running for me.", []want{w("User has a bad knee.", "object=have a bad knee")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
 	}
@@ -252,6 +263,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"In my opinion, I think it's fine.",
 		"Yesterday I said I'd call you.",
 		"This I know for sure.",
+		"Same here.", "Nothing new here.", "I'm here, , and ready.",
 		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
 	} {
 		checkHeuristic(t, say, nil)
