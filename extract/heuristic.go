@@ -213,6 +213,12 @@ func tokenize(s string) []string {
 	for len(toks) > 0 && toks[len(toks)-1] == "," {
 		toks = toks[:len(toks)-1]
 	}
+	// "born and raised" is one predicate, not two verb phrases.
+	for i := 0; i+2 < len(toks); i++ {
+		if lower(toks[i]) == "born" && lower(toks[i+1]) == "and" && (lower(toks[i+2]) == "raised" || lower(toks[i+2]) == "bred") {
+			toks = slices.Concat(toks[:i], []string{toks[i] + " and " + toks[i+2]}, toks[i+3:])
+		}
+	}
 	return toks
 }
 
@@ -278,6 +284,37 @@ func extractSentence(out []Candidate, s string) []Candidate {
 // notIntro are the words that do not start an introduction before
 // "here" ("Same here", "Nothing new here").
 var notIntro = set("same me you not nothing all everything over right and out back there still been it this that what who no yes ok okay hi hello hey thanks im i'm i we my our your")
+
+// seesSomeone reports whether "see" meets a person rather than
+// understanding ("I'm seeing a therapist for anxiety", "I see a
+// physio every week", "I'm seeing someone new"; not "I see what you
+// mean").
+func seesSomeone(lemma string, comp []string) bool {
+	if lemma != "see" {
+		return false
+	}
+	for _, w := range comp[:min(len(comp), 4)] {
+		if w := lower(w); jobs[w] || kin[w] || w == "someone" || w == "somebody" || w == "physio" || w == "specialist" {
+			return true
+		}
+	}
+	return false
+}
+
+// frequency adverbs may lead a verb phrase whose subject is left out.
+var frequency = set("usually often always sometimes normally mostly rarely never generally typically")
+
+// selfClause reports whether a clause's subject is the user alone.
+func selfClause(toks []string) bool {
+	if len(toks) == 0 {
+		return false
+	}
+	switch lower(toks[0]) {
+	case "i", "i'm", "im", "i've", "ive", "i'd", "i'll":
+		return true
+	}
+	return false
+}
 
 // otherSubjects start a clause about someone or something other than the
 // user after "but" or "so".
@@ -364,18 +401,39 @@ func withSubject(toks []string) []string {
 		return nil
 	}
 	w := lower(toks[i])
+	next := lower(toks[i+1])
 	lemma, isVerb := verbs[w]
+	var subj []string
 	switch {
 	case w == "been":
+		subj = []string{"I've"}
+	case w == "born" || strings.HasPrefix(w, "born and "):
+		subj = []string{"I", "was"} // "born and raised in Glasgow"
+	case i == 0 && (w == "planning" || w == "hoping" || w == "trying" || w == "thinking" || w == "gonna") && (next == "to" || next == "of" || w == "gonna"):
+		subj = []string{"I'm"} // "planning to propose at Christmas"
+	case i == 0 && (w == "big" || w == "huge" || w == "massive") && next == "fan" || w == "fan" && next == "of":
+		subj = []string{"I'm", "a"} // "big fan of bluegrass"
 	case isVerb && past[w] && lemma != w && !auxiliaries[w]:
+		subj = []string{"I"}
+	case isVerb && (w == "quit" || w == "cut" || w == "hurt") && (strings.HasSuffix(next, "ing") || next == "my" || next == "out"):
+		subj = []string{"I"} // "quit vaping in 2021" (not "Quit it")
+	case !isVerb && len(w) > 4 && strings.HasSuffix(w, "ed") && (next == "to" || next == "of" || next == "about" || next == "with"):
+		subj = []string{"I'm"} // "excited to start my new job"
+	case !isVerb && len(w) > 4 && strings.HasSuffix(w, "ed") && pastObjects[next]:
+		subj = []string{"I"} // "handed in my notice", a verb the lists do not know
 	case i == 0 && likes[w] && lemma == w:
+		subj = []string{"I"}
 	default:
 		return nil
 	}
-	switch lower(toks[i+1]) {
+	obj := i + 1
+	if subj[len(subj)-1] == "I'm" && obj+1 < len(toks) && (next == "of" || next == "about" || next == "with" || next == "to") {
+		obj++ // "Tired of this."
+	}
+	switch lower(toks[obj]) {
 	case "it", "that", "this", "them", "you", "him", "her", "those", "these", "so", "well", "fine", "great", "good", "ok",
 		"okay", "there", "here", "too", "what", "back", ",":
-		if !(lower(toks[i+1]) == "back" && i+2 < len(toks)) { // "got back from Japan"
+		if !(lower(toks[obj]) == "back" && obj+1 < len(toks)) { // "got back from Japan"
 			return nil
 		}
 	}
@@ -384,13 +442,14 @@ func withSubject(toks []string) []string {
 			return nil
 		}
 	}
-	full := append([]string{"I"}, toks...)
-	if w == "been" {
-		full[0] = "I've"
-	}
-	full[1] = lower(full[1]) // "Loved the movie"
+	full := slices.Concat(subj, toks)
+	full[len(subj)] = lower(full[len(subj)]) // "Loved the movie"
 	return full
 }
+
+// pastObjects may follow a past tense that leads a sentence: "handed in
+// my notice", "painted the fence".
+var pastObjects = set("my a an the our in up out on off for back")
 
 // frontedTime returns where the main clause starts when the sentence
 // leads with an adverbial of time before its subject ("Yesterday I…",
@@ -462,6 +521,24 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 		switch {
 		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
 			out, prev = extractClause(out, toks[start:i], nil, prev)
+			start = i + 1
+		case w == "," && i+1 < len(toks) && lower(toks[i+1]) == "which":
+			// "I'm ambidextrous, which is handy for tennis": a comment on
+			// the clause, which ends here; the next clause starts at its
+			// subject.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			start = i + 2
+			for start < len(toks) && toks[start] != "," { // the relative clause: "which I love"
+				start++
+			}
+			for ; start < len(toks) && !subjectStart(toks, start); start++ {
+			}
+			i = start - 1
+		case w == "," && i+2 < len(toks) && frequency[lower(toks[i+1])] && (auxiliaries[lower(toks[i+2])] || verbStart(lower(toks[i+2]))) && selfClause(toks[start:i]):
+			// "I've had insomnia for years, usually can't sleep before 3am":
+			// the user again, their subject left out.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			toks = slices.Concat(toks[:i+1], []string{"I"}, toks[i+1:])
 			start = i + 1
 		case w == "," && i+1 < len(toks) && afterthought(toks, i):
 			// "I wear glasses, -4 in both eyes": the clause ends here.
@@ -1049,7 +1126,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	if len(comp) > 0 {
 		first = lower(comp[0])
 	}
-	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about")) {
+	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about") || seesSomeone(lemma, comp)) {
 		return true
 	}
 	if subj.kind == other && quoteVerbs[lemma] {
@@ -1093,7 +1170,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	case "":
 		return true
 	}
-	if progressive && smallTalkVerbs[lemma] && lemma != "think" {
+	if progressive && smallTalkVerbs[lemma] && lemma != "think" && !seesSomeone(lemma, comp) {
 		return true
 	}
 	// A bare pronoun object is not self-contained: "I love it".
@@ -1493,7 +1570,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case lemma == "be" && first == "from":
 		set("place", "origin", 0.9, 0.7)
 		c.Object = value(1)
-	case lemma == "be" && first == "born":
+	case lemma == "be" && (first == "born" || strings.HasPrefix(first, "born and ")):
 		if len(comp) > 2 && (lc[1] == "in" || lc[1] == "at") && capitalized(comp[2]) && !months[lc[2]] {
 			set("identity", "birthplace", 0.9, 0.7)
 			c.Object = value(2)

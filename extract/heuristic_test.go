@@ -222,6 +222,18 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"retired teacher here, 68, love gardening", []want{
 			w("User is a retired teacher.", "slot=job"), w("User is 68.", "slot=age"), w("User loves gardening.", "object=gardening")}},
 		{"I'm from Lisbon, Portugal.", []want{w("User is from Lisbon, Portugal.", "slot=origin")}},
+		{"handed in my notice at the bank last week", []want{w("User handed in their notice at the bank last week.", "object=handed in my notice at the bank last week")}},
+		{"born and raised in Glasgow", []want{w("User was born and raised in Glasgow.", "slot=birthplace")}},
+		{"I was born and raised in Glasgow.", []want{w("User was born and raised in Glasgow.", "slot=birthplace")}},
+		{"planning to move to Spain", []want{w("User is planning to move to Spain.", "object=plan to move to spain")}},
+		{"big fan of bluegrass", []want{w("User is a big fan of bluegrass.", "object=be a big fan of bluegrass")}},
+		{"cut out sugar in January", []want{w("User cut out sugar in January.", "object=cut out sugar in january")}},
+		{"I'm seeing a therapist for anxiety.", []want{w("User is seeing a therapist for anxiety.", "object=see a therapist for anxiety")}},
+		// A comment (", which …") is not part of the fact; a frequency
+		// after a comma continues the user's clause.
+		{"I live in Porto, which I love, and I work as a nurse.", []want{w("User lives in Porto.", "slot=residence"), w("User works as a nurse.", "slot=job")}},
+		{"I've had insomnia for years, usually can't fall asleep before 3am", []want{
+			w("User has had insomnia for years.", "object=have insomnia for years"), w("User usually cannot fall asleep before 3am.", "object=fall asleep before 3am", "negated")}},
 		// After "but" or "so", someone else's clause is not glued to the user's.
 		{"My name is Oluwaseun but everyone calls me Seun.", []want{w("User's name is Oluwaseun.", "slot=name")}},
 		{"I have a bad knee so no running for me.", []want{w("User has a bad knee.", "object=have a bad knee")}},
@@ -263,6 +275,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"In my opinion, I think it's fine.",
 		"Yesterday I said I'd call you.",
 		"This I know for sure.",
+		"Tired of this.", "Thinking of you!", "Quit it.", "I see your point.",
 		"Same here.", "Nothing new here.", "I'm here, , and ready.",
 		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
 	} {
