@@ -197,7 +197,7 @@ func tokenize(s string) []string {
 		f = strings.Trim(f, "\"“”()[]*_")
 		comma := false
 		for len(f) > 0 && strings.IndexByte(",:—–", f[len(f)-1]) >= 0 {
-			comma, f = true, f[:len(f)-1]
+			comma, f = true, strings.Trim(f[:len(f)-1], "\"“”()[]*_") // "(6),"
 		}
 		f = strings.TrimRight(f, "!?.…")
 		if f == "-" || f == "—" || f == "–" {
@@ -231,6 +231,7 @@ func extractSentence(out []Candidate, s string) []Candidate {
 	if full := withSubject(toks); full != nil {
 		toks = full
 	}
+	toks = inverted(toks)
 	switch lower(toks[0]) {
 	case "if", "unless", "suppose", "supposing", "imagine", "assuming", "hypothetically", "what", "who",
 		"where", "why", "how", "which", "do", "does", "did", "can", "could", "would", "should", "will", "is",
@@ -315,6 +316,56 @@ func selfClause(toks []string) bool {
 	}
 	return false
 }
+
+// inverted returns a sentence that names the user's favourite or passion
+// last in the order the clause reader expects: "The Remains of the Day is
+// my all-time favourite novel" is "my all-time favourite novel is The
+// Remains of the Day"; "spicy food is my thing" is "I love spicy food".
+// Anything else is returned as it is.
+func inverted(toks []string) []string {
+	if len(toks) < 4 || subjectStart(toks, 0) {
+		return toks
+	}
+	for k := 1; k+2 < len(toks) && k <= 8; k++ {
+		if w := lower(toks[k]); (w != "is" && w != "are") || lower(toks[k+1]) != "my" {
+			continue
+		}
+		rest, after := toks[k+2:], []string(nil)
+		if end := index(rest, ","); end >= 0 {
+			rest, after = rest[:end], rest[end:] // "…, the hotter the better"
+		}
+		if len(after) < 2 || !especially[lower(after[1])] {
+			after = nil // but "…, especially Coltrane" stays
+		}
+		switch {
+		case len(rest) == 1 && passions[lower(rest[0])]:
+			return slices.Concat([]string{"I", "love"}, lowerFirst(toks[:k]), after)
+		case len(rest) <= 4 && slices.ContainsFunc(rest[:len(rest)-1], func(t string) bool { return favourites[lower(t)] }):
+			return slices.Concat([]string{"my"}, rest, []string{toks[k]}, toks[:k])
+		}
+		return toks
+	}
+	return toks
+}
+
+// favouriteOf returns what a relation names the favourite of: "book" of
+// "favourite book", "all-time favourite novel", "fav band"; "" for any
+// other relation.
+func favouriteOf(rel string) string {
+	f := strings.Fields(rel)
+	for i, w := range f[:max(len(f)-1, 0)] {
+		if favourites[w] && i <= 1 {
+			return strings.Join(f[i+1:], " ")
+		}
+	}
+	return ""
+}
+
+var (
+	passions   = set("thing jam passion obsession weakness")
+	especially = set("especially particularly mostly mainly")
+	favourites = set("favorite favourite fav fave")
+)
 
 // otherSubjects start a clause about someone or something other than the
 // user after "but" or "so".
@@ -783,8 +834,11 @@ func possessive(toks []string) (subject, []string, bool) {
 			name = append(name, t) // "my kids Tom and Lucy"
 			continue
 		}
-		if i > 1 && (verbStart(w) || w == "," || w == "and" || w == "who" || w == "which" || w == "that") {
-			break
+		if i > 1 && (verbStart(w) && !favourites[lower(toks[i-1])] || w == "," || w == "and" || w == "who" || w == "which" || w == "that") {
+			break // (but "my favourite book is…": a noun after favourite)
+		}
+		if w == "fav" || w == "fave" {
+			t = "favorite" // "my fav season"
 		}
 		if len(rel) > 0 && (kin[lower(rel[len(rel)-1])] || pets[lower(rel[len(rel)-1])] || len(name) > 0) && !capitalized(t) && !strings.HasSuffix(w, "'s") {
 			break // "my grandfather passed away": a verb the lexicon lacks
@@ -796,6 +850,12 @@ func possessive(toks []string) (subject, []string, bool) {
 				i += 2
 				rel = append(rel, "")
 				break
+			}
+			if i+2 < len(toks) && (kin[lower(toks[i+1])] || pets[lower(toks[i+1])]) && (verbStart(lower(toks[i+2])) || capitalized(toks[i+2])) {
+				// "my brother's wife is a doctor": a chain of possessives,
+				// not "my brother is".
+				rel = append(rel, t)
+				continue
 			}
 			if capitalized(t) && len(rel) > 0 {
 				name = append(name, t[:len(t)-2])
@@ -824,8 +884,8 @@ func possessive(toks []string) (subject, []string, bool) {
 	if len(name) == 0 && len(rest) >= 3 && rest[0] == "," && capitalized(rest[1]) && rest[2] == "," && !verbStart(lower(rest[1])) {
 		name, rest = rest[1:2], rest[3:]
 	}
-	if len(rel) == 0 || fiction[lower(rel[len(rel)-1])] {
-		return subject{}, nil, false
+	if len(rel) == 0 || fiction[lower(rel[len(rel)-1])] && favouriteOf(strings.ToLower(strings.Join(rel, " "))) == "" {
+		return subject{}, nil, false // "my character in the novel", not "my favourite novel"
 	}
 	s := makeSubject(rel, name)
 	// "my wife and I live in Porto".
@@ -1377,8 +1437,8 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			out = append(out, Candidate{Text: c.Text, Category: categoryOf(rel), Confidence: 0.85, Importance: 0.8, Object: who, Retract: true})
 			c.Category, c.Importance = categoryOf(rel), 0.8
 			c.Object = who + ": " + c.Object
-		case strings.HasPrefix(rel, "favourite ") || strings.HasPrefix(rel, "favorite ") || strings.HasPrefix(rel, "fav "):
-			set("preference", "favourite:"+rel[strings.IndexByte(rel, ' ')+1:], 0.9, 0.6)
+		case favouriteOf(rel) != "":
+			set("preference", "favourite:"+favouriteOf(rel), 0.9, 0.6)
 			c.Object = ""
 		case strings.HasSuffix(rel, "'s name") || named && subj.name == "":
 			r := strings.TrimSuffix(rel, "'s name")

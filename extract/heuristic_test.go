@@ -229,6 +229,15 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"big fan of bluegrass", []want{w("User is a big fan of bluegrass.", "object=be a big fan of bluegrass")}},
 		{"cut out sugar in January", []want{w("User cut out sugar in January.", "object=cut out sugar in january")}},
 		{"I'm seeing a therapist for anxiety.", []want{w("User is seeing a therapist for anxiety.", "object=see a therapist for anxiety")}},
+		// Possessive chains, favourites and passions.
+		{"My brother's wife is a doctor.", []want{w("User's brother's wife is a doctor.", "object=brother's wife: be a doctor")}},
+		{"My sister's a doctor.", []want{w("User's sister is a doctor.", "object=sister: be a doctor")}},
+		{"The Remains of the Day is my all-time favourite novel.", []want{w("User's all-time favourite novel is The Remains of the Day.", "slot=favourite:novel")}},
+		{"My favourite book is Dune.", []want{w("User's favourite book is Dune.", "slot=favourite:book")}},
+		{"my fav season is autumn", []want{w("User's favorite season is autumn.", "slot=favourite:season")}},
+		{"spicy food is my thing, the hotter the better", []want{w("User loves spicy food.", "object=spicy food")}},
+		{"I have two kids, Mia (9) and Noah (6), and we live near Utrecht.", []want{
+			w("User has two kids, Mia 9 and Noah 6.", "object=kids mia"), w("User and their family live near Utrecht.", "object=live near utrecht")}},
 		// A comment (", which …") is not part of the fact; a frequency
 		// after a comma continues the user's clause.
 		{"I live in Porto, which I love, and I work as a nurse.", []want{w("User lives in Porto.", "slot=residence"), w("User works as a nurse.", "slot=job")}},
@@ -275,6 +284,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"In my opinion, I think it's fine.",
 		"Yesterday I said I'd call you.",
 		"This I know for sure.",
+		"my neighbour's kid is learning the trumpet and it's awful", "This is my favorite part.", "It is my thing.",
 		"Tired of this.", "Thinking of you!", "Quit it.", "I see your point.",
 		"Same here.", "Nothing new here.", "I'm here, , and ready.",
 		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
