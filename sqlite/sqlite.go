@@ -108,11 +108,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		}
 		s.stmts[q] = st
 	}
-	s.reader, err = sql.Open("sqlite", dsn+pragmas+"&_pragma=query_only(1)")
+	connector, err := sqlite.NewConnector(dsn + pragmas + "&_pragma=query_only(1)")
 	if err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	s.reader = sql.OpenDB(cachingConnector{connector})
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	s.reader.SetMaxOpenConns(n)
 	s.reader.SetMaxIdleConns(n)

@@ -1,0 +1,98 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// TestReadStatementCache: reads through cached statements give the same
+// answers however often they run, when the same query runs again while
+// its rows are still open (the statement is not shared then), and when
+// more query texts run than the cache holds (the oldest are evicted).
+func TestReadStatementCache(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		for i := range 5 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('u', ?, 1, 1)`, fmt.Sprint("t", i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT id FROM threads WHERE user_id = ? ORDER BY id`
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		outer, err := tx.QueryContext(ctx, q, "u")
+		if err != nil {
+			return err
+		}
+		defer outer.Close()
+		pairs := 0
+		for outer.Next() {
+			var a string
+			if err := outer.Scan(&a); err != nil {
+				return err
+			}
+			// The same text again, its first rows still open.
+			inner, err := tx.QueryContext(ctx, q, "u")
+			if err != nil {
+				return err
+			}
+			n := 0
+			for inner.Next() {
+				n++
+			}
+			if err := inner.Close(); err != nil {
+				return err
+			}
+			if n != 5 {
+				t.Errorf("inner query under %s: %d rows, want 5", a, n)
+			}
+			pairs++
+		}
+		if pairs != 5 {
+			t.Errorf("outer query: %d rows, want 5 (the inner query disturbed it)", pairs)
+		}
+		return outer.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range readStmtCache + 20 {
+		// A distinct text each time (the comment), then the first again.
+		for _, text := range []string{fmt.Sprintf("%s -- %d", q, i), q} {
+			var ids []string
+			err := s.read(ctx, func(tx *sql.Tx) error {
+				rows, err := tx.QueryContext(ctx, text, "u")
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var id string
+					if err := rows.Scan(&id); err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				return rows.Err()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(ids) != "[t0 t1 t2 t3 t4]" {
+				t.Fatalf("query %d: %v", i, ids)
+			}
+		}
+	}
+}
