@@ -196,6 +196,9 @@ func (c *Consolidator) allValid(ctx context.Context, userID string, category *st
 //   - A candidate of a slot that the user has a valid memory of is a NOOP
 //     if it tells the same value (its object, or else its text, see
 //     sameValue), else it replaces every memory of the slot.
+//     The job and the employer are one slot for a job at an employer: a
+//     candidate of either that names one replaces a memory of the other
+//     that names another (see atAnother).
 //   - A candidate of an object (no slot) replaces the valid memories of
 //     the same object (of a slot or not) of the other polarity ("User likes coffee." and
 //     "User does not like coffee."); of the same polarity, it is a NOOP
@@ -226,7 +229,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	if cd.Slot != "" {
 		var slot []*agentmem.Memory
 		for _, m := range p.valid {
-			if metaOf(m).Slot == cd.Slot {
+			if metaOf(m).Slot == cd.Slot || atAnother(cd, m) {
 				slot = append(slot, m)
 			}
 		}
@@ -302,6 +305,74 @@ func (c *Consolidator) sameValue(cd Candidate, vec []float32, m *agentmem.Memory
 	return bare(cd.Text) == bare(m.Text) || Cosine(vec, p.vecOf[m.ID]) >= DuplicateSimilarity
 }
 
+// ends reports whether a retraction of object ended ends the fact of
+// object fact: the same object, or one whose words tell every word of it,
+// a final s aside ("coffee" ends "drink about 5 coffees a day", "drink
+// beer" ends "drink two beers every night"). A fact about someone else
+// ("dad: drink coffee every day") is ended only by a retraction of them
+// ("dog rex" ends "dog rex: sleep in the garden") or of that fact of
+// theirs: "I quit coffee" is not the dad's.
+func ends(fact, ended string) bool {
+	who, _, about := strings.Cut(fact, ": ")
+	if about && !strings.Contains(ended, ": ") {
+		return sameObject(who, ended)
+	}
+	if sameObject(fact, ended) {
+		return true
+	}
+	if about {
+		return false
+	}
+	words := residue(fact, "")
+	for _, w := range strings.Fields(normalize(ended)) {
+		if w = stemS(w); !words[w] && w != "a" && w != "an" && w != "the" {
+			return false
+		}
+	}
+	return true
+}
+
+// atAnother reports whether m, a memory of the job or the employer, tells
+// a job at another employer than the candidate of the other of the two
+// slots does: "User is an accountant at KPMG." (job) is ended by "User
+// started a new job at Shopify." (employer), not by "User works at
+// KPMG."; a memory or a candidate that names no employer ("User works as
+// a nurse.") is not at another.
+func atAnother(cd Candidate, m *agentmem.Memory) bool {
+	ms := metaOf(m).Slot
+	if !(cd.Slot == "employer" && ms == "job" || cd.Slot == "job" && ms == "employer") {
+		return false
+	}
+	theirs, ours := employerIn(m.Text), employerIn(cd.Text)
+	return theirs != "" && ours != "" && !sameObject(theirs, ours)
+}
+
+// employerIn returns the employer a statement of a job names, normalised:
+// the words after "at", "for" or "joined" up to a time, a place or
+// another phrase ("User is a nurse at St Mary's Hospital in Leeds." → "st
+// mary s hospital"), or "" ("User has been a teacher for ten years.").
+func employerIn(text string) string {
+	ws := strings.Fields(normalize(text))
+	for i, w := range ws {
+		if w != "at" && w != "for" && w != "joined" {
+			continue
+		}
+		var name []string
+		for _, n := range ws[i+1:] {
+			if stops[n] || timeWords[n] || n == "as" || n == "and" || n == "but" || n == "now" {
+				break
+			}
+			if n != "a" && n != "an" && n != "the" {
+				name = append(name, n)
+			}
+		}
+		if len(name) > 0 && !isNumber(name[0]) && !timeUnits[strings.TrimSuffix(name[0], "s")] {
+			return strings.Join(name, " ")
+		}
+	}
+	return ""
+}
+
 // retract invalidates the valid memories that a retraction ends (see
 // decide), each superseded by none, the history's reason quoting the
 // retraction; the Decision's Memory is nil and Old the first of them.
@@ -319,9 +390,14 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 			// "User works as a nurse.".
 			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" && sameObject(normalize(m.Text), cd.Object) || sameObject(meta.Object, cd.Object)) {
 				ended = append(ended, m)
+			} else if rel, ok := strings.CutPrefix(cd.Slot, "name-of:"); ok && meta.Slot == "" && cd.Object != "" && !meta.Negated &&
+				normalize(meta.Object) == normalize(rel+" "+cd.Object) {
+				// "I broke up with Tom" ends "User has a boyfriend named
+				// Tom." (of no slot, its object the relation and name).
+				ended = append(ended, m)
 			}
 		case cd.Object != "" && meta.Object != "":
-			if !meta.Negated && sameObject(meta.Object, cd.Object) {
+			if !meta.Negated && ends(meta.Object, cd.Object) {
 				ended = append(ended, m)
 			}
 		case cd.Object != "" && meta.Slot == "" && !meta.Negated:

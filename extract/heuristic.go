@@ -800,6 +800,11 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 			return out, subject{}
 		}
 		subj, pred = makeSubject(toks[1:2], nil), toks[2:]
+	case "it", "it's", "today", "yesterday":
+		if c, ok := birthdayClause(toks); ok {
+			return append(out, c), subject{}
+		}
+		return out, subject{}
 	default:
 		// "Lena and I broke up."
 		if len(toks) > 3 && capitalized(toks[0]) && lower(toks[1]) == "and" && toks[2] == "I" {
@@ -1088,7 +1093,12 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 			if main == "been" {
 				main = "be"
 			} else if main == "got" {
-				main = "have" // "I've got a PS5"
+				// "I've got a PS5" is "User has a PS5.": the same text as
+				// "I have a PS5", so that a repeat in either words is one.
+				main = "have"
+				if g := index(rest, "got"); g >= 0 {
+					rest = slices.Delete(slices.Clone(rest), g, g+1)
+				}
 			} else if l, ok := verbs[main]; !ok || !isParticiple(main) || l == main && main != "quit" && main != "put" && main != "read" {
 				main, comp = verb, rest // "I have a daughter"
 			}
@@ -1400,7 +1410,12 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 				c.Category = "pet"
 			}
 		}
-		named := lemma == "be" && len(comp) >= 1 && len(comp) <= 3 && allCapitalized(comp)
+		// "My girlfriend is Sofia", "…is called Sofia", "…is named Sofia".
+		name := comp
+		if len(name) > 1 && (lc[0] == "called" || lc[0] == "named") {
+			name = name[1:]
+		}
+		named := lemma == "be" && len(name) >= 1 && len(name) <= 3 && allCapitalized(name)
 		switch {
 		case rel == "name" && lemma == "be" && len(comp) > 0:
 			set("identity", "name", 0.95, 0.9)
@@ -1442,7 +1457,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			c.Object = ""
 		case strings.HasSuffix(rel, "'s name") || named && subj.name == "":
 			r := strings.TrimSuffix(rel, "'s name")
-			n := strings.ToLower(strings.Join(comp, " "))
+			n := strings.ToLower(strings.Join(name, " "))
 			c.Category, c.Confidence, c.Importance = categoryOf(r), 0.9, 0.8
 			c.Object = r + " " + n
 			if single[r] {
@@ -1528,7 +1543,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		r := c
 		r.Retract, r.Slot, r.Object = true, "employer", ""
 		out = append(out, r)
-	case (lemma == "get" || lemma == "start" || lemma == "land") && (index(lc, "job") >= 0 || index(lc, "position") >= 0) && !c.Negated:
+	case (lemma == "get" || lemma == "start" || lemma == "land" || lemma == "have" && index(lc, "new") >= 0) && (index(lc, "job") >= 0 || index(lc, "position") >= 0) && !c.Negated:
 		if i := index(lc, "at"); i > 0 {
 			set("job", "employer", 0.85, 0.7)
 			c.Object = value(i + 1)
@@ -1541,6 +1556,14 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case lemma == "start" && len(lc) > 1 && lc[0] == "working" && (lc[1] == "at" || lc[1] == "for"):
 		set("job", "employer", 0.85, 0.7)
 		c.Object = value(2)
+	case newEmployer(lemma, comp) && !c.Negated && !progressive:
+		// "I started at Amazon as a data analyst", "I joined Deloitte as
+		// a consultant": a job at an employer, which ends the job at
+		// another (see Consolidator.decide).
+		set("job", "employer", 0.85, 0.7)
+		if index(lc, "as") > 0 {
+			set("job", "job", 0.85, 0.8)
+		}
 	case (lemma == "get" || lemma == "be") && first == "promoted" && !c.Negated:
 		// "I got promoted to senior developer": the new job.
 		set("job", "job", 0.85, 0.8)
@@ -1562,15 +1585,16 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case endsHabit(lemma, lc) != "" && !c.Negated && !progressive && subj.kind == self:
 		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: endsHabit(lemma, lc), Retract: true})
 		set("event", "", 0.75, 0.6)
-	// "I sold my Civic": the possession ends.
-	case (lemma == "sell" || lemma == "give" && first == "away") && !c.Negated && !progressive && index(lc, "my") >= 0:
-		obj := lastWord(phrase(lc, index(lc, "my")+1))
-		return append(out, Candidate{Text: c.Text, Category: "possession", Confidence: 0.8, Importance: 0.6, Object: obj, Retract: true})
+	// "I sold my Civic", "I sold the Vespa", "we gave away our piano",
+	// "I got rid of the kayak": the possession ends, whatever the verb
+	// of its memory (has, owns, drives, rides), by its noun.
+	case parted(lemma, lc) != "" && !c.Negated && !progressive:
+		return append(out, Candidate{Text: c.Text, Category: "possession", Confidence: 0.8, Importance: 0.6, Object: parted(lemma, lc), Retract: true})
 	// "We cancelled the Japan trip": the plan ends.
 	case (lemma == "cancel" || lemma == "call" && first == "off") && !c.Negated && !progressive && len(comp) > 0:
 		return append(out, Candidate{Text: c.Text, Category: "plan", Confidence: 0.8, Importance: 0.6, Object: planOf(comp), Retract: true})
 	// "I broke up with Lena", "Lena and I broke up".
-	case lemma == "break" && first == "up" && !c.Negated && !progressive:
+	case (lemma == "break" || lemma == "split") && first == "up" && !c.Negated && !progressive:
 		name := subj.name
 		if i := index(lc, "with"); i > 0 && i+1 < len(comp) && capitalized(comp[i+1]) {
 			name = comp[i+1]
@@ -1613,6 +1637,9 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		c.Object = value(index(lc, "in") + 1)
 
 	// Identity.
+	case birthdayAge(lc) != "" && (lemma == "celebrate" || lemma == "have") && past[verb] && !c.Negated:
+		// "I celebrated my 38th birthday yesterday": the age.
+		set("identity", "age", 0.85, 0.7)
 	case lemma == "be" && len(lc) > 0 && isNumber(first):
 		set("identity", "age", 0.9, 0.7)
 		c.Object = first
@@ -1678,8 +1705,22 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		if dislikes[lemma] {
 			c.Negated = true
 		}
+	case offPreference(lemma, lc) > 0 && !c.Negated:
+		// "I've gone off oysters", "I'm sick of podcasts", "I can't stand
+		// horror films": a dislike, the opposite of a like of the same
+		// object.
+		set("preference", "", 0.85, 0.6)
+		c.Object, c.Negated = value(offPreference(lemma, lc)), true
+	case lemma == "stand" && c.Negated && (verb == "can't" || verb == "cant" || verb == "cannot" || verb == "can") && len(lc) > 0:
+		set("preference", "", 0.85, 0.6)
+		c.Object = value(0)
 	case lemma == "be" && len(lc) > 2 && (first == "into" || first == "interested" || lc[1] == "fan" || lc[1] == "big" && lc[2] == "fan"):
 		set("preference", "", 0.8, 0.6)
+		if first == "into" {
+			// "I'm not into jazz anymore" ends "User loves jazz.": the
+			// object is what the user is into.
+			c.Object = value(1)
+		}
 
 	// Plans and what is under way.
 	case plans[lemma] || progressive && (lemma == "go" || lemma == "plan" || lemma == "train" || lemma == "prepare" || lemma == "save" || lemma == "hope" || lemma == "think" || lemma == "consider") || verb == "will" || verb == "'ll":
@@ -1705,17 +1746,131 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 var (
 	events      = set("wedding party birthday appointment surgery operation interview exam trip vacation holiday honeymoon move concert graduation ceremony")
 	rescheduled = set("move postpone reschedule push delay change")
-	endVerbs    = set("stop quit")
+	endVerbs    = set("stop quit ditch")
+	habitNouns  = set("diet medication meds pills therapy treatment lessons classes habit routine subscription membership")
 )
+
+// birthdayAge returns the age that "my 38th birthday" tells, or "".
+func birthdayAge(lc []string) string {
+	for i := 0; i+2 < len(lc); i++ {
+		if lc[i] == "my" && lc[i+2] == "birthday" {
+			if n := strings.TrimRight(lc[i+1], "stndrh"); n != lc[i+1] && n != "" && isNumber(n) {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// birthdayClause returns the memory of the age of a clause that tells it
+// without the user as its subject: "it was my 45th birthday on Saturday",
+// "today is my 30th birthday" → "User turned 45 on Saturday."; a birthday
+// to come ("it's my 40th birthday next month") tells no age yet.
+func birthdayClause(toks []string) (Candidate, bool) {
+	lc := lowerAll(toks)
+	age := birthdayAge(lc)
+	if age == "" || len(lc) < 4 {
+		return Candidate{}, false
+	}
+	past := lc[0] == "it" && lc[1] == "was" || lc[0] == "yesterday" && lc[1] == "was"
+	today := lc[0] == "today" && lc[1] == "is" || (lc[0] == "it's" || lc[0] == "it" && lc[1] == "is") && index(lc, "today") > 0
+	if !past && !today {
+		return Candidate{}, false
+	}
+	rest := toks[index(lc, "birthday")+1:]
+	text := "User turned " + age
+	if lc[0] == "yesterday" || lc[0] == "today" {
+		text += " " + lc[0]
+	}
+	for _, t := range thirdPersonRest(rest) {
+		if t != "," {
+			text += " " + t
+		}
+	}
+	return Candidate{Text: text + ".", Category: "identity", Slot: "age", Confidence: 0.85, Importance: 0.7}, true
+}
+
+// parted returns the noun of a possession the user parted with, or "":
+// sold, gave away, got rid of, traded in "my", "our" or "the" thing ("sold
+// the Subaru last week": "subaru").
+func parted(lemma string, lc []string) string {
+	i := 0
+	switch {
+	case lemma == "sell":
+	case lemma == "give" && len(lc) > 0 && lc[0] == "away", lemma == "trade" && len(lc) > 0 && lc[0] == "in":
+		i = 1
+	case lemma == "get" && len(lc) > 1 && lc[0] == "rid" && lc[1] == "of":
+		i = 2
+	default:
+		return ""
+	}
+	if i >= len(lc) || lc[i] != "my" && lc[i] != "our" && lc[i] != "the" {
+		return "" // "I sold cookies at the fair"
+	}
+	return lastWord(phrase(lc, i+1))
+}
+
+// offPreference returns where the object of a liking lost starts in lc,
+// or 0: "gone off oysters" (not "went off to college"), "sick of
+// podcasts", "tired of", "fed up with".
+func offPreference(lemma string, lc []string) int {
+	if len(lc) < 2 || pronounObjects[lc[len(lc)-1]] {
+		return 0 // "I'm tired of it"
+	}
+	switch {
+	case lemma == "go" && lc[0] == "off" && !stops[lc[1]] && !timeWords[lc[1]] && lc[1] != ",":
+		return 1
+	case lemma == "be" && (lc[0] == "sick" || lc[0] == "tired") && lc[1] == "of" && len(lc) > 2:
+		return 2
+	case lemma == "be" && lc[0] == "fed" && lc[1] == "up" && len(lc) > 3 && lc[2] == "with":
+		return 3
+	}
+	return 0
+}
+
+// newEmployer reports whether a clause of "start" or "join" tells a job
+// at an employer: "started at Amazon", "joined Deloitte as a consultant",
+// "joined a startup"; not "joined a running club" or "started a blog".
+func newEmployer(lemma string, comp []string) bool {
+	if len(comp) < 2 {
+		return false
+	}
+	switch lemma {
+	case "start":
+		return lower(comp[0]) == "at" && (capitalized(comp[1]) || lower(comp[1]) == "the" || lower(comp[1]) == "a")
+	case "join":
+		if capitalized(comp[0]) {
+			return index(comp, "as") > 0 // "joined Toastmasters" is no job
+		}
+		lc := lowerAll(comp)
+		return (lc[0] == "a" || lc[0] == "the") && slices.ContainsFunc(lc[1:min(len(lc), 4)], func(w string) bool { return employers[w] })
+	}
+	return false
+}
+
+var employers = set("startup start-up company firm agency bank consultancy")
 
 // endsHabit returns the object of the habit that "stopped playing
 // tennis", "quit smoking", "gave up coffee" ends: the verb of the gerund
 // and its object up to a preposition, a time or a number ("play tennis",
 // "smoke", "coffee"), or "".
 func endsHabit(lemma string, lc []string) string {
-	if len(lc) > 0 && lemma == "give" && lc[0] == "up" {
+	switch {
+	case len(lc) > 0 && lemma == "give" && lc[0] == "up", len(lc) > 0 && lemma == "cut" && lc[0] == "out":
 		lc = lc[1:]
-	} else if !endVerbs[lemma] {
+	case lemma == "cut" && index(lc, "out") > 0 && index(lc, "out") <= 3:
+		// "I cut sugar out in May".
+		o := index(lc, "out")
+		lc = append(slices.Clone(lc[:o]), lc[o+1:]...)
+	case lemma == "stop" && len(lc) > 1 && (lc[0] == "the" || lc[0] == "my"):
+		// "I stopped the intermittent fasting", "stopped my
+		// medication"; not "I stopped the car".
+		p := strings.Fields(phrase(lc, 1))
+		if len(p) == 0 || !strings.HasSuffix(p[len(p)-1], "ing") && !habitNouns[p[len(p)-1]] {
+			return ""
+		}
+		return strings.Join(p, " ")
+	case !endVerbs[lemma]:
 		return ""
 	}
 	if len(lc) == 0 || lc[0] == "my" || lc[0] == "job" || lc[0] == "work" || lc[0] == "by" || stops[lc[0]] {
@@ -1732,8 +1887,8 @@ func endsHabit(lemma string, lc []string) string {
 		if stops[w] || timeWords[w] || w == "," || w == "and" || w == "but" || isNumber(w) || w == "anymore" || w == "now" || w == "again" {
 			break
 		}
-		if w == "a" || w == "an" || w == "the" {
-			continue
+		if w == "a" || w == "an" || w == "the" || strings.HasSuffix(w, "ly") && len(w) > 4 {
+			continue // "cut out coffee completely"
 		}
 		words = append(words, w)
 	}
@@ -1929,7 +2084,7 @@ var (
 	trailingYears  = set("old")
 	_              = trailingYears
 	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`
-	regularVerbs   = `die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order postpone reschedule delay push`
+	regularVerbs   = `ditch trade vape die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order postpone reschedule delay push`
 	doubled        = set("plan stop shop jog drop admit prefer chat regret commit refer travel")
 
 	verbs       = map[string]string{} // form → lemma
@@ -2036,7 +2191,7 @@ func stripFillers(toks []string) []string {
 	return toks
 }
 
-var fillers = set("actually well oh ok okay so and but also plus btw fyi anyway anyways um uh hmm honestly basically yeah yes yep no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
+var fillers = set("actually well oh ok okay so and but also plus btw fyi anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}

@@ -172,6 +172,39 @@ func TestHeuristic_Changes(t *testing.T) {
 	}
 }
 
+// TestHeuristic_ChangesInOtherWords: changes told the way people talk
+// say what they change: starting at or joining an employer is a job,
+// going off or being sick of a thing a dislike of it, getting rid of or
+// selling "the" thing ends it by its noun, a birthday clause without the
+// user as subject and a subjectless "turned" give the age, "is called"
+// names the partner, "cut out" or a subjectless "stopped the …" ends a
+// habit, and "I've got" says "has" as "I have" does.
+func TestHeuristic_ChangesInOtherWords(t *testing.T) {
+	for _, tt := range []struct {
+		say  string
+		want []want
+	}{
+		{"I started at Amazon as a data analyst last month.", []want{w("User started at Amazon as a data analyst last month.", "slot=job")}},
+		{"I have a new job at Bosch.", []want{w("User has a new job at Bosch.", "slot=employer")}},
+		{"I went off sushi.", []want{w("User went off sushi.", "object=sushi", "negated")}},
+		{"I'm sick of podcasts.", []want{w("User is sick of podcasts.", "object=podcasts", "negated")}},
+		{"I got rid of the kayak.", []want{w("User got rid of the kayak.", "object=kayak", "retract")}},
+		{"It was my 30th birthday last week.", []want{w("User turned 30 last week.", "slot=age")}},
+		{"I celebrated my 38th birthday yesterday.", []want{w("User celebrated their 38th birthday yesterday.", "slot=age")}},
+		{"Just turned 53!", []want{w("User just turned 53.", "slot=age")}},
+		{"My girlfriend is called Sofia.", []want{w("User's girlfriend is called Sofia.", "slot=name-of:girlfriend")}},
+		{"Cut out coffee completely as of March.", []want{
+			w("User cut out coffee completely as of March.", "object=coffee", "retract"),
+			w("User cut out coffee completely as of March.", "object=cut out coffee completely as of march")}},
+		{"Stopped the keto diet, too hard.", []want{
+			w("User stopped the keto diet.", "object=keto diet", "retract"),
+			w("User stopped the keto diet.", "object=stop the keto diet")}},
+		{"yep, I've got a parrot named Kiwi", []want{w("User has a parrot named Kiwi.", "object=parrot kiwi")}},
+	} {
+		checkHeuristic(t, tt.say, tt.want)
+	}
+}
+
 // TestHeuristic_Clauses: how sentences are cut into clauses: lists of
 // verb phrases share their subject, "he"/"she" continue a clause about
 // someone in the user's life, an afterthought after a comma ends a clause,
@@ -227,7 +260,9 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I was born and raised in Glasgow.", []want{w("User was born and raised in Glasgow.", "slot=birthplace")}},
 		{"planning to move to Spain", []want{w("User is planning to move to Spain.", "object=plan to move to spain")}},
 		{"big fan of bluegrass", []want{w("User is a big fan of bluegrass.", "object=be a big fan of bluegrass")}},
-		{"cut out sugar in January", []want{w("User cut out sugar in January.", "object=cut out sugar in january")}},
+		{"cut out sugar in January", []want{
+			w("User cut out sugar in January.", "object=sugar", "retract"),
+			w("User cut out sugar in January.", "object=cut out sugar in january")}},
 		{"I'm seeing a therapist for anxiety.", []want{w("User is seeing a therapist for anxiety.", "object=see a therapist for anxiety")}},
 		// Possessive chains, favourites and passions.
 		{"My brother's wife is a doctor.", []want{w("User's brother's wife is a doctor.", "object=brother's wife: be a doctor")}},
@@ -288,6 +323,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"Tired of this.", "Thinking of you!", "Quit it.", "I see your point.",
 		"Same here.", "Nothing new here.", "I'm here, , and ready.",
 		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
+		"It's my 40th birthday next month.",
 	} {
 		checkHeuristic(t, say, nil)
 	}

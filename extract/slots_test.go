@@ -2,6 +2,8 @@ package extract_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -366,6 +368,120 @@ func TestConsolidate_RetractNamed(t *testing.T) {
 		}
 		if v := x.valid(); len(v) != 1 || v[0] != sister.Text {
 			t.Fatalf("valid memories %q, want only the sister's", v)
+		}
+	})
+}
+
+// TestConsolidate_ChangesInOtherWords: a change of fact told the way
+// people talk, extracted by Heuristic and consolidated by the rules,
+// ends the memory it changes, and what changes nothing leaves it: a new
+// employer ends the job at the old one; a reversed preference in
+// colloquial words ("went off", "not into … anymore", "can't stand")
+// ends the like; selling or giving away a thing ends having, driving or
+// riding it; a birthday or "turned" gives the age; a break-up named by
+// the partner ends the partner, however the partner was told; an
+// ending of a habit without a subject or as "cut out" ends the habit;
+// and "I've got" after "I have", fillers ahead, is a repeat. Each case
+// is a user of its own: first its turns, then the texts of the first
+// turn's memories that must have ended (none: they must stand, and the
+// last turn must be a NOOP when repeat is set) and the texts that must
+// be valid at the end.
+func TestConsolidate_ChangesInOtherWords(t *testing.T) {
+	type tc struct {
+		turns  []string
+		ended  []string
+		stands []string
+		repeat bool
+	}
+	cases := []tc{
+		// 1. A new employer.
+		{turns: []string{"I'm a nurse at St Mary's Hospital.", "I joined Deloitte as a consultant in June."}, ended: []string{"User is a nurse at St Mary's Hospital."}},
+		{turns: []string{"I'm a teacher at Greenfield School.", "I started at Amazon as a data analyst last month."}, ended: []string{"User is a teacher at Greenfield School."}},
+		{turns: []string{"I work at Siemens.", "I have a new job at Bosch."}, ended: []string{"User works at Siemens."}},
+		{turns: []string{"I'm a designer at Canva.", "I got a job at the city library."}, ended: []string{"User is a designer at Canva."}},
+		{turns: []string{"I work at Siemens.", "I'm now a product manager at Atlassian."}, ended: []string{"User works at Siemens."}},
+		{turns: []string{"I'm a nurse at Kings College Hospital.", "I'm working at Guy's Hospital now."}, ended: []string{"User is a nurse at Kings College Hospital."}},
+		{turns: []string{"I run every morning.", "Gave up running when I hurt my knee."}, ended: []string{"User runs every morning."}},
+		{turns: []string{"I'm a nurse at St Mary's Hospital.", "I joined a running club."}, stands: []string{"User is a nurse at St Mary's Hospital."}},
+		{turns: []string{"I'm an engineer at Airbus.", "I work at Airbus in Toulouse."}, stands: []string{"User is an engineer at Airbus."}},
+		// 2. A reversed preference.
+		{turns: []string{"I love jazz.", "I'm not into jazz anymore."}, ended: []string{"User loves jazz."}},
+		{turns: []string{"I really like sushi.", "I went off sushi after a bad night."}, ended: []string{"User really likes sushi."}},
+		{turns: []string{"I enjoy horror movies.", "I can't stand horror movies anymore."}, ended: []string{"User enjoys horror movies."}},
+		{turns: []string{"I like running.", "I no longer like running."}, ended: []string{"User likes running."}},
+		{turns: []string{"I love jazz.", "I went off to college in Boston."}, stands: []string{"User loves jazz."}},
+		// 3. A thing sold or given away.
+		{turns: []string{"I drive a Subaru Outback.", "I sold the Subaru last week."}, ended: []string{"User drives a Subaru Outback."}},
+		{turns: []string{"I own a kayak.", "I got rid of the kayak."}, ended: []string{"User owns a kayak."}},
+		{turns: []string{"I have an old piano.", "We gave away our piano."}, ended: []string{"User has an old piano."}},
+		{turns: []string{"My sister drives a Tesla.", "I sold my Tesla."}, stands: []string{"User's sister drives a Tesla."}},
+		// 4. Age.
+		{turns: []string{"I'm 37.", "I celebrated my 38th birthday yesterday."}, ended: []string{"User is 37."}},
+		{turns: []string{"I'm 29 years old.", "It was my 30th birthday last week."}, ended: []string{"User is 29 years old."}, stands: []string{"User turned 30 last week."}},
+		{turns: []string{"I'm 52.", "Just turned 53!"}, ended: []string{"User is 52."}},
+		{turns: []string{"I'm 37.", "My 40th birthday is next year."}, stands: []string{"User is 37."}},
+		// 5. A break-up named by the partner.
+		{turns: []string{"My girlfriend is called Sofia.", "Sofia and I split up in the spring."}, ended: []string{"User's girlfriend is called Sofia."}},
+		{turns: []string{"I have a boyfriend named Tom.", "I broke up with Tom last week."}, ended: []string{"User has a boyfriend named Tom."}},
+		{turns: []string{"My girlfriend is called Sofia.", "I broke up with Clara years ago."}, stands: []string{"User's girlfriend is called Sofia."}},
+		// 6. A habit ended without a subject, or cut out.
+		{turns: []string{"I smoke about ten cigarettes a day.", "Cut out cigarettes entirely in January."}, ended: []string{"User smokes about ten cigarettes a day."}},
+		{turns: []string{"I drink two beers every night.", "stopped drinking beer last month"}, ended: []string{"User drinks two beers every night."}},
+		{turns: []string{"I'm doing a keto diet.", "Stopped the keto diet, too hard."}, ended: []string{"User is doing a keto diet."}},
+		{turns: []string{"I eat a lot of sugar.", "I cut sugar out in May."}, ended: []string{"User eats a lot of sugar."}},
+		{turns: []string{"My dad drinks coffee every day.", "I quit coffee."}, stands: []string{"User's dad drinks coffee every day."}},
+		// 7. A reworded repeat.
+		{turns: []string{"I have a dog named Biscuit.", "yeah, I've got a dog named Biscuit"}, stands: []string{"User has a dog named Biscuit."}, repeat: true},
+		{turns: []string{"I have two kids.", "Ok so I've got two kids."}, stands: []string{"User has two kids."}, repeat: true},
+		{turns: []string{"I have a Kindle.", "yup I've got a Kindle"}, stands: []string{"User has a Kindle."}, repeat: true},
+	}
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		x := newSlots(t, s)
+		for i, tt := range cases {
+			user := fmt.Sprintf("u%d", i)
+			var last []extract.Decision
+			for seq, text := range tt.turns {
+				cands := extract.Heuristic([]*agentmem.Message{{Seq: int64(seq + 1), Role: agentmem.RoleUser, Content: text}})
+				ds, err := x.c.Apply(ctx, user, "", "t1", cands)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = ds
+			}
+			ms, _, err := s.FindMemories(ctx, user, agentmem.MemoryFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, m := range ms {
+				texts = append(texts, m.Text)
+				if tt.repeat && m.Version != 1 {
+					t.Errorf("%q: %q has version %d, want the repeat to change nothing", tt.turns, m.Text, m.Version)
+				}
+			}
+			for _, e := range tt.ended {
+				if slices.Contains(texts, e) {
+					t.Errorf("%q: %q still valid; valid %q", tt.turns, e, texts)
+				}
+			}
+			for _, e := range tt.stands {
+				if !slices.Contains(texts, e) {
+					t.Errorf("%q: %q not valid; valid %q", tt.turns, e, texts)
+				}
+			}
+			if len(tt.ended) > 0 && len(ms) == 0 && len(tt.stands) == 0 {
+				continue // a retraction alone
+			}
+			if tt.repeat {
+				if len(last) == 0 {
+					t.Errorf("%q: the repeat extracted nothing", tt.turns)
+				}
+				for _, d := range last {
+					if d.Op != extract.OpNoop {
+						t.Errorf("%q: the repeat was %s (%s), want noop", tt.turns, d.Op, d.Reason)
+					}
+				}
+			}
 		}
 	})
 }
