@@ -477,6 +477,9 @@ func withSubject(toks []string) []string {
 	default:
 		return nil
 	}
+	if phrasal := w + " " + next; idioms[phrasal] {
+		return nil // "Turned out fine.", "Stopped by the shop.", "Sold out."
+	}
 	obj := i + 1
 	if subj[len(subj)-1] == "I'm" && obj+1 < len(toks) && (next == "of" || next == "about" || next == "with" || next == "to") {
 		obj++ // "Tired of this."
@@ -496,6 +499,18 @@ func withSubject(toks []string) []string {
 	full := slices.Concat(subj, toks)
 	full[len(subj)] = lower(full[len(subj)]) // "Loved the movie"
 	return full
+}
+
+// idioms are a past tense and a particle that tell no fact of the
+// user's when they lead a sentence.
+var idioms = set2("turned out", "sold out", "stopped by", "dropped by", "came by", "popped by", "made sense", "went well", "got it", "ran out")
+
+func set2(phrases ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range phrases {
+		m[p] = true
+	}
+	return m
 }
 
 // pastObjects may follow a past tense that leads a sentence: "handed in

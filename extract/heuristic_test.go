@@ -322,6 +322,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"my neighbour's kid is learning the trumpet and it's awful", "This is my favorite part.", "It is my thing.",
 		"Tired of this.", "Thinking of you!", "Quit it.", "I see your point.",
 		"Same here.", "Nothing new here.", "I'm here, , and ready.",
+		"Turned out fine.", "Stopped by the shop.", "Sold out.", "Ran out of milk.",
 		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
 		"It's my 40th birthday next month.",
 	} {
