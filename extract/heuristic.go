@@ -371,6 +371,41 @@ var (
 // user after "but" or "so".
 var otherSubjects = set("everyone everybody people nobody no one they it that there this the")
 
+var beForms = set("is are was were 's will has have")
+
+// resolveThere returns toks with an adverb "there" that points back to a
+// place named earlier in the sentence replaced by it: "I've been living
+// in Montreal since 2018 and I teach Spanish there" → "… I teach Spanish
+// in Montreal", so that each clause's memory holds on its own. "There is",
+// "there are" and a "there" with no place before it are left alone.
+func resolveThere(toks []string) []string {
+	var place []string // "in", "Montreal"
+	for i := 0; i < len(toks); i++ {
+		w := lower(toks[i])
+		if (w == "in" || w == "to" || w == "at") && i+1 < len(toks) && capitalized(toks[i+1]) && !months[lower(toks[i+1])] &&
+			!weekdays[strings.TrimSuffix(lower(toks[i+1]), "s")] && lower(toks[i+1]) != "i" {
+			j := i + 1
+			for j < len(toks) && capitalized(toks[j]) {
+				j++
+			}
+			place = slices.Concat([]string{"in"}, toks[i+1:j])
+			continue
+		}
+		if w != "there" || place == nil || i == 0 {
+			continue
+		}
+		if i+1 < len(toks) && beForms[lower(toks[i+1])] {
+			continue // "there is"
+		}
+		if lower(toks[i-1]) == "from" || lower(toks[i-1]) == "over" || lower(toks[i-1]) == "out" {
+			continue // "from there", "over there"
+		}
+		toks = slices.Concat(toks[:i], place, toks[i+1:])
+		i += len(place) - 1
+	}
+	return toks
+}
+
 // selfList returns toks with "I'm" (or "I have") restored before each
 // fragment of a list that describes the user after "I'm …": "I'm Sam, 27,
 // a UX designer in Dublin" is "I'm Sam, I'm 27, I'm a UX designer in
@@ -597,7 +632,7 @@ func lowerFirst(toks []string) []string {
 // when not nil, is appended to the last clause (a subordinate clause that
 // led the sentence).
 func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
-	toks = selfList(toks)
+	toks = resolveThere(selfList(toks))
 	start := 0
 	var prev subject // the last clause's subject, for "she" and "he"
 	for i := 0; i < len(toks); i++ {
@@ -634,6 +669,15 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			// "I'm Catholic, though not very religious": a concession.
 			out, _ = extractClause(out, toks[start:i-1], tail, prev)
 			return out
+		case splitConj[w] && i > start && i+2 < len(toks) && lower(toks[i+1]) == "there" && beForms[lower(toks[i+2])]:
+			// "I went to Paris and there were crowds": a new clause,
+			// not a second object.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, prev = extractClause(out, toks[start:end], nil, prev)
+			start = i + 1
 		case (w == "but" || w == "so") && i > start && i+1 < len(toks) && otherSubjects[lower(toks[i+1])]:
 			// "My name is Oluwaseun but everyone calls me Seun", "I have a
 			// bad knee so no running for me": what follows is not the

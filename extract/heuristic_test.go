@@ -264,6 +264,10 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User cut out sugar in January.", "object=sugar", "retract"),
 			w("User cut out sugar in January.", "object=cut out sugar in january")}},
 		{"I'm seeing a therapist for anxiety.", []want{w("User is seeing a therapist for anxiety.", "object=see a therapist for anxiety")}},
+		// "there" points back to the place of an earlier clause.
+		{"We moved to New York in 2019 and my kids go to school there.", []want{
+			w("User and their family moved to New York in 2019.", "slot=residence"), w("User's kids go to school in New York.", "object=kids: go to school in new york")}},
+		{"I went to Paris and there were crowds.", []want{w("User went to Paris.", "object=go to paris")}},
 		// Possessive chains, favourites and passions.
 		{"My brother's wife is a doctor.", []want{w("User's brother's wife is a doctor.", "object=brother's wife: be a doctor")}},
 		{"My sister's a doctor.", []want{w("User's sister is a doctor.", "object=sister: be a doctor")}},
