@@ -12,7 +12,8 @@ import (
 const chunkColumns = `id, user_id, thread_id, seq_from, seq_to, turns, text, summary, topics, entities, created_at`
 
 // PutChunks implements agentmem.ChunkStore. Each chunk's thread is locked
-// FOR SHARE, so that the thread cannot be deleted before the put commits.
+// FOR KEY SHARE (indexLock), so that the thread cannot be deleted before
+// the put commits, and appends to it do not wait.
 func (s *Store) PutChunks(ctx context.Context, userID string, cs []*agentmem.Chunk) error {
 	for _, c := range cs {
 		c.UserID = userID
@@ -23,7 +24,7 @@ func (s *Store) PutChunks(ctx context.Context, userID string, cs []*agentmem.Chu
 	ids := make([]string, len(cs))
 	err := s.write(ctx, func(tx pgx.Tx) error {
 		for i, c := range cs {
-			if _, err := findLiveThread(ctx, tx, userID, c.ThreadID, forShare); err != nil {
+			if _, err := findLiveThread(ctx, tx, userID, c.ThreadID, indexLock); err != nil {
 				return err
 			}
 			id := c.ID
@@ -92,7 +93,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		seqs[i], texts[i] = w.Seq, w.Text
 	}
 	return s.write(ctx, func(tx pgx.Tx) error {
-		if _, err := findLiveThread(ctx, tx, userID, threadID, forShare); err != nil {
+		if _, err := findLiveThread(ctx, tx, userID, threadID, indexLock); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = to_tsvector('english', left(w.text, 100000))

@@ -292,8 +292,9 @@ func (s *Store) DeleteEntity(ctx context.Context, userID, id string) error {
 }
 
 // PutEntityRefs implements agentmem.EntityStore. Each reference's thread
-// and entity are locked FOR SHARE, so that neither is deleted before the
-// put commits; threads first, then entities, each in ID order.
+// (FOR KEY SHARE, see indexLock) and entity (FOR SHARE) are locked, so
+// that neither is deleted before the put commits; threads first, then
+// entities, each in ID order.
 func (s *Store) PutEntityRefs(ctx context.Context, userID string, refs []*agentmem.EntityRef) error {
 	now := s.now()
 	var threads, entities []string
@@ -307,7 +308,7 @@ func (s *Store) PutEntityRefs(ctx context.Context, userID string, refs []*agentm
 	slices.Sort(entities)
 	return s.write(ctx, func(tx pgx.Tx) error {
 		for _, id := range slices.Compact(threads) {
-			if _, err := findLiveThread(ctx, tx, userID, id, forShare); err != nil {
+			if _, err := findLiveThread(ctx, tx, userID, id, indexLock); err != nil {
 				return err
 			}
 		}

@@ -1,4 +1,20 @@
 package postgres
 
+import "context"
+
 // UserTables exposes userTables to the schema test.
 var UserTables = userTables
+
+// HoldIndexLock begins a transaction that locks a thread as the index
+// jobs' writes do (indexLock), and returns what ends it.
+func HoldIndexLock(ctx context.Context, s *Store, userID, threadID string) (func(), error) {
+	tx, err := s.pool.BeginTx(ctx, writeTx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := findLiveThread(ctx, tx, userID, threadID, indexLock); err != nil {
+		tx.Rollback(ctx)
+		return nil, err
+	}
+	return func() { tx.Rollback(context.Background()) }, nil
+}

@@ -66,7 +66,7 @@ func (s *Store) AppendMessages(ctx context.Context, userID, threadID string, msg
 // messages.
 func (s *Store) appendMessages(ctx context.Context, tx pgx.Tx, userID, threadID string, msgs []*agentmem.Message, opt agentmem.AppendOptions, hash string) ([]*agentmem.Message, error) {
 	key := opt.IdempotencyKey
-	t, err := findLiveThread(ctx, tx, userID, threadID, forUpdate)
+	t, err := findLiveThread(ctx, tx, userID, threadID, forNoKeyUpdate)
 	if err != nil {
 		return nil, err
 	}

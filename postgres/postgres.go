@@ -114,12 +114,25 @@ var (
 )
 
 // Row-locking clauses for findThread. forUpdate serialises writers of a
-// thread (appends, updates, deletion); forShare keeps the thread from
-// being deleted while something is attached to it.
+// thread (updates, deletion); forShare keeps the thread from being
+// deleted or changed while something is attached to it.
+//
+// Appends and indexing never wait on each other: an append locks its
+// thread forNoKeyUpdate (it changes the thread's counters, never its
+// key), and what the index jobs attach to a thread (windows, chunks,
+// entity references) locks it forKeyShare, which only a deletion of the
+// thread waits for. An index job's transaction can last seconds on a
+// large thread (PostgreSQL may merge a GIN index's pending list within
+// it); with FOR SHARE, appends to the thread waited for it (issue 13).
 const (
-	noLock    = ""
-	forUpdate = " FOR UPDATE"
-	forShare  = " FOR SHARE"
+	noLock         = ""
+	forUpdate      = " FOR UPDATE"
+	forNoKeyUpdate = " FOR NO KEY UPDATE"
+	forShare       = " FOR SHARE"
+	forKeyShare    = " FOR KEY SHARE"
+
+	// indexLock is how what the index jobs write locks its thread.
+	indexLock = forKeyShare
 )
 
 // write runs fn in a write transaction and commits it.

@@ -172,6 +172,37 @@ func TestAppendMessages_TwoProcesses(t *testing.T) {
 	}
 }
 
+// TestAppendMessages_IndexLock: while an index job's write holds its
+// thread (windows, chunks, entity references: the lock they take), an
+// append to the thread goes through, and a deletion of the thread waits
+// until it ends.
+func TestAppendMessages_IndexLock(t *testing.T) {
+	t.Parallel()
+	s := MustOpen(t, MustCreateSchema(t))
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	release, err := postgres.HoldIndexLock(ctx, s, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	// Waiting on the lock would run into the deadline (it is never let go
+	// before the append returns).
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := s.AppendMessages(actx, "alice", th.ID, []*agentmem.Message{{Role: agentmem.RoleUser, Content: "hi"}}, agentmem.AppendOptions{}); err != nil {
+		t.Fatalf("append while the index lock is held: %v", err)
+	}
+	dctx, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel2()
+	if err := s.DeleteThread(dctx, "alice", th.ID, true); err == nil {
+		t.Fatal("the thread was deleted while an index job's write held it")
+	}
+	release()
+	if err := s.DeleteThread(ctx, "alice", th.ID, true); err != nil {
+		t.Fatalf("delete after the index lock: %v", err)
+	}
+}
+
 // TestOpen_ConcurrentMigrations: processes starting at once on a fresh
 // schema migrate it once, without errors.
 func TestOpen_ConcurrentMigrations(t *testing.T) {
