@@ -118,6 +118,20 @@ type JobStore interface {
 	// newest updated first, and the next cursor ("" on the last page).
 	// Returns EINVALID for a malformed cursor or an unknown status.
 	FindJobs(ctx context.Context, filter JobFilter) ([]*Job, string, error)
+
+	// FindJobBacklog returns, for each kind of job with work waiting, how
+	// many of its jobs are queued or running and when the oldest of them
+	// was enqueued, in kind order; an empty slice when there is none. It
+	// reads every user's jobs (an operator's view, for /metrics).
+	FindJobBacklog(ctx context.Context) ([]JobBacklog, error)
+}
+
+// JobBacklog is the work waiting of one kind of job: its jobs queued or
+// running, and the enqueue time of the oldest.
+type JobBacklog struct {
+	Kind   string    `json:"kind"`
+	Jobs   int64     `json:"jobs"`
+	Oldest time.Time `json:"oldest"`
 }
 
 // Limits on job fields.

@@ -93,6 +93,13 @@ func (s *Service) Store() agentmem.Store { return s.store }
 // answered (hits) and how many it built (misses), for metrics.
 func (s *Service) ContextCacheStats() (hits, misses uint64) { return s.opt.Window.CacheStats() }
 
+// JobBacklog reports the background work waiting, by kind of job: how many
+// jobs are queued or running and when the oldest was enqueued (an
+// operator's view, for metrics).
+func (s *Service) JobBacklog(ctx context.Context) ([]agentmem.JobBacklog, error) {
+	return s.store.FindJobBacklog(ctx)
+}
+
 // user is a user as the store keeps them (id) and as the caller names
 // them (name).
 type user struct {

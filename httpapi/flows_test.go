@@ -415,6 +415,9 @@ func TestHandler_Metrics(t *testing.T) {
 	Do(t, "GET", srv.URL+"/v1/users/u/threads/missing", nil, "")
 	Do(t, "GET", srv.URL+"/nowhere", nil, "")
 	Do(t, "BREW", srv.URL+"/v1/users/u/threads", nil, "")
+	// Background work waiting (no worker runs here): two index jobs.
+	store.EnqueueJob(context.Background(), &agentmem.Job{UserID: "u", Kind: "index", Key: "1"})
+	store.EnqueueJob(context.Background(), &agentmem.Job{UserID: "v", Kind: "index", Key: "2"})
 
 	resp, body := Do(t, "GET", srv.URL+"/metrics", nil, "")
 	if resp.StatusCode != http.StatusOK {
@@ -430,6 +433,8 @@ func TestHandler_Metrics(t *testing.T) {
 		`agentmem_store_operation_duration_seconds_count{op="create_thread"} 1`,
 		`agentmem_store_operation_duration_seconds_count{op="find_threads"} 1`,
 		`agentmem_store_operation_errors_total{code="not_found",op="find_thread_by_id"} 1`,
+		`agentmem_jobs_backlog{kind="index"} 2`,
+		`agentmem_jobs_backlog_oldest_seconds{kind="index"} `,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("metrics lack %s:\n%s", want, body)

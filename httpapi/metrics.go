@@ -58,6 +58,47 @@ func methodLabel(method string) string {
 	return "other"
 }
 
+// backlogCollector exposes the background work waiting, read from the
+// store at each scrape: agentmem_jobs_backlog{kind} (jobs queued or
+// running) and agentmem_jobs_backlog_oldest_seconds{kind} (how long ago
+// the oldest of them was enqueued: the indexing lag when kind="index").
+// A kind with nothing waiting reports nothing; a store that does not
+// answer within two seconds leaves both out of that scrape, and says so
+// in the log.
+type backlogCollector struct {
+	svc *core.Service
+	log interface {
+		Warn(msg string, args ...any)
+	}
+}
+
+var (
+	backlogJobsDesc = prometheus.NewDesc("agentmem_jobs_backlog",
+		"Background jobs queued or running, by kind.", []string{"kind"}, nil)
+	backlogOldestDesc = prometheus.NewDesc("agentmem_jobs_backlog_oldest_seconds",
+		"Age of the oldest background job queued or running, by kind (for index jobs: how far indexing lags).", []string{"kind"}, nil)
+)
+
+func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- backlogJobsDesc
+	ch <- backlogOldestDesc
+}
+
+func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	backlog, err := c.svc.JobBacklog(ctx)
+	if err != nil {
+		c.log.Warn("job backlog unavailable for metrics", "err", err)
+		return
+	}
+	now := time.Now()
+	for _, b := range backlog {
+		ch <- prometheus.MustNewConstMetric(backlogJobsDesc, prometheus.GaugeValue, float64(b.Jobs), b.Kind)
+		ch <- prometheus.MustNewConstMetric(backlogOldestDesc, prometheus.GaugeValue, max(now.Sub(b.Oldest).Seconds(), 0), b.Kind)
+	}
+}
+
 // registerContextCache exposes the hits and misses of svc's cache of
 // built contexts as agentmem_context_cache_requests_total{result="hit"}
 // and {result="miss"}: every context build is one or the other, so the

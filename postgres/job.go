@@ -442,3 +442,30 @@ func (s *Store) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem
 	jobs, next := agentmem.JobPage(jobs, limit, agentmem.ListOf(agentmem.ListJobs))
 	return jobs, next, nil
 }
+
+// FindJobBacklog implements agentmem.JobStore: one pass over the active
+// jobs.
+func (s *Store) FindJobBacklog(ctx context.Context) ([]agentmem.JobBacklog, error) {
+	out := []agentmem.JobBacklog{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT kind, count(*), min(created_at) FROM jobs
+			WHERE status IN ('queued', 'running') GROUP BY kind ORDER BY kind`)
+		if err != nil {
+			return fmt.Errorf("find job backlog: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b agentmem.JobBacklog
+			if err := rows.Scan(&b.Kind, &b.Jobs, &b.Oldest); err != nil {
+				return fmt.Errorf("scan job backlog: %w", err)
+			}
+			b.Oldest = b.Oldest.UTC()
+			out = append(out, b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -316,3 +316,31 @@ func (s *Store) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem
 	jobs, next := agentmem.JobPage(jobs, limit, agentmem.ListOf(agentmem.ListJobs))
 	return jobs, next, nil
 }
+
+// FindJobBacklog implements agentmem.JobStore: one pass over the active
+// jobs (jobs_claim leads with the status).
+func (s *Store) FindJobBacklog(ctx context.Context) ([]agentmem.JobBacklog, error) {
+	out := []agentmem.JobBacklog{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT kind, count(*), min(created_at) FROM jobs
+			WHERE status IN ('queued', 'running') GROUP BY kind ORDER BY kind`)
+		if err != nil {
+			return fmt.Errorf("find job backlog: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b agentmem.JobBacklog
+			var oldest int64
+			if err := rows.Scan(&b.Kind, &b.Jobs, &oldest); err != nil {
+				return fmt.Errorf("scan job backlog: %w", err)
+			}
+			b.Oldest = fromMicros(oldest)
+			out = append(out, b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -743,3 +743,50 @@ func testClaimJobsSerialConcurrent(t *testing.T, s agentmem.Store) {
 		t.Fatalf("%d jobs left queued", len(left))
 	}
 }
+
+// testJobBacklog: the backlog counts every user's queued and running jobs
+// by kind, with the enqueue time of the oldest; done and dead jobs are
+// not waiting.
+func testJobBacklog(t *testing.T, s agentmem.Store) {
+	if got, err := s.FindJobBacklog(ctx); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("FindJobBacklog of an empty queue = %v, %v; want an empty slice", got, err)
+	}
+	past := time.Now().Add(-time.Minute)
+	first := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Key: "a", RunAt: past})
+	MustEnqueueJob(t, s, &agentmem.Job{UserID: "bob", Kind: "index", Key: "b", RunAt: past})
+	done := MustEnqueueJob(t, s, &agentmem.Job{UserID: "bob", Kind: "index", Key: "c", RunAt: past.Add(-time.Minute)})
+	MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "reflect", RunAt: time.Now().Add(time.Hour)})
+	dead := MustEnqueueJob(t, s, &agentmem.Job{UserID: "carol", Kind: "summarize", MaxAttempts: 1})
+	// Claim the two oldest index jobs, in run_at order: done, then first
+	// (which stays running).
+	claimed := MustClaimJobs(t, s, "w", []string{"index"}, 2, time.Minute)
+	if len(claimed) != 2 || claimed[0].ID != done.ID {
+		t.Fatalf("claimed %v, want %s first", jobIDs(claimed), done.ID)
+	}
+	if err := s.CompleteJob(ctx, "bob", done.ID, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustClaimJobs(t, s, "w", []string{"summarize"}, 1, time.Minute); len(got) != 1 {
+		t.Fatalf("claimed %v, want the summarize job", jobIDs(got))
+	}
+	if err := s.FailJob(ctx, "carol", dead.ID, "w", "boom", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.FindJobBacklog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstJob := MustFindJob(t, s, "alice", first.ID)
+	want := []agentmem.JobBacklog{{Kind: "index", Jobs: 2, Oldest: firstJob.CreatedAt}, {Kind: "reflect", Jobs: 1}}
+	if len(got) != len(want) {
+		t.Fatalf("backlog %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Kind != want[i].Kind || got[i].Jobs != want[i].Jobs || got[i].Oldest.IsZero() {
+			t.Fatalf("backlog[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if !got[0].Oldest.Equal(firstJob.CreatedAt) {
+		t.Fatalf("oldest index job enqueued at %v, want %v (the first's)", got[0].Oldest, firstJob.CreatedAt)
+	}
+}

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ClaimJobs/Lease", testClaimJobsLease},
 		{"ClaimJobs/Concurrent", testClaimJobsConcurrent},
 		{"ClaimJobs/Serial", testClaimJobsSerial},
+		{"JobBacklog", testJobBacklog},
 		{"ClaimJobs/SerialConcurrent", testClaimJobsSerialConcurrent},
 		{"CompleteJob", testCompleteJob},
 		{"ReleaseJob", testReleaseJob},
