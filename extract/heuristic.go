@@ -1569,7 +1569,8 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 
 	switch {
 	// Residence.
-	case (lemma == "live" && first == "in" || lemma == "be" && first == "based" && len(lc) > 1 && lc[1] == "in") && !strings.Contains(verb, "used"):
+	case (lemma == "live" && first == "in" || lemma == "be" && first == "based" && len(lc) > 1 && lc[1] == "in") && !strings.Contains(verb, "used") &&
+		lower(verb) != "lived": // "I lived in Tokyo" is a past home, not the residence ("I've lived in Warsaw for 8 years" is)
 		at := 1
 		if first == "based" {
 			at = 2

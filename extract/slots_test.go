@@ -434,6 +434,10 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I have a dog named Biscuit.", "yeah, I've got a dog named Biscuit"}, stands: []string{"User has a dog named Biscuit."}, repeat: true},
 		{turns: []string{"I have two kids.", "Ok so I've got two kids."}, stands: []string{"User has two kids."}, repeat: true},
 		{turns: []string{"I have a Kindle.", "yup I've got a Kindle"}, stands: []string{"User has a Kindle."}, repeat: true},
+		// 8. A past home is not the residence.
+		{turns: []string{"I live in Berlin.", "I lived in Tokyo for two years."}, stands: []string{"User lives in Berlin.", "User lived in Tokyo for two years."}},
+		{turns: []string{"I live in Berlin.", "Back in 2019 I lived in Tokyo."}, stands: []string{"User lives in Berlin."}},
+		{turns: []string{"I live in Berlin.", "I've lived in Madrid since May."}, ended: []string{"User lives in Berlin."}},
 	}
 	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
 		x := newSlots(t, s)
