@@ -124,6 +124,12 @@ type JobStore interface {
 	// was enqueued, in kind order; an empty slice when there is none. It
 	// reads every user's jobs (an operator's view, for /metrics).
 	FindJobBacklog(ctx context.Context) ([]JobBacklog, error)
+
+	// DeleteDoneJobs deletes at most limit (1 to MaxPageSize) jobs of any
+	// user that are done and were last updated before before, oldest
+	// first, and returns how many it deleted. Queued, running and dead
+	// jobs are kept. Returns EINVALID for a limit out of range.
+	DeleteDoneJobs(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
 // JobBacklog is the work waiting of one kind of job: its jobs queued or

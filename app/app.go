@@ -106,6 +106,9 @@ type Config struct {
 	Prompts window.Prompts
 	// IdleTimeout ends the threads idle for this long (0: never).
 	IdleTimeout time.Duration
+	// DoneJobsRetention deletes the jobs done this long ago (0: never);
+	// dead jobs are kept for the operator.
+	DoneJobsRetention time.Duration
 	// InsightCategories are the categories reflection draws insights in
 	// (general ones when empty).
 	InsightCategories []string
@@ -122,18 +125,20 @@ type Config struct {
 type App struct {
 	*core.Service
 
-	store  agentmem.Store // the store itself, closed by Close
-	pool   *worker.Pool
-	svc    *core.Service
-	reemb  *reembed.Reembedder
-	idle   time.Duration
-	log    *slog.Logger
-	chat   agentmem.Chat
-	space  string
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the Run that Open started
-	ran    chan error
-	closed bool
+	store agentmem.Store // the store itself, closed by Close
+	pool  *worker.Pool
+	svc   *core.Service
+	reemb *reembed.Reembedder
+	idle  time.Duration
+	// retention is how long done jobs are kept (0: for ever).
+	retention time.Duration
+	log       *slog.Logger
+	chat      agentmem.Chat
+	space     string
+	mu        sync.Mutex
+	cancel    context.CancelFunc // of the Run that Open started
+	ran       chan error
+	closed    bool
 }
 
 // New opens the store (migrating it) and wires every part; nothing runs
@@ -241,7 +246,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		MaxBatchMessages: cfg.MaxBatchMessages,
 		FactsMinScore:    cfg.FactsMinScore,
 	})
-	return &App{Service: svc, svc: svc, store: raw, pool: pool, reemb: reemb, idle: cfg.IdleTimeout, log: log, chat: chat, space: space}, nil
+	return &App{Service: svc, svc: svc, store: raw, pool: pool, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
 }
 
 // Model reports whether a model is configured (summaries, extraction and
@@ -271,8 +276,50 @@ func (a *App) Run(ctx context.Context) error {
 			a.sweepIdle(ctx)
 		}()
 	}
+	if a.retention > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.pruneJobs(ctx)
+		}()
+	}
 	wg.Wait()
 	return poolErr
+}
+
+// pruneJobs deletes the jobs done longer ago than the retention, so that
+// the queue does not grow with every batch ever appended: at once, then
+// every tenth of the retention (at least each second, at most each ten
+// minutes), in batches of agentmem.MaxPageSize, each its own short
+// transaction, until ctx ends.
+func (a *App) pruneJobs(ctx context.Context) {
+	tick := time.NewTicker(min(max(a.retention/10, time.Second), 10*time.Minute))
+	defer tick.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		before, total := time.Now().Add(-a.retention), int64(0)
+		for ctx.Err() == nil {
+			n, err := a.store.DeleteDoneJobs(ctx, before, agentmem.MaxPageSize)
+			if err != nil {
+				if ctx.Err() == nil {
+					a.log.WarnContext(ctx, "pruning done jobs failed", "err", err)
+				}
+				break
+			}
+			if total += n; n < agentmem.MaxPageSize {
+				break
+			}
+		}
+		if total > 0 {
+			a.log.InfoContext(ctx, "done jobs deleted", "jobs", total, "retention", a.retention)
+		}
+	}
 }
 
 // sweepIdle ends the threads idle for longer than the idle timeout: at

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
@@ -382,6 +383,46 @@ func TestConfig_InsightMinConfidence(t *testing.T) {
 					t.Fatalf("%d insights, want %d", len(ins), tt.want)
 				}
 			})
+		}
+	})
+}
+
+// TestConfig_DoneJobsRetention: with a retention, the jobs that are done
+// are deleted once it has passed (here at once); without one (0, the
+// library's default) they are kept.
+func TestConfig_DoneJobsRetention(t *testing.T) {
+	onBackends(t, func(t *testing.T, db string) {
+		ctx := context.Background()
+		jobs := func(mem *app.App, status string) int {
+			t.Helper()
+			f := agentmem.JobFilter{Limit: agentmem.MaxPageSize}
+			if status != "" {
+				f.Status = &status
+			}
+			page, _, err := mem.Store().FindJobs(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(page)
+		}
+		for _, retention := range []time.Duration{0, time.Millisecond} {
+			mem := openConfig(t, db, app.Config{DoneJobsRetention: retention})
+			appendTurns(t, mem, fmt.Sprint("u", retention), "t", 2)
+			for i := 0; ; i++ {
+				idle := jobs(mem, agentmem.JobQueued)+jobs(mem, agentmem.JobRunning) == 0
+				if done := jobs(mem, agentmem.JobDone); idle && (retention == 0 && done > 0 || retention > 0 && done == 0) {
+					break
+				}
+				if i == 1000 {
+					t.Fatalf("retention %v: %d jobs done, %d queued or running after 20 s", retention, jobs(mem, agentmem.JobDone),
+						jobs(mem, agentmem.JobQueued)+jobs(mem, agentmem.JobRunning))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if retention > 0 && jobs(mem, "") != 0 {
+				t.Fatalf("retention %v: jobs left %d", retention, jobs(mem, ""))
+			}
+			mem.Close()
 		}
 	})
 }

@@ -469,3 +469,21 @@ func (s *Store) FindJobBacklog(ctx context.Context) ([]agentmem.JobBacklog, erro
 	}
 	return out, nil
 }
+
+// DeleteDoneJobs implements agentmem.JobStore, through jobs_status_updated.
+func (s *Store) DeleteDoneJobs(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if limit < 1 || limit > agentmem.MaxPageSize {
+		return 0, agentmem.Errorf(agentmem.EINVALID, "limit must be between 1 and %d, not %d.", agentmem.MaxPageSize, limit)
+	}
+	var n int64
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE (user_id, id) IN (
+			SELECT user_id, id FROM jobs WHERE status = 'done' AND updated_at < $1 ORDER BY updated_at LIMIT $2)`, before, limit)
+		if err != nil {
+			return fmt.Errorf("delete done jobs: %w", err)
+		}
+		n = tag.RowsAffected()
+		return nil
+	})
+	return n, err
+}

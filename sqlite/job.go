@@ -344,3 +344,21 @@ func (s *Store) FindJobBacklog(ctx context.Context) ([]agentmem.JobBacklog, erro
 	}
 	return out, nil
 }
+
+// DeleteDoneJobs implements agentmem.JobStore, through jobs_status_updated.
+func (s *Store) DeleteDoneJobs(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if limit < 1 || limit > agentmem.MaxPageSize {
+		return 0, agentmem.Errorf(agentmem.EINVALID, "limit must be between 1 and %d, not %d.", agentmem.MaxPageSize, limit)
+	}
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE rowid IN (
+			SELECT rowid FROM jobs WHERE status = 'done' AND updated_at < ? ORDER BY updated_at LIMIT ?)`, micros(before), limit)
+		if err != nil {
+			return fmt.Errorf("delete done jobs: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -790,3 +790,58 @@ func testJobBacklog(t *testing.T, s agentmem.Store) {
 		t.Fatalf("oldest index job enqueued at %v, want %v (the first's)", got[0].Oldest, firstJob.CreatedAt)
 	}
 }
+
+// testDeleteDoneJobs: only done jobs last updated before the cutoff go,
+// oldest first, at most limit at a time, of every user; queued, running
+// and dead jobs stay.
+func testDeleteDoneJobs(t *testing.T, s agentmem.Store) {
+	past := time.Now().Add(-time.Hour)
+	var done []string
+	for i, user := range []string{"alice", "bob", "alice"} {
+		j := MustEnqueueJob(t, s, &agentmem.Job{UserID: user, Kind: "index", Key: fmt.Sprint(i), RunAt: past.Add(time.Duration(i) * time.Second)})
+		claimed := MustClaimJobs(t, s, "w", []string{"index"}, 1, time.Minute)
+		if len(claimed) != 1 || claimed[0].ID != j.ID {
+			t.Fatalf("claimed %v, want %s", jobIDs(claimed), j.ID)
+		}
+		if err := s.CompleteJob(ctx, user, j.ID, "w"); err != nil {
+			t.Fatal(err)
+		}
+		done = append(done, j.ID)
+	}
+	queued := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "reflect", RunAt: time.Now().Add(time.Hour)})
+	running := MustEnqueueJob(t, s, &agentmem.Job{UserID: "bob", Kind: "summarize", RunAt: past})
+	MustClaimJobs(t, s, "w", []string{"summarize"}, 1, time.Minute)
+	dead := MustEnqueueJob(t, s, &agentmem.Job{UserID: "carol", Kind: "extract", RunAt: past, MaxAttempts: 1})
+	MustClaimJobs(t, s, "w", []string{"extract"}, 1, time.Minute)
+	if err := s.FailJob(ctx, "carol", dead.ID, "w", "boom", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+
+	// A cutoff before they were done deletes nothing.
+	if n, err := s.DeleteDoneJobs(ctx, past, 10); err != nil || n != 0 {
+		t.Fatalf("DeleteDoneJobs before any was done = %d, %v; want 0", n, err)
+	}
+	later := time.Now().Add(time.Second)
+	if n, err := s.DeleteDoneJobs(ctx, later, 2); err != nil || n != 2 {
+		t.Fatalf("DeleteDoneJobs limit 2 = %d, %v; want 2", n, err)
+	}
+	if n, err := s.DeleteDoneJobs(ctx, later, 10); err != nil || n != 1 {
+		t.Fatalf("DeleteDoneJobs again = %d, %v; want the last 1", n, err)
+	}
+	left := map[string]bool{}
+	for _, j := range AllJobs(t, s, agentmem.JobFilter{}) {
+		left[j.ID] = true
+	}
+	for _, id := range done {
+		if left[id] {
+			t.Fatalf("done job %s is still there", id)
+		}
+	}
+	for _, j := range []*agentmem.Job{queued, running, dead} {
+		MustFindJob(t, s, j.UserID, j.ID)
+	}
+	for _, limit := range []int{0, -1, agentmem.MaxPageSize + 1} {
+		_, err := s.DeleteDoneJobs(ctx, later, limit)
+		wantCode(t, err, agentmem.EINVALID)
+	}
+}

@@ -68,6 +68,7 @@ type Config struct {
 
 	ChunkTurns           int           // turns per chunk
 	IdleTimeout          time.Duration // an active thread idle this long ends (0: never)
+	DoneJobsRetention    time.Duration // done jobs are deleted this long after (0: kept)
 	InsightCategories    []string      // of reflection's insights (empty: the defaults)
 	InsightMinConfidence float64       // reflection drops weaker insights
 	FactsMinScore        float64       // min_score of a facts question that gives none
@@ -113,6 +114,7 @@ func defaults() Config {
 
 		ChunkTurns:           agentmem.DefaultChunkTurns,
 		IdleTimeout:          30 * time.Minute,
+		DoneJobsRetention:    24 * time.Hour,
 		InsightMinConfidence: reflection.DefaultInsightConfidence,
 	}
 }
@@ -189,6 +191,7 @@ var settings = []setting{
 
 	{"chunk-turns", inServe, "turns per searchable chunk (seed 001's k)", func(c *Config) any { return &c.ChunkTurns }},
 	{"idle-timeout", inServe, "an active thread without a message for this long ends, and is reflected on (0: never)", func(c *Config) any { return &c.IdleTimeout }},
+	{"done-jobs-retention", inServe, "background jobs that are done are deleted this long after (0: kept; dead jobs are always kept)", func(c *Config) any { return &c.DoneJobsRetention }},
 	{"insight-categories", inServe, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
 	{"insight-min-confidence", inServe, "reflection drops insights with less confidence (seed 001)", func(c *Config) any { return &c.InsightMinConfidence }},
 	{"facts-min-score", inServe, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
@@ -292,6 +295,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must be between 1 and %d", n("context-budget"), window.MaxBudgetTokens)
 	case cfg.IdleTimeout < 0:
 		return fmt.Errorf("%s must not be negative (0 never ends idle threads), not %v", n("idle-timeout"), cfg.IdleTimeout)
+	case cfg.DoneJobsRetention < 0:
+		return fmt.Errorf("%s must not be negative (0 keeps done jobs), not %v", n("done-jobs-retention"), cfg.DoneJobsRetention)
 	case cfg.Embedder != "builtin" && cfg.Embedder != "openai":
 		return fmt.Errorf("%s must be builtin or openai, not %q", n("embedder"), cfg.Embedder)
 	case cfg.Embedder == "openai" && cfg.EmbedModel == "":
@@ -409,7 +414,7 @@ func (cfg *Config) app(getenv func(string) string, log *slog.Logger) (app.Config
 			},
 		},
 		WarnFraction: cfg.ContextWarnFraction, RecentSummaries: recent, ChunkTurns: cfg.ChunkTurns,
-		IdleTimeout: cfg.IdleTimeout, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
+		IdleTimeout: cfg.IdleTimeout, DoneJobsRetention: cfg.DoneJobsRetention, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
 		FactsMinScore: cfg.FactsMinScore, Log: log,
 	}
 	if cfg.Prompts != "" {
