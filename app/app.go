@@ -293,16 +293,7 @@ func (a *App) Run(ctx context.Context) error {
 // minutes), in batches of agentmem.MaxPageSize, each its own short
 // transaction, until ctx ends.
 func (a *App) pruneJobs(ctx context.Context) {
-	tick := time.NewTicker(min(max(a.retention/10, time.Second), 10*time.Minute))
-	defer tick.Stop()
-	for first := true; ; first = false {
-		if !first {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
+	every(ctx, min(max(a.retention/10, time.Second), 10*time.Minute), func() {
 		before, total := time.Now().Add(-a.retention), int64(0)
 		for ctx.Err() == nil {
 			n, err := a.store.DeleteDoneJobs(ctx, before, agentmem.MaxPageSize)
@@ -319,6 +310,20 @@ func (a *App) pruneJobs(ctx context.Context) {
 		if total > 0 {
 			a.log.InfoContext(ctx, "done jobs deleted", "jobs", total, "retention", a.retention)
 		}
+	})
+}
+
+// every runs fn at once, then at each interval, until ctx ends.
+func every(ctx context.Context, interval time.Duration, fn func()) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		fn()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -326,23 +331,14 @@ func (a *App) pruneJobs(ctx context.Context) {
 // once (the threads left idle while agentmem was down), then every tenth
 // of it (at least each second, at most each minute), until ctx ends.
 func (a *App) sweepIdle(ctx context.Context) {
-	tick := time.NewTicker(min(max(a.idle/10, time.Second), time.Minute))
-	defer tick.Stop()
-	for first := true; ; first = false {
-		if !first {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
+	every(ctx, min(max(a.idle/10, time.Second), time.Minute), func() {
 		n, err := a.svc.EndIdleThreads(ctx, time.Now().Add(-a.idle))
 		if err != nil && ctx.Err() == nil {
 			a.log.WarnContext(ctx, "idle sweep failed", "err", err)
 		} else if n > 0 {
 			a.log.InfoContext(ctx, "idle threads ended", "threads", n, "idle", a.idle)
 		}
-	}
+	})
 }
 
 // Open opens agentmem as New does and starts its background work; Close
