@@ -30,6 +30,16 @@ type Stats struct {
 	Threads    int64 `json:"threads"`
 	Messages   int64 `json:"messages"`
 	StoreBytes int64 `json:"store_bytes"`
+	// Tables is what each table of the store takes, with its indexes
+	// (and, on SQLite, an FTS index's tables under their own names),
+	// largest first: where the bytes per message go.
+	Tables []TableSize `json:"tables"`
+}
+
+// TableSize is the bytes a table of the store takes.
+type TableSize struct {
+	Table string `json:"table"`
+	Bytes int64  `json:"bytes"`
 }
 
 // UserStore holds what concerns a user as a whole, and the few operator

@@ -141,8 +141,24 @@ func (s *Store) Stats(ctx context.Context) (*agentmem.Stats, error) {
 		if err != nil {
 			return fmt.Errorf("count: %w", err)
 		}
-		st.StoreBytes, err = size(ctx, tx)
-		return err
+		if st.StoreBytes, err = size(ctx, tx); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT t, COALESCE(pg_total_relation_size(to_regclass(t)), 0)::bigint AS bytes FROM unnest($1::text[]) AS t
+			ORDER BY bytes DESC, t`, storeTables)
+		if err != nil {
+			return fmt.Errorf("measure tables: %w", err)
+		}
+		defer rows.Close()
+		st.Tables = []agentmem.TableSize{}
+		for rows.Next() {
+			var t agentmem.TableSize
+			if err := rows.Scan(&t.Table, &t.Bytes); err != nil {
+				return err
+			}
+			st.Tables = append(st.Tables, t)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)

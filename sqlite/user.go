@@ -94,8 +94,28 @@ func (s *Store) DeleteThreadsBefore(ctx context.Context, userID string, cutoff t
 func (s *Store) Stats(ctx context.Context) (*agentmem.Stats, error) {
 	var st agentmem.Stats
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM threads),
+		err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM threads),
 			(SELECT COALESCE(SUM(message_count), 0) FROM threads)`).Scan(&st.Users, &st.Threads, &st.Messages)
+		if err != nil {
+			return err
+		}
+		// dbstat reads every page: a second or two on a database of a
+		// few hundred megabytes, for an operator's call.
+		rows, err := tx.QueryContext(ctx, `SELECT s.tbl_name, SUM(d.pgsize) AS bytes FROM dbstat d JOIN sqlite_schema s ON s.name = d.name
+			GROUP BY s.tbl_name ORDER BY bytes DESC, s.tbl_name`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		st.Tables = []agentmem.TableSize{}
+		for rows.Next() {
+			var t agentmem.TableSize
+			if err := rows.Scan(&t.Table, &t.Bytes); err != nil {
+				return err
+			}
+			st.Tables = append(st.Tables, t)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)

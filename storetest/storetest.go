@@ -1224,6 +1224,17 @@ func testStats(t *testing.T, s agentmem.Store) {
 	if st.Users != 2 || st.Threads != 2 || st.Messages != 4 || st.StoreBytes <= 0 {
 		t.Fatalf("stats = %+v", st)
 	}
+	// Per table, largest first, the messages among them.
+	bytes := map[string]int64{}
+	for i, tb := range st.Tables {
+		bytes[tb.Table] = tb.Bytes
+		if tb.Bytes < 0 || i > 0 && tb.Bytes > st.Tables[i-1].Bytes {
+			t.Fatalf("tables %+v, want bytes largest first", st.Tables)
+		}
+	}
+	if bytes["messages"] <= 0 || bytes["threads"] <= 0 {
+		t.Fatalf("tables %+v, want the messages and the threads measured", st.Tables)
+	}
 	if err := s.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
