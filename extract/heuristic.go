@@ -196,12 +196,20 @@ func tokenize(s string) []string {
 	for _, f := range strings.Fields(s) {
 		f = strings.Trim(f, "\"“”()[]*_")
 		comma := false
-		for len(f) > 0 && strings.IndexByte(",:—–", f[len(f)-1]) >= 0 {
-			comma, f = true, strings.Trim(f[:len(f)-1], "\"“”()[]*_") // "(6),"
+		for {
+			// By rune: a byte of "—" ends "💔" too.
+			r, n := utf8.DecodeLastRuneInString(f)
+			if n == 0 || !strings.ContainsRune(",:—–", r) {
+				break
+			}
+			comma, f = true, strings.Trim(f[:len(f)-n], "\"“”()[]*_") // "(6),"
 		}
 		f = strings.TrimRight(f, "!?.…")
 		if f == "-" || f == "—" || f == "–" {
 			comma, f = true, ""
+		}
+		if !strings.ContainsFunc(f, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) && f != "&" {
+			f = "" // an emoji, ":)", "<3": no words of a memory
 		}
 		if f != "" {
 			toks = append(toks, f)

@@ -264,6 +264,12 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User cut out sugar in January.", "object=sugar", "retract"),
 			w("User cut out sugar in January.", "object=cut out sugar in january")}},
 		{"I'm seeing a therapist for anxiety.", []want{w("User is seeing a therapist for anxiety.", "object=see a therapist for anxiety")}},
+		// Emoji are not words of a memory, and never cut in half.
+		{"I live in Lisbon 😊 and I love it", []want{w("User lives in Lisbon.", "slot=residence")}},
+		{"chris and i broke up last week 💔", []want{
+			w("User broke up last week.", "slot=name-of:girlfriend", "retract"), w("User broke up last week.", "slot=name-of:boyfriend", "retract"),
+			w("User broke up last week.", "slot=name-of:partner", "retract"), w("User broke up last week.", "slot=name-of:fiance", "retract"),
+			w("User broke up last week.", "slot=name-of:fiancee", "retract")}},
 		// "there" points back to the place of an earlier clause.
 		{"We moved to New York in 2019 and my kids go to school there.", []want{
 			w("User and their family moved to New York in 2019.", "slot=residence"), w("User's kids go to school in New York.", "object=kids: go to school in new york")}},
