@@ -77,6 +77,37 @@ func TestHeldout(t *testing.T) {
 	t.Logf("%d statements (%d expected memories), %d distractors, %d change cases", statements, expected, distractors, changes)
 }
 
+// TestHeldout2 checks that the second held-out corpus (written blind: from
+// the corpus format and the style of the first statements only, without
+// reading the extractor, its tests, the matcher or the first held-out set)
+// loads and keeps its size.
+func TestHeldout2(t *testing.T) {
+	c, err := extraction.ReadFile("testdata/heldout2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statements, distractors, expected, changes := c.Counts()
+	if statements+distractors < 120 {
+		t.Errorf("statements=%d, want at least 120 with the distractors", statements+distractors)
+	}
+	if distractors < 30 {
+		t.Errorf("distractors=%d, want at least 30", distractors)
+	}
+	if changes < 15 {
+		t.Errorf("change cases=%d, want at least 15", changes)
+	}
+	var repeat, retract, adds bool
+	for _, ch := range c.Changes {
+		repeat = repeat || ch.Unchanged
+		retract = retract || len(ch.Valid) == 0
+		adds = adds || len(ch.Invalidated) == 0
+	}
+	if !repeat || !retract || !adds {
+		t.Errorf("change cases: a repeat %v, a retraction %v, an addition %v; want all", repeat, retract, adds)
+	}
+	t.Logf("%d statements (%d expected memories), %d distractors, %d change cases", statements, expected, distractors, changes)
+}
+
 func TestRead(t *testing.T) {
 	for name, data := range map[string]string{
 		"NotUser":           `{"statements":[{"id":"a","category":"place","text":"I live in Oslo.","expected":[{"text":"Lives in Oslo.","category":"place"}]}]}`,
