@@ -61,8 +61,8 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 		start := len(out)
 		forSentences(m.Content, func(s string, question bool) {
-			if !question && (mentionsUser(s) || ownEvent(s) || mayDropSubject(s) && withSubject(stripFillers(tokenize(s))) != nil) {
-				out = extractSentence(out, s)
+			if !question {
+				out = extractSentence(out, s, mentionsUser(s) || ownEvent(s))
 			}
 		})
 		for i := start; i < len(out); i++ {
@@ -230,14 +230,18 @@ func tokenize(s string) []string {
 	return toks
 }
 
-// extractSentence appends the memories of one sentence to out.
-func extractSentence(out []Candidate, s string) []Candidate {
+// extractSentence appends the memories of one sentence to out: named says
+// it names the user (mentionsUser, ownEvent); one that does not counts
+// only when it is the user's with the "I" left out (withSubject).
+func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	toks := stripFillers(tokenize(s))
 	if len(toks) < 2 {
 		return out
 	}
 	if full := withSubject(toks); full != nil {
 		toks = full
+	} else if !named {
+		return out // nothing of the user's in it
 	}
 	toks = inverted(toks)
 	switch lower(toks[0]) {
@@ -466,24 +470,6 @@ var (
 	statuses = set("divorced married single widowed engaged separated retired unemployed pregnant vegan vegetarian sober")
 	listKin  = set("kid child children son daughter cat dog pet grandkid grandchild grandchildren")
 )
-
-// mayDropSubject reports whether a sentence that names no user could
-// still be theirs with the "I" left out (see withSubject), by its first
-// words alone, so that most sentences of other people are not tokenized
-// for it.
-func mayDropSubject(s string) bool {
-	f := strings.Fields(strings.ToLower(s[:min(len(s), 80)]))
-	for len(f) > 1 && (fillers[strings.Trim(f[0], ",.!")] || f[0] == "just" || f[0] == "recently" || f[0] == "finally") {
-		f = f[1:]
-	}
-	if len(f) < 2 {
-		return false
-	}
-	w := strings.Trim(f[0], ",.!")
-	_, verb := verbs[w]
-	return verb || strings.HasSuffix(w, "ed") || w == "been" || w == "born" || w == "big" || w == "huge" || w == "massive" || w == "fan" ||
-		w == "planning" || w == "hoping" || w == "trying" || w == "thinking" || w == "gonna" || strings.Contains(s, " here")
-}
 
 // withSubject returns toks with the "I" that chat drops restored
 // ("broke my wrist skiing in February", "love gardening and baking
