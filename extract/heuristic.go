@@ -550,15 +550,8 @@ func withSubject(toks []string) []string {
 
 // idioms are a past tense and a particle that tell no fact of the
 // user's when they lead a sentence.
-var idioms = set2("turned out", "sold out", "stopped by", "dropped by", "came by", "popped by", "made sense", "went well", "got it", "ran out")
-
-func set2(phrases ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, p := range phrases {
-		m[p] = true
-	}
-	return m
-}
+var idioms = map[string]bool{"turned out": true, "sold out": true, "stopped by": true, "dropped by": true, "came by": true,
+	"popped by": true, "made sense": true, "went well": true, "got it": true, "ran out": true}
 
 // pastObjects may follow a past tense that leads a sentence: "handed in
 // my notice", "painted the fence".

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -67,9 +68,7 @@ func methodLabel(method string) string {
 // in the log.
 type backlogCollector struct {
 	svc *core.Service
-	log interface {
-		Warn(msg string, args ...any)
-	}
+	log *slog.Logger
 }
 
 var (

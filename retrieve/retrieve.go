@@ -445,8 +445,9 @@ func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Re
 
 // rank fuses the signals' lists into results, best first, with their
 // items' keys: each scored by its reciprocal-rank fusion (scaled to 0–1),
-// decayed by age with a half-life and weighed by importance when asked.
-// present then demotes those that no longer hold, and cuts.
+// weighed by weigh (a message's speaker and form), decayed by age with a
+// half-life and weighed by importance when asked. present then demotes
+// those that no longer hold, and cuts.
 func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate,
 	weigh func(q *query, h *agentmem.TextHit, r *Result)) ([]Result, []itemKey) {
 	type scored struct {
