@@ -67,9 +67,45 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		})
 		for i := start; i < len(out); i++ {
 			out[i].SeqFrom, out[i].SeqTo = m.Seq, m.Seq
+			out[i].Text = spelledOut(out[i].Text)
 		}
 	}
 	return dedupe(out)
+}
+
+// spelledOut writes the abbreviations of chat out in full in a memory,
+// which is read later without the conversation: "in jan" → "in January",
+// "since uni" → "since university", "a backend dev" → "a backend
+// developer".
+func spelledOut(text string) string {
+	if !strings.ContainsFunc(text, func(r rune) bool { return r >= 'a' && r <= 'z' }) {
+		return text
+	}
+	words := strings.Split(text, " ")
+	changed := false
+	for i, w := range words {
+		core := strings.TrimRight(w, ".,;:!")
+		if full, ok := abbreviations[core]; ok && i > 0 {
+			words[i] = full + w[len(core):]
+			changed = true
+		}
+	}
+	if !changed {
+		return text
+	}
+	return strings.Join(words, " ")
+}
+
+var abbreviations = map[string]string{
+	"jan": "January", "feb": "February", "mar": "March", "apr": "April", "jun": "June", "jul": "July",
+	"aug": "August", "sept": "September", "sep": "September", "oct": "October", "nov": "November", "dec": "December",
+	"january": "January", "february": "February", "march": "March", "april": "April", "june": "June", "july": "July",
+	"august": "August", "september": "September", "october": "October", "november": "November", "december": "December",
+	"monday": "Monday", "tuesday": "Tuesday", "wednesday": "Wednesday", "thursday": "Thursday", "friday": "Friday",
+	"saturday": "Saturday", "sunday": "Sunday", "mondays": "Mondays", "tuesdays": "Tuesdays", "wednesdays": "Wednesdays",
+	"thursdays": "Thursdays", "fridays": "Fridays", "saturdays": "Saturdays", "sundays": "Sundays",
+	"uni": "university", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
+	"hrs": "hours", "wks": "weeks", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bday": "birthday",
 }
 
 // dedupe drops a candidate whose text repeats an earlier one's.
@@ -451,6 +487,8 @@ func selfList(toks []string) []string {
 			out = append(out, "I'm") // "27"
 		case (w == "a" || w == "an") && len(frag) > 1 && !verbStart(lower(frag[1])):
 			out = append(out, "I'm") // "a UX designer in Dublin"
+		case w == "from" && len(frag) > 1 && capitalized(frag[1]):
+			out = append(out, "I'm") // "from Osaka"
 		case len(frag) == 1 && statuses[w]:
 			out = append(out, "I'm") // "divorced"
 		case len(frag) == 2 && (isNumber(w) || w == "no" || w == "one" || numberWords[w]) && listKin[strings.TrimSuffix(lower(frag[1]), "s")]:
@@ -486,6 +524,9 @@ func withSubject(toks []string) []string {
 		// "retired teacher here, 68": an introduction (a participle may
 		// lead its noun).
 		full := []string{"I'm"}
+		if k == 1 && capitalized(toks[0]) {
+			return slices.Concat(full, toks[:1], toks[2:]) // "Kenji here, 23"
+		}
 		if w := lower(toks[0]); w != "a" && w != "an" {
 			full = append(full, "a")
 		}
@@ -503,6 +544,12 @@ func withSubject(toks []string) []string {
 	lemma, isVerb := verbs[w]
 	var subj []string
 	switch {
+	case i == 0 && (states[w] || statuses[w]):
+		return fragment(toks) // "divorced, two kids", not "I divorced"
+	case statives[w] && (stops[next] || next == "near"):
+		subj = []string{"I'm"} // "based in Austin", "licensed in Texas"
+	case w == "diagnosed" && next == "with":
+		subj = []string{"I", "was"} // "diagnosed with ADHD in June"
 	case w == "been":
 		subj = []string{"I've"}
 	case w == "born" || strings.HasPrefix(w, "born and "):
@@ -521,8 +568,12 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"} // "handed in my notice", a verb the lists do not know
 	case i == 0 && likes[w] && lemma == w:
 		subj = []string{"I"}
+	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look":
+		subj = []string{"I'm"} // "learning Korean on Duolingo"
+	case i == 0 && isVerb && lemma == w && habitual(w, toks):
+		subj = []string{"I"} // "help out at the food bank every Wednesday"
 	default:
-		return nil
+		return fragment(toks)
 	}
 	if phrasal := w + " " + next; idioms[phrasal] {
 		return nil // "Turned out fine.", "Stopped by the shop.", "Sold out."
@@ -547,6 +598,137 @@ func withSubject(toks []string) []string {
 	full[len(subj)] = lower(full[len(subj)]) // "Loved the movie"
 	return full
 }
+
+// fragment returns a subjectless fragment of chat as a clause of the
+// user's, or nil: a relative named without "my" ("mum passed away in
+// 2021", "dad's 78", "the dog needs a pill every morning"), and phrases
+// with no verb that describe the user: a state ("divorced", "pretty
+// short-sighted", "not religious at all", "not a big drinker"), a count
+// of people, pets or things they have ("two cats, Miso and Tofu"), an
+// allergy or intolerance ("severe peanut allergy") and a job or a
+// passion ("freelance translator", "photography nerd").
+func fragment(toks []string) []string {
+	if subjectStart(toks, 0) || selfClause(toks) || len(toks) < 2 {
+		return nil
+	}
+	w := lower(toks[0])
+	next := lower(toks[1])
+	if r := strings.TrimSuffix(w, "'s"); ownKin[r] && (r != w || verbStart(next) || capitalized(toks[1]) && len(toks) > 2 && verbStart(lower(toks[2]))) ||
+		w == "the" && (ownKin[next] || pets[next]) && len(toks) > 2 && verbStart(lower(toks[2])) {
+		// "mum passed away", "dad's 78", "sister Ana lives in Porto".
+		rest := slices.Clone(toks)
+		if w == "the" {
+			rest = rest[1:]
+		}
+		rest[0] = lower(rest[0])
+		return prepend("my", rest)
+	}
+	for j, t := range toks {
+		if t == "," {
+			break
+		}
+		if t := lower(t); t == "who" || t == "that" || t == "which" {
+			break // "two teenagers who live with me": a relative clause
+		}
+		if t := lower(t); verbStart(t) && !(j == 0 && (states[t] || statuses[t])) || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
+			return nil // a clause with a verb, or not the user's
+		}
+	}
+	i := 0
+	for i < len(toks)-1 && (intensifiers[lower(toks[i])] || lower(toks[i]) == "not") {
+		i++ // "pretty short-sighted", "not religious at all"
+	}
+	lead := lower(toks[i])
+	noun := ""
+	for _, t := range toks {
+		if t == "," || t == "(" {
+			break
+		}
+		noun = lower(t)
+	}
+	switch {
+	case states[lead] || statuses[lead] || diets[lead] || maritalStatus[lead] || nationalities[lead]:
+		return prepend("I'm", lowerFirst(toks))
+	case w == "no" && (listKin[strings.TrimSuffix(next, "s")] || pets[next] || next == "children"):
+		return concat([]string{"I", "have"}, toks) // "no kids"
+	case w == "not" && (next == "a" || next == "an") && len(toks) > 2:
+		return prepend("I'm", toks) // "not a big drinker"
+	case (isNumber(w) || numberWords[w]) && strings.HasSuffix(lower(toks[1]), "s") && !timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] && !intensifiers[next] && !conversational[next] && !notCounts[next]:
+		return concat([]string{"I", "have"}, toks) // "two cats, Miso and Tofu"
+	case conditions[noun] && w != "a" && w != "the" && w != "no":
+		return concat([]string{"I", "have", "a"}, lowerFirst(toks)) // "severe peanut allergy"
+	case w != "a" && w != "an" && w != "the" && w != "no" && (jobPhrase(prepend("a", lowerAll(toks))) || passions2[noun]):
+		return concat([]string{"I'm", "a"}, lowerFirst(toks)) // "retired nurse", "photography nerd"
+	}
+	return nil
+}
+
+// fragmentAt returns the fragment of chat that starts at toks[i] and
+// ends at the next comma as a clause of the user's (see withSubject), or
+// nil.
+func fragmentAt(toks []string, i int) []string {
+	end := commaEnd(toks, i)
+	if end-i == 1 && (states[lower(toks[i])] || statuses[lower(toks[i])]) {
+		return []string{"I'm", lower(toks[i])} // "…, married, …"
+	}
+	if end-i < 2 {
+		return nil
+	}
+	return withSubject(toks[i:end])
+}
+
+// hasVerb reports whether a clause has a verb after its first word, so
+// is more than its subject ("my eldest, Grace, just started…").
+func hasVerb(toks []string) bool {
+	for _, t := range toks {
+		if t := lower(t); verbStart(t) || strings.HasSuffix(t, "'m") || strings.HasSuffix(t, "'ve") || strings.HasSuffix(t, "'re") {
+			return true
+		}
+	}
+	return false
+}
+
+// commaEnd returns the index of the first comma at or after i, or
+// len(toks).
+func commaEnd(toks []string, i int) int {
+	for ; i < len(toks) && toks[i] != ","; i++ {
+	}
+	return i
+}
+
+// habitual reports whether a sentence that leads with a verb's base form
+// ("work nights at the hospital", "help out at the food bank every
+// Wednesday") tells what the user does rather than asking the assistant
+// to do it ("write me a cover letter", "check my code"): it says how
+// often, and the verb is not one of a request.
+func habitual(verb string, toks []string) bool {
+	if requests[verb] && !(verb == "help" && lower(toks[1]) == "out") {
+		return false
+	}
+	often := false
+	for i, t := range toks {
+		switch t := lower(t); {
+		case t == "me" || t == "you" || t == "your" || t == "please" || t == "this" || t == "it":
+			return false
+		case t == "every" || t == "daily" || t == "weekly" || t == "nightly" || t == "nights" || t == "weekends" ||
+			t == "mornings" || t == "evenings" || t == "most" || weekdays[strings.TrimSuffix(t, "s")] && strings.HasSuffix(t, "s"):
+			often = true
+		case (t == "a" || t == "per") && i > 0 && i+1 < len(toks) && timeUnits[lower(toks[i+1])]:
+			often = true // "twice a week"
+		}
+	}
+	return often
+}
+
+var (
+	ownKin     = set("wife husband partner hubby missus fiance fiancee fiancé fiancée mum mom mam dad mother father sister brother son daughter grandma grandpa gran nan nana granny grandmother grandfather kids twins gf bf boyfriend girlfriend stepmom stepdad stepson stepdaughter in-laws")
+	states     = set("asthmatic diabetic epileptic autistic dyslexic short-sighted long-sighted shortsighted nearsighted farsighted colourblind colorblind deaf allergic lactose gluten-free coeliac celiac self-employed left-handed right-handed ambidextrous religious agnostic bilingual trilingual teetotal childless straight gay bi bisexual lesbian trans nonbinary non-binary introverted extroverted disabled")
+	conditions = set("allergy allergies intolerance condition disorder syndrome disease")
+	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
+	notCounts  = set("things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
+	passions2  = set("nerd geek fan buff addict junkie enthusiast lover fanatic")
+	requests   = set("write explain tell give show make find list summarize summarise translate check help compare draft suggest recommend generate create fix calculate convert describe define rewrite proofread edit review analyse analyze design code debug send remind add update delete remove set let get look try pick name count sort format plan book teach fill answer solve")
+)
 
 // idioms are a past tense and a particle that tell no fact of the
 // user's when they lead a sentence.
@@ -628,6 +810,11 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
 			out, prev = extractClause(out, toks[start:i], nil, prev)
 			start = i + 1
+		case w == "," && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && fragmentAt(toks, i+1) != nil:
+			// "got diagnosed in March, divorced, two kids": a fragment of
+			// the user's after a comma is a clause of its own.
+			out, _ = extractClause(out, toks[start:i], nil, prev)
+			return extractClauses(out, slices.Concat(fragmentAt(toks, i+1), toks[commaEnd(toks, i+1):]), tail)
 		case w == "," && i+1 < len(toks) && lower(toks[i+1]) == "which":
 			// "I'm ambidextrous, which is handy for tennis": a comment on
 			// the clause, which ends here; the next clause starts at its
@@ -665,6 +852,14 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, prev = extractClause(out, toks[start:end], nil, prev)
 			start = i + 1
+		case w == "but" && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && selfClause(toks[start:i]) && strings.HasSuffix(lower(toks[i+1]), "ing") && fragmentAt(toks, i+1) != nil:
+			// "from Osaka but studying in Melbourne": the user again.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, _ = extractClause(out, toks[start:end], nil, prev)
+			return extractClauses(out, slices.Concat(fragmentAt(toks, i+1), toks[commaEnd(toks, i+1):]), tail)
 		case (w == "but" || w == "so") && i > start && i+1 < len(toks) && otherSubjects[lower(toks[i+1])]:
 			// "My name is Oluwaseun but everyone calls me Seun", "I have a
 			// bad knee so no running for me": what follows is not the
@@ -931,7 +1126,11 @@ func possessive(toks []string) (subject, []string, bool) {
 			} else {
 				rel = append(rel, t[:len(t)-2])
 			}
-			return makeSubject(rel, name), prepend("is", toks[i+1:]), len(rel) > 0
+			aux := "is"
+			if i+1 < len(toks) && (lower(toks[i+1]) == "been" || lower(toks[i+1]) == "got") {
+				aux = "has" // "my grandma's been living with us"
+			}
+			return makeSubject(rel, name), prepend(aux, toks[i+1:]), len(rel) > 0
 		}
 		if capitalized(t) && len(rel) > 0 {
 			name = append(name, t)
@@ -1260,8 +1459,8 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	if len(comp) > 0 {
 		first = lower(comp[0])
 	}
-	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about") || seesSomeone(lemma, comp)) {
-		return true
+	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about") || seesSomeone(lemma, comp) || lemma == "need" && subj.kind == other && first != "to") {
+		return true // (but "my dog needs a pill every morning" is a fact)
 	}
 	if subj.kind == other && quoteVerbs[lemma] {
 		return true

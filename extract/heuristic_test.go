@@ -242,7 +242,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"In 2015 I ran my first marathon.", []want{w("User ran their first marathon in 2015.", "object=run my first marathon")}},
 		{"Next year I'm starting a PhD in Berlin.", []want{w("User is starting a PhD in Berlin next year.", "object=start a phd in berlin")}},
 		// Chat drops the "I".
-		{"broke my wrist skiing in february", []want{w("User broke their wrist skiing in february.", "object=break my wrist skiing in february")}},
+		{"broke my wrist skiing in february", []want{w("User broke their wrist skiing in February.", "object=break my wrist skiing in february")}},
 		{"love gardening and baking bread", []want{w("User loves gardening.", "object=gardening"), w("User loves baking bread.", "object=baking bread")}},
 		{"just got back from Japan", []want{w("User just got back from Japan.", "object=get back from japan")}},
 		{"been vegan since 2020", []want{w("User has been vegan since 2020.", "slot=diet")}},
@@ -288,6 +288,33 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I live in Porto, which I love, and I work as a nurse.", []want{w("User lives in Porto.", "slot=residence"), w("User works as a nurse.", "slot=job")}},
 		{"I've had insomnia for years, usually can't fall asleep before 3am", []want{
 			w("User has had insomnia for years.", "object=have insomnia for years"), w("User usually cannot fall asleep before 3am.", "object=fall asleep before 3am", "negated")}},
+		// Fragments of chat with no "I": relatives without "my", states,
+		// counts, allergies, jobs and passions, habits that say how often,
+		// and a fragment after a comma or "but" that is the user's again.
+		{"mum passed away in 2019", []want{w("User's mum passed away in 2019.", "object=mum: pass away in 2019")}},
+		{"dad's 81 and still plays golf every week", []want{
+			w("User's dad is 81.", "object=dad: be 81"), w("User's dad still plays golf every week.", "object=dad: play golf every week")}},
+		{"the dog needs eye drops every evening", []want{w("User's dog needs eye drops every evening.", "object=dog: need eye drops every evening")}},
+		{"grandpa's been staying with us since March", []want{w("User's grandpa has been staying with them since March.", "object=grandpa: stay with us since march")}},
+		{"volunteer at the animal shelter every saturday", []want{w("User volunteers at the animal shelter every Saturday.", "object=volunteer at the animal shelter every saturday")}},
+		{"separated, two boys who live with me on weekends", []want{
+			w("User is separated.", "slot=marital-status"), w("User has two boys who live with them on weekends.", "slot=number-of:boys")}},
+		{"three dogs, Rex, Bella and Max", []want{w("User has three dogs, Rex, Bella and Max.", "object=dogs rex")}},
+		{"mild shellfish allergy, nothing serious", []want{w("User has a mild shellfish allergy.", "object=have a mild shellfish allergy")}},
+		{"pretty colourblind tbh", []want{w("User is pretty colourblind.", "object=be colourblind")}},
+		{"not vegetarian anymore", []want{w("User is not vegetarian anymore.", "slot=diet", "object=vegetarian", "negated", "retract")}},
+		{"semi-retired electrician, 64", []want{w("User is a semi-retired electrician.", "slot=job"), w("User is 64.", "slot=age")}},
+		{"huge chess nerd", []want{w("User is a huge chess nerd.", "object=be a huge chess nerd")}},
+		{"moved to Leeds in 2019, married, no kids", []want{
+			w("User moved to Leeds in 2019.", "slot=residence"), w("User is married.", "slot=marital-status"), w("User has no kids.", "object=have kids")}},
+		{"Priya here, 31, from Pune but working in London", []want{
+			w("User's name is Priya.", "slot=name"), w("User is 31.", "slot=age"), w("User is from Pune.", "slot=origin"),
+			w("User is working in London.", "slot=workplace", "object=london")}},
+		{"learning Italian on Babbel", []want{w("User is learning Italian on Babbel.", "object=learn italian on babbel")}},
+		{"I'm a plumber, licensed in Ohio.", []want{w("User is a plumber.", "slot=job"), w("User is licensed in Ohio.", "object=be licensed in ohio")}},
+		{"diagnosed with asthma in May", []want{w("User was diagnosed with asthma in May.", "object=be diagnosed with asthma in may")}},
+		// Abbreviations of chat are written out.
+		{"we're getting the roof fixed in feb", []want{w("User and their family are getting the roof fixed in February.", "object=get the roof fixed in feb")}},
 		// After "but" or "so", someone else's clause is not glued to the user's.
 		{"My name is Oluwaseun but everyone calls me Seun.", []want{w("User's name is Oluwaseun.", "slot=name")}},
 		{"I have a bad knee so no running for me.", []want{w("User has a bad knee.", "object=have a bad knee")}},
@@ -335,6 +362,9 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"Turned out fine.", "Stopped by the shop.", "Sold out.", "Ran out of milk.",
 		"Got it.", "Went well.", "Told you so.", "Read this article.", "Sounds good.", "Made it!", "enjoyed your answer", "Love it!",
 		"It's my 40th birthday next month.",
+		// Orders that lead with a verb, and fragments that are not the user's.
+		"write me a poem every morning", "check my essay please", "explain recursion every time I ask",
+		"help me plan a trip every summer", "Looking for a good recipe.", "Mom jeans are back.", "two questions, quick ones",
 	} {
 		checkHeuristic(t, say, nil)
 	}
