@@ -104,7 +104,7 @@ var abbreviations = map[string]string{
 	"monday": "Monday", "tuesday": "Tuesday", "wednesday": "Wednesday", "thursday": "Thursday", "friday": "Friday",
 	"saturday": "Saturday", "sunday": "Sunday", "mondays": "Mondays", "tuesdays": "Tuesdays", "wednesdays": "Wednesdays",
 	"thursdays": "Thursdays", "fridays": "Fridays", "saturdays": "Saturdays", "sundays": "Sundays",
-	"uni": "university", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
+	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
 	"hrs": "hours", "wks": "weeks", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bday": "birthday",
 }
 
@@ -270,7 +270,7 @@ func tokenize(s string) []string {
 // it names the user (mentionsUser, ownEvent); one that does not counts
 // only when it is the user's with the "I" left out (withSubject).
 func extractSentence(out []Candidate, s string, named bool) []Candidate {
-	toks := stripFillers(tokenize(s))
+	toks := stripHedge(stripFillers(tokenize(s)))
 	if len(toks) < 2 {
 		return out
 	}
@@ -329,6 +329,21 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	}
 	return extractClauses(out, toks, nil)
 }
+
+// stripHedge drops a hedge that ends a sentence: "…, I guess", "…
+// I think", "… I suppose".
+func stripHedge(toks []string) []string {
+	n := len(toks)
+	if n > 3 && lower(toks[n-2]) == "i" && hedges[lower(toks[n-1])] {
+		toks = toks[:n-2]
+		if toks[len(toks)-1] == "," {
+			toks = toks[:len(toks)-1]
+		}
+	}
+	return toks
+}
+
+var hedges = set("guess think suppose reckon believe")
 
 // notIntro are the words that do not start an introduction before
 // "here" ("Same here", "Nothing new here").
@@ -394,6 +409,45 @@ func inverted(toks []string) []string {
 		return toks
 	}
 	return toks
+}
+
+// home returns a sentence that says where home is as one about where
+// the user lives, or nil: "home's Dublin for now" is "I live in Dublin
+// for now", "Phoenix isn't home anymore" is "I don't live in Phoenix
+// anymore", "Leeds is home now" is "I live in Leeds now".
+func home(toks []string) []string {
+	if len(toks) < 3 {
+		return nil
+	}
+	switch w := lower(toks[0]); {
+	case (w == "home's" || w == "home" && lower(toks[1]) == "is") && len(toks) > 2:
+		at := 1
+		if w == "home" {
+			at = 2
+		}
+		if !capitalized(toks[at]) && !capitalized(toks[at][:1]) {
+			return nil
+		}
+		return slices.Concat([]string{"I", "live", "in"}, toks[at:])
+	case (capitalized(toks[0]) || isLetter(toks[0][0])) && !otherSubjects[w] && !notPlaces[w]:
+		n := 1
+		for n < len(toks) && capitalized(toks[n]) {
+			n++
+		}
+		if n+1 >= len(toks) || lower(toks[n+1]) != "home" {
+			return nil
+		}
+		rest := toks[n+2:]
+		switch lower(toks[n]) {
+		case "is":
+			if len(rest) > 0 && lower(rest[0]) == "now" || len(rest) == 0 {
+				return slices.Concat([]string{"I", "live", "in"}, toks[:n], rest)
+			}
+		case "isn't", "is not":
+			return slices.Concat([]string{"I", "don't", "live", "in"}, toks[:n], rest)
+		}
+	}
+	return nil
 }
 
 // favouriteOf returns what a relation names the favourite of: "book" of
@@ -519,7 +573,10 @@ var (
 // well."); and nothing addressed to the assistant ("Told you so", "Saw
 // your reply").
 func withSubject(toks []string) []string {
-	if k := index(toks, "here"); k >= 1 && k <= 4 && (k+1 == len(toks) || toks[k+1] == ",") && !notIntro[lower(toks[0])] &&
+	if h := home(toks); h != nil {
+		return h
+	}
+	if k := index(toks, "here"); k >= 1 && k <= 4 && (k+1 == len(toks) || toks[k+1] == ",") && !notIntro[lower(toks[0])] && !conditions[lower(toks[k-1])] &&
 		(!verbStart(lower(toks[0])) || k >= 2 && strings.HasSuffix(lower(toks[0]), "ed")) {
 		// "retired teacher here, 68": an introduction (a participle may
 		// lead its noun).
@@ -570,6 +627,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"}
 	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look":
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
+	case i == 0 && (w == "live" || w == "work") && (stops[next] || next == "near" || next == "abroad" || next == "nights" || next == "remotely"):
+		subj = []string{"I"} // "live in Manchester atm", "work from home"
 	case i == 0 && isVerb && lemma == w && habitual(w, toks):
 		subj = []string{"I"} // "help out at the food bank every Wednesday"
 	default:
@@ -641,13 +700,18 @@ func fragment(toks []string) []string {
 	lead := lower(toks[i])
 	noun := ""
 	for _, t := range toks {
-		if t == "," || t == "(" {
+		if t == "," || t == "(" || lower(t) == "here" {
 			break
 		}
 		noun = lower(t)
 	}
 	switch {
+	case i == 0 && strings.HasSuffix(w, "ed") && statuses[w] && (next == "in" || next == "last" || next == "on" || next == "after" || next == "this" || next == "at"):
+		return prepend("I", lowerFirst(toks)) // "retired in September", "married last year"
 	case states[lead] || statuses[lead] || diets[lead] || maritalStatus[lead] || nationalities[lead]:
+		if lasting(toks) {
+			return concat([]string{"I've", "been"}, lowerFirst(toks)) // "veggie for 10 years"
+		}
 		return prepend("I'm", lowerFirst(toks))
 	case w == "no" && (listKin[strings.TrimSuffix(next, "s")] || pets[next] || next == "children"):
 		return concat([]string{"I", "have"}, toks) // "no kids"
@@ -656,6 +720,9 @@ func fragment(toks []string) []string {
 	case (isNumber(w) || numberWords[w]) && strings.HasSuffix(lower(toks[1]), "s") && !timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] && !intensifiers[next] && !conversational[next] && !notCounts[next]:
 		return concat([]string{"I", "have"}, toks) // "two cats, Miso and Tofu"
 	case conditions[noun] && w != "a" && w != "the" && w != "no":
+		if k := index(toks, "here"); k > 0 && lower(toks[k-1]) == noun {
+			toks = slices.Delete(slices.Clone(toks), k, k+1) // "cat allergy here"
+		}
 		return concat([]string{"I", "have", "a"}, lowerFirst(toks)) // "severe peanut allergy"
 	case w != "a" && w != "an" && w != "the" && w != "no" && (jobPhrase(prepend("a", lowerAll(toks))) || passions2[noun]):
 		return concat([]string{"I'm", "a"}, lowerFirst(toks)) // "retired nurse", "photography nerd"
@@ -696,6 +763,23 @@ func commaEnd(toks []string, i int) int {
 	return i
 }
 
+// lasting reports whether a fragment says how long it has held: "since
+// 2019", "for 10 years", "for ages".
+func lasting(toks []string) bool {
+	for i, t := range toks {
+		switch lower(t) {
+		case "since":
+			return true
+		case "for":
+			if i+1 < len(toks) {
+				n := lower(toks[i+1])
+				return isNumber(n) || numberWords[n] || n == "a" || n == "ages" || n == "years" || n == "decades" || n == "most" || n == "over"
+			}
+		}
+	}
+	return false
+}
+
 // habitual reports whether a sentence that leads with a verb's base form
 // ("work nights at the hospital", "help out at the food bank every
 // Wednesday") tells what the user does rather than asking the assistant
@@ -725,6 +809,8 @@ var (
 	states     = set("asthmatic diabetic epileptic autistic dyslexic short-sighted long-sighted shortsighted nearsighted farsighted colourblind colorblind deaf allergic lactose gluten-free coeliac celiac self-employed left-handed right-handed ambidextrous religious agnostic bilingual trilingual teetotal childless straight gay bi bisexual lesbian trans nonbinary non-binary introverted extroverted disabled")
 	conditions = set("allergy allergies intolerance condition disorder syndrome disease")
 	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
+	notName    = set("me you he she we they it this that everyone everybody someone somebody nobody mum mom dad family friends work school life him her them us")
+	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
 	notCounts  = set("things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
 	passions2  = set("nerd geek fan buff addict junkie enthusiast lover fanatic")
 	requests   = set("write explain tell give show make find list summarize summarise translate check help compare draft suggest recommend generate create fix calculate convert describe define rewrite proofread edit review analyse analyze design code debug send remind add update delete remove set let get look try pick name count sort format plan book teach fill answer solve")
@@ -852,6 +938,15 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, prev = extractClause(out, toks[start:end], nil, prev)
 			start = i + 1
+		case (w == "so" || w == "and") && i > start && i+1 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && selfClause(toks[start:i]) && fragment(toks[i+1:commaEnd(toks, i+1)]) != nil:
+			// "started eating fish again so pescatarian now": a state of
+			// the user's.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, _ = extractClause(out, toks[start:end], nil, prev)
+			return extractClauses(out, slices.Concat(fragment(toks[i+1:commaEnd(toks, i+1)]), toks[commaEnd(toks, i+1):]), tail)
 		case w == "but" && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && selfClause(toks[start:i]) && strings.HasSuffix(lower(toks[i+1]), "ing") && fragmentAt(toks, i+1) != nil:
 			// "from Osaka but studying in Melbourne": the user again.
 			end := i
@@ -936,7 +1031,7 @@ func timeClause(toks []string, i int) bool {
 // jointSubject reports whether "and I" joins a subject ("my wife and I
 // live in Porto") rather than a new clause: before it, only "my X".
 func jointSubject(before []string, next string) bool {
-	if len(before) == 1 && (lower(before[0]) == "me" || capitalized(before[0]) && next == "I") {
+	if len(before) == 1 && (lower(before[0]) == "me" || (capitalized(before[0]) || isWord(before[0]) && !kin[lower(before[0])] && !notName[lower(before[0])]) && lower(next) == "i") {
 		return true // "me and my wife Sara run a B&B", "Tom and I got divorced"
 	}
 	if lower(next) != "i" || len(before) < 2 || len(before) > 4 {
@@ -1066,8 +1161,9 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 		return out, subject{}
 	default:
 		// "Lena and I broke up."
-		if len(toks) > 3 && capitalized(toks[0]) && lower(toks[1]) == "and" && toks[2] == "I" {
-			subj, pred = subject{kind: household, text: "User and " + toks[0], name: toks[0]}, toks[3:]
+		if len(toks) > 3 && lower(toks[1]) == "and" && lower(toks[2]) == "i" && (capitalized(toks[0]) || isWord(toks[0]) && !kin[lower(toks[0])] && !notName[lower(toks[0])]) {
+			n := strings.ToUpper(toks[0][:1]) + toks[0][1:] // "chris and i broke up"
+			subj, pred = subject{kind: household, text: "User and " + n, name: n}, toks[3:]
 			break
 		}
 		// "Rex died last week": someone named, who died.
@@ -1459,6 +1555,9 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	if len(comp) > 0 {
 		first = lower(comp[0])
 	}
+	if lemma == "be" && len(comp) == 1 && (first == "allergic" || first == "intolerant") {
+		return true // "I'm allergic": to what is said elsewhere
+	}
 	if smallTalkVerbs[lemma] && !(lemma == "hope" && first == "to" || progressive && lemma == "think" && (first == "of" || first == "about") || seesSomeone(lemma, comp) || lemma == "need" && subj.kind == other && first != "to") {
 		return true // (but "my dog needs a pill every morning" is a fact)
 	}
@@ -1533,7 +1632,7 @@ var (
 	intensifiers    = set("so very really pretty quite super totally just still all kind sort of a bit little")
 	conversational  = set("question questions idea problem doubt thought request favor favour suggestion follow-up quick")
 	pronounObjects  = set("it that this those these them so too one")
-	trailingFillers = set("lol haha hahaha lmao btw though tbh honestly :) :( :D ;)")
+	trailingFillers = set("lol haha hahaha lmao btw though tbh honestly atm rn fwiw imo imho :) :( :D ;)")
 	preAdverbs      = set("also really still just actually recently currently now usually always never often finally already definitely absolutely totally mostly sometimes only even generally normally mainly no longer kind sort of probably basically literally originally both all")
 )
 
@@ -1834,7 +1933,12 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case lemma == "graduate" && !c.Negated && !progressive && verb != "will" && verb != "'ll":
 		// "I graduated from UCLA": no longer a student.
 		set("event", "", 0.8, 0.7)
-		out = append(out, Candidate{Text: c.Text, Category: "job", Confidence: 0.8, Importance: 0.7, Slot: "job", Object: "student", Retract: true})
+		out = append(out, Candidate{Text: c.Text, Category: "job", Confidence: 0.8, Importance: 0.7, Slot: "job", Object: "student", Retract: true},
+			Candidate{Text: c.Text, Category: "job", Confidence: 0.8, Importance: 0.7, Slot: "study", Retract: true})
+	case (lemma == "do" && degree(lc) || lemma == "study" && (progressive || verb == lemma || verb == s3(lemma))) && !c.Negated && verb != "will" && verb != "'ll":
+		// "I'm doing my master's at UCL", "I study law in Leeds": what
+		// the user studies now, until they graduate.
+		set("job", "study", 0.85, 0.7)
 	case lemma == "be" && jobPhrase(lc):
 		set("job", "job", 0.85, 0.8)
 		c.Object = value(0)
@@ -2120,7 +2224,9 @@ var employers = set("startup start-up company firm agency bank consultancy")
 // "smoke", "coffee"), or "".
 func endsHabit(lemma string, lc []string) string {
 	switch {
-	case len(lc) > 0 && lemma == "give" && lc[0] == "up", len(lc) > 0 && lemma == "cut" && lc[0] == "out":
+	case len(lc) > 0 && lemma == "give" && lc[0] == "up", len(lc) > 0 && lemma == "cut" && lc[0] == "out",
+		len(lc) > 1 && (lemma == "come" || lemma == "get") && lc[0] == "off":
+		// "came off the sertraline", "got off the pill".
 		lc = lc[1:]
 	case lemma == "cut" && index(lc, "out") > 0 && index(lc, "out") <= 3:
 		// "I cut sugar out in May".
@@ -2285,6 +2391,22 @@ func dietWord(lc []string) string {
 	return ""
 }
 
+// degree reports whether a phrase names a course of study in its first
+// words: "my masters at UCL", "a PhD on coral bleaching".
+func degree(lc []string) bool {
+	for i, w := range lc {
+		if i > 3 {
+			break
+		}
+		if degrees[strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "'")] {
+			return true
+		}
+	}
+	return false
+}
+
+var degrees = set("masters master phd doctorate degree bachelors bachelor mba msc bsc ba ma llb llm apprenticeship a-levels gcses diploma dissertation thesis")
+
 // haveRelation returns the relation noun of "have a daughter (named Mia)",
 // "have two cats", or "".
 func haveRelation(lc []string) string {
@@ -2336,7 +2458,7 @@ var (
 	kin            = set("wife husband partner girlfriend boyfriend fiance fiancee fiancé fiancée spouse son daughter kid kids child children mother mom mum father dad parents parent brother sister brothers sisters sibling siblings cousin aunt uncle niece nephew grandmother grandma granny grandfather grandpa grandparents grandson granddaughter grandchildren grandkids friend friends boss manager coworker colleague roommate flatmate housemate neighbor neighbour stepson stepdaughter stepmom stepdad stepmother stepfather baby twin twins mother-in-law father-in-law in-laws sons daughters boys girls teammate mentor doctor therapist")
 	single         = set("wife husband partner girlfriend boyfriend fiance fiancee fiancé fiancée spouse mother mom mum father dad boss")
 	pets           = set("dog cat puppy kitten pet bird hamster rabbit horse fish parrot turtle snake guinea dogs cats pets")
-	diets          = set("vegetarian vegan pescatarian pescetarian keto plant-based carnivore flexitarian")
+	diets          = set("veggie vegetarian vegan pescatarian pescetarian keto plant-based carnivore flexitarian")
 	meats          = set("meat fish pork beef chicken seafood animal dairy lamb eggs")
 	maritalStatus  = set("married single divorced engaged widowed separated")
 	months         = set("january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec")
@@ -2344,7 +2466,7 @@ var (
 	dislikes       = set("hate dislike")
 	plans          = set("plan intend hope aim want")
 	participles    = set("been done gone got gotten had made taken seen known lived worked moved started quit left lost become come grown born run eaten drunk spoken written driven flown swum sung ridden read put set hurt cut bought sold taught caught won spent built sent met found kept held felt told said thought brought begun")
-	jobs           = set("nurse doctor teacher lawyer student chef pilot farmer firefighter dentist surgeon pharmacist accountant architect electrician plumber carpenter mechanic programmer writer author journalist editor artist painter musician photographer actor actress dancer singer waiter waitress bartender barista cashier clerk librarian professor lecturer tutor researcher scientist economist nanny cook baker butcher driver paramedic veterinarian vet therapist counselor counsellor psychologist psychiatrist entrepreneur freelancer contractor intern salesman saleswoman realtor banker broker trader secretary receptionist translator interpreter coach trainer soldier officer cop detective judge priest pastor engineer developer designer manager consultant analyst programmer ceo cto founder co-founder owner midwife caregiver carer housewife homemaker stay-at-home")
+	jobs           = set("nurse doctor teacher lawyer student chef pilot farmer firefighter dentist surgeon pharmacist accountant architect electrician plumber carpenter mechanic programmer writer author journalist editor artist painter musician photographer actor actress dancer singer waiter waitress bartender barista cashier clerk librarian professor lecturer tutor researcher scientist economist nanny cook baker butcher driver paramedic veterinarian vet therapist counselor counsellor psychologist psychiatrist entrepreneur freelancer contractor intern salesman saleswoman realtor banker broker trader secretary receptionist translator interpreter coach trainer soldier officer cop detective judge priest pastor engineer developer designer manager consultant analyst programmer ceo cto founder co-founder owner midwife caregiver carer housewife homemaker stay-at-home postman postwoman fireman firefighter policeman policewoman fisherman handyman cameraman repairman tradesman milkman binman dustman doorman foreman craftsman builder cleaner decorator gardener roofer welder joiner tiler courier porter miner labourer laborer carer hairdresser barber stylist florist optician surveyor solicitor barrister paralegal auditor bookkeeper sailor machinist chemist physicist biologist mathematician statistician nurse-practitioner physio physiotherapist dietitian nutritionist optometrist radiographer sonographer phlebotomist housekeeper janitor caretaker lifeguard instructor teaching-assistant ta postdoc lecturer dev sysadmin")
 	trailingYears  = set("old")
 	_              = trailingYears
 	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`

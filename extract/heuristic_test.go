@@ -166,6 +166,7 @@ func TestHeuristic_Changes(t *testing.T) {
 		{"I got promoted to senior developer.", []want{w("User got promoted to senior developer.", "slot=job")}},
 		{"I graduated from UCLA.", []want{
 			w("User graduated from UCLA.", "slot=job", "object=student", "retract"),
+			w("User graduated from UCLA.", "slot=study", "retract"),
 			w("User graduated from UCLA.", "object=graduate from ucla")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
@@ -267,9 +268,18 @@ func TestHeuristic_Clauses(t *testing.T) {
 		// Emoji are not words of a memory, and never cut in half.
 		{"I live in Lisbon 😊 and I love it", []want{w("User lives in Lisbon.", "slot=residence")}},
 		{"chris and i broke up last week 💔", []want{
-			w("User broke up last week.", "slot=name-of:girlfriend", "retract"), w("User broke up last week.", "slot=name-of:boyfriend", "retract"),
-			w("User broke up last week.", "slot=name-of:partner", "retract"), w("User broke up last week.", "slot=name-of:fiance", "retract"),
-			w("User broke up last week.", "slot=name-of:fiancee", "retract")}},
+			w("User and Chris broke up last week.", "slot=name-of:girlfriend", "object=chris", "retract"), w("User and Chris broke up last week.", "slot=name-of:boyfriend", "object=chris", "retract"),
+			w("User and Chris broke up last week.", "slot=name-of:partner", "object=chris", "retract"), w("User and Chris broke up last week.", "slot=name-of:fiance", "object=chris", "retract"),
+			w("User and Chris broke up last week.", "slot=name-of:fiancee", "object=chris", "retract")}},
+		{"started eating fish again so pescatarian now i guess", []want{
+			w("User started eating fish again.", "slot=diet"), w("User is pescatarian now.", "slot=diet")}},
+		{"veggie for 10 years now", []want{w("User has been vegetarian for 10 years now.", "slot=diet")}},
+		{"Lisbon is home now", []want{w("User lives in Lisbon now.", "slot=residence")}},
+		{"home's Dublin for now", []want{w("User lives in Dublin for now.", "slot=residence")}},
+		{"Porto isn't home anymore", []want{w("User does not live in Porto anymore.", "slot=residence", "object=porto", "negated", "retract")}},
+		{"live in Leeds atm", []want{w("User lives in Leeds.", "slot=residence")}},
+		{"I'm doing my PhD at Oxford", []want{w("User is doing their PhD at Oxford.", "slot=study")}},
+		{"came off the pill last month", []want{w("User came off the pill last month.", "object=pill", "retract"), w("User came off the pill last month.", "object=come off the pill last month")}},
 		// "there" points back to the place of an earlier clause.
 		{"We moved to New York in 2019 and my kids go to school there.", []want{
 			w("User and their family moved to New York in 2019.", "slot=residence"), w("User's kids go to school in New York.", "object=kids: go to school in new york")}},

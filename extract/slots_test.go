@@ -438,6 +438,13 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I live in Berlin.", "I lived in Tokyo for two years."}, stands: []string{"User lives in Berlin.", "User lived in Tokyo for two years."}},
 		{turns: []string{"I live in Berlin.", "Back in 2019 I lived in Tokyo."}, stands: []string{"User lives in Berlin."}},
 		{turns: []string{"I live in Berlin.", "I've lived in Madrid since May."}, ended: []string{"User lives in Berlin."}},
+		// 9. Changes told in chat's own words.
+		{turns: []string{"I'm doing my master's at UCL.", "graduated in July!"}, ended: []string{"User is doing their master's at UCL."}},
+		{turns: []string{"i take sertraline 50mg", "came off the sertraline last month"}, ended: []string{"User takes sertraline 50mg."}},
+		{turns: []string{"home's Dublin for now", "moved to Galway at the weekend"}, ended: []string{"User lives in Dublin for now."}},
+		{turns: []string{"we live in Phoenix", "Phoenix isn't home anymore"}, ended: []string{"User and their family live in Phoenix."}},
+		{turns: []string{"i'm a postman", "retired in September"}, ended: []string{"User is a postman."}},
+		{turns: []string{"veggie for 10 years now", "started eating fish again so pescatarian now i guess"}, ended: []string{"User has been vegetarian for 10 years now."}, stands: []string{"User is pescatarian now."}},
 	}
 	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
 		x := newSlots(t, s)

@@ -17,7 +17,8 @@ import (
 //     mom/mum → mother, dad → father, favourite → favorite, …), and so
 //     are the verbs of liking: love, enjoy, adore and prefer read as
 //     "like", hate, dislike and "can't stand" as "not like";
-//  2. split on anything but letters and digits;
+//  2. split on anything but letters and digits, and a number from its
+//     unit ("50mg" is "50 mg");
 //  3. negation words (not, no, never, cannot) set the text's polarity and
 //     are not terms; stop words (articles, pronouns, forms of be/have/do,
 //     prepositions, "user", modal and filler words) are dropped;
@@ -149,6 +150,9 @@ var dislikes = map[string]bool{"hate": true, "hates": true, "hated": true, "disl
 // ordinal is a day or rank in digits: 3rd, 10th.
 var ordinal = regexp.MustCompile(`^([0-9]+)(?:st|nd|rd|th)$`)
 
+// withUnit is a number written with its unit: 50mg, 2pm, 6kg.
+var withUnit = regexp.MustCompile(`^([0-9]+)([a-z]+)$`)
+
 var negations = map[string]bool{"not": true, "no": true, "never": true, "nor": true}
 
 var stopWords = map[string]bool{}
@@ -213,6 +217,9 @@ func words(s string) []string {
 		}
 		if m := ordinal.FindStringSubmatch(w); m != nil {
 			w = m[1]
+		} else if m := withUnit.FindStringSubmatch(w); m != nil {
+			out = append(out, m[1]) // "50mg" is "50 mg"
+			w = m[2]
 		}
 		if syn, ok := synonyms[w]; ok {
 			w = syn

@@ -14,6 +14,8 @@ func TestMatches(t *testing.T) {
 	}{
 		// The same fact in other words.
 		{"User lives in Lisbon.", "User lives in Lisbon", true},
+		{"User takes sertraline 50 mg.", "User takes sertraline 50mg.", true},
+		{"User takes sertraline 50 mg.", "User takes sertraline 20mg.", false},
 		{"User lives in Lisbon.", "user LIVES in lisbon!", true},
 		{"User's sister Ana lives in Porto.", "User's sister, Ana, lives in Porto.", true},
 		{"User's sister Ana lives in Porto.", "User has a sister, Ana, who lives in Porto.", true},
