@@ -274,6 +274,9 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	if len(toks) < 2 {
 		return out
 	}
+	if l := profileList(toks); l != nil {
+		return extractClauses(out, l, nil)
+	}
 	if full := withSubject(toks); full != nil {
 		toks = full
 	} else if !named {
@@ -535,27 +538,96 @@ func selfList(toks []string) []string {
 		if len(frag) == 0 {
 			return slices.Concat(out, toks[i+1:]) // ", and …"
 		}
-		w := lower(frag[0])
-		switch {
-		case len(frag) == 1 && isNumber(w) && len(w) <= 3:
-			out = append(out, "I'm") // "27"
-		case (w == "a" || w == "an") && len(frag) > 1 && !verbStart(lower(frag[1])):
-			out = append(out, "I'm") // "a UX designer in Dublin"
-		case w == "from" && len(frag) > 1 && capitalized(frag[1]):
-			out = append(out, "I'm") // "from Osaka"
-		case len(frag) == 1 && statuses[w]:
-			out = append(out, "I'm") // "divorced"
-		case len(frag) == 2 && (isNumber(w) || w == "no" || w == "one" || numberWords[w]) && listKin[strings.TrimSuffix(lower(frag[1]), "s")]:
-			out = append(out, "I", "have") // "two kids"
-		default:
+		item := listItem(frag)
+		if item == nil {
 			return slices.Concat(out, toks[i+1:]) // not a list of the user's
 		}
+		out = append(out[:len(out)-1], item...)
+		i = end - 1
 		changed = true
 	}
 	if !changed {
 		return toks
 	}
 	return out
+}
+
+// listItem returns an item of a list that describes the user as a
+// clause of theirs, or nil: an age ("27"), "a"/"an" and a noun, a place
+// of origin ("from Osaka"), a word of status ("divorced", "married with
+// one kid"), a count of people, pets or things ("two kids"), what they
+// have ("have a collie called Pip"), a job ("retired firefighter",
+// "pilot for easyJet") or a fragment of chat (withSubject).
+func listItem(frag []string) []string {
+	if subjectStart(frag, 0) || selfClause(frag) {
+		return nil // a clause already
+	}
+	w := lower(frag[0])
+	switch {
+	case len(frag) == 1 && isNumber(w) && len(w) <= 3:
+		return []string{",", "I'm", w} // "27"
+	case len(frag) == 1 && (statuses[w] || states[w] || diets[w] || nationalities[w]):
+		return []string{",", "I'm", w} // "divorced", "vegan"
+	case len(frag) == 1 && jobs[w]:
+		return []string{",", "I'm", "a", w} // "nurse"
+	case (w == "a" || w == "an") && len(frag) > 1 && !verbStart(lower(frag[1])),
+		w == "from" && len(frag) > 1 && capitalized(frag[1]):
+		return slices.Concat([]string{",", "I'm"}, frag) // "a UX designer in Dublin", "from Osaka"
+	case statuses[w] && len(frag) > 2 && lower(frag[1]) == "with":
+		// "married with one kid".
+		return slices.Concat([]string{",", "I'm", w, ",", "I", "have"}, frag[2:])
+	case (isNumber(w) || w == "no" || w == "one" || numberWords[w]) && len(frag) >= 2 && (listKin[strings.TrimSuffix(lower(frag[1]), "s")] || pets[lower(frag[1])]):
+		return slices.Concat([]string{",", "I", "have"}, frag) // "two kids"
+	case (w == "have" || w == "got") && len(frag) > 1 && !pronounObjects[lower(frag[1])]:
+		return slices.Concat([]string{",", "I", "have"}, frag[1:]) // "have a collie called Pip"
+	}
+	if full := withSubject(frag); full != nil {
+		return prepend(",", full)
+	}
+	if jobPhrase(prepend("a", lowerAll(frag))) {
+		return slices.Concat([]string{",", "I'm", "a"}, lowerFirst(frag)) // "pilot for easyJet"
+	}
+	return nil
+}
+
+// profileList returns a sentence that introduces a list about the user
+// ("me: 34, nonbinary, software tester", "quick background: 52, retired
+// firefighter, live on a narrowboat") as a sentence of the user's
+// clauses, one per item it can read, or nil.
+func profileList(toks []string) []string {
+	k := index(toks, ",")
+	if k < 1 || k > 4 || k+1 >= len(toks) {
+		return nil
+	}
+	about := false
+	for _, t := range toks[:k] {
+		switch lower(t) {
+		case "me", "background", "bio", "context", "about", "intro", "stats", "basics", "profile":
+			about = true
+		case "you", "your", "not", "and":
+			return nil
+		}
+	}
+	if !about {
+		return nil
+	}
+	var out []string
+	items := 0
+	for start := k + 1; start < len(toks); {
+		end := commaEnd(toks, start)
+		if lower(toks[start]) == "and" && end-start > 1 {
+			start++ // "…, and 2 rabbits"
+		}
+		if item := listItem(toks[start:end]); item != nil {
+			out = append(out, item...)
+			items++
+		}
+		start = end + 1
+	}
+	if items < 2 {
+		return nil
+	}
+	return out[1:] // without the first comma
 }
 
 var (
@@ -627,6 +699,12 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"}
 	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look":
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
+	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some"):
+		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
+	case i == 0 && (w == "can't" || w == "cant" || w == "don't" || w == "dont" || w == "never") && (verbs[next] == next || past[next]) && len(toks) > 2 && !pronounObjects[lower(toks[2])] && !smallTalkVerbs[verbs[next]]:
+		subj = []string{"I"} // "can't stand coriander", "don't drink", "never learned to drive"
+	case (w == "into" || (w == "big" || w == "really" || w == "very" || w == "super" || w == "heavily") && next == "into") && len(toks) > i+2:
+		subj = []string{"I'm"} // "big into Warhammer"
 	case i == 0 && (w == "live" || w == "work") && (stops[next] || next == "near" || next == "abroad" || next == "nights" || next == "remotely"):
 		subj = []string{"I"} // "live in Manchester atm", "work from home"
 	case i == 0 && isVerb && lemma == w && habitual(w, toks):
@@ -644,7 +722,7 @@ func withSubject(toks []string) []string {
 	switch lower(toks[obj]) {
 	case "it", "that", "this", "them", "you", "him", "her", "those", "these", "so", "well", "fine", "great", "good", "ok",
 		"okay", "there", "here", "too", "what", "back", ",":
-		if !(lower(toks[obj]) == "back" && obj+1 < len(toks)) { // "got back from Japan"
+		if !((lower(toks[obj]) == "back" || lower(toks[obj]) == "here") && obj+1 < len(toks) && stops[lower(toks[obj+1])]) { // "got back from Japan", "moved here from Lagos"
 			return nil
 		}
 	}
@@ -682,6 +760,25 @@ func fragment(toks []string) []string {
 		rest[0] = lower(rest[0])
 		return prepend("my", rest)
 	}
+	if k := index(toks, "is"); favourites[w] && k > 1 && k <= 4 && k+1 < len(toks) {
+		return prepend("my", lowerFirst(toks)) // "favourite food is my nan's jollof"
+	}
+	i := 0
+	for i < len(toks)-1 && (intensifiers[lower(toks[i])] || lower(toks[i]) == "not") {
+		i++ // "pretty short-sighted", "not religious at all"
+	}
+	lead := lower(toks[i])
+	noun, n := "", 0
+	for _, t := range toks {
+		if t == "," || t == "(" || lower(t) == "here" {
+			break
+		}
+		noun, n = lower(t), n+1
+	}
+	if verbStart(w) && !states[w] && !statuses[w] && w != "no" && w != "never" {
+		return nil // "is a doctor": a predicate, not a fragment
+	}
+	named := n <= 5 && (passions2[noun] || jobs[noun]) // "die hard Liverpool fan"
 	for j, t := range toks {
 		if t == "," {
 			break
@@ -689,32 +786,25 @@ func fragment(toks []string) []string {
 		if t := lower(t); t == "who" || t == "that" || t == "which" {
 			break // "two teenagers who live with me": a relative clause
 		}
-		if t := lower(t); verbStart(t) && !(j == 0 && (states[t] || statuses[t])) || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
+		if t := lower(t); verbStart(t) && !named && !(j == i && (states[t] || statuses[t])) && !(j == 0 && t == "no") || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
 			return nil // a clause with a verb, or not the user's
 		}
 	}
-	i := 0
-	for i < len(toks)-1 && (intensifiers[lower(toks[i])] || lower(toks[i]) == "not") {
-		i++ // "pretty short-sighted", "not religious at all"
-	}
-	lead := lower(toks[i])
-	noun := ""
-	for _, t := range toks {
-		if t == "," || t == "(" || lower(t) == "here" {
-			break
-		}
-		noun = lower(t)
-	}
+
 	switch {
 	case i == 0 && strings.HasSuffix(w, "ed") && statuses[w] && (next == "in" || next == "last" || next == "on" || next == "after" || next == "this" || next == "at"):
 		return prepend("I", lowerFirst(toks)) // "retired in September", "married last year"
+	case jobs[noun] && n <= 4 && w != "a" && w != "an" && w != "the" && w != "no" && w != "not":
+		return concat([]string{"I'm", "a"}, lowerFirst(toks)) // "retired firefighter"
+	case states[noun] && n <= 3 && w != "not":
+		return prepend("I'm", lowerFirst(toks)) // "type 1 diabetic"
 	case states[lead] || statuses[lead] || diets[lead] || maritalStatus[lead] || nationalities[lead]:
 		if lasting(toks) {
 			return concat([]string{"I've", "been"}, lowerFirst(toks)) // "veggie for 10 years"
 		}
 		return prepend("I'm", lowerFirst(toks))
-	case w == "no" && (listKin[strings.TrimSuffix(next, "s")] || pets[next] || next == "children"):
-		return concat([]string{"I", "have"}, toks) // "no kids"
+	case w == "no" && (listKin[strings.TrimSuffix(next, "s")] || pets[next] || next == "children" || len(toks) <= 3 && lacks[next]):
+		return concat([]string{"I", "have"}, toks) // "no kids", "no licence"
 	case w == "not" && (next == "a" || next == "an") && len(toks) > 2:
 		return prepend("I'm", toks) // "not a big drinker"
 	case (isNumber(w) || numberWords[w]) && strings.HasSuffix(lower(toks[1]), "s") && !timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] && !intensifiers[next] && !conversational[next] && !notCounts[next]:
@@ -768,6 +858,8 @@ func commaEnd(toks []string, i int) int {
 func lasting(toks []string) bool {
 	for i, t := range toks {
 		switch lower(t) {
+		case ",":
+			return false
 		case "since":
 			return true
 		case "for":
@@ -806,10 +898,12 @@ func habitual(verb string, toks []string) bool {
 
 var (
 	ownKin     = set("wife husband partner hubby missus fiance fiancee fiancé fiancée mum mom mam dad mother father sister brother son daughter grandma grandpa gran nan nana granny grandmother grandfather kids twins gf bf boyfriend girlfriend stepmom stepdad stepson stepdaughter in-laws")
-	states     = set("asthmatic diabetic epileptic autistic dyslexic short-sighted long-sighted shortsighted nearsighted farsighted colourblind colorblind deaf allergic lactose gluten-free coeliac celiac self-employed left-handed right-handed ambidextrous religious agnostic bilingual trilingual teetotal childless straight gay bi bisexual lesbian trans nonbinary non-binary introverted extroverted disabled")
+	states     = set("asthmatic diabetic insulin-dependent epileptic autistic dyslexic short-sighted long-sighted shortsighted nearsighted farsighted colourblind colorblind deaf allergic lactose gluten-free coeliac celiac self-employed left-handed right-handed ambidextrous religious agnostic bilingual trilingual teetotal childless straight gay bi bisexual lesbian trans nonbinary non-binary introverted extroverted disabled")
 	conditions = set("allergy allergies intolerance condition disorder syndrome disease")
 	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
 	notName    = set("me you he she we they it this that everyone everybody someone somebody nobody mum mom dad family friends work school life him her them us")
+	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
+	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
 	notCounts  = set("things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
 	passions2  = set("nerd geek fan buff addict junkie enthusiast lover fanatic")
@@ -965,7 +1059,8 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, _ = extractClause(out, toks[start:end], tail, prev)
 			return out
-		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i):
+		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i) &&
+			!(w == "since" && !hasVerb(toks[i+2:])):
 			end := i
 			if toks[end-1] == "," {
 				end--
@@ -988,6 +1083,9 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 func afterthought(toks []string, i int) bool {
 	n := toks[i+1]
 	w := lower(n)
+	if frequency[w] && i+2 < len(toks) && stops[lower(toks[i+2])] {
+		return true // "I'm a night owl, usually in bed by 2am"
+	}
 	if capitalized(n) || auxiliaries[w] || timeWords[w] || splitConj[w] || w == "who" || w == "which" || w == "though" || w == "although" || w == "," {
 		return false
 	}
@@ -1606,7 +1704,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 		return true
 	}
 	// A bare pronoun object is not self-contained: "I love it".
-	if len(comp) > 0 && len(comp) <= 2 && pronounObjects[first] {
+	if len(comp) > 0 && len(comp) <= 2 && pronounObjects[first] && !(first == "one" && len(comp) == 2 && !pronounObjects[lower(comp[1])] && !fillers[lower(comp[1])] && !clauseAdverbs[lower(comp[1])] && !trailingFillers[lower(comp[1])]) {
 		return true
 	}
 	if len(comp) == 0 && (modalAux[lemma] || lemma == "be" || lemma == "have" || lemma == "do" || lemma == "get" || lemma == "go") {
@@ -1632,7 +1730,7 @@ var (
 	intensifiers    = set("so very really pretty quite super totally just still all kind sort of a bit little")
 	conversational  = set("question questions idea problem doubt thought request favor favour suggestion follow-up quick")
 	pronounObjects  = set("it that this those these them so too one")
-	trailingFillers = set("lol haha hahaha lmao btw though tbh honestly atm rn fwiw imo imho :) :( :D ;)")
+	trailingFillers = set("lol haha hahaha lmao btw though tho tbh honestly atm rn fwiw imo imho :) :( :D ;)")
 	preAdverbs      = set("also really still just actually recently currently now usually always never often finally already definitely absolutely totally mostly sometimes only even generally normally mainly no longer kind sort of probably basically literally originally both all")
 )
 
@@ -2466,7 +2564,7 @@ var (
 	dislikes       = set("hate dislike")
 	plans          = set("plan intend hope aim want")
 	participles    = set("been done gone got gotten had made taken seen known lived worked moved started quit left lost become come grown born run eaten drunk spoken written driven flown swum sung ridden read put set hurt cut bought sold taught caught won spent built sent met found kept held felt told said thought brought begun")
-	jobs           = set("nurse doctor teacher lawyer student chef pilot farmer firefighter dentist surgeon pharmacist accountant architect electrician plumber carpenter mechanic programmer writer author journalist editor artist painter musician photographer actor actress dancer singer waiter waitress bartender barista cashier clerk librarian professor lecturer tutor researcher scientist economist nanny cook baker butcher driver paramedic veterinarian vet therapist counselor counsellor psychologist psychiatrist entrepreneur freelancer contractor intern salesman saleswoman realtor banker broker trader secretary receptionist translator interpreter coach trainer soldier officer cop detective judge priest pastor engineer developer designer manager consultant analyst programmer ceo cto founder co-founder owner midwife caregiver carer housewife homemaker stay-at-home postman postwoman fireman firefighter policeman policewoman fisherman handyman cameraman repairman tradesman milkman binman dustman doorman foreman craftsman builder cleaner decorator gardener roofer welder joiner tiler courier porter miner labourer laborer carer hairdresser barber stylist florist optician surveyor solicitor barrister paralegal auditor bookkeeper sailor machinist chemist physicist biologist mathematician statistician nurse-practitioner physio physiotherapist dietitian nutritionist optometrist radiographer sonographer phlebotomist housekeeper janitor caretaker lifeguard instructor teaching-assistant ta postdoc lecturer dev sysadmin")
+	jobs           = set("nurse doctor teacher lawyer student chef pilot farmer firefighter dentist surgeon pharmacist accountant architect electrician plumber carpenter mechanic programmer writer author journalist editor artist painter musician photographer actor actress dancer singer waiter waitress bartender barista cashier clerk librarian professor lecturer tutor researcher scientist economist nanny cook baker butcher driver paramedic veterinarian vet therapist counselor counsellor psychologist psychiatrist entrepreneur freelancer contractor intern salesman saleswoman realtor banker broker trader secretary receptionist translator interpreter coach trainer soldier officer cop detective judge priest pastor engineer developer designer manager consultant analyst programmer ceo cto founder co-founder owner midwife caregiver carer housewife homemaker stay-at-home postman postwoman fireman firefighter policeman policewoman fisherman handyman cameraman repairman tradesman milkman binman dustman doorman foreman craftsman builder cleaner decorator gardener roofer welder joiner tiler courier porter miner labourer laborer carer hairdresser barber stylist florist optician surveyor solicitor barrister paralegal auditor bookkeeper sailor machinist chemist physicist biologist mathematician statistician nurse-practitioner physio physiotherapist dietitian nutritionist optometrist radiographer sonographer phlebotomist housekeeper janitor caretaker lifeguard instructor teaching-assistant ta postdoc lecturer dev sysadmin tester")
 	trailingYears  = set("old")
 	_              = trailingYears
 	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`

@@ -323,6 +323,23 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"learning Italian on Babbel", []want{w("User is learning Italian on Babbel.", "object=learn italian on babbel")}},
 		{"I'm a plumber, licensed in Ohio.", []want{w("User is a plumber.", "slot=job"), w("User is licensed in Ohio.", "object=be licensed in ohio")}},
 		{"diagnosed with asthma in May", []want{w("User was diagnosed with asthma in May.", "object=be diagnosed with asthma in may")}},
+		{"moved here from Accra in 2015", []want{w("User moved here from Accra in 2015.", "object=move here from accra in 2015")}},
+		{"knitting a scarf for my nephew", []want{w("User is knitting a scarf for their nephew.", "object=be knitting a scarf for my nephew")}},
+		{"can't stand olives", []want{w("User cannot stand olives.", "object=olives", "negated")}},
+		{"favourite film is Alien", []want{w("User's favourite film is Alien.", "slot=favourite:film")}},
+		{"really into bouldering, mostly at weekends", []want{w("User is really into bouldering.", "object=be into bouldering")}},
+		{"I'm an early bird, usually in bed by 10", []want{w("User is an early bird.", "object=be an early bird")}},
+		{"never passed my driving test, no licence", []want{
+			w("User never passed their driving test.", "object=pass my driving test", "negated"), w("User has no licence.", "object=have licence")}},
+		{"I have one son", []want{w("User has one son.", "object=son")}},
+		// A list introduced as being about the user.
+		{"about me: 61, retired nurse, live near Cork, have a greyhound called Sid", []want{
+			w("User is 61.", "slot=age"), w("User is a retired nurse.", "slot=job"), w("User lives near Cork.", "object=live near cork"),
+			w("User has a greyhound called Sid.", "object=greyhound sid")}},
+		{"me: 25, vegan, graphic designer, 2 cats", []want{
+			w("User is 25.", "slot=age"), w("User is vegan.", "slot=diet"), w("User is a graphic designer.", "slot=job"), w("User has 2 cats.", "slot=number-of:cats")}},
+		{"I'm Ana, 38, married with two kids", []want{
+			w("User's name is Ana.", "slot=name"), w("User is 38.", "slot=age"), w("User is married.", "slot=marital-status"), w("User has two kids.", "slot=number-of:kids")}},
 		// Abbreviations of chat are written out.
 		{"we're getting the roof fixed in feb", []want{w("User and their family are getting the roof fixed in February.", "object=get the roof fixed in feb")}},
 		// After "but" or "so", someone else's clause is not glued to the user's.
@@ -375,6 +392,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		// Orders that lead with a verb, and fragments that are not the user's.
 		"write me a poem every morning", "check my essay please", "explain recursion every time I ask",
 		"help me plan a trip every summer", "Looking for a good recipe.", "Mom jeans are back.", "two questions, quick ones",
+		"a question about me: how old am I", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}
