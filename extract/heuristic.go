@@ -85,6 +85,11 @@ func spelledOut(text string) string {
 	changed := false
 	for i, w := range words {
 		core := strings.TrimRight(w, ".,;:!")
+		if n := len(core); n >= 2 && n <= 3 && core[n-1] == 'x' && isNumber(core[:n-1]) {
+			words[i] = core[:n-1] + " times" + w[n:] // "3x a week"
+			changed = true
+			continue
+		}
 		if full, ok := abbreviations[core]; ok && i > 0 {
 			words[i] = full + w[len(core):]
 			changed = true
@@ -270,7 +275,7 @@ func tokenize(s string) []string {
 // it names the user (mentionsUser, ownEvent); one that does not counts
 // only when it is the user's with the "I" left out (withSubject).
 func extractSentence(out []Candidate, s string, named bool) []Candidate {
-	toks := stripHedge(stripFillers(tokenize(s)))
+	toks := stripHedge(stripFillers(expand(tokenize(s))))
 	if len(toks) < 2 {
 		return out
 	}
@@ -280,7 +285,7 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	if full := withSubject(toks); full != nil {
 		toks = full
 	} else if !named {
-		return out // nothing of the user's in it
+		return fragments(out, toks) // nothing of the user's in it, but for a list of fragments
 	}
 	toks = inverted(toks)
 	switch lower(toks[0]) {
@@ -328,7 +333,18 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 		if when[len(when)-1] == "," {
 			when = when[:len(when)-1]
 		}
-		return extractClauses(out, toks[i:], thirdPersonRest(lowerFirst(when)))
+		start := len(out)
+		tail := thirdPersonRest(lowerFirst(when))
+		out = extractClauses(out, toks[i:], tail)
+		// The time dates every clause of the sentence: "Last spring we
+		// moved to Bristol and I started at the uni".
+		at := " " + strings.Join(tail, " ")
+		for k := start; k < len(out); k++ {
+			if t := out[k].Text; !strings.Contains(strings.ToLower(t), strings.ToLower(at)) && strings.HasSuffix(t, ".") {
+				out[k].Text = t[:len(t)-1] + at + "."
+			}
+		}
+		return out
 	}
 	return extractClauses(out, toks, nil)
 }
@@ -347,6 +363,49 @@ func stripHedge(toks []string) []string {
 }
 
 var hedges = set("guess think suppose reckon believe")
+
+// expand writes out the abbreviations of chat that stand for words of a
+// clause: "wfh" is "work from home", "w/" is "with".
+func expand(toks []string) []string {
+	var out []string
+	for i, t := range toks {
+		if e, ok := expansions[lower(t)]; ok {
+			if out == nil {
+				out = slices.Clone(toks[:i])
+			}
+			out = append(out, strings.Fields(e)...)
+		} else if out != nil {
+			out = append(out, t)
+		}
+	}
+	if out == nil {
+		return toks
+	}
+	return out
+}
+
+var expansions = map[string]string{"wfh": "work from home", "w/": "with", "w": "with", "b/c": "because", "bc": "because",
+	"rn": "now", "atm": "now", "ppl": "people", "bf": "boyfriend", "gf": "girlfriend", "hubs": "husband", "yo": "years old"}
+
+// fragments appends the memories of a sentence that is a list of chat
+// fragments ("contacts during the day, glasses at night, pretty
+// short-sighted"): each fragment that is the user's with the "I" left
+// out (withSubject) is a clause of its own; the others are not read.
+func fragments(out []Candidate, toks []string) []Candidate {
+	if index(toks, ",") < 0 {
+		return out
+	}
+	for start := 0; start < len(toks); {
+		end := commaEnd(toks, start)
+		if end-start >= 2 {
+			if full := withSubject(toks[start:end]); full != nil {
+				out = extractClauses(out, full, nil)
+			}
+		}
+		start = end + 1
+	}
+	return out
+}
 
 // notIntro are the words that do not start an introduction before
 // "here" ("Same here", "Nothing new here").
@@ -683,7 +742,7 @@ func withSubject(toks []string) []string {
 		subj = []string{"I've"}
 	case w == "born" || strings.HasPrefix(w, "born and "):
 		subj = []string{"I", "was"} // "born and raised in Glasgow"
-	case i == 0 && (w == "planning" || w == "hoping" || w == "trying" || w == "thinking" || w == "gonna") && (next == "to" || next == "of" || w == "gonna"):
+	case i == 0 && (w == "planning" || w == "hoping" || w == "trying" || w == "thinking" || w == "gonna") && (next == "to" || next == "of" || next == "about" && w == "thinking" || w == "gonna"):
 		subj = []string{"I'm"} // "planning to propose at Christmas"
 	case i == 0 && (w == "big" || w == "huge" || w == "massive") && next == "fan" || w == "fan" && next == "of":
 		subj = []string{"I'm", "a"} // "big fan of bluegrass"
@@ -699,12 +758,14 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"}
 	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look":
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
-	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some"):
+	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
 	case i == 0 && (w == "can't" || w == "cant" || w == "don't" || w == "dont" || w == "never") && (verbs[next] == next || past[next]) && len(toks) > 2 && !pronounObjects[lower(toks[2])] && !smallTalkVerbs[verbs[next]]:
 		subj = []string{"I"} // "can't stand coriander", "don't drink", "never learned to drive"
 	case (w == "into" || (w == "big" || w == "really" || w == "very" || w == "super" || w == "heavily") && next == "into") && len(toks) > i+2:
 		subj = []string{"I'm"} // "big into Warhammer"
+	case i == 0 && owns[w] && (next == "a" || next == "an" || isNumber(next) || len(toks) > 1 && capitalized(toks[1])):
+		subj = []string{"I"} // "drive a 2012 Golf", "speak Welsh"
 	case i == 0 && (w == "live" || w == "work") && (stops[next] || next == "near" || next == "abroad" || next == "nights" || next == "remotely"):
 		subj = []string{"I"} // "live in Manchester atm", "work from home"
 	case i == 0 && isVerb && lemma == w && habitual(w, toks):
@@ -751,7 +812,9 @@ func fragment(toks []string) []string {
 	w := lower(toks[0])
 	next := lower(toks[1])
 	if r := strings.TrimSuffix(w, "'s"); ownKin[r] && (r != w || verbStart(next) || capitalized(toks[1]) && len(toks) > 2 && verbStart(lower(toks[2]))) ||
-		w == "the" && (ownKin[next] || pets[next]) && len(toks) > 2 && verbStart(lower(toks[2])) {
+		w == "the" && (ownKin[next] || pets[next]) && len(toks) > 2 && verbStart(lower(toks[2])) ||
+		events[w] && (next == "was" || next == "is" || next == "got") && len(toks) > 2 {
+		// "honeymoon was in Zanzibar", "wedding is in June".
 		// "mum passed away", "dad's 78", "sister Ana lives in Porto".
 		rest := slices.Clone(toks)
 		if w == "the" {
@@ -783,8 +846,8 @@ func fragment(toks []string) []string {
 		if t == "," {
 			break
 		}
-		if t := lower(t); t == "who" || t == "that" || t == "which" {
-			break // "two teenagers who live with me": a relative clause
+		if t := lower(t); t == "who" || t == "that" || t == "which" || j > 0 && stops[t] {
+			break // "two teenagers who live with me", "at the bottom of the garden"
 		}
 		if t := lower(t); verbStart(t) && !named && !(j == i && (states[t] || statuses[t])) && !(j == 0 && t == "no") || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
 			return nil // a clause with a verb, or not the user's
@@ -832,6 +895,12 @@ func fragmentAt(toks []string, i int) []string {
 		return nil
 	}
 	return withSubject(toks[i:end])
+}
+
+// isYear reports whether w is a year of the last two centuries: 1987,
+// 2018.
+func isYear(w string) bool {
+	return len(w) == 4 && isNumber(w) && (w[:2] == "19" || w[:2] == "20")
 }
 
 // hasVerb reports whether a clause has a verb after its first word, so
@@ -887,7 +956,7 @@ func habitual(verb string, toks []string) bool {
 		case t == "me" || t == "you" || t == "your" || t == "please" || t == "this" || t == "it":
 			return false
 		case t == "every" || t == "daily" || t == "weekly" || t == "nightly" || t == "nights" || t == "weekends" ||
-			t == "mornings" || t == "evenings" || t == "most" || weekdays[strings.TrimSuffix(t, "s")] && strings.HasSuffix(t, "s"):
+			t == "mornings" || t == "evenings" || t == "most" || t == "winters" || t == "summers" || t == "weekdays" || weekdays[strings.TrimSuffix(t, "s")] && strings.HasSuffix(t, "s"):
 			often = true
 		case (t == "a" || t == "per") && i > 0 && i+1 < len(toks) && timeUnits[lower(toks[i+1])]:
 			often = true // "twice a week"
@@ -903,6 +972,7 @@ var (
 	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
 	notName    = set("me you he she we they it this that everyone everybody someone somebody nobody mum mom dad family friends work school life him her them us")
 	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
+	owns       = set("drive own ride speak rent")
 	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
 	notCounts  = set("things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
@@ -990,6 +1060,9 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
 			out, prev = extractClause(out, toks[start:i], nil, prev)
 			start = i + 1
+		case w == "," && i > start && commaEnd(toks, i+1) == i+2 && isYear(toks[i+1]):
+			// "honeymoon was in Zanzibar, 2018": the year dates the clause.
+			toks = slices.Concat(toks[:i], []string{"in"}, toks[i+1:])
 		case w == "," && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && fragmentAt(toks, i+1) != nil:
 			// "got diagnosed in March, divorced, two kids": a fragment of
 			// the user's after a comma is a clause of its own.
@@ -1674,8 +1747,9 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 		if i == len(comp) || transient[lower(comp[i])] && !(i+1 < len(comp) && lower(comp[i+1]) == "of") {
 			return true // "I'm fine", "I'm so tired", but "I'm afraid of heights"
 		}
-		if isNumber(first) && len(comp) > 1 && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" {
-			return true // "I'm 5 minutes late"
+		if isNumber(first) && len(comp) > 1 && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" &&
+			!(len(comp) > 2 && (statuses[lower(comp[2])] || states[lower(comp[2])])) {
+			return true // "I'm 5 minutes late" (but "I'm 6 months pregnant")
 		}
 	case "have":
 		if first == "to" || first == "got" || first == "a" && len(comp) > 1 && conversational[lower(comp[1])] || first == "no" && len(comp) > 1 && lower(comp[1]) == "idea" {
@@ -2106,7 +2180,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case birthdayAge(lc) != "" && (lemma == "celebrate" || lemma == "have") && past[verb] && !c.Negated:
 		// "I celebrated my 38th birthday yesterday": the age.
 		set("identity", "age", 0.85, 0.7)
-	case lemma == "be" && len(lc) > 0 && isNumber(first):
+	case lemma == "be" && len(lc) > 0 && isNumber(first) && !(len(lc) > 2 && (statuses[lc[2]] || states[lc[2]])):
 		set("identity", "age", 0.9, 0.7)
 		c.Object = first
 	case lemma == "turn" && len(lc) > 0 && isNumber(first) && !progressive:
@@ -2567,7 +2641,7 @@ var (
 	jobs           = set("nurse doctor teacher lawyer student chef pilot farmer firefighter dentist surgeon pharmacist accountant architect electrician plumber carpenter mechanic programmer writer author journalist editor artist painter musician photographer actor actress dancer singer waiter waitress bartender barista cashier clerk librarian professor lecturer tutor researcher scientist economist nanny cook baker butcher driver paramedic veterinarian vet therapist counselor counsellor psychologist psychiatrist entrepreneur freelancer contractor intern salesman saleswoman realtor banker broker trader secretary receptionist translator interpreter coach trainer soldier officer cop detective judge priest pastor engineer developer designer manager consultant analyst programmer ceo cto founder co-founder owner midwife caregiver carer housewife homemaker stay-at-home postman postwoman fireman firefighter policeman policewoman fisherman handyman cameraman repairman tradesman milkman binman dustman doorman foreman craftsman builder cleaner decorator gardener roofer welder joiner tiler courier porter miner labourer laborer carer hairdresser barber stylist florist optician surveyor solicitor barrister paralegal auditor bookkeeper sailor machinist chemist physicist biologist mathematician statistician nurse-practitioner physio physiotherapist dietitian nutritionist optometrist radiographer sonographer phlebotomist housekeeper janitor caretaker lifeguard instructor teaching-assistant ta postdoc lecturer dev sysadmin tester")
 	trailingYears  = set("old")
 	_              = trailingYears
-	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut`
+	irregularForms = `be was been|have had had|do did done|go went gone|get got gotten|make made made|take took taken|come came come|see saw seen|know knew known|think thought thought|give gave given|find found found|tell told told|become became become|leave left left|feel felt felt|bring brought brought|begin began begun|keep kept kept|hold held held|write wrote written|stand stood stood|hear heard heard|let let let|mean meant meant|set set set|meet met met|run ran run|pay paid paid|sit sat sat|speak spoke spoken|lead led led|read read read|grow grew grown|lose lost lost|fall fell fallen|send sent sent|build built built|understand understood understood|break broke broken|spend spent spent|cut cut cut|drive drove driven|buy bought bought|wear wore worn|choose chose chosen|sell sold sold|teach taught taught|catch caught caught|win won won|eat ate eaten|drink drank drunk|fly flew flown|swim swam swum|sing sang sung|ride rode ridden|sleep slept slept|quit quit quit|put put put|hurt hurt hurt|forget forgot forgotten|say said said|fight fought fought|hit hit hit|throw threw thrown|wake woke woken|hang hung hung|bet bet bet|feed fed fed|lend lent lent|dig dug dug|seek sought sought|shoot shot shot|steal stole stolen|hide hid hidden|bite bit bitten|blow blew blown|forgive forgave forgiven|draw drew drawn|rise rose risen|split split split|shut shut shut|tear tore torn|freeze froze frozen|shake shook shaken|strike struck struck|bend bent bent|slide slid slid|spin spun spun|stick stuck stuck|swing swung swung|lay laid laid|bleed bled bled|sink sank sunk|ring rang rung|leap leapt leapt|deal dealt dealt|kneel knelt knelt|sew sewed sewn|mow mowed mown|weave wove woven|overcome overcame overcome|withdraw withdrew withdrawn|undergo underwent undergone`
 	regularVerbs   = `ditch trade vape die pass live work move like love enjoy prefer hate dislike want need plan hope intend start stop finish play watch study learn cook bake visit travel join use try help call look listen talk walk own rent share relocate retire resign graduate marry divorce date adopt raise train practice practise volunteer smoke miss collect paint dance hike climb cycle bike ski surf fish garden knit sew code program design manage open close change switch return expect attend prepare save earn invest celebrate wait decide agree believe guess suppose wonder ask answer mention suggest recommend remember realize realise notice appreciate thank apologize apologise care mind struggle suffer recover stay commute belong follow support vote pray worship turn land adore claim insist argue complain doubt promise swear admit recall imagine kid joke ping check clarify confirm repeat explain seem sound tolerate aim consider reckon assume jog run shop drop chat regret commit refer fix clean vacuum host coach mentor lead teach tutor drive fly bike row box lift meditate lose gain weigh measure count sleep wake dream drink eat bring carry pick reach arrive leave head book cancel reserve order postpone reschedule delay push`
 	doubled        = set("plan stop shop jog drop admit prefer chat regret commit refer travel")
 
@@ -2654,6 +2728,8 @@ func stripFillers(toks []string) []string {
 		w := lower(toks[0])
 		switch {
 		case w == ",":
+		case w == "no" && len(toks) > 1 && toks[1] != "," && !subjectStart(toks, 1) && !verbStart(lower(toks[1])) && !fillers[lower(toks[1])]:
+			return toks // "no credit cards": not a reply
 		case fillers[w], w == "please" && len(toks) > 1 && toks[1] == ",":
 		case w == "by" && len(toks) > 2 && lower(toks[1]) == "the" && lower(toks[2]) == "way":
 			toks = toks[2:]

@@ -277,7 +277,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"Lisbon is home now", []want{w("User lives in Lisbon now.", "slot=residence")}},
 		{"home's Dublin for now", []want{w("User lives in Dublin for now.", "slot=residence")}},
 		{"Porto isn't home anymore", []want{w("User does not live in Porto anymore.", "slot=residence", "object=porto", "negated", "retract")}},
-		{"live in Leeds atm", []want{w("User lives in Leeds.", "slot=residence")}},
+		{"live in Leeds atm", []want{w("User lives in Leeds now.", "slot=residence")}},
 		{"I'm doing my PhD at Oxford", []want{w("User is doing their PhD at Oxford.", "slot=study")}},
 		{"came off the pill last month", []want{w("User came off the pill last month.", "object=pill", "retract"), w("User came off the pill last month.", "object=come off the pill last month")}},
 		// "there" points back to the place of an earlier clause.
@@ -340,7 +340,19 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User is 25.", "slot=age"), w("User is vegan.", "slot=diet"), w("User is a graphic designer.", "slot=job"), w("User has 2 cats.", "slot=number-of:cats")}},
 		{"I'm Ana, 38, married with two kids", []want{
 			w("User's name is Ana.", "slot=name"), w("User is 38.", "slot=age"), w("User is married.", "slot=marital-status"), w("User has two kids.", "slot=number-of:kids")}},
+		{"contacts for sport, glasses for reading, pretty short-sighted", []want{w("User is pretty short-sighted.", "object=be short-sighted")}},
+		{"spend summers in Crete", []want{w("User spends summers in Crete.", "object=spend summers in crete")}},
+		{"wedding was in Sintra, 2016", []want{w("User's wedding was in Sintra in 2016.", "slot=date-of:wedding")}},
+		{"Last year we moved to Porto and I started a new job at a bakery", []want{
+			w("User and their family moved to Porto last year.", "slot=residence"), w("User started a new job at a bakery last year.", "slot=employer")}},
+		{"I'm 7 months pregnant", []want{w("User is 7 months pregnant.", "object=be 7 months pregnant")}},
+		{"tore a ligament skiing in January", []want{w("User tore a ligament skiing in January.", "object=tear a ligament skiing in january")}},
+		{"i keep chickens, 6 hens in the back garden", []want{
+			w("User keeps chickens.", "object=keep chickens"), w("User has 6 hens in the back garden.", "object=have 6 hens in the back garden")}},
+		{"drive an old Volvo", []want{w("User drives an old Volvo.", "object=drive an old volvo")}},
 		// Abbreviations of chat are written out.
+		{"wfh on fridays", []want{w("User works from home on Fridays.", "object=work from home on fridays")}},
+		{"i swim 4x a week", []want{w("User swims 4 times a week.", "object=swim 4x a week")}},
 		{"we're getting the roof fixed in feb", []want{w("User and their family are getting the roof fixed in February.", "object=get the roof fixed in feb")}},
 		// After "but" or "so", someone else's clause is not glued to the user's.
 		{"My name is Oluwaseun but everyone calls me Seun.", []want{w("User's name is Oluwaseun.", "slot=name")}},
@@ -392,7 +404,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		// Orders that lead with a verb, and fragments that are not the user's.
 		"write me a poem every morning", "check my essay please", "explain recursion every time I ask",
 		"help me plan a trip every summer", "Looking for a good recipe.", "Mom jeans are back.", "two questions, quick ones",
-		"a question about me: how old am I", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"a question about me: how old am I", "honestly I'm 5 minutes late", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}
