@@ -465,7 +465,11 @@ func inverted(toks []string) []string {
 		switch {
 		case len(rest) == 1 && passions[lower(rest[0])]:
 			return slices.Concat([]string{"I", "love"}, lowerFirst(toks[:k]), after)
-		case len(rest) <= 4 && slices.ContainsFunc(rest[:len(rest)-1], func(t string) bool { return favourites[lower(t)] }):
+		case len(rest) >= 2 && len(rest) <= 4 && slices.ContainsFunc(rest[:len(rest)-1], func(t string) bool { return favourites[lower(t)] }):
+			return slices.Concat([]string{"my"}, rest, []string{toks[k]}, toks[:k])
+		case len(rest) >= 1 && len(rest) <= 3 && after == nil && !otherSubjects[lower(toks[0])] && !notPlaces[lower(toks[0])] &&
+			!verbStart(lower(toks[0])) && !slices.ContainsFunc(rest, func(t string) bool { return verbStart(lower(t)) || stops[lower(t)] }):
+			// "Ramen is my comfort food": "my comfort food is Ramen".
 			return slices.Concat([]string{"my"}, rest, []string{toks[k]}, toks[:k])
 		}
 		return toks
@@ -618,7 +622,7 @@ func selfList(toks []string) []string {
 // have ("have a collie called Pip"), a job ("retired firefighter",
 // "pilot for easyJet") or a fragment of chat (withSubject).
 func listItem(frag []string) []string {
-	if subjectStart(frag, 0) || selfClause(frag) {
+	if len(frag) == 0 || subjectStart(frag, 0) || selfClause(frag) {
 		return nil // a clause already
 	}
 	w := lower(frag[0])
@@ -756,7 +760,7 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"} // "handed in my notice", a verb the lists do not know
 	case i == 0 && likes[w] && lemma == w:
 		subj = []string{"I"}
-	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look":
+	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look" && !beForms[next]:
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
 	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
@@ -806,7 +810,7 @@ func withSubject(toks []string) []string {
 // allergy or intolerance ("severe peanut allergy") and a job or a
 // passion ("freelance translator", "photography nerd").
 func fragment(toks []string) []string {
-	if subjectStart(toks, 0) || selfClause(toks) || len(toks) < 2 {
+	if len(toks) < 2 || subjectStart(toks, 0) || selfClause(toks) {
 		return nil
 	}
 	w := lower(toks[0])
@@ -1339,7 +1343,7 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 		}
 		// "Rex died last week": someone named, who died.
 		if len(toks) > 1 && capitalized(toks[0]) && toks[0] != "I" && (lower(toks[1]) == "died" || lower(toks[1]) == "passed" && len(toks) > 2 && lower(toks[2]) == "away") {
-			subj, pred = subject{kind: other, text: toks[0], name: toks[0]}, toks[1:]
+			subj, pred = subject{kind: other, text: "User's " + toks[0], name: toks[0]}, toks[1:] // "User's Rex died"
 			break
 		}
 		return out, subject{}
@@ -2234,7 +2238,10 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		if at < 0 {
 			at = index(lc, "called")
 		}
-		c.Object = lc[at-1] + " " + strings.ToLower(nameAfter(comp))
+		c.Object = strings.ToLower(nameAfter(comp))
+		if at > 0 {
+			c.Object = lc[at-1] + " " + c.Object
+		}
 	case lemma == "be" && (first == "pregnant" || first == "expecting"), lemma == "expect" && progressive:
 		set("family", "", 0.85, 0.8)
 

@@ -1,7 +1,10 @@
 package extract_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -157,8 +160,8 @@ func TestHeuristic_Changes(t *testing.T) {
 			w("User's dog Rex died.", "object=dog rex", "retract"),
 			w("User's dog Rex died.", "object=dog rex: die")}},
 		{"Rex died last week, we're heartbroken.", []want{
-			w("Rex died last week.", "object=rex", "retract"),
-			w("Rex died last week.", "object=rex: die last week")}},
+			w("User's Rex died last week.", "object=rex", "retract"),
+			w("User's Rex died last week.", "object=rex: die last week")}},
 		{"I don't eat meat.", []want{w("User does not eat meat.", "slot=diet", "negated")}},
 		{"I left Google to join Meta.", []want{
 			w("User left Google to join Meta.", "slot=employer", "object=google", "retract"),
@@ -458,6 +461,8 @@ func FuzzHeuristic(f *testing.F) {
 		"my", "I", "I'm", "my ,", "and I", ", who", "my X, who", "When I, ", "I speak and", "I'm allergic to , and",
 		"My dog's name", "my wife and I", "I have a daughter named", "We're", "I’m not vegetarian any more",
 		"\xff\xfe I live in \x00", "I've", "I was born in", "Our son Leo just turned 5.",
+		"I quit so ,", "I love it and , so", "me: 1, ,", "about me: ,", "dad's", "home's", "x is home", "veggie for",
+		"divorced, ,", "no", "the dog", "live in", "Last year we , and I", "wfh", "3x", "I moved, 2018", "Tom is my",
 	} {
 		f.Add(s)
 	}
@@ -468,4 +473,66 @@ func FuzzHeuristic(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHeuristic_Variants runs the extractor over every statement of the
+// evaluation corpora with each word in turn dropped, and with a comma or
+// a conjunction put before it: the clause readers index tokens around
+// commas and conjunctions, and no such text may make them panic or
+// return a memory that does not read as a sentence about the user.
+func TestHeuristic_Variants(t *testing.T) {
+	files, err := filepath.Glob("../eval/extraction/testdata/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpora: %v", err)
+	}
+	var texts []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct {
+			Statements []struct{ Text string }
+			Changes    []struct{ Turns []string }
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, s := range c.Statements {
+			texts = append(texts, s.Text)
+		}
+		for _, ch := range c.Changes {
+			texts = append(texts, ch.Turns...)
+		}
+	}
+	check := func(s string) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("%q: panic: %v", s, r)
+			}
+		}()
+		for _, c := range extract.Heuristic([]*agentmem.Message{{Role: agentmem.RoleUser, Content: s}}) {
+			if !strings.HasPrefix(c.Text, "User") || !strings.HasSuffix(c.Text, ".") {
+				t.Fatalf("%q: memory %q does not read as a sentence about the user", s, c.Text)
+			}
+		}
+	}
+	n := 0
+	for _, text := range texts {
+		words := strings.Fields(text)
+		for i := range words {
+			for _, v := range [][]string{
+				slices.Concat(words[:i], words[i+1:]),
+				slices.Concat(words[:i], []string{","}, words[i:]),
+				slices.Concat(words[:i], []string{"and"}, words[i:]),
+				slices.Concat(words[:i], []string{"so"}, words[i:]),
+				slices.Concat(words[:i], []string{"but", ","}, words[i:]),
+				slices.Concat(words[:i], []string{":"}, words[i:]),
+			} {
+				check(strings.Join(v, " "))
+				n++
+			}
+		}
+	}
+	t.Logf("%d texts, %d variants", len(texts), n)
 }
