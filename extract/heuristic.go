@@ -2773,11 +2773,18 @@ func set(words string) map[string]bool {
 func lower(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+			if l, ok := commonLower[s]; ok {
+				return l // the capitalised words of most sentences, without an allocation
+			}
 			return strings.ToLower(s)
 		}
 	}
 	return s
 }
+
+var commonLower = map[string]string{"I": "i", "I'm": "i'm", "I've": "i've", "I'll": "i'll", "I'd": "i'd", "My": "my",
+	"We": "we", "We're": "we're", "We've": "we've", "Our": "our", "The": "the", "It": "it", "It's": "it's", "Im": "im",
+	"And": "and", "But": "but", "So": "so", "Hi": "hi", "Yes": "yes", "No": "no", "What": "what", "Can": "can", "Do": "do"}
 
 func lowerAll(toks []string) []string {
 	out := make([]string, len(toks))
