@@ -61,7 +61,10 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 		start := len(out)
 		forSentences(m.Content, func(s string, question bool) {
-			if !question {
+			if question {
+				s = premise(s)
+			}
+			if s != "" {
 				out = extractSentence(out, s, mentionsUser(s) || ownEvent(s))
 			}
 		})
@@ -112,6 +115,32 @@ var abbreviations = map[string]string{
 	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
 	"hrs": "hours", "wks": "weeks", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bday": "birthday",
 }
+
+// premise returns the statement a question leads with, or "": "I'm
+// diabetic, what can I eat for breakfast" states "I'm diabetic"; "as a
+// nurse working nights, how do I sleep" states "I'm a nurse working
+// nights". The statement is the text before the last comma (or dash)
+// that is followed by a question word; a hypothetical or a question
+// before it is dropped later, as in any sentence.
+func premise(q string) string {
+	for i := len(q) - 1; i > 0; i-- {
+		if q[i] != ',' && q[i] != '-' && q[i] != ';' {
+			continue
+		}
+		rest := strings.Fields(q[i+1:])
+		if len(rest) < 2 || !questionWords[lower(rest[0])] {
+			continue
+		}
+		head := strings.TrimSpace(q[:i])
+		if f := strings.Fields(head); len(f) > 2 && (lower(f[0]) == "as" && (lower(f[1]) == "a" || lower(f[1]) == "an") || lower(f[0]) == "being" && (lower(f[1]) == "a" || lower(f[1]) == "an")) {
+			head = "I'm " + strings.Join(f[1:], " ") // "as a nurse working nights"
+		}
+		return head
+	}
+	return ""
+}
+
+var questionWords = set("what what's whats how how's which where when who why can could should would will is are do does any anything tips ideas")
 
 // dedupe drops a candidate whose text repeats an earlier one's.
 func dedupe(cs []Candidate) []Candidate {

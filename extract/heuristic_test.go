@@ -353,6 +353,10 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"i keep chickens, 6 hens in the back garden", []want{
 			w("User keeps chickens.", "object=keep chickens"), w("User has 6 hens in the back garden.", "object=have 6 hens in the back garden")}},
 		{"drive an old Volvo", []want{w("User drives an old Volvo.", "object=drive an old volvo")}},
+		// A question that leads with a statement about the user.
+		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
+		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse working nights.", "slot=job")}},
+		{"my daughter Zoe is 4, any ideas for her party?", []want{w("User's daughter Zoe is 4.", "object=daughter zoe: be 4")}},
 		// Abbreviations of chat are written out.
 		{"wfh on fridays", []want{w("User works from home on Fridays.", "object=work from home on fridays")}},
 		{"i swim 4x a week", []want{w("User swims 4 times a week.", "object=swim 4x a week")}},
@@ -407,7 +411,9 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		// Orders that lead with a verb, and fragments that are not the user's.
 		"write me a poem every morning", "check my essay please", "explain recursion every time I ask",
 		"help me plan a trip every summer", "Looking for a good recipe.", "Mom jeans are back.", "two questions, quick ones",
-		"a question about me: how old am I", "honestly I'm 5 minutes late", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"a question about me: how old am I", "honestly I'm 5 minutes late",
+		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
+		"So, what do you think?", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}
