@@ -93,6 +93,11 @@ func spelledOut(text string) string {
 			changed = true
 			continue
 		}
+		if (core == "min" || core == "hr") && i > 0 && isNumber(words[i-1]) {
+			words[i] = map[string]string{"min": "minutes", "hr": "hours"}[core] + w[len(core):] // "50 min"
+			changed = true
+			continue
+		}
 		if full, ok := abbreviations[core]; ok && i > 0 {
 			words[i] = full + w[len(core):]
 			changed = true
@@ -842,11 +847,14 @@ func fragment(toks []string) []string {
 	if len(toks) < 2 || subjectStart(toks, 0) || selfClause(toks) {
 		return nil
 	}
+	if lower(toks[0]) == "blood" && strings.HasPrefix(lower(toks[1]), "pressure") && len(toks) > 2 {
+		toks = slices.Concat([]string{"blood " + toks[1]}, toks[2:]) // one noun: "blood pressure's"
+	}
 	w := lower(toks[0])
 	next := lower(toks[1])
 	if r := strings.TrimSuffix(w, "'s"); ownKin[r] && (r != w || verbStart(next) || capitalized(toks[1]) && len(toks) > 2 && verbStart(lower(toks[2]))) ||
 		w == "the" && (ownKin[next] || pets[next]) && len(toks) > 2 && verbStart(lower(toks[2])) ||
-		events[w] && (next == "was" || next == "is" || next == "got") && len(toks) > 2 {
+		(events[w] || ownThings[strings.TrimSuffix(w, "'s")] || strings.HasPrefix(w, "blood pressure")) && (strings.HasSuffix(w, "'s") || next == "was" || next == "is" || next == "got" || next == "has" || next == "came" || next == "starts" || next == "ends") && len(toks) > 2 {
 		// "honeymoon was in Zanzibar", "wedding is in June".
 		// "mum passed away", "dad's 78", "sister Ana lives in Porto".
 		rest := slices.Clone(toks)
@@ -1005,6 +1013,7 @@ var (
 	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
 	notName    = set("me you he she we they it this that everyone everybody someone somebody nobody mum mom dad family friends work school life him her them us")
 	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
+	ownThings  = set("commute rent mortgage salary job boss house flat apartment car bike phone laptop back knee knees shoulder hip cast cholesterol eyesight hearing sleep exam exams visa lease contract shift shifts degree thesis flight landlord garden surgery")
 	owns       = set("drive own ride speak rent")
 	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
@@ -1780,7 +1789,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 		if i == len(comp) || transient[lower(comp[i])] && !(i+1 < len(comp) && lower(comp[i+1]) == "of") {
 			return true // "I'm fine", "I'm so tired", but "I'm afraid of heights"
 		}
-		if isNumber(first) && len(comp) > 1 && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" &&
+		if (subj.kind != other || len(comp) > 2 && transient[lower(comp[2])]) && isNumber(first) && len(comp) > 1 && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" &&
 			!(len(comp) > 2 && (statuses[lower(comp[2])] || states[lower(comp[2])])) {
 			return true // "I'm 5 minutes late" (but "I'm 6 months pregnant")
 		}

@@ -353,6 +353,9 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"i keep chickens, 6 hens in the back garden", []want{
 			w("User keeps chickens.", "object=keep chickens"), w("User has 6 hens in the back garden.", "object=have 6 hens in the back garden")}},
 		{"drive an old Volvo", []want{w("User drives an old Volvo.", "object=drive an old volvo")}},
+		{"surgery's booked for March 3", []want{w("User's surgery is booked for March 3.", "object=surgery: be booked for march 3")}},
+		{"blood pressure's been high lately", []want{w("User's blood pressure has been high lately.", "object=blood pressure: be high lately")}},
+		{"commute is 40 min by bus", []want{w("User's commute is 40 minutes by bus.", "object=commute: be 40 min by bus")}},
 		// A question that leads with a statement about the user.
 		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
 		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse working nights.", "slot=job")}},
@@ -413,7 +416,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"help me plan a trip every summer", "Looking for a good recipe.", "Mom jeans are back.", "two questions, quick ones",
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
-		"So, what do you think?", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"So, what do you think?", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}
