@@ -337,24 +337,25 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 		}
 	case "when", "while", "after", "before", "since", "once", "because", "as", "until", "although", "though":
 		// A leading subordinate clause: "When I was 10, I moved to Paris."
+		// The main clause starts after the comma, or at its subject when
+		// that comes first: "Since my divorce I've been living with my
+		// sister", "Since my divorce I live with my parents, for now".
 		c := index(toks, ",")
-		if c < 0 {
-			// No comma: the main clause starts at its subject, "Since
-			// my divorce I've been living with my sister".
-			for i := 2; i < len(toks); i++ {
-				switch lower(toks[i]) {
-				case "i", "i'm", "i've", "im", "we", "we're", "we've":
-					c = i - 1
-				}
-				if c >= 0 {
+		sub, main := []string(nil), []string(nil)
+		if c >= 0 {
+			sub, main = toks[1:c], toks[c+1:]
+		}
+		for i := 2; i < len(toks) && (c < 0 || i < c); i++ {
+			if s := lower(toks[i]); s == "i" || s == "i'm" || s == "i've" || s == "im" || s == "we" || s == "we're" || s == "we've" {
+				if !hasPredicate(toks[1:i]) && !slices.Contains(lowerAll(toks[1:i]), "i") && !slices.Contains(lowerAll(toks[1:i]), "we") || c < 0 && i > 2 {
+					sub, main = toks[1:i], toks[i:]
 					break
 				}
 			}
-			if c < 0 {
-				return out
-			}
 		}
-		sub, main := toks[1:c], toks[c+1:]
+		if main == nil {
+			return out
+		}
 		conj := lower(toks[0])
 		if conj == "because" || conj == "since" || conj == "although" || conj == "though" {
 			return extractClauses(extractClauses(out, sub, nil), main, nil)
@@ -938,6 +939,23 @@ func fragmentAt(toks []string, i int) []string {
 	return withSubject(toks[i:end])
 }
 
+// soFollowers make "so" an adverb of the clause rather than a
+// conjunction: "so far", "so much", "so that".
+var soFollowers = set("far much many long that often well badly called to")
+
+// hasPredicate reports whether toks hold a verb that is not a noun after
+// a determiner ("my divorce", "the move").
+func hasPredicate(toks []string) bool {
+	for i, t := range toks {
+		if verbStart(lower(t)) && (i == 0 || !determiners[lower(toks[i-1])]) {
+			return true
+		}
+	}
+	return false
+}
+
+var determiners = set("my our your his her their the a an this that")
+
 // isYear reports whether w is a year of the last two centuries: 1987,
 // 2018.
 func isYear(w string) bool {
@@ -1174,6 +1192,20 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, _ = extractClause(out, toks[start:end], tail, prev)
 			return out
+		case (w == "so" || w == "but") && i > start+1 && i+1 < len(toks) && !subjectStart(toks, i+1) && !thirdPronoun(toks[i+1]) &&
+			!(w == "so" && (auxiliaries[lower(toks[i-1])] || be[lower(toks[i-1])] || soFollowers[lower(toks[i+1])])) && lower(toks[i+1]) != "also" && fragmentAt(toks, i+1) == nil:
+			// "I have celiac disease so everything has to be gluten free",
+			// "I'm lactose intolerant but cheese is ok": what follows is
+			// not a clause of the user's; theirs ends here, and the
+			// sentence goes on at the next clause that is.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, prev = extractClause(out, toks[start:end], nil, prev)
+			for start = i + 1; start < len(toks) && !subjectStart(toks, start); start++ {
+			}
+			i = start - 1
 		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i) &&
 			!(w == "since" && !hasVerb(toks[i+2:])):
 			end := i
@@ -1204,8 +1236,8 @@ func afterthought(toks []string, i int) bool {
 	if capitalized(n) || auxiliaries[w] || timeWords[w] || splitConj[w] || w == "who" || w == "which" || w == "though" || w == "although" || w == "," {
 		return false
 	}
-	if l, ok := verbs[w]; ok && l == w || past[w] && !strings.HasSuffix(w, "ed") {
-		return false // a verb phrase of the same subject
+	if l, ok := verbs[w]; ok && (l == w || l != w && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")) || past[w] && !strings.HasSuffix(w, "ed") {
+		return false // a verb phrase of the same subject ("my boss, Karen, keeps…")
 	}
 	for j := i + 1; j < len(toks); j++ {
 		switch lower(toks[j]) {
@@ -1413,7 +1445,8 @@ func possessive(toks []string) (subject, []string, bool) {
 		if w == "fav" || w == "fave" {
 			t = "favorite" // "my fav season"
 		}
-		if len(rel) > 0 && (kin[lower(rel[len(rel)-1])] || pets[lower(rel[len(rel)-1])] || len(name) > 0) && !capitalized(t) && !strings.HasSuffix(w, "'s") {
+		if len(rel) > 0 && (kin[lower(rel[len(rel)-1])] || pets[lower(rel[len(rel)-1])] || len(name) > 0) && !capitalized(t) && !strings.HasSuffix(w, "'s") &&
+			!(len(name) == 0 && (kin[w] || pets[w])) { // (but "my twin sister")
 			break // "my grandfather passed away": a verb the lexicon lacks
 		}
 		if strings.HasSuffix(w, "'s") && len(w) > 2 {
