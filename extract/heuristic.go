@@ -137,6 +137,11 @@ func premise(q string) string {
 			continue
 		}
 		head := strings.TrimSpace(q[:i])
+		for _, lead := range []string{"given that ", "since ", "because ", "considering ", "seeing as "} {
+			if len(head) > len(lead) && strings.EqualFold(head[:len(lead)], lead) {
+				head = head[len(lead):] // "Given that I'm a vegetarian, how much protein…"
+			}
+		}
 		if f := strings.Fields(head); len(f) > 2 && (lower(f[0]) == "as" && (lower(f[1]) == "a" || lower(f[1]) == "an") || lower(f[0]) == "being" && (lower(f[1]) == "a" || lower(f[1]) == "an")) {
 			head = "I'm " + strings.Join(f[1:], " ") // "as a nurse working nights"
 		}
@@ -327,6 +332,11 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 		"where", "why", "how", "which", "do", "does", "did", "can", "could", "would", "should", "will", "is",
 		"are", "am", "have", "has", "please", "let's", "lets", "let", "tell", "help", "remind", "show", "give",
 		"thanks", "thank", "sorry", "hi", "hello", "hey", "maybe", "perhaps", "probably":
+		if c := index(toks, ","); c > 0 && smallTalkLeads[lower(toks[0])] && c+2 < len(toks) {
+			// "sorry, typing with one hand, my son Noah won't nap": the
+			// greeting or apology ends at the comma; the rest is read.
+			return extractSentence(out, strings.Join(toks[c+1:], " "), named)
+		}
 		return out // a question, a hypothetical, a request or small talk
 	case "in":
 		// "In the story, I am a dragon": fiction, a game, a dream.
@@ -795,9 +805,9 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"} // "handed in my notice", a verb the lists do not know
 	case i == 0 && likes[w] && lemma == w:
 		subj = []string{"I"}
-	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look" && !beForms[next]:
+	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look" && !beForms[next] && !momentary[w]:
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
-	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
+	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && !momentary[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
 	case i == 0 && (w == "can't" || w == "cant" || w == "don't" || w == "dont" || w == "never") && (verbs[next] == next || past[next]) && len(toks) > 2 && !pronounObjects[lower(toks[2])] && !smallTalkVerbs[verbs[next]]:
 		subj = []string{"I"} // "can't stand coriander", "don't drink", "never learned to drive"
@@ -937,6 +947,39 @@ func fragmentAt(toks []string, i int) []string {
 		return nil
 	}
 	return withSubject(toks[i:end])
+}
+
+var smallTalkLeads = set("thanks thank sorry hi hello hey")
+
+// momentary verbs tell what the user is doing as they type, not a fact
+// of their life: "typing with one hand", "sitting in traffic".
+var momentary = set("typing sitting waiting standing lying holding texting heading hanging chilling resting relaxing scrolling browsing")
+
+// nounThenVerb reports whether a clause is "I'm a/an" and a noun phrase
+// of a few words with no verb: "I'm a nurse", "I'm a single mum".
+func nounThenVerb(toks []string) bool {
+	if len(toks) < 3 || len(toks) > 6 {
+		return false
+	}
+	w := lower(toks[0])
+	if w != "i'm" && w != "im" || lower(toks[1]) != "a" && lower(toks[1]) != "an" {
+		return false
+	}
+	for _, t := range toks[2:] {
+		if verbStart(lower(t)) || t == "," || stops[lower(t)] || strings.HasSuffix(lower(t), "ing") {
+			return false
+		}
+	}
+	return true
+}
+
+// relativeAfter reports whether "that" after w starts a relative clause
+// of a noun ("a flat that I rent out") rather than a clause after a verb
+// or an adjective ("I think that", "so sure that").
+func relativeAfter(w string) bool {
+	l := lower(w)
+	return isWord(l) && !verbStart(l) && !smallTalkVerbs[verbs[l]] && !transient[l] && !intensifiers[l] && !determiners[l] &&
+		!strings.HasSuffix(l, "ly") && l != "now" && l != "such" && l != "so"
 }
 
 // soFollowers make "so" an adverb of the clause rather than a
@@ -1192,6 +1235,30 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, _ = extractClause(out, toks[start:end], tail, prev)
 			return out
+		case (w == "that" || w == "which") && i > start+2 && i+1 < len(toks) && selfClause(toks[start:i]) && relativeAfter(toks[i-1]) && !verbStart(lower(toks[i+1])):
+			// "I own a flat in Krakow that I rent out to students": the
+			// relative clause says more of the object; the fact ends here.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			for start = i + 1; start < len(toks) && !(toks[start-1] == "," || splitConj[lower(toks[start-1])]) || start < len(toks) && !subjectStart(toks, start); start++ {
+			}
+			i = start - 1
+		case strings.HasSuffix(w, "ing") && verbs[w] != "" && verbs[w] != w && i+1 < len(toks) && nounThenVerb(toks[start:i]):
+			// "I'm a vegetarian training for a triathlon", "as a nurse
+			// working nights": who the user is, and what they do.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			toks = slices.Concat(toks[:i], []string{"I'm"}, toks[i:])
+			start = i
+			i++
+		case w == "while" && i > start+1 && i+2 < len(toks) && selfClause(toks[start:i]) && strings.HasSuffix(lower(toks[i+1]), "ing"):
+			// "I'm studying for the CPA while working full time": two
+			// facts of the user's.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, prev = extractClause(out, toks[start:end], nil, prev)
+			toks = slices.Concat(toks[:i], []string{"I'm"}, toks[i+1:])
+			start = i
 		case (w == "so" || w == "but") && i > start+1 && i+1 < len(toks) && !subjectStart(toks, i+1) && !thirdPronoun(toks[i+1]) &&
 			!(w == "so" && (auxiliaries[lower(toks[i-1])] || be[lower(toks[i-1])] || soFollowers[lower(toks[i+1])])) && lower(toks[i+1]) != "also" && fragmentAt(toks, i+1) == nil:
 			// "I have celiac disease so everything has to be gluten free",

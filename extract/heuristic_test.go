@@ -366,7 +366,13 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"After we married we moved to Leeds", []want{w("User and their family moved to Leeds after they married.", "slot=residence")}},
 		// A question that leads with a statement about the user.
 		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
-		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse working nights.", "slot=job")}},
+		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse.", "slot=job"), w("User is working nights.", "object=work nights")}},
+		{"Given that I'm a vegan training for a marathon, how much protein do I need?", []want{
+			w("User is a vegan.", "slot=diet"), w("User is training for a marathon.", "object=train for a marathon")}},
+		{"sorry, typing with one hand, my son Noah won't nap", []want{w("User's son Noah won't nap.", "object=son noah: nap", "negated")}},
+		{"I own a flat in Krakow that I rent out to students.", []want{w("User owns a flat in Krakow.", "object=own a flat in krakow")}},
+		{"I'm studying law while working part time at a bakery", []want{
+			w("User is studying law.", "slot=study"), w("User is working part time at a bakery.", "object=work part time at a bakery")}},
 		{"my daughter Zoe is 4, any ideas for her party?", []want{w("User's daughter Zoe is 4.", "object=daughter zoe: be 4")}},
 		// Abbreviations of chat are written out.
 		{"wfh on fridays", []want{w("User works from home on Fridays.", "object=work from home on fridays")}},
