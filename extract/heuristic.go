@@ -1297,6 +1297,9 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 func afterthought(toks []string, i int) bool {
 	n := toks[i+1]
 	w := lower(n)
+	if w == "no" && i+2 < len(toks) && (lower(toks[i+2]) == "more" || lower(toks[i+2]) == "longer") {
+		return true // "I went vegan in January, no more dairy"
+	}
 	if frequency[w] && i+2 < len(toks) && stops[lower(toks[i+2])] {
 		return true // "I'm a night owl, usually in bed by 2am"
 	}
@@ -1868,6 +1871,10 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	if len(comp) > 0 {
 		first = lower(comp[0])
 	}
+	if (lemma == "make" && slices.Contains(lowerAll(comp), "mistake") || lemma == "write" && len(comp) > 0 && (first == "wrong" || first == "it" && len(comp) > 1 && lower(comp[1]) == "wrong") ||
+		lemma == "mean" || lemma == "type" && first == "wrong") && subj.kind == self {
+		return true // "I made a mistake earlier", "I wrote wrong": talk about the conversation
+	}
 	if lemma == "be" && len(comp) == 1 && (first == "allergic" || first == "intolerant") {
 		return true // "I'm allergic": to what is said elsewhere
 	}
@@ -2186,6 +2193,10 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		set("plan", "", 0.75, 0.7)
 
 	// Work.
+	case lemma == "teach" && index(lc, "at") > 0 && index(lc, "at")+1 < len(comp) && !c.Negated:
+		// "I teach chemistry at Lincoln High": where the user works.
+		set("job", "employer", 0.85, 0.7)
+		c.Object = value(index(lc, "at") + 1)
 	case lemma == "work" && (first == "at" || first == "for"):
 		set("job", "employer", 0.85, 0.7)
 		c.Object = value(1)
@@ -2264,14 +2275,20 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	// quit smoking", "I gave up coffee". The habit's memories end (their
 	// object starts with the verb: "play tennis every sunday"); the
 	// statement is kept as an event.
+	// "I haven't smoked in three months": the habit has ended.
+	case c.Negated && subj.kind == self && abstained(verb, lc) && lemma != "be" && lemma != "have":
+		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.75, Importance: 0.6, Object: lemma, Retract: true})
+		set("event", "", 0.75, 0.6)
 	case endsHabit(lemma, lc) != "" && !c.Negated && !progressive && subj.kind == self:
 		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: endsHabit(lemma, lc), Retract: true})
 		set("event", "", 0.75, 0.6)
 	// "I sold my Civic", "I sold the Vespa", "we gave away our piano",
 	// "I got rid of the kayak": the possession ends, whatever the verb
 	// of its memory (has, owns, drives, rides), by its noun.
+	// The sale itself is kept as an event.
 	case parted(lemma, lc) != "" && !c.Negated && !progressive:
-		return append(out, Candidate{Text: c.Text, Category: "possession", Confidence: 0.8, Importance: 0.6, Object: parted(lemma, lc), Retract: true})
+		out = append(out, Candidate{Text: c.Text, Category: "possession", Confidence: 0.8, Importance: 0.6, Object: parted(lemma, lc), Retract: true})
+		set("possession", "", 0.75, 0.6)
 	// "We cancelled the Japan trip": the plan ends.
 	case (lemma == "cancel" || lemma == "call" && first == "off") && !c.Negated && !progressive && len(comp) > 0:
 		return append(out, Candidate{Text: c.Text, Category: "plan", Confidence: 0.8, Importance: 0.6, Object: planOf(comp), Retract: true})
@@ -2284,7 +2301,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		for _, r := range []string{"girlfriend", "boyfriend", "partner", "fiance", "fiancee"} {
 			out = append(out, Candidate{Text: c.Text, Category: "family", Confidence: 0.8, Importance: 0.7, Slot: "name-of:" + r, Object: strings.ToLower(name), Retract: true})
 		}
-		return out
+		set("family", "", 0.8, 0.7) // the break-up itself is kept as an event
 
 	// Diet and health.
 	case lemma == "be" && dietWord(lc) != "" || (lemma == "go" || lemma == "become" || lemma == "turn") && dietWord(lc) != "":
@@ -2473,6 +2490,24 @@ func birthdayClause(toks []string) (Candidate, bool) {
 		}
 	}
 	return Candidate{Text: text + ".", Category: "identity", Slot: "age", Confidence: 0.85, Importance: 0.7}, true
+}
+
+// abstained reports whether a negated perfect says for how long the user
+// has not done something: "haven't smoked in three months", "haven't
+// had a drink for a year" (verb is the auxiliary as written).
+func abstained(verb string, lc []string) bool {
+	switch strings.ToLower(verb) {
+	case "have", "has", "haven't", "hasn't", "'ve", "havent", "hasnt", "ive", "i've":
+	default:
+		return false
+	}
+	for i, w := range lc {
+		if (w == "in" || w == "for") && i+2 < len(lc) && (isNumber(lc[i+1]) || lc[i+1] == "a" || lc[i+1] == "over") && timeUnits[strings.TrimSuffix(lc[i+2], "s")] ||
+			w == "since" && i+1 < len(lc) {
+			return true
+		}
+	}
+	return false
 }
 
 // parted returns the noun of a possession the user parted with, or "":

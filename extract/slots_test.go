@@ -444,6 +444,10 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"home's Dublin for now", "moved to Galway at the weekend"}, ended: []string{"User lives in Dublin for now."}},
 		{turns: []string{"we live in Phoenix", "Phoenix isn't home anymore"}, ended: []string{"User and their family live in Phoenix."}},
 		{turns: []string{"i'm a postman", "retired in September"}, ended: []string{"User is a postman."}},
+		{turns: []string{"I smoke about ten a day.", "I haven't smoked in three months!"}, ended: []string{"User smokes about ten a day."}, stands: []string{"User has not smoked in three months."}},
+		{turns: []string{"I teach chemistry at Lincoln High.", "I retired from teaching at the end of June."}, ended: []string{"User teaches chemistry at Lincoln High."}},
+		{turns: []string{"I drive a blue Ford Focus.", "I finally sold the Focus."}, ended: []string{"User drives a blue Ford Focus."}, stands: []string{"User finally sold the Focus."}},
+		{turns: []string{"I am 45 years old.", "Sorry, I made a mistake earlier, I am 54."}, ended: []string{"User is 45 years old."}, stands: []string{"User is 54."}},
 		{turns: []string{"veggie for 10 years now", "started eating fish again so pescatarian now i guess"}, ended: []string{"User has been vegetarian for 10 years now."}, stands: []string{"User is pescatarian now."}},
 	}
 	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
