@@ -2249,13 +2249,13 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		// a consultant": a job at an employer, which ends the job at
 		// another (see Consolidator.decide).
 		set("job", "employer", 0.85, 0.7)
-		if index(lc, "as") > 0 {
+		if index(lc, "as") >= 0 {
 			set("job", "job", 0.85, 0.8)
 		}
 	case (lemma == "get" || lemma == "be") && first == "promoted" && !c.Negated:
 		// "I got promoted to senior developer": the new job.
 		set("job", "job", 0.85, 0.8)
-	case lemma == "graduate" && !c.Negated && !progressive && verb != "will" && verb != "'ll":
+	case (lemma == "graduate" || (lemma == "finish" || lemma == "complete") && degree(lc)) && !c.Negated && !progressive && verb != "will" && verb != "'ll":
 		// "I graduated from UCLA": no longer a student.
 		set("event", "", 0.8, 0.7)
 		out = append(out, Candidate{Text: c.Text, Category: "job", Confidence: 0.8, Importance: 0.7, Slot: "job", Object: "student", Retract: true},
@@ -2557,6 +2557,9 @@ func newEmployer(lemma string, comp []string) bool {
 	}
 	switch lemma {
 	case "start":
+		if lower(comp[0]) == "as" && jobPhrase(lowerAll(comp[1:])) {
+			return true // "started as a trainee solicitor at Clifford Chance"
+		}
 		return lower(comp[0]) == "at" && (capitalized(comp[1]) || lower(comp[1]) == "the" || lower(comp[1]) == "a")
 	case "join":
 		if capitalized(comp[0]) {

@@ -448,6 +448,8 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I teach chemistry at Lincoln High.", "I retired from teaching at the end of June."}, ended: []string{"User teaches chemistry at Lincoln High."}},
 		{turns: []string{"I drive a blue Ford Focus.", "I finally sold the Focus."}, ended: []string{"User drives a blue Ford Focus."}, stands: []string{"User finally sold the Focus."}},
 		{turns: []string{"I am 45 years old.", "Sorry, I made a mistake earlier, I am 54."}, ended: []string{"User is 45 years old."}, stands: []string{"User is 54."}},
+		{turns: []string{"I'm studying law at King's College.", "I finished my law degree and started as a trainee solicitor at Clifford Chance."},
+			ended: []string{"User is studying law at King's College."}, stands: []string{"User started as a trainee solicitor at Clifford Chance."}},
 		{turns: []string{"veggie for 10 years now", "started eating fish again so pescatarian now i guess"}, ended: []string{"User has been vegetarian for 10 years now."}, stands: []string{"User is pescatarian now."}},
 	}
 	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
