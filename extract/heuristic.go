@@ -508,7 +508,7 @@ func inverted(toks []string) []string {
 			after = nil // but "…, especially Coltrane" stays
 		}
 		switch {
-		case len(rest) == 1 && passions[lower(rest[0])]:
+		case len(rest) >= 1 && len(rest) <= 3 && passions[lower(rest[len(rest)-1])] && !slices.ContainsFunc(rest, func(t string) bool { return verbStart(lower(t)) }):
 			return slices.Concat([]string{"I", "love"}, lowerFirst(toks[:k]), after)
 		case len(rest) >= 2 && len(rest) <= 4 && slices.ContainsFunc(rest[:len(rest)-1], func(t string) bool { return favourites[lower(t)] }):
 			return slices.Concat([]string{"my"}, rest, []string{toks[k]}, toks[:k])
@@ -575,7 +575,7 @@ func favouriteOf(rel string) string {
 }
 
 var (
-	passions   = set("thing jam passion obsession weakness")
+	passions   = set("thing jam passion obsession weakness pleasure joy hobby personality")
 	especially = set("especially particularly mostly mainly")
 	favourites = set("favorite favourite fav fave")
 )
@@ -1602,7 +1602,8 @@ var auxiliaries = set("am is are was were be been 's 're do does did don't doesn
 // of objects ("I speak Portuguese and German").
 func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
 	for i := 1; i+1 < len(pred); i++ {
-		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) {
+		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) &&
+			!(preAdverbs[lower(pred[i+1])] && i+2 < len(pred) && !verbStart(lower(pred[i+2]))) { // (but "vegan and also a Hindu")
 			end := i
 			if pred[end-1] == "," {
 				end--
@@ -1611,6 +1612,9 @@ func extractPredicate(out []Candidate, subj subject, pred []string, tail []strin
 			pred = pred[i+1:]
 			i = 0
 		}
+	}
+	if k := index(pred, "and"); k > 0 && k+2 < len(pred) && (lower(pred[k+1]) == "also" || lower(pred[k+1]) == "then") && !verbStart(lower(pred[k+2])) {
+		pred = slices.Delete(slices.Clone(pred), k+1, k+2) // "vegan and also a Hindu"
 	}
 	if alts := coordinated(pred); alts != nil {
 		for _, p := range alts {
@@ -1646,6 +1650,14 @@ func coordinated(pred []string) [][]string {
 	n := r - a - 1
 	if n < 1 || n > 4 {
 		return nil
+	}
+	if rw := lower(pred[a+1]); n == 1 && (weekdays[strings.TrimSuffix(rw, "s")] || months[rw]) {
+		return nil // "on Tuesdays and Thursdays" is one time
+	}
+	if capitalized(pred[a+1]) && capitalized(pred[a-1]) && a+2 < len(pred) {
+		if nx := lower(pred[a+2]); isWord(nx) && !capitalized(pred[a+2]) && !timeWords[nx] && !stops[nx] && !verbStart(nx) && !strings.HasSuffix(nx, "ly") && !fillers[nx] && !trailingFillers[nx] {
+			return nil // "the Kennet and Avon canal": one name
+		}
 	}
 	// The left conjuncts: the n words before "and", or a comma list.
 	var lefts [][2]int
@@ -2571,6 +2583,9 @@ func newEmployer(lemma string, comp []string) bool {
 	return false
 }
 
+// notJobs end like a job ("-ist") but name a belief, a trait or a pastime.
+var notJobs = set("buddhist methodist baptist atheist communist socialist feminist perfectionist optimist pessimist minimalist realist idealist marxist calvinist cyclist tourist hobbyist purist nudist extremist separatist nationalist catholic")
+
 var employers = set("startup start-up company firm agency bank consultancy")
 
 // endsHabit returns the object of the habit that "stopped playing
@@ -2702,6 +2717,9 @@ func jobPhrase(lc []string) bool {
 		}
 		if jobs[w] {
 			return true
+		}
+		if notJobs[w] {
+			continue
 		}
 		for _, suf := range []string{"ist", "ologist", "ician", "engineer", "developer", "manager", "designer", "analyst", "officer", "assistant", "consultant", "technician", "director", "teacher", "worker", "nurse", "administrator"} {
 			if strings.HasSuffix(w, suf) && w != "assist" {

@@ -367,6 +367,10 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"Since my divorce I live with my parents, for now", []want{w("User lives with their parents.", "object=live with my parents")}},
 		{"After we married we moved to Leeds", []want{w("User and their family moved to Leeds after they married.", "slot=residence")}},
 		{"I went vegan in May, no more cheese", []want{w("User went vegan in May.", "slot=diet")}},
+		{"I'm vegan and also a Buddhist", []want{w("User is vegan.", "slot=diet"), w("User is a Buddhist.", "object=be a buddhist")}},
+		{"I go to the gym on Mondays and Wednesdays", []want{w("User goes to the gym on Mondays and Wednesdays.", "object=go to the gym on mondays and wednesdays")}},
+		{"we live on the Leeds and Liverpool canal", []want{w("User and their family live on the Leeds and Liverpool canal.", "object=live on the leeds and liverpool canal")}},
+		{"Cooking is my great joy", []want{w("User loves cooking.", "object=cooking")}},
 		// A question that leads with a statement about the user.
 		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
 		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse.", "slot=job"), w("User is working nights.", "object=work nights")}},
