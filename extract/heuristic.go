@@ -1274,7 +1274,8 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			i = start - 1
 		case splitConj[w] && i > start && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])) && !jointSubject(toks[start:i], toks[i+1]) && !timeClause(toks, i) &&
-			!(w == "since" && !hasVerb(toks[i+2:])):
+			!(w == "since" && !hasPredicate(toks[i+2:])) &&
+			!((w == "before" || w == "after" || w == "until") && !(i+2 < len(toks) && (past[lower(toks[i+2])] || lower(toks[i+2]) == "had"))):
 			end := i
 			if toks[end-1] == "," {
 				end--
@@ -1297,6 +1298,9 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 func afterthought(toks []string, i int) bool {
 	n := toks[i+1]
 	w := lower(n)
+	if especially[w] && w != "mostly" {
+		return true // "I love jazz, especially Coltrane": the fact ends before the example
+	}
 	if w == "no" && i+2 < len(toks) && (lower(toks[i+2]) == "more" || lower(toks[i+2]) == "longer") {
 		return true // "I went vegan in January, no more dairy"
 	}
@@ -1367,7 +1371,7 @@ var fiction = set("story novel book game dream movie film play script character 
 
 var clauseAdverbs = set("now then also actually currently recently later eventually finally so still")
 
-var splitConj = set("and but so because since cause 'cause cos coz although though while whereas plus or if unless yet and,")
+var splitConj = set("and but so because since cause 'cause cos coz although though while whereas plus or if unless yet and, before after until")
 
 // subjectStart reports whether toks[i] starts a clause about the user.
 func subjectStart(toks []string, i int) bool {
@@ -1710,7 +1714,11 @@ func coordinated(pred []string) [][]string {
 	suffix := pred[r:]
 	out := make([][]string, 0, len(lefts)+1)
 	for i := len(lefts) - 1; i >= 0; i-- {
-		out = append(out, concat(prefix, pred[lefts[i][0]:lefts[i][1]], suffix))
+		left, sfx := pred[lefts[i][0]:lefts[i][1]], suffix
+		if len(left) == 1 && isNumber(lower(left[0])) != isNumber(lower(pred[a+1])) {
+			sfx = nil // "is 11 and obsessed with Minecraft": the age takes none of it
+		}
+		out = append(out, concat(prefix, left, sfx))
 	}
 	return append(out, concat(prefix, pred[a+1:r], suffix))
 }
@@ -2042,6 +2050,9 @@ func thirdPersonRest(rest []string) []string {
 		case "my", "our":
 			r = "their"
 		case "me", "us":
+			if t == "US" || t == "ME" {
+				break // the United States, Maine
+			}
 			r = "them"
 		case "mine", "ours":
 			r = "theirs"
@@ -2276,6 +2287,10 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		// "I'm doing my master's at UCL", "I study law in Leeds": what
 		// the user studies now, until they graduate.
 		set("job", "study", 0.85, 0.7)
+	case lemma == "be" && jobPhrase(lc) && (lower(verb) == "was" || lower(verb) == "were") && !c.Negated:
+		// "I was a civil engineer for 35 years": a past job, not the
+		// current one.
+		set("job", "", 0.8, 0.6)
 	case lemma == "be" && jobPhrase(lc):
 		set("job", "job", 0.85, 0.8)
 		c.Object = value(0)

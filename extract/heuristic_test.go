@@ -371,6 +371,13 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I go to the gym on Mondays and Wednesdays", []want{w("User goes to the gym on Mondays and Wednesdays.", "object=go to the gym on mondays and wednesdays")}},
 		{"we live on the Leeds and Liverpool canal", []want{w("User and their family live on the Leeds and Liverpool canal.", "object=live on the leeds and liverpool canal")}},
 		{"Cooking is my great joy", []want{w("User loves cooking.", "object=cooking")}},
+		{"I love opera, especially Puccini", []want{w("User loves opera.", "object=opera")}},
+		{"I was a miner for 30 years before I retired in 1990", []want{
+			w("User was a miner for 30 years.", "object=be a miner for 30 years"),
+			w("User retired in 1990.", "slot=employer", "retract"), w("User retired in 1990.", "slot=job")}},
+		{"I want to visit Petra before I turn 50", []want{w("User wants to visit Petra before they turn 50.", "object=want to visit petra before i turn 50")}},
+		{"my girl is 7 and crazy about horses", []want{w("User's girl is 7.", "object=girl: be 7"), w("User's girl is crazy about horses.", "object=girl: be crazy about horses")}},
+		{"I'm a US citizen", []want{w("User is a US citizen.", "object=be a us citizen")}},
 		// A question that leads with a statement about the user.
 		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
 		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse.", "slot=job"), w("User is working nights.", "object=work nights")}},
