@@ -1678,7 +1678,9 @@ func coordinated(pred []string) [][]string {
 			from = 1
 		}
 		for k := end - 1; k >= from; k-- {
-			if w := lower(pred[k]); verbStart(w) && w != "no" && !capitalized(pred[k]) || stops[w] || w == "between" || w == "both" {
+			// A verb ends the conjunct where it heads a phrase, not a noun
+			// after a modifier ("a vegetable garden").
+			if w := lower(pred[k]); verbStart(w) && w != "no" && !capitalized(pred[k]) && (k == 0 || lower(pred[k-1]) == "to" || auxiliaries[lower(pred[k-1])] || determiners[lower(pred[k-1])] || k == from) || stops[w] || w == "between" || w == "both" {
 				from = k + 1
 				break
 			}
@@ -1712,13 +1714,20 @@ func coordinated(pred []string) [][]string {
 		return nil // "a garden with tomatoes and herbs", "between London and Dubai"
 	}
 	suffix := pred[r:]
+	// A right conjunct with its own article is a noun phrase of its own:
+	// "a vegetable garden and an allotment with a shed" shares neither the
+	// article nor the complement.
+	own := determiners[lower(pred[a+1])] && determiners[lower(prefix[len(prefix)-1])]
 	out := make([][]string, 0, len(lefts)+1)
 	for i := len(lefts) - 1; i >= 0; i-- {
 		left, sfx := pred[lefts[i][0]:lefts[i][1]], suffix
-		if len(left) == 1 && isNumber(lower(left[0])) != isNumber(lower(pred[a+1])) {
+		if len(left) == 1 && isNumber(lower(left[0])) != isNumber(lower(pred[a+1])) || own {
 			sfx = nil // "is 11 and obsessed with Minecraft": the age takes none of it
 		}
 		out = append(out, concat(prefix, left, sfx))
+	}
+	if own {
+		return append(out, concat(prefix[:len(prefix)-1], pred[a+1:r], suffix))
 	}
 	return append(out, concat(prefix, pred[a+1:r], suffix))
 }

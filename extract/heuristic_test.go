@@ -378,6 +378,8 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I want to visit Petra before I turn 50", []want{w("User wants to visit Petra before they turn 50.", "object=want to visit petra before i turn 50")}},
 		{"my girl is 7 and crazy about horses", []want{w("User's girl is 7.", "object=girl: be 7"), w("User's girl is crazy about horses.", "object=girl: be crazy about horses")}},
 		{"I'm a US citizen", []want{w("User is a US citizen.", "object=be a us citizen")}},
+		{"I have a vegetable patch and an allotment with a shed", []want{
+			w("User has a vegetable patch.", "object=have a vegetable patch"), w("User has an allotment with a shed.", "object=have an allotment with a shed")}},
 		// A question that leads with a statement about the user.
 		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
 		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse.", "slot=job"), w("User is working nights.", "object=work nights")}},
