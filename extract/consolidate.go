@@ -214,6 +214,9 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	if cd.Retract {
 		return c.retract(ctx, userID, cd, p)
 	}
+	if cd.Corrects != "" {
+		return c.correct(ctx, userID, agentID, threadID, cd, p)
+	}
 	same := p.of(cd.Category)
 	if c.Chat != nil {
 		if d, err := c.decideByModel(ctx, userID, agentID, threadID, cd, vec, same, p.vecOf); d != nil || err != nil {
@@ -425,6 +428,68 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 	}
 	return d, nil
 }
+
+// correct applies a correction ("sorry, I meant Braga, not Porto"): the
+// newest valid memory whose text names the old value (a whole word, any
+// case) is rewritten with the new one, which supersedes it, keeping its
+// category, slot and polarity; its object is rewritten too. With no such
+// memory the correction is a NOOP: it is not a fact of its own.
+func (c *Consolidator) correct(ctx context.Context, userID, agentID, threadID string, cd Candidate, p *pool) (*Decision, error) {
+	var m *agentmem.Memory
+	for _, v := range p.valid {
+		if _, ok := replaceWord(v.Text, cd.Corrects, ""); ok && (m == nil || !v.CreatedAt.Before(m.CreatedAt)) {
+			m = v
+		}
+	}
+	if m == nil {
+		return &Decision{Op: OpNoop, Reason: fmt.Sprintf("nothing stored names %q to correct", cd.Corrects)}, nil
+	}
+	newValue := strings.TrimSuffix(strings.TrimPrefix(cd.Text, "User meant "), ", not "+cd.Corrects+".")
+	meta := metaOf(m)
+	text, _ := replaceWord(m.Text, cd.Corrects, newValue)
+	object, _ := replaceWord(meta.Object, cd.Corrects, strings.ToLower(newValue))
+	fixed := Candidate{Text: text, Category: m.Category, Confidence: cd.Confidence, Importance: m.Importance,
+		Slot: meta.Slot, Object: object, Negated: meta.Negated, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo}
+	vecs, err := c.Emb.Embed(ctx, []string{fixed.Text})
+	if err != nil {
+		return nil, fmt.Errorf("embed correction: %w", err)
+	}
+	return c.replace(ctx, userID, agentID, threadID, fixed, vecs[0], []*agentmem.Memory{m}, fmt.Sprintf("corrected: %s", cd.Text), p)
+}
+
+// replaceWord returns s with each whole-word occurrence of old (any case)
+// replaced by new, and whether there was one.
+func replaceWord(s, old, new string) (string, bool) {
+	if old == "" {
+		return s, false
+	}
+	ls, lo := strings.ToLower(s), strings.ToLower(old)
+	var b strings.Builder
+	found, i := false, 0
+	for {
+		j := strings.Index(ls[i:], lo)
+		if j < 0 {
+			break
+		}
+		j += i
+		k := j + len(lo)
+		if (j == 0 || !wordByte(ls[j-1])) && (k == len(ls) || !wordByte(ls[k])) {
+			b.WriteString(s[i:j])
+			b.WriteString(new)
+			found = true
+		} else {
+			b.WriteString(s[i:k])
+		}
+		i = k
+	}
+	if !found {
+		return s, false
+	}
+	b.WriteString(s[i:])
+	return b.String(), true
+}
+
+func wordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
 // update makes the candidate m's next version.
 func (c *Consolidator) update(ctx context.Context, userID, threadID string, cd Candidate, vec []float32, m *agentmem.Memory, reason string) (*Decision, error) {

@@ -8,6 +8,7 @@
 package extract
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -39,6 +40,12 @@ type Candidate struct {
 	// Object is the normalised, lower-case identity of what the fact is
 	// about ("daughter mia", "peanuts", "portuguese").
 	Object string `json:"object,omitempty"`
+	// Corrects is the value a correction takes back ("sorry, I meant
+	// Braga, not Porto": "Porto"); Object is then the value meant
+	// ("braga"). A correction stores no memory of its own: consolidation
+	// rewrites the newest valid memory that names the old value with the
+	// new one, and the rewrite supersedes it.
+	Corrects string `json:"corrects,omitempty"`
 	// Provenance.
 	SeqFrom int64 `json:"seq_from"`
 	SeqTo   int64 `json:"seq_to"`
@@ -317,6 +324,9 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	toks := stripHedge(stripFillers(expand(tokenize(s))))
 	if len(toks) < 2 {
 		return out
+	}
+	if c, ok := correction(toks); ok {
+		return append(out, c)
 	}
 	if l := profileList(toks); l != nil {
 		return extractClauses(out, l, nil)
@@ -697,6 +707,66 @@ func listItem(frag []string) []string {
 	}
 	return nil
 }
+
+// correction reads a sentence that corrects what the user said before:
+// "sorry, I meant Braga, not Porto" (a value for another, see
+// Candidate.Corrects) and "oops, 28 actually" (a bare number: the age).
+// It needs a word of correction (sorry, oops, typo, meant, actually…)
+// before the value, and nothing else in the clause; a restated fact
+// ("sorry, I am 54, not 45") is read as a statement instead.
+func correction(toks []string) (Candidate, bool) {
+	marked := false
+	i := 0
+	for ; i < len(toks); i++ {
+		w := lower(toks[i])
+		if correctionWords[w] {
+			marked = true
+			continue
+		}
+		if w == "," || w == "i" || w == "it's" || w == "its" || w == "it" || w == "is" || w == "was" || w == "no" || w == "my" || w == "bad" || fillers[w] {
+			continue
+		}
+		break
+	}
+	if !marked || i >= len(toks) {
+		return Candidate{}, false
+	}
+	value := func(j int) int { // the end of a value that starts at j
+		if j < len(toks) && isNumber(lower(toks[j])) {
+			return j + 1
+		}
+		k := j
+		for k < len(toks) && capitalized(toks[k]) && lower(toks[k]) != "i" {
+			k++
+		}
+		return k
+	}
+	end := value(i)
+	if end == i {
+		return Candidate{}, false
+	}
+	newValue := strings.Join(toks[i:end], " ")
+	j := end
+	for j < len(toks) && (toks[j] == "," || lower(toks[j]) == "actually") {
+		j++
+	}
+	if j < len(toks) && lower(toks[j]) == "not" {
+		oldEnd := value(j + 1)
+		if oldEnd == j+1 {
+			return Candidate{}, false
+		}
+		old := strings.Join(toks[j+1:oldEnd], " ")
+		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", newValue, old), Category: "fact", Confidence: 0.8, Importance: 0.6,
+			Object: strings.ToLower(newValue), Corrects: old}, true
+	}
+	if n := lower(newValue); isNumber(n) && len(n) <= 3 && (j >= len(toks) || toks[j-1] == ",") {
+		// "oops, 28 actually, I keep adding a year": the age.
+		return Candidate{Text: "User is " + n + ".", Category: "identity", Slot: "age", Object: n, Confidence: 0.8, Importance: 0.7}, true
+	}
+	return Candidate{}, false
+}
+
+var correctionWords = set("sorry oops typo meant mean actually correction whoops scratch that")
 
 // profileList returns a sentence that introduces a list about the user
 // ("me: 34, nonbinary, software tester", "quick background: 52, retired

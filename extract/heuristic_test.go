@@ -36,6 +36,9 @@ func facts(c extract.Candidate) []string {
 	if c.Retract {
 		f = append(f, "retract")
 	}
+	if c.Corrects != "" {
+		f = append(f, "corrects="+c.Corrects)
+	}
 	return f
 }
 
@@ -380,6 +383,12 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I'm a US citizen", []want{w("User is a US citizen.", "object=be a us citizen")}},
 		{"I have a vegetable patch and an allotment with a shed", []want{
 			w("User has a vegetable patch.", "object=have a vegetable patch"), w("User has an allotment with a shed.", "object=have an allotment with a shed")}},
+		// Corrections of what was said before.
+		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
+		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
+		{"typo, 31 not 13", []want{w("User meant 31, not 13.", "object=31", "corrects=13")}},
+		{"oops, 28 actually", []want{w("User is 28.", "slot=age", "object=28")}},
+		{"Sorry, I made a mistake earlier, I am 54, not 45.", []want{w("User is 54.", "slot=age")}},
 		// A question that leads with a statement about the user.
 		{"I'm a diabetic, what can I eat for breakfast?", []want{w("User is a diabetic.", "object=be a diabetic")}},
 		{"as a nurse working nights, how do I fix my sleep?", []want{w("User is a nurse.", "slot=job"), w("User is working nights.", "object=work nights")}},
@@ -446,7 +455,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"help me plan a trip every summer", "Looking for a good recipe.", "Mom jeans are back.", "two questions, quick ones",
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
-		"So, what do you think?", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"So, what do you think?", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}

@@ -450,6 +450,11 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I am 45 years old.", "Sorry, I made a mistake earlier, I am 54."}, ended: []string{"User is 45 years old."}, stands: []string{"User is 54."}},
 		{turns: []string{"I'm studying law at King's College.", "I finished my law degree and started as a trainee solicitor at Clifford Chance."},
 			ended: []string{"User is studying law at King's College."}, stands: []string{"User started as a trainee solicitor at Clifford Chance."}},
+		// 10. Corrections rewrite the newest memory that names the old value.
+		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
+		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
+		{turns: []string{"I'm 29", "oops, 28 actually"}, ended: []string{"User is 29."}, stands: []string{"User is 28."}},
+		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Lisbon"}, stands: []string{"User's sister lives in Porto."}},
 		{turns: []string{"veggie for 10 years now", "started eating fish again so pescatarian now i guess"}, ended: []string{"User has been vegetarian for 10 years now."}, stands: []string{"User is pescatarian now."}},
 	}
 	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {

@@ -14,7 +14,7 @@ func TestXTry(t *testing.T) {
 		cs := Heuristic([]*agentmem.Message{{Role: agentmem.RoleUser, Content: s}})
 		fmt.Printf("%s\n", s)
 		for _, c := range cs {
-			fmt.Printf("   -> %s [%s]\n", c.Text, c.Category)
+			fmt.Printf("   -> %s [%s slot=%s obj=%s neg=%v retract=%v]\n", c.Text, c.Category, c.Slot, c.Object, c.Negated, c.Retract)
 		}
 	}
 }
