@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentmem/agentmem"
 )
@@ -305,7 +306,29 @@ func (c *Consolidator) sameValue(cd Candidate, vec []float32, m *agentmem.Memory
 	if meta.Object != "" && cd.Object != "" {
 		return meta.Negated == cd.Negated && normalize(meta.Object) == normalize(cd.Object)
 	}
+	if placeSlots[cd.Slot] && !cd.Negated && !meta.Negated {
+		// "User lives in Bristol." and "User is in Bristol.": the same
+		// place, named alike.
+		if a, b := namesIn(cd.Text), namesIn(m.Text); a != "" && a == b {
+			return true
+		}
+	}
 	return bare(cd.Text) == bare(m.Text) || Cosine(vec, p.vecOf[m.ID]) >= DuplicateSimilarity
+}
+
+var placeSlots = map[string]bool{"residence": true, "origin": true, "birthplace": true}
+
+// namesIn returns the capitalised words of a memory after its first, in
+// order, lower-cased: the names it tells ("bristol", "new york").
+func namesIn(text string) string {
+	var out []string
+	for i, w := range strings.Fields(text) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if i > 0 && w != "" && unicode.IsUpper([]rune(w)[0]) {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // ends reports whether a retraction of object ended ends the fact of

@@ -879,6 +879,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
 	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && !momentary[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
+	case i == 0 && w == "not" && strings.HasSuffix(next, "ing") && verbs[next] != "" && len(toks) > 2:
+		subj = []string{"I'm"} // "not doing keto anymore"
 	case i == 0 && (w == "can't" || w == "cant" || w == "don't" || w == "dont" || w == "never") && (verbs[next] == next || past[next]) && len(toks) > 2 && !pronounObjects[lower(toks[2])] && !smallTalkVerbs[verbs[next]]:
 		subj = []string{"I"} // "can't stand coriander", "don't drink", "never learned to drive"
 	case (w == "into" || (w == "big" || w == "really" || w == "very" || w == "super" || w == "heavily") && next == "into") && len(toks) > i+2:
@@ -934,8 +936,8 @@ func fragment(toks []string) []string {
 	w := lower(toks[0])
 	next := lower(toks[1])
 	if r := strings.TrimSuffix(w, "'s"); ownKin[r] && (r != w || verbStart(next) || capitalized(toks[1]) && len(toks) > 2 && verbStart(lower(toks[2]))) ||
-		w == "the" && (ownKin[next] || pets[next]) && len(toks) > 2 && verbStart(lower(toks[2])) ||
-		(events[w] || ownThings[strings.TrimSuffix(w, "'s")] || strings.HasPrefix(w, "blood pressure")) && (strings.HasSuffix(w, "'s") || next == "was" || next == "is" || next == "got" || next == "has" || next == "came" || next == "starts" || next == "ends") && len(toks) > 2 {
+		w == "the" && (ownKin[next] || pets[next] || ownThings[next]) && len(toks) > 2 && (verbStart(lower(toks[2])) || past[lower(toks[2])]) ||
+		(events[w] || ownThings[strings.TrimSuffix(w, "'s")] || strings.HasPrefix(w, "blood pressure")) && (strings.HasSuffix(w, "'s") || next == "was" || next == "is" || next == "got" || next == "has" || next == "came" || next == "starts" || next == "ends" || past[next] && !events[w]) && len(toks) > 2 {
 		// "honeymoon was in Zanzibar", "wedding is in June".
 		// "mum passed away", "dad's 78", "sister Ana lives in Porto".
 		rest := slices.Clone(toks)
@@ -1144,7 +1146,7 @@ var (
 	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
 	notName    = set("me you he she we they it this that everyone everybody someone somebody nobody mum mom dad family friends work school life him her them us")
 	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
-	ownThings  = set("commute rent mortgage salary job boss house flat apartment car bike phone laptop back knee knees shoulder hip cast cholesterol eyesight hearing sleep exam exams visa lease contract shift shifts degree thesis flight landlord garden surgery")
+	ownThings  = set("doctor doc gp consultant commute rent mortgage salary job boss house flat apartment car bike phone laptop back knee knees shoulder hip cast cholesterol eyesight hearing sleep exam exams visa lease contract shift shifts degree thesis flight landlord garden surgery")
 	owns       = set("drive own ride speak rent")
 	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
@@ -1278,7 +1280,7 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, prev = extractClause(out, toks[start:end], nil, prev)
 			start = i + 1
-		case (w == "so" || w == "and") && i > start && i+1 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && selfClause(toks[start:i]) && fragment(toks[i+1:commaEnd(toks, i+1)]) != nil:
+		case (w == "so" || w == "and") && i > start && i+1 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && (selfClause(toks[start:i]) || w == "so") && fragment(toks[i+1:commaEnd(toks, i+1)]) != nil:
 			// "started eating fish again so pescatarian now": a state of
 			// the user's.
 			end := i
@@ -1368,6 +1370,13 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 func afterthought(toks []string, i int) bool {
 	n := toks[i+1]
 	w := lower(n)
+	if (w == "still" || w == "just") && i+2 < len(toks) && strings.HasSuffix(lower(toks[i+2]), "ing") {
+		return true // "just relocated to Vancouver, still unpacking"
+	}
+	if k := i + 1 + slices.IndexFunc(toks[i+1:min(len(toks), i+6)], func(t string) bool { return lower(t) == "a" || lower(t) == "per" }); (w == "about" || w == "around" || w == "roughly" || isNumber(w)) &&
+		k > i+1 && k+1 < len(toks) && (lower(toks[k+1]) == "day" || lower(toks[k+1]) == "week" || lower(toks[k+1]) == "month") {
+		return false // "I smoke, about 10 a day": how much
+	}
 	if especially[w] && w != "mostly" {
 		return true // "I love jazz, especially Coltrane": the fact ends before the example
 	}
@@ -2202,6 +2211,24 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		}
 		named := lemma == "be" && len(name) >= 1 && len(name) <= 3 && allCapitalized(name)
 		switch {
+		case (lemma == "be" && !progressive || lemma == "turn" && !progressive) && len(lc) > 0 && isNumber(first) && len(first) <= 3 && !c.Negated &&
+			(len(lc) == 1 || strings.HasPrefix(lc[1], "year") || lc[1] == "now" || lc[1] == "today" || lc[1] == "yesterday" || lc[1] == "last" || lc[1] == "this" || lc[1] == "in") && (kin[lastWord(rel)] || pets[lastWord(rel)]):
+			// "My daughter is 5", "my daughter turned 6 today": an age,
+			// which a newer one replaces.
+			who := rel
+			if subj.name != "" {
+				who += " " + strings.ToLower(subj.name)
+			}
+			c.Slot, c.Object = "age-of:"+who, first
+		case (rel == "doctor" || rel == "doc" || rel == "gp" || rel == "consultant") && (lemma == "take" || lemma == "put") && len(lc) > 2 && lc[0] == "me" && (lc[1] == "off" || lc[1] == "on"):
+			// "My doctor took me off the metformin", "the doc put me on
+			// lisinopril 10mg": what the user takes.
+			drug := phrase(lc, 2)
+			drug = strings.TrimPrefix(drug, "the ")
+			if lc[1] == "off" {
+				return append(out, Candidate{Text: c.Text, Category: "health", Confidence: 0.8, Importance: 0.7, Object: lastWord(strings.Fields(drug + " x")[0]), Retract: true})
+			}
+			return append(out, Candidate{Text: "User is on " + strings.Join(comp[len(comp)-len(strings.Fields(drug)):], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
 		case rel == "name" && lemma == "be" && len(comp) > 0:
 			set("identity", "name", 0.95, 0.9)
 			c.Object = ""
@@ -2288,6 +2315,14 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		if c.Negated {
 			c.Retract = true
 		}
+	case lemma == "be" && first == "in" && len(comp) > 1 && capitalized(comp[1]) && !progressive && !c.Negated && (verb == "am" || verb == "'m" || verb == "are" || verb == "'re" || lower(verb) == "i'm" || lower(verb) == "we're" || lower(verb) == "im") &&
+		!slices.ContainsFunc(lc[2:], func(w string) bool {
+			return timeWords[w] && w != "since" || timeUnits[strings.TrimSuffix(w, "s")] || weekdays[strings.TrimSuffix(w, "s")] || w == "tonight" || w == "visiting"
+		}):
+		// "I'm in Bristol", "we're in Minneapolis": where the user lives
+		// ("I'm in London this week" is a visit).
+		set("place", "residence", 0.8, 0.8)
+		c.Object = value(1)
 	case (lemma == "move" || lemma == "relocate") && !progressive && !c.Negated && index(lc, "to") >= 0:
 		set("place", "residence", 0.85, 0.8)
 		c.Object = value(index(lc, "to") + 1)
@@ -2381,6 +2416,12 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	// quit smoking", "I gave up coffee". The habit's memories end (their
 	// object starts with the verb: "play tennis every sunday"); the
 	// statement is kept as an event.
+	// "I've started drinking again": the habit is back, against "I don't
+	// drink".
+	case (lemma == "start" || lemma == "begin") && len(lc) > 0 && strings.HasSuffix(first, "ing") && verbs[first] != "" && !c.Negated && !progressive && subj.kind == self &&
+		!(first == "eating" && len(lc) > 1 && meats[lc[1]]):
+		set("activity", "", 0.75, 0.6)
+		c.Object = verbs[first]
 	// "I haven't smoked in three months": the habit has ended.
 	case c.Negated && subj.kind == self && abstained(verb, lc) && lemma != "be" && lemma != "have":
 		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.75, Importance: 0.6, Object: lemma, Retract: true})

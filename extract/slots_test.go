@@ -450,6 +450,11 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I am 45 years old.", "Sorry, I made a mistake earlier, I am 54."}, ended: []string{"User is 45 years old."}, stands: []string{"User is 54."}},
 		{turns: []string{"I'm studying law at King's College.", "I finished my law degree and started as a trainee solicitor at Clifford Chance."},
 			ended: []string{"User is studying law at King's College."}, stands: []string{"User started as a trainee solicitor at Clifford Chance."}},
+		{turns: []string{"my daughter is 5", "my daughter turned 6 today"}, ended: []string{"User's daughter is 5."}, stands: []string{"User's daughter turned 6 today."}},
+		{turns: []string{"my daughter Mia is 5", "my daughter Lea is 3"}, stands: []string{"User's daughter Mia is 5.", "User's daughter Lea is 3."}},
+		{turns: []string{"I don't drink at all", "I've started drinking again, just socially"}, ended: []string{"User does not drink at all."}},
+		{turns: []string{"I'm on metformin", "doctor took me off the metformin"}, ended: []string{"User is on metformin."}},
+		{turns: []string{"I live in Bristol.", "yeah like I said, I'm in Bristol"}, stands: []string{"User lives in Bristol."}, repeat: true},
 		// 10. Corrections rewrite the newest memory that names the old value.
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
 		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
