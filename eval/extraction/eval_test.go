@@ -73,10 +73,10 @@ func TestDefault(t *testing.T) {
 }
 
 // TestHeldout checks that the held-out corpora load and keep their size:
-// heldout.json, written before reading the extractor's rules, and
-// heldout2.json, written blind (from the corpus format and the style of
-// the first statements only, without reading the extractor, its tests,
-// the matcher or the first held-out set); see docs/extraction.md.
+// heldout.json, written before reading the extractor's rules;
+// heldout2.json, heldout3.json and heldout4.json, written blind (from
+// the corpus format and a brief only, without reading the extractor, its
+// tests, the matcher or the other sets); see docs/extraction.md.
 func TestHeldout(t *testing.T) {
 	for _, tt := range []struct {
 		file       string
@@ -85,6 +85,8 @@ func TestHeldout(t *testing.T) {
 	}{
 		{"testdata/heldout.json", 10, false},
 		{"testdata/heldout2.json", 15, true},
+		{"testdata/heldout3.json", 22, true},
+		{"testdata/heldout4.json", 22, true},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			c, err := extraction.ReadFile(tt.file)
