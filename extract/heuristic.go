@@ -321,6 +321,9 @@ func tokenize(s string) []string {
 // it names the user (mentionsUser, ownEvent); one that does not counts
 // only when it is the user's with the "I" left out (withSubject).
 func extractSentence(out []Candidate, s string, named bool) []Candidate {
+	if strings.ContainsAny(s, "({[=") && codeLike(s) {
+		return out // code, not a statement: "for i in range(10) print(i)"
+	}
 	toks := stripHedge(stripFillers(expand(tokenize(s))))
 	if len(toks) < 2 {
 		return out
@@ -402,6 +405,18 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 		return out
 	}
 	return extractClauses(out, toks, nil)
+}
+
+// codeLike reports whether a sentence holds code: a word with a bracket
+// or an operator inside it ("range(10)", "x=1", "{}").
+func codeLike(s string) bool {
+	for _, f := range strings.Fields(s) {
+		f = strings.TrimRight(f, ",.!?:;")
+		if i := strings.IndexAny(f, "({["); i > 0 && isLetter(f[i-1]) || strings.ContainsAny(f, "{}=") || strings.Contains(f, "()") {
+			return true // "range(10)", "x=1", "{}"
+		}
+	}
+	return false
 }
 
 // stripHedge drops a hedge that ends a sentence: "…, I guess", "…
@@ -840,7 +855,7 @@ func withSubject(toks []string) []string {
 		return slices.Concat(full, lowerFirst(toks[:k]), toks[k+1:])
 	}
 	i := 0
-	if len(toks) > 2 && (lower(toks[0]) == "just" || lower(toks[0]) == "recently" || lower(toks[0]) == "finally") {
+	if len(toks) > 2 && (lower(toks[0]) == "just" || lower(toks[0]) == "recently" || lower(toks[0]) == "finally" || lower(toks[0]) == "still" || lower(toks[0]) == "also") {
 		i = 1 // "just got back from Japan"
 	}
 	if len(toks) < i+2 {
@@ -879,6 +894,12 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
 	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && !momentary[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
+	case i == 0 && (w == "originally" || w == "now" || w == "currently") && (next == "from" || next == "in" || next == "based") && len(toks) > 2 && capitalized(toks[2]) || i == 0 && w == "from" && capitalized(toks[1]):
+		subj = []string{"I'm"} // "originally from Lagos, now in Manchester"
+	case i == 0 && w == "never" && next == "been" && len(toks) > 2:
+		subj = []string{"I've"} // "never been to Asia"
+	case i == 0 && w == "had" && !determiners[next] && !pronounObjects[next] && next != "to" && next != "some" && next != "no" && !meals[next] && len(toks) > 2:
+		subj = []string{"I"} // "had knee surgery in 2021"
 	case i == 0 && w == "not" && strings.HasSuffix(next, "ing") && verbs[next] != "" && len(toks) > 2:
 		subj = []string{"I'm"} // "not doing keto anymore"
 	case i == 0 && (w == "can't" || w == "cant" || w == "don't" || w == "dont" || w == "never") && (verbs[next] == next || past[next]) && len(toks) > 2 && !pronounObjects[lower(toks[2])] && !smallTalkVerbs[verbs[next]]:
@@ -957,7 +978,7 @@ func fragment(toks []string) []string {
 	lead := lower(toks[i])
 	noun, n := "", 0
 	for _, t := range toks {
-		if t == "," || t == "(" || lower(t) == "here" {
+		if t == "," || t == "(" || lower(t) == "here" || n > 0 && (stops[lower(t)] || lower(t) == "so" || lower(t) == "who") {
 			break
 		}
 		noun, n = lower(t), n+1
@@ -970,10 +991,11 @@ func fragment(toks []string) []string {
 		if t == "," {
 			break
 		}
-		if t := lower(t); t == "who" || t == "that" || t == "which" || j > 0 && stops[t] {
+		if t := lower(t); t == "who" || t == "that" || t == "which" || j > 0 && (stops[t] || t == "so" || t == "but" || t == "and" || t == "since") {
 			break // "two teenagers who live with me", "at the bottom of the garden"
 		}
-		if t := lower(t); verbStart(t) && !named && !(j == i && (states[t] || statuses[t])) && !(j == 0 && t == "no") || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
+		nounPlace := j > 0 && (isNumber(lower(toks[j-1])) || determiners[lower(toks[j-1])]) // "two kids", "a cook"
+		if t := lower(t); verbStart(t) && !named && !nounPlace && !(j == i && (states[t] || statuses[t])) && !(j == 0 && t == "no") || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
 			return nil // a clause with a verb, or not the user's
 		}
 	}
@@ -984,6 +1006,9 @@ func fragment(toks []string) []string {
 	case jobs[noun] && n <= 4 && w != "a" && w != "an" && w != "the" && w != "no" && w != "not":
 		return concat([]string{"I'm", "a"}, lowerFirst(toks)) // "retired firefighter"
 	case states[noun] && n <= 3 && w != "not":
+		if lasting(toks) {
+			return concat([]string{"I've", "been"}, lowerFirst(toks)) // "type 1 diabetic since I was 11"
+		}
 		return prepend("I'm", lowerFirst(toks)) // "type 1 diabetic"
 	case states[lead] || statuses[lead] || diets[lead] || maritalStatus[lead] || nationalities[lead]:
 		if lasting(toks) {
@@ -1002,6 +1027,9 @@ func fragment(toks []string) []string {
 		}
 		return concat([]string{"I", "have", "a"}, lowerFirst(toks)) // "severe peanut allergy"
 	case w != "a" && w != "an" && w != "the" && w != "no" && (jobPhrase(prepend("a", lowerAll(toks))) || passions2[noun]):
+		if lasting(toks) {
+			return concat([]string{"I've", "been", "a"}, lowerFirst(toks)) // "huge Arsenal fan since I was a kid"
+		}
 		return concat([]string{"I'm", "a"}, lowerFirst(toks)) // "retired nurse", "photography nerd"
 	}
 	return nil
@@ -1022,6 +1050,10 @@ func fragmentAt(toks []string, i int) []string {
 }
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey")
+
+// technical things are the subject of a request for help, not of a fact
+// to remember: "my code throws…", "my query returns…".
+var technical = set("code script program function query test tests build error output regex file files function loop variable essay draft prompt")
 
 // momentary verbs tell what the user is doing as they type, not a fact
 // of their life: "typing with one hand", "sitting in traffic".
@@ -1148,9 +1180,10 @@ var (
 	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
 	ownThings  = set("doctor doc gp consultant commute rent mortgage salary job boss house flat apartment car bike phone laptop back knee knees shoulder hip cast cholesterol eyesight hearing sleep exam exams visa lease contract shift shifts degree thesis flight landlord garden surgery")
 	owns       = set("drive own ride speak rent")
+	meals      = set("lunch dinner breakfast brunch fun enough time a an")
 	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
-	notCounts  = set("things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
+	notCounts  = set("times things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
 	passions2  = set("nerd geek fan buff addict junkie enthusiast lover fanatic")
 	requests   = set("write explain tell give show make find list summarize summarise translate check help compare draft suggest recommend generate create fix calculate convert describe define rewrite proofread edit review analyse analyze design code debug send remind add update delete remove set let get look try pick name count sort format plan book teach fill answer solve")
 )
@@ -1297,7 +1330,7 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, _ = extractClause(out, toks[start:end], nil, prev)
 			return extractClauses(out, slices.Concat(fragmentAt(toks, i+1), toks[commaEnd(toks, i+1):]), tail)
-		case (w == "but" || w == "so") && i > start && i+1 < len(toks) && otherSubjects[lower(toks[i+1])]:
+		case i > start && i+1 < len(toks) && (w == "but" || w == "so" || w == "and" && (lower(toks[i+1]) == "it" || lower(toks[i+1]) == "it's")) && otherSubjects[lower(toks[i+1])]:
 			// "My name is Oluwaseun but everyone calls me Seun", "I have a
 			// bad knee so no running for me": what follows is not the
 			// user's clause; the user's ends here.
@@ -1734,8 +1767,8 @@ func coordinated(pred []string) [][]string {
 	if n < 1 || n > 4 {
 		return nil
 	}
-	if rw := lower(pred[a+1]); n == 1 && (weekdays[strings.TrimSuffix(rw, "s")] || months[rw]) {
-		return nil // "on Tuesdays and Thursdays" is one time
+	if rw := lower(pred[a+1]); n == 1 && (weekdays[strings.TrimSuffix(rw, "s")] || months[rw] || isNumber(rw) && isNumber(lower(pred[a-1]))) {
+		return nil // "on Tuesdays and Thursdays" is one time, "kids (9 and 6)" one list of ages
 	}
 	if capitalized(pred[a+1]) && capitalized(pred[a-1]) && a+2 < len(pred) {
 		if nx := lower(pred[a+2]); isWord(nx) && !capitalized(pred[a+2]) && !timeWords[nx] && !stops[nx] && !verbStart(nx) && !strings.HasSuffix(nx, "ly") && !fillers[nx] && !trailingFillers[nx] {
@@ -1983,6 +2016,12 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 		lemma == "mean" || lemma == "type" && first == "wrong") && subj.kind == self {
 		return true // "I made a mistake earlier", "I wrote wrong": talk about the conversation
 	}
+	if (strings.HasPrefix(lemma, "press") || lemma == "hit") && (first == "send" || first == "enter") {
+		return true // "I pressed send too early": talk about the conversation
+	}
+	if subj.kind == other && technical[lastWord(subj.rel)] {
+		return true // "my code throws a KeyError": a request for help, not a fact of the user's life
+	}
 	if lemma == "be" && len(comp) == 1 && (first == "allergic" || first == "intolerant") {
 		return true // "I'm allergic": to what is said elsewhere
 	}
@@ -2031,7 +2070,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	case "":
 		return true
 	}
-	if progressive && smallTalkVerbs[lemma] && lemma != "think" && !seesSomeone(lemma, comp) {
+	if progressive && smallTalkVerbs[lemma] && lemma != "think" && !seesSomeone(lemma, comp) && !(lemma == "hope" && first == "to") {
 		return true
 	}
 	// A bare pronoun object is not self-contained: "I love it".
@@ -2183,6 +2222,11 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		for len(comp) > 1 && (preAdverbs[lower(comp[0])] || intensifiers[lower(comp[0])]) && lower(comp[0]) != "no" && lower(comp[0]) != "a" {
 			comp = comp[1:] // "I'm originally from Kyiv"
 		}
+	}
+	if lemma == "work" && len(comp) > 2 && (lower(comp[1]) == "time" || lower(comp[1]) == "days" || lower(comp[1]) == "nights") && (lower(comp[0]) == "full" || lower(comp[0]) == "part") {
+		comp = comp[2:] // "I work full time as an electrician"
+	} else if lemma == "work" && len(comp) > 1 && (lower(comp[0]) == "full-time" || lower(comp[0]) == "part-time" || lower(comp[0]) == "freelance") {
+		comp = comp[1:]
 	}
 	lc := lowerAll(comp)
 	first := ""
