@@ -467,7 +467,7 @@ func fragments(out []Candidate, toks []string) []Candidate {
 	}
 	for start := 0; start < len(toks); {
 		end := commaEnd(toks, start)
-		if end-start >= 2 {
+		if end-start >= 2 && !especially[lower(toks[start])] { // not "mostly shops and portfolios"
 			if full := withSubject(toks[start:end]); full != nil {
 				out = extractClauses(out, full, nil)
 			}
@@ -888,7 +888,7 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "excited to start my new job"
 	case !isVerb && len(w) > 4 && strings.HasSuffix(w, "ed") && pastObjects[next]:
 		subj = []string{"I"} // "handed in my notice", a verb the lists do not know
-	case i == 0 && likes[w] && lemma == w:
+	case i == 0 && likes[w] && lemma == w && !(w == "like" && (determiners[next] || next == "so" || next == "every" || next == "literally" || isNumber(next))):
 		subj = []string{"I"}
 	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look" && !beForms[next] && !momentary[w]:
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
@@ -910,7 +910,7 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"} // "drive a 2012 Golf", "speak Welsh"
 	case i == 0 && (w == "live" || w == "work") && (stops[next] || next == "near" || next == "abroad" || next == "nights" || next == "remotely"):
 		subj = []string{"I"} // "live in Manchester atm", "work from home"
-	case i == 0 && isVerb && lemma == w && habitual(w, toks):
+	case i == 0 && isVerb && lemma == w && w != "like" && habitual(w, toks):
 		subj = []string{"I"} // "help out at the food bank every Wednesday"
 	default:
 		return fragment(toks)
@@ -948,7 +948,7 @@ func withSubject(toks []string) []string {
 // allergy or intolerance ("severe peanut allergy") and a job or a
 // passion ("freelance translator", "photography nerd").
 func fragment(toks []string) []string {
-	if len(toks) < 2 || subjectStart(toks, 0) || selfClause(toks) {
+	if len(toks) < 2 || subjectStart(toks, 0) && !ownKin[strings.TrimSuffix(lower(toks[0]), "'s")] || selfClause(toks) {
 		return nil
 	}
 	if lower(toks[0]) == "blood" && strings.HasPrefix(lower(toks[1]), "pressure") && len(toks) > 2 {
@@ -1288,7 +1288,8 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			for ; start < len(toks) && !subjectStart(toks, start); start++ {
 			}
 			i = start - 1
-		case w == "," && i+2 < len(toks) && frequency[lower(toks[i+1])] && (auxiliaries[lower(toks[i+2])] || verbStart(lower(toks[i+2]))) && selfClause(toks[start:i]):
+		case w == "," && i+2 < len(toks) && frequency[lower(toks[i+1])] && (auxiliaries[lower(toks[i+2])] || verbStart(lower(toks[i+2]))) && selfClause(toks[start:i]) &&
+			!mostlyAfterBe(toks, i):
 			// "I've had insomnia for years, usually can't sleep before 3am":
 			// the user again, their subject left out.
 			out, prev = extractClause(out, toks[start:i], nil, prev)
@@ -1410,6 +1411,9 @@ func afterthought(toks []string, i int) bool {
 		k > i+1 && k+1 < len(toks) && (lower(toks[k+1]) == "day" || lower(toks[k+1]) == "week" || lower(toks[k+1]) == "month") {
 		return false // "I smoke, about 10 a day": how much
 	}
+	if mostlyAfterBe(toks, i) {
+		return true // "I'm a freelance designer, mostly logos and packaging"
+	}
 	if especially[w] && w != "mostly" {
 		return true // "I love jazz, especially Coltrane": the fact ends before the example
 	}
@@ -1432,6 +1436,17 @@ func afterthought(toks []string, i int) bool {
 		}
 	}
 	return true
+}
+
+// mostlyAfterBe reports whether the comma at toks[i] is followed by
+// "mostly" or "mainly" and a noun after a clause of "be": "I'm a
+// freelance designer, mostly logos" (but "big into Warhammer, mostly
+// paint Space Marines" goes on with a verb).
+func mostlyAfterBe(toks []string, i int) bool {
+	if i+2 >= len(toks) || !(lower(toks[i+1]) == "mostly" || lower(toks[i+1]) == "mainly") || verbs[lower(toks[i+2])] == lower(toks[i+2]) {
+		return false
+	}
+	return slices.ContainsFunc(toks[:i], func(t string) bool { return be[lower(t)] || lower(t) == "i'm" || lower(t) == "im" })
 }
 
 // thirdPronoun reports whether w is "he" or "she", which continue a
@@ -1495,6 +1510,11 @@ func subjectStart(toks []string, i int) bool {
 		return true
 	case "my", "our":
 		return i+1 < len(toks)
+	}
+	// "…and dad drives a bus": a relative of the user's named without
+	// "my" (see fragment).
+	if w := lower(toks[i]); ownKin[strings.TrimSuffix(w, "'s")] && i+1 < len(toks) && (strings.HasSuffix(w, "'s") || verbStart(lower(toks[i+1])) && !strings.HasSuffix(lower(toks[i+1]), "ing")) {
+		return true
 	}
 	return false
 }
@@ -1579,6 +1599,9 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 				return out, subj
 			}
 		}
+	case "mum", "mom", "mam", "dad", "mum's", "mom's", "dad's", "nan", "nan's", "grandma", "grandma's", "grandpa", "grandpa's", "wife", "wife's", "husband", "husband's", "partner", "partner's":
+		// "…and dad drives a bus": the user's relative, named without "my".
+		return extractClause(out, prepend("my", lowerFirst(toks)), tail, prev)
 	case "the":
 		// "The wedding got moved to September": the user's own event.
 		if len(toks) < 4 || !events[lower(toks[1])] || !ownEvent(strings.Join(toks, " ")) {
@@ -1766,6 +1789,10 @@ func coordinated(pred []string) [][]string {
 	n := r - a - 1
 	if n < 1 || n > 4 {
 		return nil
+	}
+	if rw := lower(pred[a+1]); strings.HasSuffix(rw, "ly") && len(rw) > 4 && !capitalized(pred[a+1]) ||
+		strings.HasSuffix(rw, "ing") && verbs[rw] != "" && !strings.HasSuffix(lower(pred[a-1]), "ing") {
+		return nil // "turning 40 next month and honestly dreading it": a second predicate
 	}
 	if rw := lower(pred[a+1]); n == 1 && (weekdays[strings.TrimSuffix(rw, "s")] || months[rw] || isNumber(rw) && isNumber(lower(pred[a-1]))) {
 		return nil // "on Tuesdays and Thursdays" is one time, "kids (9 and 6)" one list of ages

@@ -392,6 +392,8 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"still using an iPhone 8", []want{w("User is still using an iPhone 8.", "object=use an iphone 8")}},
 		{"I have two kids (9 and 6)", []want{w("User has two kids 9 and 6.", "slot=number-of:kids")}},
 		{"I work full time as an electrician", []want{w("User works full time as an electrician.", "slot=job")}},
+		{"mum's a teacher and dad drives a taxi", []want{w("User's mum is a teacher.", "object=mum: be a teacher"), w("User's dad drives a taxi.", "object=dad: drive a taxi")}},
+		{"freelance web designer, mostly shops and portfolios", []want{w("User is a freelance web designer.", "slot=job")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -473,7 +475,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"no that's wrong, 7 times 8 is 56", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}

@@ -136,7 +136,9 @@ var numberWords = map[string]string{
 var synonyms = map[string]string{
 	"kid": "child", "kids": "child", "children": "child", "mom": "mother", "mum": "mother", "mommy": "mother",
 	"mam": "mother", "dad": "father", "daddy": "father", "grandma": "grandmother", "granny": "grandmother",
-	"grandpa": "grandfather", "favourite": "favorite", "colour": "color", "grandkids": "grandchild",
+	"grandpa": "grandfather", "nan": "grandmother", "nana": "grandmother", "nanna": "grandmother", "gran": "grandmother",
+	"grandad": "grandfather", "granddad": "grandfather", "stepdad": "stepfather", "stepmum": "stepmother", "stepmom": "stepmother",
+	"uni": "university", "favourite": "favorite", "colour": "color", "grandkids": "grandchild",
 	"grandchildren": "grandchild", "wed": "married", "hubby": "husband", "bf": "boyfriend", "gf": "girlfriend",
 	"cant": "can", "dont": "do", "doesnt": "does", "im": "am", "ive": "have",
 	"love": "like", "loves": "like", "loved": "like", "enjoy": "like", "enjoys": "like", "enjoyed": "like",

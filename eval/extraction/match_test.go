@@ -15,6 +15,8 @@ func TestMatches(t *testing.T) {
 		// The same fact in other words.
 		{"User lives in Lisbon.", "User lives in Lisbon", true},
 		{"User takes sertraline 50 mg.", "User takes sertraline 50mg.", true},
+		{"User's grandmother is 92 years old.", "User's nan is 92.", true},
+		{"User was raised by their stepfather.", "User's stepdad raised them.", true},
 		{"User takes sertraline 50 mg.", "User takes sertraline 20mg.", false},
 		{"User lives in Lisbon.", "user LIVES in lisbon!", true},
 		{"User's sister Ana lives in Porto.", "User's sister, Ana, lives in Porto.", true},
