@@ -983,8 +983,8 @@ func fragment(toks []string) []string {
 		}
 		noun, n = lower(t), n+1
 	}
-	if verbStart(w) && !states[w] && !statuses[w] && w != "no" && w != "never" {
-		return nil // "is a doctor": a predicate, not a fragment
+	if verbStart(w) && !states[w] && !statuses[w] && w != "no" && w != "never" || thirdPronoun(w) || w == "he" || w == "she" || w == "they" || w == "it" || w == "you" || w == "i" || w == "everyone" || w == "people" {
+		return nil // "is a doctor", "she is a doctor": a predicate or a clause, not a fragment
 	}
 	named := n <= 5 && (passions2[noun] || jobs[noun]) // "die hard Liverpool fan"
 	for j, t := range toks {
@@ -1628,12 +1628,42 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 		return out, subject{}
 	}
 	out = extractPredicate(out, subj, pred, tail)
+	if subj.kind != other {
+		if named, ok := namedIn(pred); ok {
+			// "I have a golden retriever named Biscuit, she's 4": she is
+			// Biscuit.
+			return out, named
+		}
+	}
 	if n := len(pred); subj.kind == other && n >= 2 && n <= 3 && be[lower(pred[0])] && allCapitalized(pred[1:]) {
 		// "My wife's name is Julia and she's a dentist": she is Julia.
 		r := strings.TrimSuffix(subj.rel, "'s name")
 		subj = makeSubject([]string{r}, pred[1:])
 	}
 	return out, subj
+}
+
+// namedIn returns who a predicate of the user's names, for "he" and
+// "she" in the next clause: "have a golden retriever named Biscuit",
+// "lost our old dog Max".
+func namedIn(pred []string) (subject, bool) {
+	for i := 1; i+1 < len(pred); i++ {
+		w := lower(pred[i])
+		if (w == "named" || w == "called") && capitalized(pred[i+1]) && (kin[lower(pred[i-1])] || pets[lower(pred[i-1])] || isWord(pred[i-1])) {
+			return makeSubject([]string{lower(pred[i-1])}, pred[i+1:i+2]), true
+		}
+		if (kin[w] || pets[w]) && pred[i+1] == "," && i+2 < len(pred) && capitalized(pred[i+2]) {
+			return makeSubject([]string{w}, pred[i+2:i+3]), true // "a son, Jake"
+		}
+		if (kin[w] || pets[w]) && capitalized(pred[i+1]) && lower(pred[i+1]) != "i" {
+			for j := i - 1; j >= 0 && j >= i-3; j-- {
+				if l := lower(pred[j]); l == "my" || l == "our" {
+					return makeSubject([]string{w}, pred[i+1:i+2]), true
+				}
+			}
+		}
+	}
+	return subject{}, false
 }
 
 // possessive parses a subject that starts with "my": "my sister Ana",
@@ -1887,7 +1917,7 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 	// Adverbs before the verb: "I also speak", "I no longer live".
 	v := 0
 	neg, retract := false, false
-	for v < len(pred) && preAdverbs[lower(pred[v])] {
+	for v < len(pred) && (preAdverbs[lower(pred[v])] || lower(pred[v]) == "much" && v+1 < len(pred) && likes[verbs[lower(pred[v+1])]]) { // "I much prefer"
 		switch lower(pred[v]) {
 		case "never":
 			neg = true

@@ -394,6 +394,11 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I work full time as an electrician", []want{w("User works full time as an electrician.", "slot=job")}},
 		{"mum's a teacher and dad drives a taxi", []want{w("User's mum is a teacher.", "object=mum: be a teacher"), w("User's dad drives a taxi.", "object=dad: drive a taxi")}},
 		{"freelance web designer, mostly shops and portfolios", []want{w("User is a freelance web designer.", "slot=job")}},
+		{"I much prefer tea", []want{w("User much prefers tea.", "object=tea")}},
+		{"I have a collie named Bess, she's 9", []want{w("User has a collie named Bess.", "object=collie bess"), w("User's collie Bess is 9.", "object=collie bess: be 9")}},
+		{"I have a son, Jake, he's 4", []want{w("User has a son, Jake.", "object=son jake"), w("User's son Jake is 4.", "slot=age-of:son jake", "object=4")}},
+		{"I married my wife Ana in 2010 and she is a doctor", []want{
+			w("User married their wife Ana in 2010.", "object=marry my wife ana in 2010"), w("User's wife Ana is a doctor.", "object=wife ana: be a doctor")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
