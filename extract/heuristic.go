@@ -898,6 +898,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "originally from Lagos, now in Manchester"
 	case i == 0 && w == "never" && next == "been" && len(toks) > 2:
 		subj = []string{"I've"} // "never been to Asia"
+	case i == 0 && w == "had" && next == "to" && len(toks) > 3 && hadToChange[lower(toks[2])]:
+		subj = []string{"I"} // "had to give up rugby"
 	case i == 0 && w == "had" && !determiners[next] && !pronounObjects[next] && next != "to" && next != "some" && next != "no" && !meals[next] && len(toks) > 2:
 		subj = []string{"I"} // "had knee surgery in 2021"
 	case i == 0 && w == "not" && strings.HasSuffix(next, "ing") && verbs[next] != "" && len(toks) > 2:
@@ -957,7 +959,7 @@ func fragment(toks []string) []string {
 	w := lower(toks[0])
 	next := lower(toks[1])
 	if r := strings.TrimSuffix(w, "'s"); ownKin[r] && (r != w || verbStart(next) || capitalized(toks[1]) && len(toks) > 2 && verbStart(lower(toks[2]))) ||
-		w == "the" && (ownKin[next] || pets[next] || ownThings[next]) && len(toks) > 2 && (verbStart(lower(toks[2])) || past[lower(toks[2])]) ||
+		w == "the" && (ownKin[next] || pets[next] || ownThings[next] || events[next]) && len(toks) > 2 && (verbStart(lower(toks[2])) || past[lower(toks[2])]) ||
 		(events[w] || ownThings[strings.TrimSuffix(w, "'s")] || strings.HasPrefix(w, "blood pressure")) && (strings.HasSuffix(w, "'s") || next == "was" || next == "is" || next == "got" || next == "has" || next == "came" || next == "starts" || next == "ends" || past[next] && !events[w]) && len(toks) > 2 {
 		// "honeymoon was in Zanzibar", "wedding is in June".
 		// "mum passed away", "dad's 78", "sister Ana lives in Porto".
@@ -1050,6 +1052,11 @@ func fragmentAt(toks []string, i int) []string {
 }
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey")
+
+// hadToChange are the verbs of a change after "had to" ("had to give up
+// rugby", "had to rehome Thumper"): the change happened. Others ("had to
+// leave early") are an errand of the day.
+var hadToChange = set("give quit stop sell move cancel retire rehome drop put leave change switch")
 
 // technical things are the subject of a request for help, not of a fact
 // to remember: "my code throws…", "my query returns…".
@@ -1931,6 +1938,16 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 	if v >= len(pred) {
 		return out
 	}
+	if lower(pred[v]) == "had" && v+3 < len(pred) && lower(pred[v+1]) == "to" && verbs[lower(pred[v+2])] == lower(pred[v+2]) && hadToChange[lower(pred[v+2])] &&
+		(lower(pred[v+2]) != "leave" || determiners[lower(pred[v+3])] || capitalized(pred[v+3])) {
+		// "I had to give up rugby": the user did, an obligation past.
+		l := lower(pred[v+2])
+		p := pastOf[l]
+		if p == "" {
+			p = ed(l)
+		}
+		pred = slices.Concat(pred[:v], []string{p}, pred[v+3:])
+	}
 	verb := lower(pred[v])
 	rest := pred[v+1:]
 	switch verb {
@@ -2280,6 +2297,9 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			comp = comp[1:] // "I'm originally from Kyiv"
 		}
 	}
+	if lemma == "go" && len(comp) > 2 && lower(comp[0]) == "back" && lower(comp[1]) == "to" && strings.HasSuffix(lower(comp[2]), "ing") {
+		lemma, comp = "start", comp[2:] // "went back to eating meat" starts eating it again
+	}
 	if lemma == "work" && len(comp) > 2 && (lower(comp[1]) == "time" || lower(comp[1]) == "days" || lower(comp[1]) == "nights") && (lower(comp[0]) == "full" || lower(comp[0]) == "part") {
 		comp = comp[2:] // "I work full time as an electrician"
 	} else if lemma == "work" && len(comp) > 1 && (lower(comp[0]) == "full-time" || lower(comp[0]) == "part-time" || lower(comp[0]) == "freelance") {
@@ -2359,6 +2379,16 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 				prep = "in "
 			}
 			c.Text = subj.text + " is " + prep + strings.Join(comp[index(lc, "to")+1:index(lc, "to")+1+len(strings.Fields(when))], " ") + "."
+		case rel == "divorce" && !c.Negated && !progressive && (lemma == "be" || lemma == "come" || lemma == "go" || lemma == "get"):
+			// "The divorce was finalised in March": no longer married.
+			set("family", "marital-status", 0.85, 0.8)
+			c.Object = ""
+		case (rel == "doctor" || rel == "doc" || rel == "gp" || rel == "consultant") && (lemma == "switch" || lemma == "change" || lemma == "move") && index(lc, "from") >= 0 && index(lc, "to") > index(lc, "from"):
+			// "My doctor switched me from metformin to insulin".
+			from, to := index(lc, "from"), index(lc, "to")
+			old, drug := strings.Join(lc[from+1:to], " "), phrase(lc, to+1)
+			return append(out, Candidate{Text: c.Text, Category: "health", Confidence: 0.8, Importance: 0.7, Object: strings.TrimPrefix(old, "the "), Retract: true},
+				Candidate{Text: "User is on " + strings.Join(comp[to+1:to+1+len(strings.Fields(drug))], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
 		case (lemma == "die" || lemma == "pass" && first == "away") && !c.Negated && !progressive && subj.name != "":
 			// "My dog Rex died": the fact of Rex ends, the death is told.
 			who := strings.TrimSpace(rel + " " + strings.ToLower(subj.name))
@@ -2694,7 +2724,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 }
 
 var (
-	events      = set("wedding party birthday appointment surgery operation interview exam trip vacation holiday honeymoon move concert graduation ceremony")
+	events      = set("divorce wedding party birthday appointment surgery operation interview exam trip vacation holiday honeymoon move concert graduation ceremony")
 	rescheduled = set("move postpone reschedule push delay change")
 	endVerbs    = set("stop quit ditch")
 	habitNouns  = set("diet medication meds pills therapy treatment lessons classes habit routine subscription membership")
@@ -2860,7 +2890,7 @@ func endsHabit(lemma string, lc []string) string {
 		return "" // "I stopped the car"
 	}
 	for _, w := range lc[start:] {
-		if stops[w] || timeWords[w] || w == "," || w == "and" || w == "but" || isNumber(w) || w == "anymore" || w == "now" || w == "again" {
+		if stops[w] || timeWords[w] || w == "," || w == "and" || w == "but" || w == "because" || w == "cos" || isNumber(w) || w == "anymore" || w == "now" || w == "again" {
 			break
 		}
 		if w == "a" || w == "an" || w == "the" || strings.HasSuffix(w, "ly") && len(w) > 4 {
@@ -3084,6 +3114,7 @@ var (
 
 	verbs       = map[string]string{} // form → lemma
 	past        = map[string]bool{}
+	pastOf      = map[string]string{} // lemma → simple past, of the irregular verbs
 	thirdPerson = map[string]string{"have": "has", "be": "is", "do": "does", "go": "goes"}
 )
 
@@ -3096,6 +3127,7 @@ func init() {
 		add(f[1], f[0])
 		add(f[2], f[0])
 		past[f[1]] = true
+		pastOf[f[0]] = f[1]
 	}
 	for _, v := range strings.Fields(regularVerbs) {
 		if _, ok := verbs[v]; ok && verbs[v] == v {

@@ -399,6 +399,12 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I have a son, Jake, he's 4", []want{w("User has a son, Jake.", "object=son jake"), w("User's son Jake is 4.", "slot=age-of:son jake", "object=4")}},
 		{"I married my wife Ana in 2010 and she is a doctor", []want{
 			w("User married their wife Ana in 2010.", "object=marry my wife ana in 2010"), w("User's wife Ana is a doctor.", "object=wife ana: be a doctor")}},
+		{"had to give up tennis because of my knee", []want{
+			w("User gave up tennis because of their knee.", "object=tennis", "retract"), w("User gave up tennis because of their knee.", "object=give up tennis because of my knee")}},
+		{"went back to eating meat last year", []want{w("User went back to eating meat last year.", "slot=diet")}},
+		{"the divorce came through in May", []want{w("User's divorce came through in May.", "slot=marital-status")}},
+		{"My doctor switched me from ramipril to losartan.", []want{
+			w("User's doctor switched them from ramipril to losartan.", "object=ramipril", "retract"), w("User is on losartan.", "object=losartan")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -480,7 +486,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"no that's wrong, 7 times 8 is 56", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}

@@ -455,6 +455,10 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I don't drink at all", "I've started drinking again, just socially"}, ended: []string{"User does not drink at all."}},
 		{turns: []string{"I'm on metformin", "doctor took me off the metformin"}, ended: []string{"User is on metformin."}},
 		{turns: []string{"I live in Bristol.", "yeah like I said, I'm in Bristol"}, stands: []string{"User lives in Bristol."}, repeat: true},
+		{turns: []string{"I'm married, no kids", "the divorce was finalised in March"}, ended: []string{"User is married."}},
+		{turns: []string{"I play rugby on Saturdays", "had to give up rugby because of my shoulder"}, ended: []string{"User plays rugby on Saturdays."}},
+		{turns: []string{"I'm vegan", "went back to eating meat after 3 years of being vegan"}, ended: []string{"User is vegan."}},
+		{turns: []string{"I take metformin.", "My doctor switched me from metformin to insulin."}, ended: []string{"User takes metformin."}, stands: []string{"User is on insulin."}},
 		// 10. Corrections rewrite the newest memory that names the old value.
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
 		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
