@@ -331,6 +331,15 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	if c, ok := correction(toks); ok {
 		return append(out, c)
 	}
+	if k := 0; len(toks) > 2 {
+		if lower(toks[0]) == "please" {
+			k = 1
+		}
+		if k+2 < len(toks) && lower(toks[k]) == "call" && lower(toks[k+1]) == "me" && capitalized(toks[k+2]) {
+			// "Call me Dave": what the user goes by.
+			return append(out, Candidate{Text: "User goes by " + toks[k+2] + ".", Category: "identity", Slot: "nickname", Confidence: 0.85, Importance: 0.8})
+		}
+	}
 	if l := profileList(toks); l != nil {
 		return extractClauses(out, l, nil)
 	}
@@ -367,6 +376,25 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 		sub, main := []string(nil), []string(nil)
 		if c >= 0 {
 			sub, main = toks[1:c], toks[c+1:]
+		}
+		if len(toks) > 2 && strings.HasSuffix(lower(toks[1]), "ing") && verbs[lower(toks[1])] != "" && (c < 0 || c > 2) {
+			// "Since moving to Oslo in 2022 I've picked up skiing": the
+			// user moved.
+			l := verbs[lower(toks[1])]
+			p := pastOf[l]
+			if p == "" {
+				p = ed(l)
+			}
+			end := 2
+			for ; end < len(toks) && end != c && !subjectStart(toks, end); end++ {
+			}
+			if lower(toks[0]) != "while" {
+				out = extractClauses(out, slices.Concat([]string{"I", p}, toks[2:end]), nil)
+			}
+			if end == c {
+				end++
+			}
+			return extractClauses(out, toks[end:], nil)
 		}
 		for i := 2; i < len(toks) && (c < 0 || i < c); i++ {
 			if s := lower(toks[i]); s == "i" || s == "i'm" || s == "i've" || s == "im" || s == "we" || s == "we're" || s == "we've" {
@@ -720,6 +748,9 @@ func listItem(frag []string) []string {
 	if jobPhrase(prepend("a", lowerAll(frag))) {
 		return slices.Concat([]string{",", "I'm", "a"}, lowerFirst(frag)) // "pilot for easyJet"
 	}
+	if full := fragment(frag); full != nil {
+		return prepend(",", full) // "recently divorced"
+	}
 	return nil
 }
 
@@ -859,6 +890,9 @@ func withSubject(toks []string) []string {
 		i = 1 // "just got back from Japan"
 	}
 	if len(toks) < i+2 {
+		if i < len(toks) && (states[lower(toks[i])] || statuses[lower(toks[i])]) {
+			return fragment(toks) // "recently divorced"
+		}
 		return nil
 	}
 	w := lower(toks[i])
@@ -866,8 +900,8 @@ func withSubject(toks []string) []string {
 	lemma, isVerb := verbs[w]
 	var subj []string
 	switch {
-	case i == 0 && (states[w] || statuses[w]):
-		return fragment(toks) // "divorced, two kids", not "I divorced"
+	case states[w] || statuses[w]:
+		return fragment(toks) // "divorced, two kids", "recently divorced", not "I divorced"
 	case statives[w] && (stops[next] || next == "near"):
 		subj = []string{"I'm"} // "based in Austin", "licensed in Texas"
 	case w == "diagnosed" && next == "with":
@@ -970,12 +1004,22 @@ func fragment(toks []string) []string {
 		rest[0] = lower(rest[0])
 		return prepend("my", rest)
 	}
+	if (w == "currently" || w == "now") && capitalized(toks[1]) && lower(toks[1]) != "i" {
+		return slices.Concat([]string{"I", "live", "in"}, toks[1:]) // "…, currently Singapore"
+	}
+	if w == "full" && (next == "name's" || next == "name" && len(toks) > 2 && lower(toks[2]) == "is") {
+		rest := toks[2:]
+		if next == "name" {
+			rest = toks[3:]
+		}
+		return slices.Concat([]string{"my", "name", "is"}, rest) // "Full name's David Okafor"
+	}
 	if k := index(toks, "is"); favourites[w] && k > 1 && k <= 4 && k+1 < len(toks) {
 		return prepend("my", lowerFirst(toks)) // "favourite food is my nan's jollof"
 	}
 	i := 0
-	for i < len(toks)-1 && (intensifiers[lower(toks[i])] || lower(toks[i]) == "not") {
-		i++ // "pretty short-sighted", "not religious at all"
+	for i < len(toks)-1 && (intensifiers[lower(toks[i])] || lower(toks[i]) == "not" || leadAdverbs[lower(toks[i])]) {
+		i++ // "pretty short-sighted", "not religious at all", "recently divorced"
 	}
 	lead := lower(toks[i])
 	noun, n := "", 0
@@ -985,7 +1029,7 @@ func fragment(toks []string) []string {
 		}
 		noun, n = lower(t), n+1
 	}
-	if verbStart(w) && !states[w] && !statuses[w] && w != "no" && w != "never" || thirdPronoun(w) || w == "he" || w == "she" || w == "they" || w == "it" || w == "you" || w == "i" || w == "everyone" || w == "people" {
+	if verbStart(w) && !states[w] && !statuses[w] && !leadAdverbs[w] && w != "no" && w != "never" || thirdPronoun(w) || w == "he" || w == "she" || w == "they" || w == "it" || w == "you" || w == "i" || w == "everyone" || w == "people" {
 		return nil // "is a doctor", "she is a doctor": a predicate or a clause, not a fragment
 	}
 	named := n <= 5 && (passions2[noun] || jobs[noun]) // "die hard Liverpool fan"
@@ -997,7 +1041,7 @@ func fragment(toks []string) []string {
 			break // "two teenagers who live with me", "at the bottom of the garden"
 		}
 		nounPlace := j > 0 && (isNumber(lower(toks[j-1])) || determiners[lower(toks[j-1])]) // "two kids", "a cook"
-		if t := lower(t); verbStart(t) && !named && !nounPlace && !(j == i && (states[t] || statuses[t])) && !(j == 0 && t == "no") || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
+		if t := lower(t); verbStart(t) && !named && !nounPlace && !leadAdverbs[t] && !(j == i && (states[t] || statuses[t])) && !(j == 0 && t == "no") || t == "you" || t == "your" || t == "i" || t == "me" || t == "it" {
 			return nil // a clause with a verb, or not the user's
 		}
 	}
@@ -1052,6 +1096,10 @@ func fragmentAt(toks []string, i int) []string {
 }
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey")
+
+// leadAdverbs may come before a state in a fragment: "recently
+// divorced", "originally Greek", "happily married".
+var leadAdverbs = set("recently newly happily originally currently formerly proudly")
 
 // hadToChange are the verbs of a change after "had to" ("had to give up
 // rugby", "had to rehome Thumper"): the change happened. Others ("had to
@@ -1169,7 +1217,7 @@ func habitual(verb string, toks []string) bool {
 		case t == "me" || t == "you" || t == "your" || t == "please" || t == "this" || t == "it":
 			return false
 		case t == "every" || t == "daily" || t == "weekly" || t == "nightly" || t == "nights" || t == "weekends" ||
-			t == "mornings" || t == "evenings" || t == "most" || t == "winters" || t == "summers" || t == "weekdays" || weekdays[strings.TrimSuffix(t, "s")] && strings.HasSuffix(t, "s"):
+			t == "mornings" || t == "evenings" || t == "most" || t == "winters" || t == "summers" || t == "weekdays" || t == "everywhere" || weekdays[strings.TrimSuffix(t, "s")] && strings.HasSuffix(t, "s"):
 			often = true
 		case (t == "a" || t == "per") && i > 0 && i+1 < len(toks) && timeUnits[lower(toks[i+1])]:
 			often = true // "twice a week"
@@ -1191,7 +1239,7 @@ var (
 	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
 	notCounts  = set("times things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
-	passions2  = set("nerd geek fan buff addict junkie enthusiast lover fanatic")
+	passions2  = set("nerd geek fan buff addict junkie enthusiast lover fanatic holder member supporter volunteer")
 	requests   = set("write explain tell give show make find list summarize summarise translate check help compare draft suggest recommend generate create fix calculate convert describe define rewrite proofread edit review analyse analyze design code debug send remind add update delete remove set let get look try pick name count sort format plan book teach fill answer solve")
 )
 
@@ -2114,10 +2162,10 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 		for i < len(comp) && (intensifiers[lower(comp[i])] || lower(comp[i]) == "not") {
 			i++
 		}
-		if i == len(comp) || transient[lower(comp[i])] && !(i+1 < len(comp) && lower(comp[i+1]) == "of") {
+		if i == len(comp) || transient[lower(comp[i])] && !(i+1 < len(comp) && (lower(comp[i+1]) == "of" || lower(comp[i]) == "right" && (stops[lower(comp[i+1])] || lower(comp[i+1]) == "by" || lower(comp[i+1]) == "next"))) {
 			return true // "I'm fine", "I'm so tired", but "I'm afraid of heights"
 		}
-		if (subj.kind != other || len(comp) > 2 && transient[lower(comp[2])]) && isNumber(first) && len(comp) > 1 && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" &&
+		if (subj.kind != other || len(comp) > 2 && transient[lower(comp[2])]) && isNumber(first) && len(comp) > 1 && comp[1] != "," && !strings.HasPrefix(lower(comp[1]), "year") && lower(comp[1]) != "now" && lower(comp[1]) != "today" &&
 			!(len(comp) > 2 && (statuses[lower(comp[2])] || states[lower(comp[2])])) {
 			return true // "I'm 5 minutes late" (but "I'm 6 months pregnant")
 		}
@@ -2436,6 +2484,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	switch {
 	// Residence.
 	case (lemma == "live" && first == "in" || lemma == "be" && first == "based" && len(lc) > 1 && lc[1] == "in") && !strings.Contains(verb, "used") &&
+		!(len(lc) > 1 && isNumber(lc[1])) && // (but "I've lived in 6 countries")
 		lower(verb) != "lived": // "I lived in Tokyo" is a past home, not the residence ("I've lived in Warsaw for 8 years" is)
 		at := 1
 		if first == "based" {
@@ -3220,7 +3269,7 @@ func stripFillers(toks []string) []string {
 	return toks
 }
 
-var fillers = set("actually well oh ok okay so and but also plus btw fyi anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
+var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}

@@ -405,6 +405,19 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"the divorce came through in May", []want{w("User's divorce came through in May.", "slot=marital-status")}},
 		{"My doctor switched me from ramipril to losartan.", []want{
 			w("User's doctor switched them from ramipril to losartan.", "object=ramipril", "retract"), w("User is on losartan.", "object=losartan")}},
+		{"I'm 45, recently divorced, and I've just started dating again", []want{
+			w("User is 45.", "slot=age"), w("User is recently divorced.", "slot=marital-status"), w("User has just started dating again.", "object=date")}},
+		{"retired nurse, 67, on my own since my husband passed", []want{
+			w("User is a retired nurse.", "slot=job"), w("User is 67, on their own.", "slot=age"), w("User's husband passed.", "object=husband: pass")}},
+		{"our flat is right by the canal in Leeds", []want{w("User's flat is right by the canal in Leeds.", "object=flat: be right by the canal in leeds")}},
+		{"PhD student in Bonn, originally Greek, cycle everywhere", []want{
+			w("User is a phd student in Bonn.", "slot=job"), w("User is originally Greek.", "object=be greek"), w("User cycles everywhere.", "object=cycle everywhere")}},
+		{"big Spurs fan, season ticket holder for 15 years", []want{
+			w("User is a big Spurs fan.", "object=be a big spurs fan"), w("User has been a season ticket holder for 15 years.", "object=be a season ticket holder for 15 years")}},
+		{"I've lived in 6 countries, currently Singapore", []want{
+			w("User has lived in 6 countries.", "object=live in 6 countries"), w("User lives in Singapore.", "slot=residence")}},
+		{"Call me Dave, everyone does. Full name's David Okafor.", []want{w("User goes by Dave.", "slot=nickname"), w("User's name is David Okafor.", "slot=name")}},
+		{"since moving to Oslo in 2022 I've picked up skiing", []want{w("User moved to Oslo in 2022.", "slot=residence"), w("User has picked up skiing.", "object=pick up skiing")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
