@@ -68,6 +68,7 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 		start := len(out)
 		forSentences(m.Content, func(s string, question bool) {
+			s = unquoted(s)
 			if question {
 				s = premise(s)
 			}
@@ -127,6 +128,48 @@ var abbreviations = map[string]string{
 	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
 	"hrs": "hours", "wks": "weeks", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bday": "birthday",
 }
+
+// unquoted returns s without its quotations: words in quotes are someone
+// else's ("My friend said 'I'm moving to Berlin'") or text to work on
+// ("Translate 'I am a doctor'"), not the user's statements. A quote
+// opens after a space or the start and closes before a space, a
+// punctuation mark or the end ("I'm" inside it does not close it).
+func unquoted(s string) string {
+	if !strings.ContainsAny(s, "'\"‘’“”") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		closing := quotePairs[r]
+		if closing == 0 || i > 0 && !strings.ContainsRune(" \t(:—-", rune(s[i-1])) {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		end := -1
+		for j := i + n; j < len(s); {
+			q, m := utf8.DecodeRuneInString(s[j:])
+			if q == closing || q == '\'' && closing == '’' || q == '’' && closing == '\'' {
+				if k := j + m; k == len(s) || strings.ContainsRune(" \t.,!?:;)-—", rune(s[k])) {
+					end = k
+					break
+				}
+			}
+			j += m
+		}
+		if end < 0 {
+			b.WriteString(s[i : i+n]) // no closing quote: an apostrophe
+			i += n
+			continue
+		}
+		b.WriteString(" ")
+		i = end
+	}
+	return b.String()
+}
+
+var quotePairs = map[rune]rune{'\'': '\'', '"': '"', '‘': '’', '“': '”'}
 
 // premise returns the statement a question leads with, or "": "I'm
 // diabetic, what can I eat for breakfast" states "I'm diabetic"; "as a
@@ -360,6 +403,8 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 			return extractSentence(out, strings.Join(toks[c+1:], " "), named)
 		}
 		return out // a question, a hypothetical, a request or small talk
+	case "roleplay", "role-play", "pretend", "scenario", "roleplaying":
+		return out // fiction: "Roleplay: you are a landlord and I'm a tenant"
 	case "in":
 		// "In the story, I am a dragon": fiction, a game, a dream.
 		for _, t := range toks[1:min(len(toks), 5)] {

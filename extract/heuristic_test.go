@@ -418,6 +418,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User has lived in 6 countries.", "object=live in 6 countries"), w("User lives in Singapore.", "slot=residence")}},
 		{"Call me Dave, everyone does. Full name's David Okafor.", []want{w("User goes by Dave.", "slot=nickname"), w("User's name is David Okafor.", "slot=name")}},
 		{"since moving to Oslo in 2022 I've picked up skiing", []want{w("User moved to Oslo in 2022.", "slot=residence"), w("User has picked up skiing.", "object=pick up skiing")}},
+		{"my kids' school is in Leeds", []want{w("User's kids' school is in Leeds.", "object=kids' school: be in leeds")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -499,7 +500,9 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
+		"no that's wrong, 7 times 8 is 56", "My friend said 'I'm moving to Berlin' - how should I respond?",
+		"Translate 'I am a doctor and I live in Rome' into Italian.", "Roleplay: you are a landlord and I'm a tenant.",
+		"\"I'm a vegetarian,\" said the character in my book.", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
 		checkHeuristic(t, say, nil)
 	}
