@@ -117,6 +117,13 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 		if d.Old != nil {
 			p.drop(d.Old.ID)
 		}
+		if cd.Slot == "residence" && !cd.Negated && !cd.Retract && d.Memory != nil {
+			// The plan to move there is done: "moving to Seattle next
+			// month", then "I live in Seattle now".
+			if err := c.endMovePlans(ctx, userID, cd, d.Memory, p); err != nil {
+				return out, err
+			}
+		}
 		switch d.Op {
 		case OpAdd, OpInvalidate:
 			if d.Memory != nil { // nil: a retraction
@@ -417,11 +424,13 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" && sameObject(normalize(m.Text), cd.Object) || sameObject(meta.Object, cd.Object)) {
 				ended = append(ended, m)
 			} else if rel, ok := strings.CutPrefix(cd.Slot, "name-of:"); ok && meta.Slot == "" && cd.Object != "" && !meta.Negated &&
-				normalize(meta.Object) == normalize(rel+" "+cd.Object) {
+				(normalize(meta.Object) == normalize(rel+" "+cd.Object) || strings.HasPrefix(meta.Object, rel+" "+cd.Object+": ")) {
 				// "I broke up with Tom" ends "User has a boyfriend named
 				// Tom." (of no slot, its object the relation and name).
 				ended = append(ended, m)
 			}
+		case cd.Object != "" && strings.HasPrefix(meta.Slot, "age-of:") && sameObject(strings.TrimPrefix(meta.Slot, "age-of:"), cd.Object):
+			ended = append(ended, m) // "Luna died" ends "User's cat Luna is 14."
 		case cd.Object != "" && meta.Object != "":
 			if !meta.Negated && ends(meta.Object, cd.Object) {
 				ended = append(ended, m)
@@ -450,6 +459,27 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 		}
 	}
 	return d, nil
+}
+
+// endMovePlans invalidates the valid plans of moving to the place that a
+// new residence memory names, superseded by it.
+func (c *Consolidator) endMovePlans(ctx context.Context, userID string, cd Candidate, m *agentmem.Memory, p *pool) error {
+	place := namesIn(cd.Text)
+	if place == "" {
+		return nil
+	}
+	for _, o := range slices.Clone(p.valid) {
+		if o.Category != "plan" || o.ID == m.ID {
+			continue
+		}
+		if t := normalize(o.Text); (strings.Contains(t, "move") || strings.Contains(t, "moving") || strings.Contains(t, "relocat")) && strings.Contains(" "+t+" ", " "+place+" ") {
+			if _, err := c.Store.InvalidateMemory(ctx, userID, o.ID, m.ID, "done: "+cd.Text); err != nil {
+				return err
+			}
+			p.drop(o.ID)
+		}
+	}
+	return nil
 }
 
 // correct applies a correction ("sorry, I meant Braga, not Porto"): the

@@ -368,11 +368,18 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 		return out // code, not a statement: "for i in range(10) print(i)"
 	}
 	toks := stripHedge(stripFillers(expand(tokenize(s))))
+	if len(toks) == 1 && singleEvents[lower(toks[0])] {
+		toks, named = []string{"I", lower(toks[0])}, true // "graduated!", "retired!"
+	}
 	if len(toks) < 2 {
 		return out
 	}
 	if c, ok := correction(toks); ok {
 		return append(out, c)
+	}
+	if thing := forgetAbout(toks); thing != "" {
+		// "forget what I said about the marathon": its memories end.
+		return append(out, Candidate{Text: "User took back what they said about " + thing + ".", Category: "fact", Confidence: 0.8, Importance: 0.6, Object: thing, Retract: true})
 	}
 	if k := 0; len(toks) > 2 {
 		if lower(toks[0]) == "please" {
@@ -983,6 +990,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"} // "had knee surgery in 2021"
 	case i == 0 && w == "not" && strings.HasSuffix(next, "ing") && verbs[next] != "" && len(toks) > 2:
 		subj = []string{"I'm"} // "not doing keto anymore"
+	case i == 0 && (w == "haven't" || w == "havent") && (past[next] || participles[next]) && len(toks) > 2:
+		subj = []string{"I"} // "haven't had a drink in 100 days"
 	case i == 0 && (w == "can't" || w == "cant" || w == "don't" || w == "dont" || w == "never") && (verbs[next] == next || past[next]) && len(toks) > 2 && !pronounObjects[lower(toks[2])] && !smallTalkVerbs[verbs[next]]:
 		subj = []string{"I"} // "can't stand coriander", "don't drink", "never learned to drive"
 	case (w == "into" || (w == "big" || w == "really" || w == "very" || w == "super" || w == "heavily") && next == "into") && len(toks) > i+2:
@@ -1048,6 +1057,9 @@ func fragment(toks []string) []string {
 		}
 		rest[0] = lower(rest[0])
 		return prepend("my", rest)
+	}
+	if capitalized(toks[0]) && w != "i" && (next == "died" || next == "passed" && len(toks) > 2 && lower(toks[2]) == "away") {
+		return toks // "Luna died this morning": someone of the user's, named
 	}
 	if (w == "currently" || w == "now") && capitalized(toks[1]) && lower(toks[1]) != "i" {
 		return slices.Concat([]string{"I", "live", "in"}, toks[1:]) // "…, currently Singapore"
@@ -1141,6 +1153,33 @@ func fragmentAt(toks []string, i int) []string {
 }
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey")
+
+// singleEvents may make a sentence on their own: "graduated!".
+var singleEvents = set("graduated retired engaged married divorced")
+
+// forgetAbout reads "forget what I said about the marathon": the user
+// takes back what they said of a thing; it returns its noun, or "".
+func forgetAbout(toks []string) string {
+	k := 0
+	if k < len(toks) && lower(toks[k]) == "please" {
+		k++
+	}
+	if k+4 >= len(toks) || lower(toks[k]) != "forget" {
+		return ""
+	}
+	a := index(toks, "about")
+	if a < 0 || a > k+5 {
+		return ""
+	}
+	end := a + 1
+	for end < len(toks) && toks[end] != "," && !splitConj[lower(toks[end])] {
+		end++
+	}
+	if end == a+1 {
+		return ""
+	}
+	return lower(toks[end-1])
+}
 
 // leadAdverbs may come before a state in a fragment: "recently
 // divorced", "originally Greek", "happily married".
@@ -2051,8 +2090,8 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 		switch lower(t) {
 		case "you", "your", "you're", "you've", "yours", "u", "ur":
 			return out // about or to the assistant
-		case "anymore", "any more":
-			retract = true
+		case "anymore", "any more", "actually":
+			retract = true // (a retraction only when the clause is negated: "I don't actually have a dog")
 		case "said", "says":
 			return out // a quote
 		case "not", "n't", "never":
@@ -2241,7 +2280,7 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 		return true
 	}
 	// A bare pronoun object is not self-contained: "I love it".
-	if len(comp) > 0 && len(comp) <= 2 && pronounObjects[first] && !(first == "one" && len(comp) == 2 && !pronounObjects[lower(comp[1])] && !fillers[lower(comp[1])] && !clauseAdverbs[lower(comp[1])] && !trailingFillers[lower(comp[1])]) {
+	if len(comp) > 0 && len(comp) <= 2 && pronounObjects[first] && !(len(comp) == 2 && timeUnits[strings.TrimSuffix(lower(comp[1]), "s")]) && !(first == "one" && len(comp) == 2 && !pronounObjects[lower(comp[1])] && !fillers[lower(comp[1])] && !clauseAdverbs[lower(comp[1])] && !trailingFillers[lower(comp[1])]) {
 		return true
 	}
 	if len(comp) == 0 && (modalAux[lemma] || lemma == "be" || lemma == "have" || lemma == "do" || lemma == "get" || lemma == "go") {
@@ -2551,6 +2590,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case (lemma == "move" || lemma == "relocate") && !progressive && !c.Negated && index(lc, "to") >= 0:
 		set("place", "residence", 0.85, 0.8)
 		c.Object = value(index(lc, "to") + 1)
+
 	case (lemma == "move" || lemma == "relocate") && progressive:
 		set("plan", "", 0.75, 0.7)
 
@@ -2648,8 +2688,13 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		set("activity", "", 0.75, 0.6)
 		c.Object = verbs[first]
 	// "I haven't smoked in three months": the habit has ended.
-	case c.Negated && subj.kind == self && abstained(verb, lc) && lemma != "be" && lemma != "have":
-		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.75, Importance: 0.6, Object: lemma, Retract: true})
+	case c.Negated && subj.kind == self && abstained(verb, lc) && lemma != "be" && (lemma != "have" || habitOfHave(lc) != ""):
+		// ("I haven't had a drink in 100 days": drinking.)
+		habit := lemma
+		if lemma == "have" {
+			habit = habitOfHave(lc)
+		}
+		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.75, Importance: 0.6, Object: habit, Retract: true})
 		set("event", "", 0.75, 0.6)
 	case endsHabit(lemma, lc) != "" && !c.Negated && !progressive && subj.kind == self:
 		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: endsHabit(lemma, lc), Retract: true})
@@ -2741,6 +2786,13 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		c.Object = first
 		if c.Negated {
 			c.Retract = true
+		}
+		if (first == "divorced" || first == "separated") && subj.name != "" && !c.Negated {
+			// "Claire and I are divorced now": Claire is no longer the
+			// wife, and what was said of her as the wife ends.
+			for _, r := range []string{"wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee"} {
+				out = append(out, Candidate{Text: c.Text, Category: "family", Confidence: 0.8, Importance: 0.7, Slot: "name-of:" + r, Object: strings.ToLower(subj.name), Retract: true})
+			}
 		}
 	case lemma == "grow" && first == "up":
 		set("place", "", 0.85, 0.7)
@@ -2862,6 +2914,20 @@ func birthdayClause(toks []string) (Candidate, bool) {
 		}
 	}
 	return Candidate{Text: text + ".", Category: "identity", Slot: "age", Confidence: 0.85, Importance: 0.7}, true
+}
+
+// habitOfHave returns the habit that "haven't had a drink" (a cigarette,
+// a smoke, a beer) tells of, or "".
+func habitOfHave(lc []string) string {
+	for _, w := range lc[:min(len(lc), 3)] {
+		switch strings.TrimSuffix(w, "s") {
+		case "drink", "beer", "wine", "pint":
+			return "drink"
+		case "cigarette", "smoke", "fag", "ciggie", "cig":
+			return "smoke"
+		}
+	}
+	return ""
 }
 
 // abstained reports whether a negated perfect says for how long the user

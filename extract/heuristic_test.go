@@ -159,7 +159,15 @@ func TestHeuristic_Changes(t *testing.T) {
 			w("User broke up with Lena.", "slot=name-of:fiance", "object=lena", "retract"),
 			w("User broke up with Lena.", "slot=name-of:fiancee", "object=lena", "retract"),
 			w("User broke up with Lena.", "object=break up with lena")}},
-		{"Tom and I got divorced last year.", []want{w("User and Tom got divorced last year.", "slot=marital-status")}},
+		{"Tom and I got divorced last year.", []want{
+			w("User and Tom got divorced last year.", "slot=name-of:wife", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=name-of:husband", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=name-of:partner", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=name-of:girlfriend", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=name-of:boyfriend", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=name-of:fiance", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=name-of:fiancee", "object=tom", "retract"),
+			w("User and Tom got divorced last year.", "slot=marital-status")}},
 		{"My dog Rex died.", []want{
 			w("User's dog Rex died.", "object=dog rex", "retract"),
 			w("User's dog Rex died.", "object=dog rex: die")}},
@@ -419,6 +427,13 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"Call me Dave, everyone does. Full name's David Okafor.", []want{w("User goes by Dave.", "slot=nickname"), w("User's name is David Okafor.", "slot=name")}},
 		{"since moving to Oslo in 2022 I've picked up skiing", []want{w("User moved to Oslo in 2022.", "slot=residence"), w("User has picked up skiing.", "object=pick up skiing")}},
 		{"my kids' school is in Leeds", []want{w("User's kids' school is in Leeds.", "object=kids' school: be in leeds")}},
+		{"Luna died this morning", []want{w("User's Luna died this morning.", "object=luna", "retract"), w("User's Luna died this morning.", "object=luna: die this morning")}},
+		{"haven't had a drink in 100 days!", []want{
+			w("User has not had a drink in 100 days.", "object=drink", "retract"), w("User has not had a drink in 100 days.", "object=have a drink in 100 days", "negated")}},
+		{"graduated!", []want{
+			w("User graduated.", "slot=job", "object=student", "retract"), w("User graduated.", "slot=study", "retract"), w("User graduated.", "object=graduate")}},
+		{"forget what I said about the marathon", []want{w("User took back what they said about marathon.", "object=marathon", "retract")}},
+		{"I don't actually have a dog", []want{w("User does not actually have a dog.", "object=dog", "negated", "retract")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},

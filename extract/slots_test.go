@@ -459,6 +459,13 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I play rugby on Saturdays", "had to give up rugby because of my shoulder"}, ended: []string{"User plays rugby on Saturdays."}},
 		{turns: []string{"I'm vegan", "went back to eating meat after 3 years of being vegan"}, ended: []string{"User is vegan."}},
 		{turns: []string{"I take metformin.", "My doctor switched me from metformin to insulin."}, ended: []string{"User takes metformin."}, stands: []string{"User is on insulin."}},
+		{turns: []string{"My wife Claire works in finance.", "Claire and I are divorced now"}, ended: []string{"User's wife Claire works in finance."}},
+		{turns: []string{"our cat Luna is 14", "Luna died this morning"}, ended: []string{"User's cat Luna is 14."}},
+		{turns: []string{"I live in Austin.", "moving to Seattle next month", "ok, moved to Seattle now!"}, ended: []string{"User lives in Austin.", "User is moving to Seattle next month."}},
+		{turns: []string{"I'm training for the London Marathon.", "forget what I said about the marathon"}, ended: []string{"User is training for the London Marathon."}},
+		{turns: []string{"I drink most nights", "haven't had a drink in 100 days now!"}, ended: []string{"User drinks most nights."}},
+		{turns: []string{"I have a dog named Max.", "scratch that, I don't actually have a dog"}, ended: []string{"User has a dog named Max."}},
+		{turns: []string{"I'm a law student at Warwick.", "graduated!"}, ended: []string{"User is a law student at Warwick."}},
 		// 10. Corrections rewrite the newest memory that names the old value.
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
 		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
