@@ -9,6 +9,7 @@ package extract
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -128,6 +129,54 @@ var abbreviations = map[string]string{
 	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
 	"hrs": "hours", "wks": "weeks", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bday": "birthday",
 }
+
+// formFields reads a sentence written as a form, "name: Kofi / age: 22 /
+// from: Accra / studying: economics at Ashesi", as the user's clauses
+// ("my name is Kofi", "I'm 22", …), or returns nil. It must start with
+// a field it knows; fields are separated by "/", "|" or ",".
+func formFields(s string) []string {
+	keys := formKey.FindAllStringSubmatchIndex(s, -1)
+	if keys == nil || strings.TrimSpace(s[:keys[0][0]]) != "" {
+		return nil
+	}
+	var out []string
+	for n, k := range keys {
+		end := len(s)
+		if n+1 < len(keys) {
+			end = keys[n+1][0]
+		}
+		key := strings.ToLower(s[k[2]:k[3]])
+		v := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s[k[1]:end]), " ,/|;.!"))
+		if v == "" {
+			continue
+		}
+		a := "a "
+		if w := strings.ToLower(strings.Fields(v)[0]); w == "a" || w == "an" || w == "the" {
+			a = ""
+		}
+		switch key {
+		case "name":
+			out = append(out, "my name is "+v)
+		case "age":
+			out = append(out, "I'm "+v)
+		case "from", "hometown", "nationality":
+			out = append(out, "I'm from "+v)
+		case "location", "based", "city", "country", "home", "lives", "live":
+			out = append(out, "I live in "+v)
+		case "job", "occupation", "profession", "work", "role":
+			out = append(out, "I'm "+a+v)
+		case "studying", "study", "studies", "course":
+			out = append(out, "I'm studying "+v)
+		case "diet":
+			out = append(out, "I'm "+v)
+		case "kids", "children", "pets":
+			out = append(out, "I have "+v+" "+key)
+		}
+	}
+	return out
+}
+
+var formKey = regexp.MustCompile(`(?i)\b(name|age|from|hometown|nationality|location|based|city|country|home|lives|live|job|occupation|profession|work|role|studying|study|studies|course|diet|kids|children|pets)\s*:`)
 
 // unquoted returns s without its quotations: words in quotes are someone
 // else's ("My friend said 'I'm moving to Berlin'") or text to work on
@@ -364,12 +413,25 @@ func tokenize(s string) []string {
 // it names the user (mentionsUser, ownEvent); one that does not counts
 // only when it is the user's with the "I" left out (withSubject).
 func extractSentence(out []Candidate, s string, named bool) []Candidate {
+	if clauses := formFields(s); clauses != nil {
+		for _, c := range clauses {
+			out = extractSentence(out, c, true)
+		}
+		return out
+	}
 	if strings.ContainsAny(s, "({[=") && codeLike(s) {
 		return out // code, not a statement: "for i in range(10) print(i)"
 	}
 	toks := stripHedge(stripFillers(expand(tokenize(s))))
-	if len(toks) == 1 && singleEvents[lower(toks[0])] {
-		toks, named = []string{"I", lower(toks[0])}, true // "graduated!", "retired!"
+	if len(toks) == 1 {
+		switch w := lower(toks[0]); {
+		case statuses[w] || diets[w] || states[w]:
+			toks, named = []string{"I'm", w}, true // "engaged!", "vegetarian."
+		case singleEvents[w]:
+			toks, named = []string{"I", w}, true // "graduated!"
+		case jobs[w]:
+			toks, named = []string{"I'm", "a", w}, true // "nurse."
+		}
 	}
 	if len(toks) < 2 {
 		return out
@@ -952,6 +1014,8 @@ func withSubject(toks []string) []string {
 	lemma, isVerb := verbs[w]
 	var subj []string
 	switch {
+	case i == 0 && w == "got" && isNumber(next) && len(toks) > 2:
+		subj = []string{"I've"} // "got 3 kids": I have
 	case states[w] || statuses[w]:
 		return fragment(toks) // "divorced, two kids", "recently divorced", not "I divorced"
 	case statives[w] && (stops[next] || next == "near"):
@@ -984,6 +1048,10 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "originally from Lagos, now in Manchester"
 	case i == 0 && w == "never" && next == "been" && len(toks) > 2:
 		subj = []string{"I've"} // "never been to Asia"
+	case i == 0 && w == "myself" && capitalized(toks[1]):
+		return slices.Concat([]string{"I'm"}, toks[1:]) // "Myself Ramesh": I'm Ramesh
+	case i == 0 && w == "on" && len(toks) > 2 && (containsDigitByte(next) || isWord(next) && !timeWords[next] && !weekdays[strings.TrimSuffix(next, "s")] && !months[next] && !determiners[next] && !onTransient[next]):
+		subj = []string{"I'm"} // "on 50mg sertraline for anxiety"
 	case i == 0 && w == "had" && next == "to" && len(toks) > 3 && hadToChange[lower(toks[2])]:
 		subj = []string{"I"} // "had to give up rugby"
 	case i == 0 && w == "had" && !determiners[next] && !pronounObjects[next] && next != "to" && next != "some" && next != "no" && !meals[next] && len(toks) > 2:
@@ -1157,6 +1225,9 @@ var smallTalkLeads = set("thanks thank sorry hi hello hey")
 // singleEvents may make a sentence on their own: "graduated!".
 var singleEvents = set("graduated retired engaged married divorced")
 
+// onTransient follow "on" in what is no fact: "on holiday", "on hold".
+var onTransient = set("holiday vacation hold call leave break it that this top board way time track mute speaker")
+
 // forgetAbout reads "forget what I said about the marathon": the user
 // takes back what they said of a thing; it returns its noun, or "".
 func forgetAbout(toks []string) string {
@@ -1223,6 +1294,34 @@ func relativeAfter(w string) bool {
 	l := lower(w)
 	return isWord(l) && !verbStart(l) && !smallTalkVerbs[verbs[l]] && !transient[l] && !intensifiers[l] && !determiners[l] &&
 		!strings.HasSuffix(l, "ly") && l != "now" && l != "such" && l != "so"
+}
+
+func containsDigitByte(w string) bool { return strings.ContainsAny(w, "0123456789") }
+
+// otherClause reports whether toks start a clause of a subject that is
+// not the user's: a noun phrase of up to three words, then a form of be
+// ("phone calls are hard", "the kids were asleep").
+func otherClause(toks []string) bool {
+	for j := 0; j < len(toks) && j <= 3; j++ {
+		w := lower(toks[j])
+		if j > 0 && (w == "is" || w == "are" || w == "was" || w == "were") {
+			return true
+		}
+		if j > 0 && verbStart(w) && !determiners[lower(toks[j-1])] && !(j+1 < len(toks) && be[lower(toks[j+1])]) || w == "," || subjectStart(toks, j) || isNumber(w) || determiners[w] && j > 0 || j == 0 && (auxiliaries[w] || preAdverbs[w]) {
+			return false // ("phone calls are": a noun that is also a verb leads)
+		}
+	}
+	return false
+}
+
+// correctionAt reports whether a correction starts at toks[i]: "sorry,
+// 28", "no sorry Wednesday", "I mean 28".
+func correctionAt(toks []string, i int) bool {
+	w := lower(toks[i])
+	return (w == "sorry" || w == "oops" || w == "typo" || w == "i" && i+1 < len(toks) && (lower(toks[i+1]) == "mean" || lower(toks[i+1]) == "meant")) && func() bool {
+		_, ok := correction(toks[i:])
+		return ok
+	}()
 }
 
 // soFollowers make "so" an adverb of the clause rather than a
@@ -1313,7 +1412,7 @@ func habitual(verb string, toks []string) bool {
 var (
 	ownKin     = set("wife husband partner hubby missus fiance fiancee fiancé fiancée mum mom mam dad mother father sister brother son daughter grandma grandpa gran nan nana granny grandmother grandfather kids twins gf bf boyfriend girlfriend stepmom stepdad stepson stepdaughter in-laws")
 	states     = set("asthmatic diabetic insulin-dependent epileptic autistic dyslexic short-sighted long-sighted shortsighted nearsighted farsighted colourblind colorblind deaf allergic lactose gluten-free coeliac celiac self-employed left-handed right-handed ambidextrous religious agnostic bilingual trilingual teetotal childless straight gay bi bisexual lesbian trans nonbinary non-binary introverted extroverted disabled")
-	conditions = set("allergy allergies intolerance condition disorder syndrome disease")
+	conditions = set("allergy allergies intolerance condition disorder syndrome disease pressure cholesterol asthma diabetes arthritis anxiety depression adhd migraines eczema psoriasis epilepsy")
 	statives   = set("based located licensed qualified certified trained registered stationed settled employed interested involved obsessed addicted hooked")
 	notName    = set("me you he she we they it this that everyone everybody someone somebody nobody mum mom dad family friends work school life him her them us")
 	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
@@ -1404,6 +1503,13 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 	for i := 0; i < len(toks); i++ {
 		w := lower(toks[i])
 		switch {
+		case w == "," && i > start && i+2 < len(toks) && correctionAt(toks, i+1):
+			// "I'm 27 - sorry, 28": the clause, then its correction.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			if c, ok := correction(toks[i+1:]); ok {
+				out = append(out, c)
+			}
+			return out
 		case w == "," && i+1 < len(toks) && (subjectStart(toks, i+1) || thirdPronoun(toks[i+1])):
 			out, prev = extractClause(out, toks[start:i], nil, prev)
 			start = i + 1
@@ -1479,7 +1585,27 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 				end--
 			}
 			out, _ = extractClause(out, toks[start:end], tail, prev)
+			if k := index(toks[i:], "me"); k > 0 && i+k+1 < len(toks) && verbs[lower(toks[i+k-1])] == "call" && capitalized(toks[i+k+1]) {
+				// "…but everyone calls me Pri": what the user goes by.
+				out = append(out, Candidate{Text: "User goes by " + toks[i+k+1] + ".", Category: "identity", Slot: "nickname", Confidence: 0.8, Importance: 0.8})
+			}
 			return out
+		case (w == "if" || w == "unless") && i > start+2 && !subjectStart(toks, i+1):
+			// "planning to move to Canada next year if the visa comes
+			// through": the condition is not a fact.
+			end := i
+			if toks[end-1] == "," {
+				end--
+			}
+			out, _ = extractClause(out, toks[start:end], tail, prev)
+			return out
+		case w == "and" && i > start+1 && i+3 < len(toks) && !subjectStart(toks, i+1) && !thirdPronoun(toks[i+1]) && otherClause(toks[i+1:]):
+			// "I'm autistic and phone calls are really hard for me": the
+			// next clause is about something else; the user's ends here.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			for start = i + 1; start < len(toks) && !subjectStart(toks, start); start++ {
+			}
+			i = start - 1
 		case (w == "that" || w == "which") && i > start+2 && i+1 < len(toks) && selfClause(toks[start:i]) && relativeAfter(toks[i-1]) && !verbStart(lower(toks[i+1])):
 			// "I own a flat in Krakow that I rent out to students": the
 			// relative clause says more of the object; the fact ends here.
@@ -1547,7 +1673,7 @@ func afterthought(toks []string, i int) bool {
 		return true // "just relocated to Vancouver, still unpacking"
 	}
 	if k := i + 1 + slices.IndexFunc(toks[i+1:min(len(toks), i+6)], func(t string) bool { return lower(t) == "a" || lower(t) == "per" }); (w == "about" || w == "around" || w == "roughly" || isNumber(w)) &&
-		k > i+1 && k+1 < len(toks) && (lower(toks[k+1]) == "day" || lower(toks[k+1]) == "week" || lower(toks[k+1]) == "month") {
+		k > i+1 && k <= i+3 && k+1 < len(toks) && (lower(toks[k+1]) == "day" || lower(toks[k+1]) == "week" || lower(toks[k+1]) == "month") {
 		return false // "I smoke, about 10 a day": how much
 	}
 	if mostlyAfterBe(toks, i) {
@@ -1835,7 +1961,7 @@ func possessive(toks []string) (subject, []string, bool) {
 				rel = append(rel, "")
 				break
 			}
-			if i+2 < len(toks) && (kin[lower(toks[i+1])] || pets[lower(toks[i+1])]) && (verbStart(lower(toks[i+2])) || capitalized(toks[i+2])) {
+			if i+2 < len(toks) && (kin[lower(toks[i+1])] || pets[lower(toks[i+1])] || events[lower(toks[i+1])]) && (verbStart(lower(toks[i+2])) || capitalized(toks[i+2]) || events[lower(toks[i+2])]) {
 				// "my brother's wife is a doctor": a chain of possessives,
 				// not "my brother is".
 				rel = append(rel, t)
@@ -2481,7 +2607,11 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			if lc[1] == "off" {
 				return append(out, Candidate{Text: c.Text, Category: "health", Confidence: 0.8, Importance: 0.7, Object: lastWord(strings.Fields(drug + " x")[0]), Retract: true})
 			}
-			return append(out, Candidate{Text: "User is on " + strings.Join(comp[len(comp)-len(strings.Fields(drug)):], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
+			dt := comp[2:]
+			if len(dt) > 0 && lower(dt[0]) == "the" {
+				dt = dt[1:]
+			}
+			return append(out, Candidate{Text: "User is on " + strings.Join(dt[:min(len(dt), len(strings.Fields(drug)))], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
 		case rel == "name" && lemma == "be" && len(comp) > 0:
 			set("identity", "name", 0.95, 0.9)
 			c.Object = ""
@@ -2870,7 +3000,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 }
 
 var (
-	events      = set("divorce wedding party birthday appointment surgery operation interview exam trip vacation holiday honeymoon move concert graduation ceremony")
+	events      = set("bar bat mitzvah christening baptism divorce wedding party birthday appointment surgery operation interview exam trip vacation holiday honeymoon move concert graduation ceremony")
 	rescheduled = set("move postpone reschedule push delay change")
 	endVerbs    = set("stop quit ditch")
 	habitNouns  = set("diet medication meds pills therapy treatment lessons classes habit routine subscription membership")

@@ -434,6 +434,21 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User graduated.", "slot=job", "object=student", "retract"), w("User graduated.", "slot=study", "retract"), w("User graduated.", "object=graduate")}},
 		{"forget what I said about the marathon", []want{w("User took back what they said about marathon.", "object=marathon", "retract")}},
 		{"I don't actually have a dog", []want{w("User does not actually have a dog.", "object=dog", "negated", "retract")}},
+		{"name: Kofi / age: 22 / from: Accra / studying: economics at Ashesi", []want{
+			w("User's name is Kofi.", "slot=name"), w("User is 22.", "slot=age"), w("User is from Accra.", "slot=origin"), w("User is studying economics at Ashesi.", "slot=study")}},
+		{"Name: Ana, age: 31, job: nurse", []want{w("User's name is Ana.", "slot=name"), w("User is 31.", "slot=age"), w("User is a nurse.", "slot=job")}},
+		{"got 3 kids", []want{w("User has 3 kids.", "slot=number-of:kids")}},
+		{"nurse.", []want{w("User is a nurse.", "slot=job")}},
+		{"vegetarian.", []want{w("User is vegetarian.", "slot=diet")}},
+		{"ENGAGED!!!", []want{w("User is engaged.", "slot=marital-status")}},
+		{"on 50mg sertraline for anxiety, is it ok to drink on it?", []want{w("User is on 50mg sertraline for anxiety.", "object=be on 50mg sertraline for anxiety")}},
+		{"high blood pressure, doc put me on amlodipine last month", []want{
+			w("User has a high blood pressure.", "object=have a high blood pressure"), w("User is on amlodipine.", "object=amlodipine")}},
+		{"I'm 27 - sorry, 28", []want{w("User is 27.", "slot=age"), w("User is 28.", "slot=age", "object=28")}},
+		{"Myself Ramesh, working as civil engineer in Pune", []want{w("User's name is Ramesh.", "slot=name"), w("User is working as civil engineer in Pune.", "slot=job")}},
+		{"Im autistic and phone calls are really hard for me", []want{w("User is autistic.", "object=be autistic")}},
+		{"planning to move to Canada next year if the visa comes through", []want{w("User is planning to move to Canada next year.", "object=plan to move to canada next year")}},
+		{"My son's bar mitzvah is in May", []want{w("User's son's bar mitzvah is in May.", "object=son's bar mitzvah: be in may")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -463,7 +478,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"i swim 4x a week", []want{w("User swims 4 times a week.", "object=swim 4x a week")}},
 		{"we're getting the roof fixed in feb", []want{w("User and their family are getting the roof fixed in February.", "object=get the roof fixed in feb")}},
 		// After "but" or "so", someone else's clause is not glued to the user's.
-		{"My name is Oluwaseun but everyone calls me Seun.", []want{w("User's name is Oluwaseun.", "slot=name")}},
+		{"My name is Oluwaseun but everyone calls me Seun.", []want{w("User's name is Oluwaseun.", "slot=name"), w("User goes by Seun.", "slot=nickname")}},
 		{"I have a bad knee so no running for me.", []want{w("User has a bad knee.", "object=have a bad knee")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
@@ -515,7 +530,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "My friend said 'I'm moving to Berlin' - how should I respond?",
+		"no that's wrong, 7 times 8 is 56", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
 		"Translate 'I am a doctor and I live in Rome' into Italian.", "Roleplay: you are a landlord and I'm a tenant.",
 		"\"I'm a vegetarian,\" said the character in my book.", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
