@@ -135,6 +135,10 @@ var abbreviations = map[string]string{
 // ("my name is Kofi", "I'm 22", …), or returns nil. It must start with
 // a field it knows; fields are separated by "/", "|" or ",".
 func formFields(s string) []string {
+	c := strings.IndexByte(s, ':')
+	if c < 0 || c > 16 || !formKeys[strings.ToLower(strings.TrimSpace(s[:c]))] {
+		return nil // no form: most sentences, without the regular expression
+	}
 	keys := formKey.FindAllStringSubmatchIndex(s, -1)
 	if keys == nil || strings.TrimSpace(s[:keys[0][0]]) != "" {
 		return nil
@@ -176,6 +180,8 @@ func formFields(s string) []string {
 	return out
 }
 
+var formKeys = set("name age from hometown nationality location based city country home lives live job occupation profession work role studying study studies course diet kids children pets")
+
 var formKey = regexp.MustCompile(`(?i)\b(name|age|from|hometown|nationality|location|based|city|country|home|lives|live|job|occupation|profession|work|role|studying|study|studies|course|diet|kids|children|pets)\s*:`)
 
 // unquoted returns s without its quotations: words in quotes are someone
@@ -184,8 +190,12 @@ var formKey = regexp.MustCompile(`(?i)\b(name|age|from|hometown|nationality|loca
 // opens after a space or the start and closes before a space, a
 // punctuation mark or the end ("I'm" inside it does not close it).
 func unquoted(s string) string {
-	if !strings.ContainsAny(s, "'\"‘’“”") {
-		return s
+	opens := false
+	for i := 0; i < len(s) && !opens; i++ {
+		opens = (s[i] == '\'' || s[i] == '"' || s[i] == 0xe2) && (i == 0 || strings.IndexByte(" \t(:-", s[i-1]) >= 0)
+	}
+	if !opens {
+		return s // no quote opens: "I'm", "can't" are apostrophes
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
