@@ -586,6 +586,41 @@ func stripHedge(toks []string) []string {
 
 var hedges = set("guess think suppose reckon believe")
 
+// fragmentList reads a sentence of three or more fragments, most of
+// which describe the user as items of a list (listItem: "38, two kids,
+// one dog, Leeds"), as the user's clauses; the last fragment may be a
+// place alone. It returns nil for anything else.
+func fragmentList(toks []string) []string {
+	var frags [][]string
+	for start := 0; start <= len(toks); {
+		end := commaEnd(toks, start)
+		frags = append(frags, toks[start:end])
+		start = end + 1
+	}
+	if len(frags) < 3 {
+		return nil
+	}
+	var out []string
+	items := 0
+	for k, f := range frags {
+		if len(f) == 0 {
+			continue
+		}
+		item := listItem(f)
+		if item == nil && k == len(frags)-1 && items >= 2 && len(f) <= 2 && allCapitalized(f) {
+			item = slices.Concat([]string{",", "I", "live", "in"}, f) // "…, Leeds"
+		}
+		if item != nil {
+			out = append(out, item...)
+			items++
+		}
+	}
+	if items*2 < len(frags) || items < 2 {
+		return nil
+	}
+	return out[1:]
+}
+
 // expand writes out the abbreviations of chat that stand for words of a
 // clause: "wfh" is "work from home", "w/" is "with".
 func expand(toks []string) []string {
@@ -616,6 +651,9 @@ var expansions = map[string]string{"wfh": "work from home", "w/": "with", "w": "
 func fragments(out []Candidate, toks []string) []Candidate {
 	if index(toks, ",") < 0 {
 		return out
+	}
+	if l := fragmentList(toks); l != nil {
+		return extractClauses(out, l, nil) // "38, two kids, one dog"
 	}
 	for start := 0; start < len(toks); {
 		end := commaEnd(toks, start)
@@ -851,6 +889,8 @@ func listItem(frag []string) []string {
 	switch {
 	case len(frag) == 1 && isNumber(w) && len(w) <= 3:
 		return []string{",", "I'm", w} // "27"
+	case len(frag) == 1 && len(w) >= 3 && len(w) <= 4 && isNumber(w[:len(w)-1]) && (w[len(w)-1] == 'f' || w[len(w)-1] == 'm'):
+		return []string{",", "I'm", w[:len(w)-1]} // "35F"
 	case len(frag) == 1 && (statuses[w] || states[w] || diets[w] || nationalities[w]):
 		return []string{",", "I'm", w} // "divorced", "vegan"
 	case len(frag) == 1 && jobs[w]:
@@ -865,6 +905,8 @@ func listItem(frag []string) []string {
 		return slices.Concat([]string{",", "I", "have"}, frag) // "two kids"
 	case (w == "have" || w == "got") && len(frag) > 1 && !pronounObjects[lower(frag[1])]:
 		return slices.Concat([]string{",", "I", "have"}, frag[1:]) // "have a collie called Pip"
+	case verbs[w] == w && !requests[w] && w != "like" && len(frag) > 1 && !pronounObjects[lower(frag[1])] && lower(frag[1]) != "me":
+		return slices.Concat([]string{",", "I"}, frag) // "run a lot"
 	}
 	if full := withSubject(frag); full != nil {
 		return prepend(",", full)
@@ -1058,6 +1100,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "originally from Lagos, now in Manchester"
 	case i == 0 && w == "never" && next == "been" && len(toks) > 2:
 		subj = []string{"I've"} // "never been to Asia"
+	case i == 0 && (w == "have" || w == "has") && (next == "a" || next == "an" || isNumber(next) || next == "one") && len(toks) > 2 && !haveIdioms[lower(toks[2])]:
+		subj = []string{"I"} // "- have a 6yo named Arlo"
 	case i == 0 && w == "myself" && capitalized(toks[1]):
 		return slices.Concat([]string{"I'm"}, toks[1:]) // "Myself Ramesh": I'm Ramesh
 	case i == 0 && w == "on" && len(toks) > 2 && (containsDigitByte(next) || isWord(next) && !timeWords[next] && !weekdays[strings.TrimSuffix(next, "s")] && !months[next] && !determiners[next] && !onTransient[next]):
@@ -1235,6 +1279,10 @@ var smallTalkLeads = set("thanks thank sorry hi hello hey")
 // singleEvents may make a sentence on their own: "graduated!".
 var singleEvents = set("graduated retired engaged married divorced")
 
+// haveIdioms follow "have a" in an order or a wish, not a possession:
+// "have a look", "have a nice day".
+var haveIdioms = set("look go think nice good great lovely try seat break rest chat word listen read peek think drink bite")
+
 // onTransient follow "on" in what is no fact: "on holiday", "on hold".
 var onTransient = set("holiday vacation hold call leave break it that this top board way time track mute speaker")
 
@@ -1316,6 +1364,9 @@ func otherClause(toks []string) bool {
 		w := lower(toks[j])
 		if j > 0 && (w == "is" || w == "are" || w == "was" || w == "were") {
 			return true
+		}
+		if j >= 2 && lower(toks[0]) == "the" && (verbStart(w) && !preAdverbs[w] || strings.HasSuffix(w, "n't")) {
+			return true // "…and the airline won't rebook me"
 		}
 		if j > 0 && verbStart(w) && !determiners[lower(toks[j-1])] && !(j+1 < len(toks) && be[lower(toks[j+1])]) || w == "," || subjectStart(toks, j) || isNumber(w) || determiners[w] && j > 0 || j == 0 && (auxiliaries[w] || preAdverbs[w]) {
 			return false // ("phone calls are": a noun that is also a verb leads)
@@ -1953,7 +2004,8 @@ func possessive(toks []string) (subject, []string, bool) {
 			name = append(name, t) // "my kids Tom and Lucy"
 			continue
 		}
-		if i > 1 && (verbStart(w) && !favourites[lower(toks[i-1])] || w == "," || w == "and" || w == "who" || w == "which" || w == "that") {
+		if i > 1 && (verbStart(w) && !favourites[lower(toks[i-1])] || w == "," || w == "and" || w == "who" || w == "which" || w == "that" ||
+			len(w) > 5 && strings.HasSuffix(w, "ed") && !capitalized(t) && len(name) == 0) { // (and "my basement flooded", a verb the lexicon lacks)
 			break // (but "my favourite book is…": a noun after favourite)
 		}
 		if w == "fav" || w == "fave" {
@@ -3520,7 +3572,7 @@ func stripFillers(toks []string) []string {
 	return toks
 }
 
-var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
+var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo bhai bro dude mate guys anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}

@@ -449,6 +449,13 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"Im autistic and phone calls are really hard for me", []want{w("User is autistic.", "object=be autistic")}},
 		{"planning to move to Canada next year if the visa comes through", []want{w("User is planning to move to Canada next year.", "object=plan to move to canada next year")}},
 		{"My son's bar mitzvah is in May", []want{w("User's son's bar mitzvah is in May.", "object=son's bar mitzvah: be in may")}},
+		{"38, two kids, one dog, Leeds", []want{
+			w("User is 38.", "slot=age"), w("User has two kids.", "slot=number-of:kids"), w("User has one dog.", "object=dog"), w("User lives in Leeds.", "slot=residence")}},
+		{"about me: 35F, UX designer, run a lot", []want{w("User is 35.", "slot=age"), w("User is a ux designer.", "slot=job"), w("User runs a lot.", "object=run a lot")}},
+		{"- have a 6yo named Arlo", []want{w("User has a 6yo named Arlo.", "object=6yo arlo")}},
+		{"Bhai I am from Lucknow", []want{w("User is from Lucknow.", "slot=origin")}},
+		{"my flight got cancelled and the airline won't rebook me", []want{w("User's flight got cancelled.", "object=flight: get cancelled")}},
+		{"our basement flooded last night", []want{w("User's basement flooded last night.", "object=basement: flooded last night")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -530,7 +537,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
+		"no that's wrong, 7 times 8 is 56", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
 		"Translate 'I am a doctor and I live in Rome' into Italian.", "Roleplay: you are a landlord and I'm a tenant.",
 		"\"I'm a vegetarian,\" said the character in my book.", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
