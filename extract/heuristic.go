@@ -1092,7 +1092,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I"} // "handed in my notice", a verb the lists do not know
 	case i == 0 && likes[w] && lemma == w && !(w == "like" && (determiners[next] || next == "so" || next == "every" || next == "literally" || isNumber(next))):
 		subj = []string{"I"}
-	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look" && !beForms[next] && !momentary[w]:
+	case isVerb && lemma != w && strings.HasSuffix(w, "ing") && !smallTalkVerbs[lemma] && lemma != "look" && !beForms[next] && !momentary[w] &&
+		!slices.ContainsFunc(toks[i+1:commaEnd(toks, i+1)], func(t string) bool { return be[lower(t)] && t != "'s" }): // (not "cooking for two is a puzzle")
 		subj = []string{"I'm"} // "learning Korean on Duolingo"
 	case i == 0 && !isVerb && len(w) > 5 && strings.HasSuffix(w, "ing") && !ingNouns[w] && !momentary[w] && (next == "a" || next == "an" || next == "my" || next == "the" || next == "some" || next == "for" || next == "with" || next == "on"):
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
@@ -1667,7 +1668,7 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			for start = i + 1; start < len(toks) && !subjectStart(toks, start); start++ {
 			}
 			i = start - 1
-		case (w == "that" || w == "which") && i > start+2 && i+1 < len(toks) && selfClause(toks[start:i]) && relativeAfter(toks[i-1]) && !verbStart(lower(toks[i+1])):
+		case (w == "that" || w == "which") && i > start+2 && i+1 < len(toks) && (selfClause(toks[start:i]) || householdClause(toks[start:i])) && relativeAfter(toks[i-1]) && !verbStart(lower(toks[i+1])):
 			// "I own a flat in Krakow that I rent out to students": the
 			// relative clause says more of the object; the fact ends here.
 			out, prev = extractClause(out, toks[start:i], nil, prev)
@@ -1762,6 +1763,18 @@ func afterthought(toks []string, i int) bool {
 		}
 	}
 	return true
+}
+
+// householdClause reports whether a clause is of "we".
+func householdClause(toks []string) bool {
+	if len(toks) == 0 {
+		return false
+	}
+	switch lower(toks[0]) {
+	case "we", "we're", "we've", "we'll", "we'd":
+		return true
+	}
+	return false
 }
 
 // mostlyAfterBe reports whether the comma at toks[i] is followed by

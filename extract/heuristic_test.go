@@ -456,6 +456,8 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"Bhai I am from Lucknow", []want{w("User is from Lucknow.", "slot=origin")}},
 		{"my flight got cancelled and the airline won't rebook me", []want{w("User's flight got cancelled.", "object=flight: get cancelled")}},
 		{"our basement flooded last night", []want{w("User's basement flooded last night.", "object=basement: flooded last night")}},
+		{"my partner Sam is vegan so cooking for two is a puzzle", []want{w("User's partner Sam is vegan.", "object=partner sam: be vegan")}},
+		{"we own a flat in Edinburgh that we rent out", []want{w("User and their family own a flat in Edinburgh.", "object=own a flat in edinburgh")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
