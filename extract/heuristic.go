@@ -1765,6 +1765,20 @@ func afterthought(toks []string, i int) bool {
 	return true
 }
 
+// livesWith reports whether the rest of a memory after "with" names
+// people or pets the user lives with: "two flatmates.", "their
+// boyfriend and their dog Pepper.".
+func livesWith(rest string) bool {
+	for _, w := range strings.Fields(strings.ToLower(strings.TrimSuffix(rest, "."))) {
+		if kin[w] || pets[w] || housemates[w] {
+			return true
+		}
+	}
+	return false
+}
+
+var housemates = set("flatmates flatmate roommates roommate housemates housemate family people friends")
+
 // householdClause reports whether a clause is of "we".
 func householdClause(toks []string) bool {
 	if len(toks) == 0 {
@@ -2783,6 +2797,15 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		c.Object = value(at)
 		if c.Negated {
 			c.Retract = true
+		}
+		if w := strings.LastIndex(c.Text, " with "); w > 0 && !c.Negated && livesWith(c.Text[w+6:]) {
+			// "I live in a flat in Glasgow with two flatmates": where,
+			// and with whom.
+			if in := strings.Index(c.Text, " in "); in > 0 && in < w {
+				out = append(out, Candidate{Text: c.Text[:in] + " with " + c.Text[w+6:], Category: "family", Confidence: 0.8, Importance: 0.7,
+					Object: "live with " + strings.ToLower(strings.TrimSuffix(c.Text[w+6:], "."))})
+				c.Text = c.Text[:w] + "."
+			}
 		}
 	case lemma == "be" && first == "in" && len(comp) > 1 && capitalized(comp[1]) && !progressive && !c.Negated && (verb == "am" || verb == "'m" || verb == "are" || verb == "'re" || lower(verb) == "i'm" || lower(verb) == "we're" || lower(verb) == "im") &&
 		!slices.ContainsFunc(lc[2:], func(w string) bool {

@@ -458,6 +458,9 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"our basement flooded last night", []want{w("User's basement flooded last night.", "object=basement: flooded last night")}},
 		{"my partner Sam is vegan so cooking for two is a puzzle", []want{w("User's partner Sam is vegan.", "object=partner sam: be vegan")}},
 		{"we own a flat in Edinburgh that we rent out", []want{w("User and their family own a flat in Edinburgh.", "object=own a flat in edinburgh")}},
+		{"I live in a flat in Glasgow with two flatmates", []want{
+			w("User lives with two flatmates.", "object=live with two flatmates"), w("User lives in a flat in Glasgow.", "slot=residence")}},
+		{"I live in Leeds with a view of the park", []want{w("User lives in Leeds with a view of the park.", "slot=residence")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
