@@ -1668,7 +1668,16 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			for start = i + 1; start < len(toks) && !subjectStart(toks, start); start++ {
 			}
 			i = start - 1
-		case (w == "that" || w == "which") && i > start+2 && i+1 < len(toks) && (selfClause(toks[start:i]) || householdClause(toks[start:i])) && relativeAfter(toks[i-1]) && !verbStart(lower(toks[i+1])):
+		case (w == "who" || w == "that") && i > start+2 && i+2 < len(toks) && (selfClause(toks[start:i]) || householdClause(toks[start:i])) &&
+			(kin[lower(toks[i-1])] || pets[lower(toks[i-1])]) && verbStart(lower(toks[i+1])) && !determiners[lower(toks[i-1])]:
+			// "I have a husband who works away most weeks": the user has
+			// one, and what he does is a clause of his own.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			toks = slices.Concat(toks[:i], []string{"my", lower(toks[i-1])}, toks[i+1:])
+			start = i
+			i++
+		case (w == "that" || w == "which") && i > start+2 && i+1 < len(toks) && (selfClause(toks[start:i]) || householdClause(toks[start:i])) && relativeAfter(toks[i-1]) &&
+			(!verbStart(lower(toks[i+1])) || possessionVerb(toks[start:i])):
 			// "I own a flat in Krakow that I rent out to students": the
 			// relative clause says more of the object; the fact ends here.
 			out, prev = extractClause(out, toks[start:i], nil, prev)
@@ -1778,6 +1787,19 @@ func livesWith(rest string) bool {
 }
 
 var housemates = set("flatmates flatmate roommates roommate housemates housemate family people friends")
+
+// possessionVerb reports whether a clause of the user's says what they
+// have, own or drive: what follows its object's "that" says more of the
+// thing ("a piano that belonged to my late mother").
+func possessionVerb(toks []string) bool {
+	for _, t := range toks[1:min(len(toks), 3)] {
+		switch verbs[lower(t)] {
+		case "have", "own", "drive", "ride", "keep":
+			return true
+		}
+	}
+	return false
+}
 
 // householdClause reports whether a clause is of "we".
 func householdClause(toks []string) bool {
@@ -2520,7 +2542,7 @@ var (
 	transient       = set("fine good ok okay great sorry glad afraid tired late back here there ready done busy bored confused sure curious kidding joking home away off right wrong lost stuck listening talking worried annoyed exhausted hungry sleepy thirsty cold hot grateful thankful happy sad heartbroken devastated excited nervous upset angry frustrated alright about gonna wondering asking new")
 	intensifiers    = set("so very really pretty quite super totally just still all kind sort of a bit little")
 	conversational  = set("question questions idea problem doubt thought request favor favour suggestion follow-up quick")
-	pronounObjects  = set("it that this those these them so too one")
+	pronounObjects  = set("it that this those these them so too one her him")
 	trailingFillers = set("lol haha hahaha lmao btw though tho tbh honestly atm rn fwiw imo imho :) :( :D ;)")
 	preAdverbs      = set("also really still just actually recently currently now usually always never often finally already definitely absolutely totally mostly sometimes only even generally normally mainly no longer kind sort of probably basically literally originally both all")
 )

@@ -324,7 +324,9 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"grandpa's been staying with us since March", []want{w("User's grandpa has been staying with them since March.", "object=grandpa: stay with us since march")}},
 		{"volunteer at the animal shelter every saturday", []want{w("User volunteers at the animal shelter every Saturday.", "object=volunteer at the animal shelter every saturday")}},
 		{"separated, two boys who live with me on weekends", []want{
-			w("User is separated.", "slot=marital-status"), w("User has two boys who live with them on weekends.", "slot=number-of:boys")}},
+			w("User is separated.", "slot=marital-status"), w("User has two boys.", "slot=number-of:boys"), w("User's boys live with them on weekends.", "object=boys: live with me on weekends")}},
+		{"I have a husband who works away most weeks", []want{w("User has a husband.", "object=husband"), w("User's husband works away most weeks.", "object=husband: work away most weeks")}},
+		{"I have a piano that belonged to my late mother", []want{w("User has a piano.", "object=have a piano")}},
 		{"three dogs, Rex, Bella and Max", []want{w("User has three dogs, Rex, Bella and Max.", "object=dogs rex")}},
 		{"mild shellfish allergy, nothing serious", []want{w("User has a mild shellfish allergy.", "object=have a mild shellfish allergy")}},
 		{"pretty colourblind tbh", []want{w("User is pretty colourblind.", "object=be colourblind")}},
@@ -542,7 +544,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
+		"no that's wrong, 7 times 8 is 56", "I love her", "I know a guy who fixes bikes", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
 		"Translate 'I am a doctor and I live in Rome' into Italian.", "Roleplay: you are a landlord and I'm a tenant.",
 		"\"I'm a vegetarian,\" said the character in my book.", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
