@@ -1946,13 +1946,13 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 		}
 		subj, pred = subject{kind: household, text: "User and their " + strings.TrimPrefix(s.text, "User's ")}, rest
 	case "we":
-		subj, pred = subject{kind: household, text: "User and their family"}, toks[1:]
+		subj, pred = subject{kind: household, text: "User"}, toks[1:]
 	case "we're":
-		subj, pred = subject{kind: household, text: "User and their family"}, prepend("are", toks[1:])
+		subj, pred = subject{kind: household, text: "User"}, prepend("are", toks[1:])
 	case "we've":
-		subj, pred = subject{kind: household, text: "User and their family"}, prepend("have", toks[1:])
+		subj, pred = subject{kind: household, text: "User"}, prepend("have", toks[1:])
 	case "we'll":
-		subj, pred = subject{kind: household, text: "User and their family"}, prepend("will", toks[1:])
+		subj, pred = subject{kind: household, text: "User"}, prepend("will", toks[1:])
 	case "my", "our":
 		var ok bool
 		subj, pred, ok = possessive(toks)
@@ -2001,6 +2001,12 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 			break
 		}
 		return out, subject{}
+	}
+	if subj.text == "User" && subj.kind == household && slices.ContainsFunc(pred, func(t string) bool {
+		t = lower(t)
+		return t == "both" || t == "together" || t == "each" || t == "all"
+	}) {
+		subj.text = "User and their family" // "we are both vegetarian", "we live together"
 	}
 	out = extractPredicate(out, subj, pred, tail)
 	if subj.kind != other {
@@ -2395,7 +2401,7 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 		b.WriteString(t)
 	}
 	b.WriteByte(' ')
-	if subj.kind == self {
+	if subj.kind == self || subj.text == "User" { // ("we" reads as the user: "We moved to Leeds" is "User moved to Leeds")
 		b.WriteString(agree(pred[v]))
 	} else {
 		b.WriteString(pred[v])

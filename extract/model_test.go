@@ -151,7 +151,7 @@ func TestModelExtractor_ModelDown(t *testing.T) {
 	ms := valid(t, s)
 	got := texts(ms)
 	slices.Sort(got)
-	if want := []string{"User and their family are both vegetarian.", "User and their family just moved to Porto."}; !slices.Equal(got, want) {
+	if want := []string{"User and their family are both vegetarian.", "User just moved to Porto."}; !slices.Equal(got, want) {
 		t.Fatalf("memories %q, want the heuristic's %q", got, want)
 	}
 	if len(srv.ChatRequests()) == 0 || !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "extracting heuristically") {
