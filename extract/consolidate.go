@@ -424,7 +424,7 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 			if meta.Slot == cd.Slot && (cd.Object == "" || meta.Object == "" && sameObject(normalize(m.Text), cd.Object) || sameObject(meta.Object, cd.Object)) {
 				ended = append(ended, m)
 			} else if rel, ok := strings.CutPrefix(cd.Slot, "name-of:"); ok && meta.Slot == "" && cd.Object != "" && !meta.Negated &&
-				(normalize(meta.Object) == normalize(rel+" "+cd.Object) || strings.HasPrefix(meta.Object, rel+" "+cd.Object+": ")) {
+				(normalize(meta.Object) == normalize(rel+" "+cd.Object) || strings.HasPrefix(meta.Object, rel+" "+cd.Object+": ") && !renamed(cd.Text)) {
 				// "I broke up with Tom" ends "User has a boyfriend named
 				// Tom." (of no slot, its object the relation and name).
 				ended = append(ended, m)
@@ -459,6 +459,15 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 		}
 	}
 	return d, nil
+}
+
+// renamed reports whether a retraction of a partner's name tells a
+// marriage or an engagement: the girlfriend becomes the wife, and what
+// was said of her still holds ("User's girlfriend Chloe is a vet."),
+// unlike after a break-up.
+func renamed(text string) bool {
+	t := strings.ToLower(text)
+	return strings.Contains(t, "married") || strings.Contains(t, "engaged")
 }
 
 // endMovePlans invalidates the valid plans of moving to the place that a

@@ -2937,6 +2937,11 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	// quit smoking", "I gave up coffee". The habit's memories end (their
 	// object starts with the verb: "play tennis every sunday"); the
 	// statement is kept as an event.
+	// "I've started seeing someone": no longer single.
+	case (lemma == "start" || lemma == "begin") && len(lc) > 1 && first == "seeing" && !c.Negated && subj.kind == self,
+		lemma == "see" && progressive && first == "someone" && !c.Negated:
+		set("family", "marital-status", 0.8, 0.8)
+		c.Object = "dating"
 	// "I've started drinking again": the habit is back, against "I don't
 	// drink".
 	case (lemma == "start" || lemma == "begin") && len(lc) > 0 && strings.HasSuffix(first, "ing") && verbs[first] != "" && !c.Negated && !progressive && subj.kind == self &&
@@ -3042,6 +3047,16 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		c.Object = first
 		if c.Negated {
 			c.Retract = true
+		}
+		if (first == "married" || first == "engaged") && subj.name != "" && !c.Negated {
+			// "Chloe and I got married": no longer the girlfriend.
+			rels := []string{"girlfriend", "boyfriend"}
+			if first == "married" {
+				rels = append(rels, "fiance", "fiancee")
+			}
+			for _, r := range rels {
+				out = append(out, Candidate{Text: c.Text, Category: "family", Confidence: 0.8, Importance: 0.7, Slot: "name-of:" + r, Object: strings.ToLower(subj.name), Retract: true})
+			}
 		}
 		if (first == "divorced" || first == "separated") && subj.name != "" && !c.Negated {
 			// "Claire and I are divorced now": Claire is no longer the

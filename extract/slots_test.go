@@ -466,6 +466,9 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"I drink most nights", "haven't had a drink in 100 days now!"}, ended: []string{"User drinks most nights."}},
 		{turns: []string{"I have a dog named Max.", "scratch that, I don't actually have a dog"}, ended: []string{"User has a dog named Max."}},
 		{turns: []string{"I'm a law student at Warwick.", "graduated!"}, ended: []string{"User is a law student at Warwick."}},
+		{turns: []string{"my girlfriend is Chloe", "Chloe and I got married in June!"}, ended: []string{"User's girlfriend is Chloe."}, stands: []string{"User and Chloe got married in June."}},
+		{turns: []string{"my girlfriend Chloe is a vet", "Chloe and I got married in June!"}, stands: []string{"User's girlfriend Chloe is a vet.", "User and Chloe got married in June."}},
+		{turns: []string{"single at the moment", "so I've started seeing someone"}, ended: []string{"User is single at the moment."}},
 		// 10. Corrections rewrite the newest memory that names the old value.
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
 		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
