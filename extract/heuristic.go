@@ -1747,6 +1747,9 @@ func afterthought(toks []string, i int) bool {
 		k > i+1 && k <= i+3 && k+1 < len(toks) && (lower(toks[k+1]) == "day" || lower(toks[k+1]) == "week" || lower(toks[k+1]) == "month") {
 		return false // "I smoke, about 10 a day": how much
 	}
+	if i+2 < len(toks) && verbs[w] == w && (lower(toks[i+2]) == "me" || lower(toks[i+2]) == "us") {
+		return true // "…, give me a romcom any day": an order to the assistant
+	}
 	if mostlyAfterBe(toks, i) {
 		return true // "I'm a freelance designer, mostly logos and packaging"
 	}
@@ -2153,7 +2156,7 @@ var auxiliaries = set("am is are was were be been 's 're do does did don't doesn
 // of objects ("I speak Portuguese and German").
 func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
 	for i := 1; i+1 < len(pred); i++ {
-		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) &&
+		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && lower(pred[i+2]) != "me" && lower(pred[i+2]) != "us" && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) &&
 			!(preAdverbs[lower(pred[i+1])] && i+2 < len(pred) && !verbStart(lower(pred[i+2]))) { // (but "vegan and also a Hindu")
 			end := i
 			if pred[end-1] == "," {
@@ -2181,8 +2184,12 @@ func extractPredicate(out []Candidate, subj subject, pred []string, tail []strin
 // one predicate per conjunct, or returns nil.
 func coordinated(pred []string) [][]string {
 	a := -1
+	negated := slices.ContainsFunc(pred, func(t string) bool {
+		t = lower(t)
+		return t == "not" || t == "never" || strings.HasSuffix(t, "n't") || t == "dont" || t == "cant"
+	})
 	for i := 2; i+1 < len(pred); i++ {
-		if lower(pred[i]) == "and" {
+		if w := lower(pred[i]); w == "and" || w == "or" && negated { // "I don't eat pork or beef"
 			a = i
 			break
 		}
@@ -2988,7 +2995,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		if c.Negated {
 			c.Retract = true
 		}
-	case lemma == "eat" && len(lc) > 0 && meats[first] && !(c.Negated && retract):
+	case lemma == "eat" && len(lc) > 0 && dietMeats[first] && !(c.Negated && retract):
 		// "I eat meat now" replaces "I don't eat meat": both the diet.
 		set("preference", "diet", 0.85, 0.7)
 		c.Object = "eats " + first
@@ -3529,6 +3536,7 @@ var (
 	single         = set("wife husband partner girlfriend boyfriend fiance fiancee fiancé fiancée spouse mother mom mum father dad boss")
 	pets           = set("dog cat puppy kitten pet bird hamster rabbit horse fish parrot turtle snake guinea dogs cats pets")
 	diets          = set("veggie vegetarian vegan pescatarian pescetarian keto plant-based carnivore flexitarian")
+	dietMeats      = set("meat fish seafood") // what eating, or not, says of the diet ("I don't eat pork" does not)
 	meats          = set("meat fish pork beef chicken seafood animal dairy lamb eggs")
 	maritalStatus  = set("married single divorced engaged widowed separated")
 	months         = set("january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec")

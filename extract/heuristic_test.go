@@ -463,6 +463,8 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I live in a flat in Glasgow with two flatmates", []want{
 			w("User lives with two flatmates.", "object=live with two flatmates"), w("User lives in a flat in Glasgow.", "slot=residence")}},
 		{"I live in Leeds with a view of the park", []want{w("User lives in Leeds with a view of the park.", "slot=residence")}},
+		{"I don't eat pork or beef", []want{w("User does not eat pork.", "object=eat pork", "negated"), w("User does not eat beef.", "object=eat beef", "negated")}},
+		{"dont like horror films, give me a romcom any day", []want{w("User does not like horror films.", "object=horror films", "negated")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
