@@ -971,6 +971,13 @@ func correction(toks []string) (Candidate, bool) {
 		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", newValue, old), Category: "fact", Confidence: 0.8, Importance: 0.6,
 			Object: strings.ToLower(newValue), Corrects: old}, true
 	}
+	if n := len(toks); n >= 2 && lower(toks[n-2]) == "not" && capitalized(toks[n-1]) && capitalized(toks[i]) && toks[n-1] != toks[i] && j < n {
+		// "Sorry, I meant Galway - my sister lives in Galway, not
+		// Dublin": the value meant, against the one at the end.
+		old := toks[n-1]
+		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", newValue, old), Category: "fact", Confidence: 0.8, Importance: 0.6,
+			Object: strings.ToLower(newValue), Corrects: old}, true
+	}
 	if n := lower(newValue); isNumber(n) && len(n) <= 3 && (j >= len(toks) || toks[j-1] == ",") {
 		// "oops, 28 actually, I keep adding a year": the age.
 		return Candidate{Text: "User is " + n + ".", Category: "identity", Slot: "age", Object: n, Confidence: 0.8, Importance: 0.7}, true
@@ -1052,7 +1059,8 @@ func withSubject(toks []string) []string {
 		return slices.Concat(full, lowerFirst(toks[:k]), toks[k+1:])
 	}
 	i := 0
-	if len(toks) > 2 && (lower(toks[0]) == "just" || lower(toks[0]) == "recently" || lower(toks[0]) == "finally" || lower(toks[0]) == "still" || lower(toks[0]) == "also") {
+	if len(toks) > 2 && (lower(toks[0]) == "just" || lower(toks[0]) == "recently" || lower(toks[0]) == "finally" || lower(toks[0]) == "still" || lower(toks[0]) == "also" ||
+		lower(toks[0]) == "all" && past[lower(toks[1])]) { // ("all moved in")
 		i = 1 // "just got back from Japan"
 	}
 	if len(toks) < i+2 {
@@ -1171,7 +1179,7 @@ func fragment(toks []string) []string {
 	next := lower(toks[1])
 	if r := strings.TrimSuffix(w, "'s"); ownKin[r] && (r != w || verbStart(next) || capitalized(toks[1]) && len(toks) > 2 && verbStart(lower(toks[2]))) ||
 		w == "the" && (ownKin[next] || pets[next] || ownThings[next] || events[next]) && len(toks) > 2 && (verbStart(lower(toks[2])) || past[lower(toks[2])]) ||
-		(events[w] || ownThings[strings.TrimSuffix(w, "'s")] || strings.HasPrefix(w, "blood pressure")) && (strings.HasSuffix(w, "'s") || next == "was" || next == "is" || next == "got" || next == "has" || next == "came" || next == "starts" || next == "ends" || past[next] && !events[w]) && len(toks) > 2 {
+		(events[w] || ownThings[strings.TrimSuffix(w, "'s")] || strings.HasPrefix(w, "blood pressure")) && (strings.HasSuffix(w, "'s") || next == "was" || next == "is" || next == "got" || next == "has" || next == "came" || next == "starts" || next == "ends" || (past[next] || len(next) > 4 && strings.HasSuffix(next, "ed")) && !events[w]) && len(toks) > 2 {
 		// "honeymoon was in Zanzibar", "wedding is in June".
 		// "mum passed away", "dad's 78", "sister Ana lives in Porto".
 		rest := slices.Clone(toks)
@@ -1252,7 +1260,10 @@ func fragment(toks []string) []string {
 			toks = slices.Delete(slices.Clone(toks), k, k+1) // "cat allergy here"
 		}
 		return concat([]string{"I", "have", "a"}, lowerFirst(toks)) // "severe peanut allergy"
-	case w != "a" && w != "an" && w != "the" && w != "no" && (jobPhrase(prepend("a", lowerAll(toks))) || passions2[noun]):
+	case w != "a" && w != "an" && w != "the" && w != "no" && (jobPhrase(prepend("a", lowerAll(toks[:n]))) && !slices.ContainsFunc(toks[1:n], func(t string) bool {
+		t = lower(t)
+		return past[t] || len(t) > 4 && strings.HasSuffix(t, "ed") || t == "my" || t == "your"
+	}) || passions2[noun]): // (not "Doctor upped my citalopram")
 		if lasting(toks) {
 			return concat([]string{"I've", "been", "a"}, lowerFirst(toks)) // "huge Arsenal fan since I was a kid"
 		}
@@ -1276,6 +1287,13 @@ func fragmentAt(toks []string, i int) []string {
 }
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey")
+
+// dose are the verbs of a doctor changing a dose: "upped my citalopram
+// to 30mg".
+var (
+	dose      = set("up raise increase lower reduce drop cut change bump")
+	doseForms = set("upped bumped raised increased lowered reduced dropped changed")
+)
 
 // singleEvents may make a sentence on their own: "graduated!".
 var singleEvents = set("graduated retired engaged married divorced")
@@ -2124,7 +2142,7 @@ func possessive(toks []string) (subject, []string, bool) {
 	s := makeSubject(rel, name)
 	// "my wife and I live in Porto".
 	if len(rest) >= 2 && lower(rest[0]) == "and" && lower(rest[1]) == "i" {
-		s = subject{kind: household, text: "User and their " + strings.Join(append(rel, name...), " ")}
+		s = subject{kind: household, text: "User and their " + strings.Join(append(rel, name...), " "), rel: strings.ToLower(strings.Join(rel, " ")), name: strings.Join(name, " ")}
 		rest = rest[2:]
 	}
 	return s, rest, true
@@ -2319,6 +2337,12 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 	}
 	if v >= len(pred) {
 		return out
+	}
+	for k := v; k <= v+1 && k+2 < len(pred); k++ {
+		if w := lower(pred[k]); (w == "come" || w == "came") && (lower(pred[k+1]) == "round" || lower(pred[k+1]) == "around") && lower(pred[k+2]) == "to" {
+			pred = slices.Concat(pred[:v], []string{"like"}, pred[k+3:]) // "I've come round to olives": I like them
+			break
+		}
 	}
 	if lower(pred[v]) == "had" && v+3 < len(pred) && lower(pred[v+1]) == "to" && verbs[lower(pred[v+2])] == lower(pred[v+2]) && hadToChange[lower(pred[v+2])] &&
 		(lower(pred[v+2]) != "leave" || determiners[lower(pred[v+3])] || capitalized(pred[v+3])) {
@@ -2679,6 +2703,9 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			comp = comp[1:] // "I'm originally from Kyiv"
 		}
 	}
+	if lemma == "come" && len(comp) > 2 && (lower(comp[0]) == "round" || lower(comp[0]) == "around") && lower(comp[1]) == "to" {
+		lemma, comp = "like", comp[2:] // "I've come round to olives"
+	}
 	if lemma == "go" && len(comp) > 2 && lower(comp[0]) == "back" && lower(comp[1]) == "to" && strings.HasSuffix(lower(comp[2]), "ing") {
 		lemma, comp = "start", comp[2:] // "went back to eating meat" starts eating it again
 	}
@@ -2769,6 +2796,12 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 			// "The divorce was finalised in March": no longer married.
 			set("family", "marital-status", 0.85, 0.8)
 			c.Object = ""
+		case (rel == "doctor" || rel == "doc" || rel == "gp" || rel == "consultant") && (dose[lemma] || doseForms[lower(verb)]) && len(lc) > 3 && (lc[0] == "my" || lc[0] == "the") && index(lc, "to") > 1:
+			// "Doctor upped my citalopram to 30mg": the new dose.
+			to := index(lc, "to")
+			drug := strings.Join(lc[1:to], " ")
+			return append(out, Candidate{Text: c.Text, Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug, Retract: true},
+				Candidate{Text: "User takes " + strings.Join(comp[1:to], " ") + " " + strings.Join(comp[to+1:], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
 		case (rel == "doctor" || rel == "doc" || rel == "gp" || rel == "consultant") && (lemma == "switch" || lemma == "change" || lemma == "move") && index(lc, "from") >= 0 && index(lc, "to") > index(lc, "from"):
 			// "My doctor switched me from metformin to insulin".
 			from, to := index(lc, "from"), index(lc, "to")
@@ -2850,6 +2883,10 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		// ("I'm in London this week" is a visit).
 		set("place", "residence", 0.8, 0.8)
 		c.Object = value(1)
+	case lemma == "move" && !progressive && !c.Negated && index(lc, "to") < 0 && (index(lc, "into") >= 0 || first == "in") && slices.ContainsFunc(comp, capitalized):
+		// "all moved in to the Leeds place now", "moved into a flat in
+		// Leeds": the residence.
+		set("place", "residence", 0.85, 0.8)
 	case (lemma == "move" || lemma == "relocate") && !progressive && !c.Negated && index(lc, "to") >= 0:
 		set("place", "residence", 0.85, 0.8)
 		c.Object = value(index(lc, "to") + 1)
@@ -2944,6 +2981,10 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	// quit smoking", "I gave up coffee". The habit's memories end (their
 	// object starts with the verb: "play tennis every sunday"); the
 	// statement is kept as an event.
+	// "We had to put Rex down": Rex died.
+	case lemma == "put" && len(comp) > 1 && capitalized(comp[0]) && lc[1] == "down" && !c.Negated:
+		out = append(out, Candidate{Text: c.Text, Category: "family", Confidence: 0.8, Importance: 0.8, Object: lc[0], Retract: true})
+		set("event", "", 0.8, 0.8)
 	// "I've started seeing someone": no longer single.
 	case (lemma == "start" || lemma == "begin") && len(lc) > 1 && first == "seeing" && !c.Negated && subj.kind == self,
 		lemma == "see" && progressive && first == "someone" && !c.Negated:
@@ -2995,7 +3036,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		if c.Negated {
 			c.Retract = true
 		}
-	case lemma == "eat" && len(lc) > 0 && dietMeats[first] && !(c.Negated && retract):
+	case lemma == "eat" && len(lc) > 0 && slices.ContainsFunc(lc[:min(len(lc), 5)], func(w string) bool { return dietMeats[w] }) && !(c.Negated && retract):
 		// "I eat meat now" replaces "I don't eat meat": both the diet.
 		set("preference", "diet", 0.85, 0.7)
 		c.Object = "eats " + first
@@ -3139,6 +3180,15 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	if c.Slot != "" && !c.Retract && c.Object != "" && c.Slot != "workplace" && !strings.HasPrefix(c.Slot, "number-of:") {
 		// Slot facts replace by slot; the value is what changes.
 		c.Object = ""
+	}
+	if subj.kind == household && subj.rel != "" && c.Slot == "" && c.Object != "" && !strings.Contains(c.Object, ": ") {
+		// "My girlfriend Emma and I live together": a fact of Emma's too,
+		// which a break-up with her ends.
+		who := subj.rel
+		if subj.name != "" {
+			who += " " + strings.ToLower(subj.name)
+		}
+		c.Object = who + ": " + c.Object
 	}
 	if retract && !c.Retract && c.Negated && (c.Slot != "" || c.Object != "" && !likes[lemma]) {
 		// "I don't have a car anymore" ends "User has a car.".
@@ -3638,6 +3688,8 @@ func stripFillers(toks []string) []string {
 		case w == ",":
 		case w == "no" && len(toks) > 1 && toks[1] != "," && !subjectStart(toks, 1) && !verbStart(lower(toks[1])) && !fillers[lower(toks[1])]:
 			return toks // "no credit cards": not a reply
+		case len(w) > 5 && strings.HasSuffix(w, "ly") && len(toks) > 1 && (subjectStart(toks, 1) || toks[1] == ","):
+			// "Weirdly I've come round to olives": a comment on the clause.
 		case fillers[w], w == "please" && len(toks) > 1 && toks[1] == ",":
 		case w == "by" && len(toks) > 2 && lower(toks[1]) == "the" && lower(toks[2]) == "way":
 			toks = toks[2:]

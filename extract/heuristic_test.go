@@ -376,7 +376,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I work nights so I sleep in the day", []want{w("User works nights.", "object=work nights"), w("User sleeps in the day.", "object=sleep in the day")}},
 		{"I've lost 5kg so far", []want{w("User has lost 5kg so far.", "object=lose 5kg so far")}},
 		{"My boss, Karen, keeps moving meetings to Fridays.", []want{w("User's boss Karen keeps moving meetings to Fridays.", "object=boss karen: keep moving meetings to fridays")}},
-		{"my twin brother Max and I share a flat", []want{w("User and their twin brother Max share a flat.", "object=share a flat")}},
+		{"my twin brother Max and I share a flat", []want{w("User and their twin brother Max share a flat.", "object=twin brother max: share a flat")}},
 		{"Since my divorce I live with my parents, for now", []want{w("User lives with their parents.", "object=live with my parents")}},
 		{"After we married we moved to Leeds", []want{w("User moved to Leeds after they married.", "slot=residence")}},
 		{"I went vegan in May, no more cheese", []want{w("User went vegan in May.", "slot=diet")}},
@@ -465,6 +465,12 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I live in Leeds with a view of the park", []want{w("User lives in Leeds with a view of the park.", "slot=residence")}},
 		{"I don't eat pork or beef", []want{w("User does not eat pork.", "object=eat pork", "negated"), w("User does not eat beef.", "object=eat beef", "negated")}},
 		{"dont like horror films, give me a romcom any day", []want{w("User does not like horror films.", "object=horror films", "negated")}},
+		{"Doctor upped my citalopram to 30mg.", []want{
+			w("User's doctor upped their citalopram to 30mg.", "object=citalopram", "retract"), w("User takes citalopram 30mg.", "object=citalopram")}},
+		{"Weirdly I've come round to olives", []want{w("User likes olives.", "object=olives")}},
+		{"We had to put Rex down on Friday.", []want{w("User put Rex down on Friday.", "object=rex", "retract"), w("User put Rex down on Friday.", "object=put rex down on friday")}},
+		{"all moved in to the Leeds place now", []want{w("User all moved in to the Leeds place now.", "slot=residence")}},
+		{"Sorry, I meant Galway - my sister lives in Galway, not Dublin.", []want{w("User meant Galway, not Dublin.", "object=galway", "corrects=Dublin")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
