@@ -505,10 +505,7 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 			// "Since moving to Oslo in 2022 I've picked up skiing": the
 			// user moved.
 			l := verbs[lower(toks[1])]
-			p := pastOf[l]
-			if p == "" {
-				p = ed(l)
-			}
+			p := pastTense(l)
 			end := 2
 			for ; end < len(toks) && end != c && !subjectStart(toks, end); end++ {
 			}
@@ -2348,11 +2345,7 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 		(lower(pred[v+2]) != "leave" || determiners[lower(pred[v+3])] || capitalized(pred[v+3])) {
 		// "I had to give up rugby": the user did, an obligation past.
 		l := lower(pred[v+2])
-		p := pastOf[l]
-		if p == "" {
-			p = ed(l)
-		}
-		pred = slices.Concat(pred[:v], []string{p}, pred[v+3:])
+		pred = slices.Concat(pred[:v], []string{pastTense(l)}, pred[v+3:])
 	}
 	verb := lower(pred[v])
 	rest := pred[v+1:]
@@ -3651,6 +3644,14 @@ func add(form, lemma string) {
 	if _, ok := verbs[form]; !ok {
 		verbs[form] = lemma
 	}
+}
+
+// pastTense returns the simple past of a verb's lemma: "gave", "moved".
+func pastTense(lemma string) string {
+	if p := pastOf[lemma]; p != "" {
+		return p
+	}
+	return ed(lemma)
 }
 
 func ed(v string) string {
