@@ -175,14 +175,41 @@ func formFields(s string) []string {
 			out = append(out, "I'm "+v)
 		case "kids", "children", "pets":
 			out = append(out, "I have "+v+" "+key)
+		case "allergies", "allergy", "allergic":
+			for _, it := range listValues(v) {
+				out = append(out, "I'm allergic to "+it)
+			}
+		case "meds", "medication", "medications", "medicines":
+			for _, it := range listValues(v) {
+				out = append(out, "I take "+it)
+			}
+		case "car", "bike", "phone", "laptop", "pet", "dog", "cat":
+			out = append(out, "my "+key+" is "+v)
+		case "languages", "speak":
+			for _, it := range listValues(v) {
+				out = append(out, "I speak "+it)
+			}
 		}
 	}
 	return out
 }
 
-var formKeys = set("name age from hometown nationality location based city country home lives live job occupation profession work role studying study studies course diet kids children pets")
+// listValues splits a form's value into its items: "shellfish, latex".
+func listValues(v string) []string {
+	var out []string
+	for _, it := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
+		for _, p := range strings.Split(it, " and ") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
 
-var formKey = regexp.MustCompile(`(?i)\b(name|age|from|hometown|nationality|location|based|city|country|home|lives|live|job|occupation|profession|work|role|studying|study|studies|course|diet|kids|children|pets)\s*:`)
+var formKeys = set("name age from hometown nationality location based city country home lives live job occupation profession work role studying study studies course diet kids children pets allergies allergy allergic meds medication medications medicines car bike phone laptop pet dog cat languages speak")
+
+var formKey = regexp.MustCompile(`(?i)\b(name|age|from|hometown|nationality|location|based|city|country|home|lives|live|job|occupation|profession|work|role|studying|study|studies|course|diet|kids|children|pets|allergies|allergy|allergic|meds|medications|medication|medicines|car|bike|phone|laptop|pet|dog|cat|languages|speak)\s*:`)
 
 // unquoted returns s without its quotations: words in quotes are someone
 // else's ("My friend said 'I'm moving to Berlin'") or text to work on
@@ -892,7 +919,7 @@ func listItem(frag []string) []string {
 		return []string{",", "I'm", w} // "divorced", "vegan"
 	case len(frag) == 1 && jobs[w]:
 		return []string{",", "I'm", "a", w} // "nurse"
-	case (w == "a" || w == "an") && len(frag) > 1 && !verbStart(lower(frag[1])),
+	case (w == "a" || w == "an") && len(frag) > 1 && (!verbStart(lower(frag[1])) || lower(frag[1]) == "bit"),
 		w == "from" && len(frag) > 1 && capitalized(frag[1]):
 		return slices.Concat([]string{",", "I'm"}, frag) // "a UX designer in Dublin", "from Osaka"
 	case statuses[w] && len(frag) > 2 && lower(frag[1]) == "with":
@@ -1114,7 +1141,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "on 50mg sertraline for anxiety"
 	case i == 0 && w == "had" && next == "to" && len(toks) > 3 && hadToChange[lower(toks[2])]:
 		subj = []string{"I"} // "had to give up rugby"
-	case i == 0 && w == "had" && !determiners[next] && !pronounObjects[next] && next != "to" && next != "some" && next != "no" && !meals[next] && len(toks) > 2:
+	case i == 0 && w == "had" && (!determiners[next] || (next == "a" || next == "an") && len(toks) > 2 && !experiences[lower(toks[2])] && !haveIdioms[lower(toks[2])] && !meals[lower(toks[2])]) &&
+		!pronounObjects[next] && next != "to" && next != "some" && next != "no" && !meals[next] && len(toks) > 2:
 		subj = []string{"I"} // "had knee surgery in 2021"
 	case i == 0 && w == "not" && strings.HasSuffix(next, "ing") && verbs[next] != "" && len(toks) > 2:
 		subj = []string{"I'm"} // "not doing keto anymore"
@@ -1126,6 +1154,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "big into Warhammer"
 	case i == 0 && owns[w] && (next == "a" || next == "an" || isNumber(next) || len(toks) > 1 && capitalized(toks[1])):
 		subj = []string{"I"} // "drive a 2012 Golf", "speak Welsh"
+	case i == 0 && w == "play" && (instruments[next] || next == "the" && len(toks) > 2 && instruments[lower(toks[2])]):
+		subj = []string{"I"} // "play guitar in a covers band"
 	case i == 0 && (w == "live" || w == "work") && (stops[next] || next == "near" || next == "abroad" || next == "nights" || next == "remotely"):
 		subj = []string{"I"} // "live in Manchester atm", "work from home"
 	case i == 0 && isVerb && lemma == w && w != "like" && habitual(w, toks):
@@ -1283,7 +1313,7 @@ func fragmentAt(toks []string, i int) []string {
 	return withSubject(toks[i:end])
 }
 
-var smallTalkLeads = set("thanks thank sorry hi hello hey")
+var smallTalkLeads = set("thanks thank sorry hi hello hey please")
 
 // dose are the verbs of a doctor changing a dose: "upped my citalopram
 // to 30mg".
@@ -1294,6 +1324,13 @@ var (
 
 // singleEvents may make a sentence on their own: "graduated!".
 var singleEvents = set("graduated retired engaged married divorced")
+
+// experiences follow "had a" in what is no fact: "had a great time".
+var experiences = set("great good lovely nice fun bad long rough busy quick amazing terrible hard tough brilliant wonderful weird strange crazy blast laugh")
+
+// instruments and sports follow "play" in a fact without "I": "play
+// guitar in a covers band".
+var instruments = set("guitar piano drums bass violin cello flute saxophone sax trumpet ukulele keyboard keys harp clarinet football soccer tennis golf rugby cricket chess hockey basketball netball squash badminton padel volleyball")
 
 // haveIdioms follow "have a" in an order or a wish, not a possession:
 // "have a look", "have a nice day".
@@ -1495,7 +1532,7 @@ var (
 	lacks      = set("licence license car tv phone smartphone siblings garden job degree insurance debt debts mortgage savings pension")
 	ownThings  = set("doctor doc gp consultant commute rent mortgage salary job boss house flat apartment car bike phone laptop back knee knees shoulder hip cast cholesterol eyesight hearing sleep exam exams visa lease contract shift shifts degree thesis flight landlord garden surgery")
 	owns       = set("drive own ride speak rent")
-	meals      = set("lunch dinner breakfast brunch fun enough time a an")
+	meals      = set("lunch dinner breakfast brunch fun enough time")
 	ingNouns   = set("morning evening nothing something anything everything wedding building meeting painting clothing feeling ending beginning setting wording thing spring string ceiling sibling pudding darling ring king during according")
 	notPlaces  = set("here where what which who anywhere everywhere nowhere somewhere home work school")
 	notCounts  = set("times things ways reasons options points ideas steps tips examples minutes seconds hours words sentences paragraphs lines versions answers replies")
@@ -1953,6 +1990,12 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 		subj, pred = subject{kind: self, text: "User"}, prepend("have", toks[1:])
 	case "i'll":
 		subj, pred = subject{kind: self, text: "User"}, prepend("will", toks[1:])
+	case "i'd", "id":
+		if len(toks) < 3 || lower(toks[1]) != "rather" {
+			return out, subject{} // "I'd love a holiday": a wish
+		}
+		// "I'd rather take the train than fly": a preference.
+		subj, pred = subject{kind: self, text: "User"}, slices.Concat([]string{"would", "rather"}, toks[2:])
 	case "me":
 		// "Me and my wife Sara run a B&B."
 		if len(toks) < 4 || lower(toks[1]) != "and" || lower(toks[2]) != "my" {
@@ -2172,7 +2215,7 @@ var auxiliaries = set("am is are was were be been 's 're do does did don't doesn
 func extractPredicate(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
 	for i := 1; i+1 < len(pred); i++ {
 		if w := lower(pred[i]); (w == "and" || w == "but" || w == "," && verbs[lower(pred[i+1])] != "" && i+2 < len(pred) && pred[i+2] != "," && lower(pred[i+2]) != "me" && lower(pred[i+2]) != "us" && (past[lower(pred[i+1])] || verbs[lower(pred[i+1])] == lower(pred[i+1]))) && verbStart(lower(pred[i+1])) && !capitalized(pred[i+1]) && !strings.HasSuffix(lower(pred[i+1]), "ing") && lower(pred[i+1]) != "no" && !(index(pred[:i], "to") >= 0 && verbs[lower(pred[i+1])] == lower(pred[i+1])) &&
-			!(preAdverbs[lower(pred[i+1])] && i+2 < len(pred) && !verbStart(lower(pred[i+2]))) { // (but "vegan and also a Hindu")
+			!(preAdverbs[lower(pred[i+1])] && i+2 < len(pred) && !verbStart(lower(pred[i+2])) && !(len(pred[i+2]) > 4 && strings.HasSuffix(lower(pred[i+2]), "ed"))) { // (but "vegan and also a Hindu")
 			end := i
 			if pred[end-1] == "," {
 				end--
@@ -2349,6 +2392,10 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 	}
 	verb := lower(pred[v])
 	rest := pred[v+1:]
+	if (verb == "would" || verb == "'d") && len(rest) > 1 && lower(rest[0]) == "rather" && lower(rest[1]) != "not" { // ("I'd rather not talk about that": no fact)
+		verb, pred, rest = "prefer", slices.Concat(pred[:v], []string{"prefers", "to"}, rest[1:]), slices.Concat([]string{"to"}, rest[1:])
+		pred[v] = "prefer"
+	}
 	switch verb {
 	case "would", "could", "should", "might", "may", "must", "wish", "wished", "'d", "wouldn't", "couldn't", "shouldn't":
 		return out // hypothetical
@@ -3689,6 +3736,8 @@ func stripFillers(toks []string) []string {
 		case w == ",":
 		case w == "no" && len(toks) > 1 && toks[1] != "," && !subjectStart(toks, 1) && !verbStart(lower(toks[1])) && !fillers[lower(toks[1])]:
 			return toks // "no credit cards": not a reply
+		case (w == "reckon" || w == "guess" || w == "think") && len(toks) > 1 && subjectStart(toks, 1):
+			// "Reckon I'll head up to Cairns": a hedge before the clause.
 		case len(w) > 5 && strings.HasSuffix(w, "ly") && len(toks) > 1 && (subjectStart(toks, 1) || toks[1] == ","):
 			// "Weirdly I've come round to olives": a comment on the clause.
 		case fillers[w], w == "please" && len(toks) > 1 && toks[1] == ",":
@@ -3712,7 +3761,7 @@ func stripFillers(toks []string) []string {
 	return toks
 }
 
-var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo bhai bro dude mate guys anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
+var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo bhai bro dude mate guys omg wow yay woohoo anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}

@@ -471,6 +471,16 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"We had to put Rex down on Friday.", []want{w("User put Rex down on Friday.", "object=rex", "retract"), w("User put Rex down on Friday.", "object=put rex down on friday")}},
 		{"all moved in to the Leeds place now", []want{w("User all moved in to the Leeds place now.", "slot=residence")}},
 		{"Sorry, I meant Galway - my sister lives in Galway, not Dublin.", []want{w("User meant Galway, not Dublin.", "object=galway", "corrects=Dublin")}},
+		{"Allergies: shellfish, latex.", []want{w("User is allergic to shellfish.", "object=shellfish"), w("User is allergic to latex.", "object=latex")}},
+		{"Meds: levothyroxine 100mcg, vitamin D", []want{w("User takes levothyroxine 100mcg.", "object=take levothyroxine 100mcg"), w("User takes vitamin D.", "object=take vitamin d")}},
+		{"I'd rather take the train than fly", []want{w("User prefers to take the train than fly.", "object=to take the train than fly")}},
+		{"Please keep answers short, I prefer bullet points.", []want{w("User prefers bullet points.", "object=bullet points")}},
+		{"Had a hip replacement in 2021.", []want{w("User had a hip replacement in 2021.", "object=have a hip replacement in 2021")}},
+		{"play guitar in a covers band", []want{w("User plays guitar in a covers band.", "object=play guitar in a covers band")}},
+		{"omg i just got into the school netball team!!", []want{w("User just got into the school netball team.", "object=get into the school netball team")}},
+		{"Reckon I'll head up to Cairns for the holidays", []want{w("User will head up to Cairns for the holidays.", "object=head up to cairns for the holidays")}},
+		{"I'm 55, a bit overweight, and just signed up for a 10k", []want{
+			w("User is 55.", "slot=age"), w("User is a bit overweight.", "object=be a bit overweight"), w("User just signed up for a 10k.", "object=signed up for a 10k")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -552,7 +562,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "I love her", "I know a guy who fixes bikes", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
+		"no that's wrong, 7 times 8 is 56", "I'd rather not talk about that.", "I'd love a holiday", "had a great time at the party", "I love her", "I know a guy who fixes bikes", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
 		"Translate 'I am a doctor and I live in Rome' into Italian.", "Roleplay: you are a landlord and I'm a tenant.",
 		"\"I'm a vegetarian,\" said the character in my book.", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
