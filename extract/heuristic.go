@@ -650,6 +650,14 @@ func fragmentList(toks []string) []string {
 func expand(toks []string) []string {
 	var out []string
 	for i, t := range toks {
+		if laughs[lower(t)] && i > 0 && i+1 < len(toks) {
+			// "im 16 lol dont judge": a laugh ends the clause.
+			if out == nil {
+				out = slices.Clone(toks[:i])
+			}
+			out = append(out, ",")
+			continue
+		}
 		if e, ok := expansions[lower(t)]; ok {
 			if out == nil {
 				out = slices.Clone(toks[:i])
@@ -664,6 +672,8 @@ func expand(toks []string) []string {
 	}
 	return out
 }
+
+var laughs = set("lol lmao rofl haha hahaha xd")
 
 var expansions = map[string]string{"wfh": "work from home", "w/": "with", "w": "with", "b/c": "because", "bc": "because",
 	"rn": "now", "atm": "now", "ppl": "people", "bf": "boyfriend", "gf": "girlfriend", "hubs": "husband", "yo": "years old"}
@@ -751,7 +761,7 @@ func inverted(toks []string) []string {
 			return slices.Concat([]string{"I", "love"}, lowerFirst(toks[:k]), after)
 		case len(rest) >= 2 && len(rest) <= 4 && slices.ContainsFunc(rest[:len(rest)-1], func(t string) bool { return favourites[lower(t)] }):
 			return slices.Concat([]string{"my"}, rest, []string{toks[k]}, toks[:k])
-		case len(rest) >= 1 && len(rest) <= 3 && after == nil && !otherSubjects[lower(toks[0])] && !notPlaces[lower(toks[0])] &&
+		case len(rest) >= 1 && len(rest) <= 3 && (len(rest) >= 2 || kin[lower(rest[0])] || pets[lower(rest[0])] || ownThings[lower(rest[0])]) && after == nil && !otherSubjects[lower(toks[0])] && !notPlaces[lower(toks[0])] && index(toks[:k], ",") < 0 &&
 			!verbStart(lower(toks[0])) && !slices.ContainsFunc(rest, func(t string) bool { return verbStart(lower(t)) || stops[lower(t)] }):
 			// "Ramen is my comfort food": "my comfort food is Ramen".
 			return slices.Concat([]string{"my"}, rest, []string{toks[k]}, toks[:k])
@@ -843,7 +853,7 @@ func resolveThere(toks []string) []string {
 			place = slices.Concat([]string{"in"}, toks[i+1:j])
 			continue
 		}
-		if w != "there" || place == nil || i == 0 {
+		if w != "there" && w != "here" || place == nil || i == 0 {
 			continue
 		}
 		if i+1 < len(toks) && beForms[lower(toks[i+1])] {
@@ -935,8 +945,8 @@ func listItem(frag []string) []string {
 	if full := withSubject(frag); full != nil {
 		return prepend(",", full)
 	}
-	if jobPhrase(prepend("a", lowerAll(frag))) {
-		return slices.Concat([]string{",", "I'm", "a"}, lowerFirst(frag)) // "pilot for easyJet"
+	if jobPhrase(prepend("a", lowerAll(frag))) && !verbStart(lower(frag[0])) {
+		return slices.Concat([]string{",", "I'm", "a"}, lowerFirst(frag)) // "pilot for easyJet" (not "dont judge")
 	}
 	if full := fragment(frag); full != nil {
 		return prepend(",", full) // "recently divorced"
@@ -1131,6 +1141,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "knitting a jumper for my niece", a verb the lists lack
 	case i == 0 && (w == "originally" || w == "now" || w == "currently") && (next == "from" || next == "in" || next == "based") && len(toks) > 2 && capitalized(toks[2]) || i == 0 && w == "from" && capitalized(toks[1]):
 		subj = []string{"I'm"} // "originally from Lagos, now in Manchester"
+	case i == 0 && w == "originally" && capitalized(toks[1]) && lower(toks[1]) != "i" && !demonym(lower(toks[1])):
+		return slices.Concat([]string{"I'm", "originally", "from"}, toks[1:]) // "Originally Lagos, but…"
 	case i == 0 && w == "never" && next == "been" && len(toks) > 2:
 		subj = []string{"I've"} // "never been to Asia"
 	case i == 0 && (w == "have" || w == "has") && (next == "a" || next == "an" || isNumber(next) || next == "one") && len(toks) > 2 && !haveIdioms[lower(toks[2])]:
@@ -1154,6 +1166,8 @@ func withSubject(toks []string) []string {
 		subj = []string{"I'm"} // "big into Warhammer"
 	case i == 0 && owns[w] && (next == "a" || next == "an" || isNumber(next) || len(toks) > 1 && capitalized(toks[1])):
 		subj = []string{"I"} // "drive a 2012 Golf", "speak Welsh"
+	case i == 0 && (w == "part" || w == "full") && (next == "time" || next == "timer") && len(toks) > 2 && (lower(toks[2]) == "at" || lower(toks[2]) == "for" || lower(toks[2]) == "in"):
+		return slices.Concat([]string{"I", "work"}, lowerFirst(toks)) // "Part time at Tesco, weekends"
 	case i == 0 && w == "play" && (instruments[next] || next == "the" && len(toks) > 2 && instruments[lower(toks[2])]):
 		subj = []string{"I"} // "play guitar in a covers band"
 	case i == 0 && (w == "live" || w == "work") && (stops[next] || next == "near" || next == "abroad" || next == "nights" || next == "remotely"):
@@ -1313,6 +1327,27 @@ func fragmentAt(toks []string, i int) []string {
 	return withSubject(toks[i:end])
 }
 
+// demonym reports whether w names a people rather than a place: "Greek",
+// "Ghanaian", "Japanese", "Polish".
+func demonym(w string) bool {
+	if nationalities[w] {
+		return true
+	}
+	for _, suf := range []string{"ese", "ish", "ian", "ean"} {
+		if strings.HasSuffix(w, suf) && len(w) > len(suf)+2 {
+			return true
+		}
+	}
+	return false
+}
+
+// visitWords make "I'm in London" a visit: "this week", "today", "for a
+// conference".
+var visitWords = set("this next today tonight tomorrow visiting visit trip holiday vacation conference meeting until till")
+
+// dwellings are the homes "I'm in a …" lives in.
+var dwellings = set("flat apartment house studio bungalow cottage dorm condo bedsit maisonette townhouse caravan houseshare")
+
 var smallTalkLeads = set("thanks thank sorry hi hello hey please")
 
 // dose are the verbs of a doctor changing a dose: "upped my citalopram
@@ -1387,6 +1422,12 @@ func nounThenVerb(toks []string) bool {
 		return false
 	}
 	w := lower(toks[0])
+	if w == "i" && lower(toks[1]) == "am" {
+		toks, w = toks[1:], "i'm"
+	}
+	if (w == "i'm" || w == "im") && len(toks) > 2 && lower(toks[1]) == "from" && allCapitalized(toks[2:]) {
+		return true // "I'm from Chennai working in Dubai"
+	}
 	if w != "i'm" && w != "im" || lower(toks[1]) != "a" && lower(toks[1]) != "an" {
 		return false
 	}
@@ -1617,6 +1658,10 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 	for i := 0; i < len(toks); i++ {
 		w := lower(toks[i])
 		switch {
+		case w == "," && i > start && i+3 < len(toks) && capitalized(toks[i+1]) && lower(toks[i+1]) != "i" && (lower(toks[i+2]) == "is" || lower(toks[i+2]) == "was") && lower(toks[i+3]) == "my":
+			// "I'm Deaf, BSL is my first language": a clause of its own.
+			out, prev = extractClause(out, toks[start:i], nil, prev)
+			return extractClauses(out, inverted(toks[i+1:]), tail)
 		case w == "," && i > start && i+2 < len(toks) && correctionAt(toks, i+1):
 			// "I'm 27 - sorry, 28": the clause, then its correction.
 			out, prev = extractClause(out, toks[start:i], nil, prev)
@@ -2175,6 +2220,8 @@ func possessive(toks []string) (subject, []string, bool) {
 	// Apposition: "my sister, Ana, lives in Porto".
 	if len(name) == 0 && len(rest) >= 3 && rest[0] == "," && capitalized(rest[1]) && rest[2] == "," && !verbStart(lower(rest[1])) {
 		name, rest = rest[1:2], rest[3:]
+	} else if len(name) == 0 && len(rest) >= 5 && rest[0] == "," && capitalized(rest[1]) && lower(rest[2]) == "and" && capitalized(rest[3]) && rest[4] == "," {
+		name, rest = rest[1:4], rest[5:] // "our twins, Ava and Eli, turn three"
 	}
 	if len(rel) == 0 || fiction[lower(rel[len(rel)-1])] && favouriteOf(strings.ToLower(strings.Join(rel, " "))) == "" {
 		return subject{}, nil, false // "my character in the novel", not "my favourite novel"
@@ -2273,6 +2320,9 @@ func coordinated(pred []string) [][]string {
 	}
 	if rw := lower(pred[a+1]); n == 1 && (weekdays[strings.TrimSuffix(rw, "s")] || months[rw] || isNumber(rw) && isNumber(lower(pred[a-1]))) {
 		return nil // "on Tuesdays and Thursdays" is one time, "kids (9 and 6)" one list of ages
+	}
+	if capitalized(pred[a+1]) && capitalized(pred[a-1]) && a+2 == len(pred) && a >= 2 && lower(pred[a-2]) == "the" {
+		return nil // "keep it on the Kennet and Avon": one name
 	}
 	if capitalized(pred[a+1]) && capitalized(pred[a-1]) && a+2 < len(pred) {
 		if nx := lower(pred[a+2]); isWord(nx) && !capitalized(pred[a+2]) && !timeWords[nx] && !stops[nx] && !verbStart(nx) && !strings.HasSuffix(nx, "ly") && !fillers[nx] && !trailingFillers[nx] {
@@ -2915,9 +2965,9 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 				c.Text = c.Text[:w] + "."
 			}
 		}
-	case lemma == "be" && first == "in" && len(comp) > 1 && capitalized(comp[1]) && !progressive && !c.Negated && (verb == "am" || verb == "'m" || verb == "are" || verb == "'re" || lower(verb) == "i'm" || lower(verb) == "we're" || lower(verb) == "im") &&
+	case lemma == "be" && first == "in" && len(comp) > 1 && (capitalized(comp[1]) || len(lc) > 2 && (lc[1] == "a" || lc[1] == "an") && slices.ContainsFunc(lc[2:min(len(lc), 5)], func(w string) bool { return dwellings[w] })) && !progressive && !c.Negated && (verb == "am" || verb == "'m" || verb == "are" || verb == "'re" || lower(verb) == "i'm" || lower(verb) == "we're" || lower(verb) == "im") &&
 		!slices.ContainsFunc(lc[2:], func(w string) bool {
-			return timeWords[w] && w != "since" || timeUnits[strings.TrimSuffix(w, "s")] || weekdays[strings.TrimSuffix(w, "s")] || w == "tonight" || w == "visiting"
+			return visitWords[w] || timeUnits[strings.TrimSuffix(w, "s")] || weekdays[strings.TrimSuffix(w, "s")]
 		}):
 		// "I'm in Bristol", "we're in Minneapolis": where the user lives
 		// ("I'm in London this week" is a visit).
@@ -3111,7 +3161,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 	case lemma == "turn" && len(lc) > 0 && isNumber(first) && !progressive:
 		set("identity", "age", 0.85, 0.7)
 		c.Object = first
-	case lemma == "be" && verb == "am" && len(comp) == 1 && capitalized(comp[0]) && !nationality(lc[0]):
+	case lemma == "be" && verb == "am" && len(comp) == 1 && capitalized(comp[0]) && !nationality(lc[0]) && !states[lc[0]] && !statuses[lc[0]] && !diets[lc[0]]:
 		// "I'm Maya."
 		set("identity", "name", 0.85, 0.9)
 		c.Text = "User's name is " + comp[0] + "."
@@ -3761,7 +3811,7 @@ func stripFillers(toks []string) []string {
 	return toks
 }
 
-var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo bhai bro dude mate guys omg wow yay woohoo anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
+var fillers = set("actually well oh ok okay so and but also plus btw fyi tbh ngl imo bhai bro dude mate guys omg wow yay woohoo sir madam maam ma'am anyway anyways um uh hmm honestly basically yeah yes yep yup yea no nope ah now then right sure lol haha oh, alright hey hi hello nowadays lately currently recently update: also, fun fact")
 
 func set(words string) map[string]bool {
 	m := map[string]bool{}

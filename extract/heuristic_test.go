@@ -481,6 +481,18 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"Reckon I'll head up to Cairns for the holidays", []want{w("User will head up to Cairns for the holidays.", "object=head up to cairns for the holidays")}},
 		{"I'm 55, a bit overweight, and just signed up for a 10k", []want{
 			w("User is 55.", "slot=age"), w("User is a bit overweight.", "object=be a bit overweight"), w("User just signed up for a 10k.", "object=signed up for a 10k")}},
+		{"im 16 lol dont judge", []want{w("User is 16, dont judge.", "slot=age")}},
+		{"I'm Deaf, BSL is my first language", []want{w("User is Deaf.", "object=be deaf"), w("User's first language is BSL.", "object=first language bsl")}},
+		{"Our twins, Ava and Eli, turn three next month", []want{w("User's twins Ava and Eli turn three next month.", "object=twins ava and eli: turn three next month")}},
+		{"based in Cebu City, been here since 2015", []want{w("User is based in Cebu City.", "slot=residence"), w("User has been in Cebu City since 2015.", "object=be in cebu city since 2015")}},
+		{"I'm in a tiny flat in London", []want{w("User is in a tiny flat in London.", "slot=residence")}},
+		{"Originally Lagos, but I've been in Manchester for six years", []want{
+			w("User is originally from Lagos.", "slot=origin"), w("User has been in Manchester for six years.", "object=be in manchester for six years")}},
+		{"Part time at Tesco, weekends", []want{w("User works part time at Tesco.", "slot=employer")}},
+		{"I own a narrowboat, keep it on the Kennet and Avon", []want{
+			w("User owns a narrowboat.", "object=own a narrowboat"), w("User keeps it on the Kennet and Avon.", "object=keep it on the kennet and avon")}},
+		{"Hello sir I am from Chennai working in Dubai as site engineer", []want{
+			w("User is from Chennai.", "slot=origin"), w("User is working in Dubai as site engineer.", "slot=workplace", "object=dubai")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},
@@ -562,7 +574,7 @@ func TestHeuristic_NotMemories(t *testing.T) {
 		"a question about me: how old am I", "honestly I'm 5 minutes late",
 		"If I moved to Oslo, would I need a car?", "Could you, as an expert, tell me what to do?", "Honestly, I don't know, what do you think?",
 		"So, what do you think?", "My code throws a KeyError on line 12, any idea why?", "debug this pls: for i in range(10) print(i)",
-		"no that's wrong, 7 times 8 is 56", "I'd rather not talk about that.", "I'd love a holiday", "had a great time at the party", "I love her", "I know a guy who fixes bikes", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
+		"no that's wrong, 7 times 8 is 56", "haha yes", "I'd rather not talk about that.", "I'd love a holiday", "had a great time at the party", "I love her", "I know a guy who fixes bikes", "have a look at this", "have a nice day", "Thanks, Tom, Anna, Bob", "red, green, blue", "on hold with the bank again", "Note: the meeting is at 3", "My friend said 'I'm moving to Berlin' - how should I respond?",
 		"Translate 'I am a doctor and I live in Rome' into Italian.", "Roleplay: you are a landlord and I'm a tenant.",
 		"\"I'm a vegetarian,\" said the character in my book.", "I had to leave early", "like every night", "Like an unhealthy amount.", "Kindly disregard my last message, I pressed send too early.", "had a great time", "had lunch with Tom", "Braga, not Porto", "sorry, I meant that", "I meant to ask about Porto", "I made a mistake earlier.", "Sorry, I wrote wrong.", "I meant the other one.", "my daughter is 5 minutes late", "phone is broken, can you help", "Hypothetically, if I were rich, what would I buy?", "don't do that", "can't wait to see you", "Morning all", "This is home", "no problem, thanks",
 	} {
