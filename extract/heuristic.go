@@ -476,6 +476,13 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	if c, ok := correction(toks); ok {
 		return append(out, c)
 	}
+	if k := index(toks, "free"); k >= 3 && freeOf[lower(toks[k-1])] != "" && isNumber(lower(toks[0])) && timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] {
+		// "3 months smoke free today!!": the habit has ended.
+		habit := freeOf[lower(toks[k-1])]
+		text := "User has been " + lower(toks[k-1]) + " free for " + toks[0] + " " + lower(toks[1]) + "."
+		return append(out, Candidate{Text: text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: habit, Retract: true},
+			Candidate{Text: text, Category: "health", Confidence: 0.8, Importance: 0.6, Object: lower(toks[k-1]) + " free"})
+	}
 	if thing := forgetAbout(toks); thing != "" {
 		// "forget what I said about the marathon": its memories end.
 		return append(out, Candidate{Text: "User took back what they said about " + thing + ".", Category: "fact", Confidence: 0.8, Importance: 0.6, Object: thing, Retract: true})
@@ -977,6 +984,11 @@ func correction(toks []string) (Candidate, bool) {
 	if !marked || i >= len(toks) {
 		return Candidate{}, false
 	}
+	if n := index(toks, "not"); n > i && n+1 < len(toks) && i > 0 && (lower(toks[i-1]) == "it's" || lower(toks[i-1]) == "its") && isWord(toks[i]) && isWord(toks[n+1]) {
+		// "Correction — it's amoxicillin I'm allergic to, not penicillin".
+		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", toks[i], toks[n+1]), Category: "fact", Confidence: 0.8, Importance: 0.6,
+			Object: lower(toks[i]), Corrects: toks[n+1]}, true
+	}
 	value := func(j int) int { // the end of a value that starts at j
 		if j < len(toks) && isNumber(lower(toks[j])) {
 			return j + 1
@@ -1230,6 +1242,9 @@ func fragment(toks []string) []string {
 		rest[0] = lower(rest[0])
 		return prepend("my", rest)
 	}
+	if r := strings.TrimSuffix(toks[0], "'s"); r != toks[0] && capitalized(r) && (next == "cancelled" || next == "canceled" || next == "off") {
+		return []string{"I", "cancelled", r} // "Bali's cancelled": the plan ends
+	}
 	if capitalized(toks[0]) && w != "i" && (next == "died" || next == "passed" && len(toks) > 2 && lower(toks[2]) == "away") {
 		return toks // "Luna died this morning": someone of the user's, named
 	}
@@ -1350,6 +1365,16 @@ var dwellings = set("flat apartment house studio bungalow cottage dorm condo bed
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey please")
 
+// freeOf is the habit that "N months X free" ends.
+var freeOf = map[string]string{"smoke": "smoke", "nicotine": "smoke", "alcohol": "drink", "booze": "drink", "drink": "drink", "sugar": "sugar"}
+
+// memberships are what a user cancels to stop a habit: "my gym
+// membership".
+var memberships = set("membership subscription pass")
+
+// tests are what a user sits and then passes or fails: "my driving test".
+var tests = set("test exam exams interview audition assessment")
+
 // dose are the verbs of a doctor changing a dose: "upped my citalopram
 // to 30mg".
 var (
@@ -1381,7 +1406,9 @@ func forgetAbout(toks []string) string {
 	if k < len(toks) && lower(toks[k]) == "please" {
 		k++
 	}
-	if k+4 >= len(toks) || lower(toks[k]) != "forget" {
+	if k+3 < len(toks) && lower(toks[k]) == "scratch" && lower(toks[k+1]) == "that" {
+		k++ // "scratch that about sushi"
+	} else if k+4 >= len(toks) || lower(toks[k]) != "forget" {
 		return ""
 	}
 	a := index(toks, "about")
@@ -2592,6 +2619,12 @@ func notMemory(subj subject, lemma, verb string, comp []string, progressive bool
 	if subj.kind == other && technical[lastWord(subj.rel)] {
 		return true // "my code throws a KeyError": a request for help, not a fact of the user's life
 	}
+	if (lemma == "go" || lemma == "do" || lemma == "get") && !slices.ContainsFunc(comp, func(t string) bool {
+		t = lower(t)
+		return t != "anymore" && t != "now" && t != "again" && t != "any" && t != "more"
+	}) {
+		return true // "I don't go anymore": go where is said elsewhere
+	}
 	if lemma == "be" && len(comp) == 1 && (first == "allergic" || first == "intolerant") {
 		return true // "I'm allergic": to what is said elsewhere
 	}
@@ -2977,6 +3010,18 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		// "all moved in to the Leeds place now", "moved into a flat in
 		// Leeds": the residence.
 		set("place", "residence", 0.85, 0.8)
+	case rescheduled[lemma] && len(lc) > 3 && (first == "the" || first == "my" || first == "our") && events[lc[1]] && index(lc, "to") == 2 && !c.Negated:
+		// "We moved the wedding to 20 September": its new date.
+		set("plan", "date-of:"+lc[1], 0.85, 0.7)
+		when := comp[3:]
+		prep := "on "
+		if months[lower(when[0])] || isYear(when[0]) || lower(when[0]) == "the" {
+			prep = "in "
+		} else if lower(when[0]) == "next" || lower(when[0]) == "this" {
+			prep = ""
+		}
+		c.Text = "User's " + lc[1] + " is " + prep + strings.Join(when, " ") + "."
+		c.Object = ""
 	case (lemma == "move" || lemma == "relocate") && !progressive && !c.Negated && index(lc, "to") >= 0:
 		set("place", "residence", 0.85, 0.8)
 		c.Object = value(index(lc, "to") + 1)
@@ -3106,8 +3151,19 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		out = append(out, Candidate{Text: c.Text, Category: "possession", Confidence: 0.8, Importance: 0.6, Object: parted(lemma, lc), Retract: true})
 		set("possession", "", 0.75, 0.6)
 	// "We cancelled the Japan trip": the plan ends.
+	case lemma == "cancel" && len(lc) > 2 && (first == "my" || first == "the" || first == "our") && memberships[lc[len(lc)-1]] && !c.Negated:
+		// "Cancelled my gym membership": the gym habit ends.
+		out = append(out, Candidate{Text: c.Text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: strings.Join(lc[1:len(lc)-1], " "), Retract: true})
+		set("event", "", 0.75, 0.6)
 	case (lemma == "cancel" || lemma == "call" && first == "off") && !c.Negated && !progressive && len(comp) > 0:
 		return append(out, Candidate{Text: c.Text, Category: "plan", Confidence: 0.8, Importance: 0.6, Object: planOf(comp), Retract: true})
+	// "Passed my driving test": the test that was planned has happened.
+	case (lemma == "pass" || lemma == "fail" || lemma == "finish" || lemma == "sit") && !progressive && !c.Negated && len(lc) > 1 && (first == "my" || first == "the") && tests[lc[len(lc)-1]]:
+		out = append(out, Candidate{Text: c.Text, Category: "plan", Confidence: 0.8, Importance: 0.6, Object: strings.Join(lc[1:], " "), Retract: true})
+		set("event", "", 0.8, 0.7)
+	// "I have my driving test on Monday": a plan.
+	case lemma == "have" && len(lc) > 2 && (first == "my" || first == "a" || first == "an") && slices.ContainsFunc(lc[1:min(len(lc), 4)], func(w string) bool { return tests[w] || events[w] }) && !c.Negated && verb != "had":
+		set("plan", "", 0.8, 0.7)
 	// "I broke up with Lena", "Lena and I broke up".
 	case (lemma == "break" || lemma == "split") && first == "up" && !c.Negated && !progressive:
 		name := subj.name
@@ -3280,7 +3336,7 @@ func classify(out []Candidate, c Candidate, subj subject, lemma, verb string, co
 		}
 		c.Object = who + ": " + c.Object
 	}
-	if retract && !c.Retract && c.Negated && (c.Slot != "" || c.Object != "" && !likes[lemma]) {
+	if retract && !c.Retract && c.Negated && (c.Slot != "" || c.Object != "" && !likes[lemma]) && !(c.Slot == "" && (c.Object == "go" || c.Object == "do" || c.Object == "have" || c.Object == "get" || c.Object == "be")) {
 		// "I don't have a car anymore" ends "User has a car.".
 		c.Retract = true
 	}

@@ -252,7 +252,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User moved to Lisbon.", "slot=residence")}},
 		{"Hi, I'm Maya.", []want{w("User's name is Maya.", "slot=name")}},
 		// A time that leads the sentence dates its clause.
-		{"Yesterday I passed my driving test.", []want{w("User passed their driving test yesterday.", "object=pass my driving test")}},
+		{"Yesterday I passed my driving test.", []want{w("User passed their driving test yesterday.", "object=driving test", "retract"), w("User passed their driving test yesterday.", "object=pass my driving test")}},
 		{"Two days ago, my sister Ana moved to Rome.", []want{w("User's sister Ana moved to Rome two days ago.", "object=sister ana: move to rome")}},
 		{"On Sundays I go swimming with my dad.", []want{w("User goes swimming with their dad on Sundays.", "object=go swimming with my dad")}},
 		{"In 2015 I ran my first marathon.", []want{w("User ran their first marathon in 2015.", "object=run my first marathon")}},
@@ -493,6 +493,13 @@ func TestHeuristic_Clauses(t *testing.T) {
 			w("User owns a narrowboat.", "object=own a narrowboat"), w("User keeps it on the Kennet and Avon.", "object=keep it on the kennet and avon")}},
 		{"Hello sir I am from Chennai working in Dubai as site engineer", []want{
 			w("User is from Chennai.", "slot=origin"), w("User is working in Dubai as site engineer.", "slot=workplace", "object=dubai")}},
+		{"We moved the wedding to 20 September", []want{w("User's wedding is on 20 September.", "slot=date-of:wedding")}},
+		{"Cancelled my gym membership, I don't go anymore", []want{w("User cancelled their gym membership.", "object=gym", "retract"), w("User cancelled their gym membership.", "object=cancel my gym membership")}},
+		{"I have my driving test on Monday", []want{w("User has their driving test on Monday.", "object=have my driving test on monday")}},
+		{"Bali's cancelled, couldn't get time off", []want{w("User cancelled Bali.", "object=bali", "retract")}},
+		{"3 months smoke free today!!", []want{w("User has been smoke free for 3 months.", "object=smoke", "retract"), w("User has been smoke free for 3 months.", "object=smoke free")}},
+		{"actually scratch that about sushi, I don't really like it", []want{w("User took back what they said about sushi.", "object=sushi", "retract")}},
+		{"Correction — it's amoxicillin I'm allergic to, not penicillin", []want{w("User meant amoxicillin, not penicillin.", "object=amoxicillin", "corrects=penicillin")}},
 		// Corrections of what was said before.
 		{"sorry, I meant Braga, not Porto", []want{w("User meant Braga, not Porto.", "object=braga", "corrects=Porto")}},
 		{"oops, I meant New York not Boston", []want{w("User meant New York, not Boston.", "object=new york", "corrects=Boston")}},

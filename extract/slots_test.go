@@ -477,6 +477,13 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"My sister lives in Dublin.", "Sorry, I meant Galway - my sister lives in Galway, not Dublin."}, ended: []string{"User's sister lives in Dublin."}, stands: []string{"User's sister lives in Galway."}},
 		{turns: []string{"I can't stand olives.", "Weirdly I've come round to olives, I actually like them now."}, ended: []string{"User cannot stand olives."}, stands: []string{"User likes olives."}},
 		{turns: []string{"My dog Rex is 15.", "We had to put Rex down on Friday."}, ended: []string{"User's dog Rex is 15."}},
+		{turns: []string{"We're going to Bali in July", "Bali's cancelled, couldn't get time off"}, ended: []string{"User is going to Bali in July."}},
+		{turns: []string{"I have my driving test on Monday", "Passed my driving test!!"}, ended: []string{"User has their driving test on Monday."}},
+		{turns: []string{"I go to the gym every morning", "Cancelled my gym membership, I don't go anymore"}, ended: []string{"User goes to the gym every morning."}},
+		{turns: []string{"Our wedding is on 14 June", "We moved the wedding to 20 September"}, ended: []string{"User's wedding is on 14 June."}, stands: []string{"User's wedding is on 20 September."}},
+		{turns: []string{"I smoke about 10 a day", "3 months smoke free today!!"}, ended: []string{"User smokes about 10 a day."}},
+		{turns: []string{"I love sushi", "actually scratch that about sushi, I don't really like it"}, ended: []string{"User loves sushi."}},
+		{turns: []string{"I'm allergic to penicillin", "Correction — it's amoxicillin I'm allergic to, not penicillin, my mistake"}, ended: []string{"User is allergic to penicillin."}, stands: []string{"User is allergic to amoxicillin."}},
 		// 10. Corrections rewrite the newest memory that names the old value.
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
 		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
