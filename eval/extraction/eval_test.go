@@ -74,7 +74,7 @@ func TestDefault(t *testing.T) {
 
 // TestHeldout checks that the held-out corpora load and keep their size:
 // heldout.json, written before reading the extractor's rules;
-// heldout2.json to heldout7.json, written blind (from
+// heldout2.json to heldout8.json, written blind (from
 // the corpus format and a brief only, without reading the extractor, its
 // tests, the matcher or the other sets); see docs/extraction.md.
 func TestHeldout(t *testing.T) {
@@ -90,6 +90,7 @@ func TestHeldout(t *testing.T) {
 		{"testdata/heldout5.json", 24, true},
 		{"testdata/heldout6.json", 22, true},
 		{"testdata/heldout7.json", 24, true},
+		{"testdata/heldout8.json", 24, true},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			c, err := extraction.ReadFile(tt.file)
