@@ -517,7 +517,7 @@ func (c *Consolidator) correct(ctx context.Context, userID, agentID, threadID st
 	if m == nil {
 		return &Decision{Op: OpNoop, Reason: fmt.Sprintf("nothing stored names %q to correct", cd.Corrects)}, nil
 	}
-	newValue := strings.TrimSuffix(strings.TrimPrefix(cd.Text, "User meant "), ", not "+cd.Corrects+".")
+	newValue := meant(cd)
 	meta := metaOf(m)
 	text, _ := replaceWord(m.Text, cd.Corrects, newValue)
 	object, _ := replaceWord(meta.Object, cd.Corrects, strings.ToLower(newValue))
@@ -528,6 +528,20 @@ func (c *Consolidator) correct(ctx context.Context, userID, agentID, threadID st
 		return nil, fmt.Errorf("embed correction: %w", err)
 	}
 	return c.replace(ctx, userID, agentID, threadID, fixed, vecs[0], []*agentmem.Memory{m}, fmt.Sprintf("corrected: %s", cd.Text), p)
+}
+
+// correctionOf is the candidate of a correction: the value meant (as the
+// user wrote it) for the one taken back. Its text, "User meant Braga, not
+// Porto.", is read back by meant.
+func correctionOf(value, old string) Candidate {
+	return Candidate{Text: "User meant " + value + ", not " + old + ".", Category: "fact", Confidence: 0.8, Importance: 0.6,
+		Object: strings.ToLower(value), Corrects: old}
+}
+
+// meant returns the value a correction candidate (correctionOf) means, as
+// the user wrote it.
+func meant(cd Candidate) string {
+	return strings.TrimSuffix(strings.TrimPrefix(cd.Text, "User meant "), ", not "+cd.Corrects+".")
 }
 
 // replaceWord returns s with each whole-word occurrence of old (any case)

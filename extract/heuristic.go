@@ -8,7 +8,6 @@
 package extract
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -986,8 +985,7 @@ func correction(toks []string) (Candidate, bool) {
 	}
 	if n := index(toks, "not"); n > i && n+1 < len(toks) && i > 0 && (lower(toks[i-1]) == "it's" || lower(toks[i-1]) == "its") && isWord(toks[i]) && isWord(toks[n+1]) {
 		// "Correction — it's amoxicillin I'm allergic to, not penicillin".
-		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", toks[i], toks[n+1]), Category: "fact", Confidence: 0.8, Importance: 0.6,
-			Object: lower(toks[i]), Corrects: toks[n+1]}, true
+		return correctionOf(toks[i], toks[n+1]), true
 	}
 	value := func(j int) int { // the end of a value that starts at j
 		if j < len(toks) && isNumber(lower(toks[j])) {
@@ -1013,16 +1011,12 @@ func correction(toks []string) (Candidate, bool) {
 		if oldEnd == j+1 {
 			return Candidate{}, false
 		}
-		old := strings.Join(toks[j+1:oldEnd], " ")
-		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", newValue, old), Category: "fact", Confidence: 0.8, Importance: 0.6,
-			Object: strings.ToLower(newValue), Corrects: old}, true
+		return correctionOf(newValue, strings.Join(toks[j+1:oldEnd], " ")), true
 	}
 	if n := len(toks); n >= 2 && lower(toks[n-2]) == "not" && capitalized(toks[n-1]) && capitalized(toks[i]) && toks[n-1] != toks[i] && j < n {
 		// "Sorry, I meant Galway - my sister lives in Galway, not
 		// Dublin": the value meant, against the one at the end.
-		old := toks[n-1]
-		return Candidate{Text: fmt.Sprintf("User meant %s, not %s.", newValue, old), Category: "fact", Confidence: 0.8, Importance: 0.6,
-			Object: strings.ToLower(newValue), Corrects: old}, true
+		return correctionOf(newValue, toks[n-1]), true
 	}
 	if n := lower(newValue); isNumber(n) && len(n) <= 3 && (j >= len(toks) || toks[j-1] == ",") {
 		// "oops, 28 actually, I keep adding a year": the age.
