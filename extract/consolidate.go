@@ -356,11 +356,9 @@ func ends(fact, ended string) bool {
 	if about {
 		return false
 	}
-	if ended == "drink" {
-		for _, w := range strings.Fields(normalize(fact)) {
-			if drinks[stemS(w)] {
-				return true // "I've stopped drinking" ends "has a glass of wine most nights"
-			}
+	for _, w := range strings.Fields(normalize(fact)) {
+		if habitWords[stemS(w)] == ended {
+			return true // "I've stopped drinking" ends "has a glass of wine most nights"
 		}
 	}
 	words := residue(fact, "")
@@ -371,10 +369,6 @@ func ends(fact, ended string) bool {
 	}
 	return true
 }
-
-// drinks are what "drinking" means when it stops.
-var drinks = map[string]bool{"drink": true, "wine": true, "beer": true, "pint": true, "alcohol": true, "booze": true,
-	"whisky": true, "whiskey": true, "gin": true, "vodka": true, "cocktail": true, "cider": true, "rum": true}
 
 // atAnother reports whether m, a memory of the job or the employer, tells
 // a job at another employer than the candidate of the other of the two

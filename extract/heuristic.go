@@ -475,9 +475,9 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	if c, ok := correction(toks); ok {
 		return append(out, c)
 	}
-	if k := index(toks, "free"); k >= 3 && freeOf[lower(toks[k-1])] != "" && isNumber(lower(toks[0])) && timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] {
+	if k := index(toks, "free"); k >= 3 && habitWords[lower(toks[k-1])] != "" && isNumber(lower(toks[0])) && timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] {
 		// "3 months smoke free today!!": the habit has ended.
-		habit := freeOf[lower(toks[k-1])]
+		habit := habitWords[lower(toks[k-1])]
 		text := "User has been " + lower(toks[k-1]) + " free for " + toks[0] + " " + lower(toks[1]) + "."
 		return append(out, Candidate{Text: text, Category: "activity", Confidence: 0.8, Importance: 0.6, Object: habit, Retract: true},
 			Candidate{Text: text, Category: "health", Confidence: 0.8, Importance: 0.6, Object: lower(toks[k-1]) + " free"})
@@ -1358,9 +1358,6 @@ var visitWords = set("this next today tonight tomorrow visiting visit trip holid
 var dwellings = set("flat apartment house studio bungalow cottage dorm condo bedsit maisonette townhouse caravan houseshare")
 
 var smallTalkLeads = set("thanks thank sorry hi hello hey please")
-
-// freeOf is the habit that "N months X free" ends.
-var freeOf = map[string]string{"smoke": "smoke", "nicotine": "smoke", "alcohol": "drink", "booze": "drink", "drink": "drink", "sugar": "sugar"}
 
 // memberships are what a user cancels to stop a habit: "my gym
 // membership".
@@ -3388,14 +3385,21 @@ func birthdayClause(toks []string) (Candidate, bool) {
 // a smoke, a beer) tells of, or "".
 func habitOfHave(lc []string) string {
 	for _, w := range lc[:min(len(lc), 3)] {
-		switch strings.TrimSuffix(w, "s") {
-		case "drink", "beer", "wine", "pint":
-			return "drink"
-		case "cigarette", "smoke", "fag", "ciggie", "cig":
-			return "smoke"
+		if h := habitWords[strings.TrimSuffix(w, "s")]; h != "" {
+			return h
 		}
 	}
 	return ""
+}
+
+// habitWords are the words of a habit's things, by habit: what "I've
+// stopped drinking" ends ("a glass of wine most nights"), what "haven't
+// had a cigarette in a month" and "3 months alcohol free" tell.
+var habitWords = map[string]string{
+	"drink": "drink", "beer": "drink", "wine": "drink", "pint": "drink", "alcohol": "drink", "booze": "drink",
+	"whisky": "drink", "whiskey": "drink", "gin": "drink", "vodka": "drink", "cocktail": "drink", "cider": "drink", "rum": "drink",
+	"smoke": "smoke", "cigarette": "smoke", "fag": "smoke", "ciggie": "smoke", "cig": "smoke", "nicotine": "smoke",
+	"sugar": "sugar",
 }
 
 // abstained reports whether a negated perfect says for how long the user
