@@ -126,7 +126,7 @@ var abbreviations = map[string]string{
 	"saturday": "Saturday", "sunday": "Sunday", "mondays": "Mondays", "tuesdays": "Tuesdays", "wednesdays": "Wednesdays",
 	"thursdays": "Thursdays", "fridays": "Fridays", "saturdays": "Saturdays", "sundays": "Sundays",
 	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
-	"hrs": "hours", "wks": "weeks", "bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bday": "birthday",
+	"hrs": "hours", "wks": "weeks", "hubby": "husband", "bday": "birthday", // (bf, gf: expand writes them out on the way in)
 }
 
 // formFields reads a sentence written as a form, "name: Kofi / age: 22 /
@@ -1267,7 +1267,7 @@ func fragment(toks []string) []string {
 		}
 		noun, n = lower(t), n+1
 	}
-	if verbStart(w) && !states[w] && !statuses[w] && !leadAdverbs[w] && w != "no" && w != "never" || thirdPronoun(w) || w == "he" || w == "she" || w == "they" || w == "it" || w == "you" || w == "i" || w == "everyone" || w == "people" {
+	if verbStart(w) && !states[w] && !statuses[w] && !leadAdverbs[w] && w != "no" && w != "never" || thirdPronoun(w) || w == "they" || w == "it" || w == "you" || w == "i" || w == "everyone" || w == "people" {
 		return nil // "is a doctor", "she is a doctor": a predicate or a clause, not a fragment
 	}
 	named := n <= 5 && (passions2[noun] || jobs[noun]) // "die hard Liverpool fan"
@@ -1491,10 +1491,11 @@ func otherClause(toks []string) bool {
 // 28", "no sorry Wednesday", "I mean 28".
 func correctionAt(toks []string, i int) bool {
 	w := lower(toks[i])
-	return (w == "sorry" || w == "oops" || w == "typo" || w == "i" && i+1 < len(toks) && (lower(toks[i+1]) == "mean" || lower(toks[i+1]) == "meant")) && func() bool {
-		_, ok := correction(toks[i:])
-		return ok
-	}()
+	if !(w == "sorry" || w == "oops" || w == "typo" || w == "i" && i+1 < len(toks) && (lower(toks[i+1]) == "mean" || lower(toks[i+1]) == "meant")) {
+		return false
+	}
+	_, ok := correction(toks[i:])
+	return ok
 }
 
 // soFollowers make "so" an adverb of the clause rather than a
@@ -2694,7 +2695,7 @@ var (
 	intensifiers    = set("so very really pretty quite super totally just still all kind sort of a bit little")
 	conversational  = set("question questions idea problem doubt thought request favor favour suggestion follow-up quick")
 	pronounObjects  = set("it that this those these them so too one her him")
-	trailingFillers = set("lol haha hahaha lmao btw though tho tbh honestly atm rn fwiw imo imho :) :( :D ;)")
+	trailingFillers = set("lol haha hahaha lmao btw though tho tbh honestly fwiw imo imho :) :( :D ;)") // (atm, rn: expand makes them "now")
 	preAdverbs      = set("also really still just actually recently currently now usually always never often finally already definitely absolutely totally mostly sometimes only even generally normally mainly no longer kind sort of probably basically literally originally both all")
 )
 
