@@ -1674,6 +1674,8 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 	toks = resolveThere(selfList(toks))
 	start := 0
 	var prev subject // the last clause's subject, for "she" and "he"
+	var frag []string
+	read := func(f []string) bool { frag = f; return f != nil } // a case's fragment, read once for its test and its body
 	for i := 0; i < len(toks); i++ {
 		w := lower(toks[i])
 		switch {
@@ -1694,11 +1696,11 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 		case w == "," && i > start && commaEnd(toks, i+1) == i+2 && isYear(toks[i+1]):
 			// "honeymoon was in Zanzibar, 2018": the year dates the clause.
 			toks = slices.Concat(toks[:i], []string{"in"}, toks[i+1:])
-		case w == "," && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && fragmentAt(toks, i+1) != nil:
+		case w == "," && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && read(fragmentAt(toks, i+1)):
 			// "got diagnosed in March, divorced, two kids": a fragment of
 			// the user's after a comma is a clause of its own.
 			out, _ = extractClause(out, toks[start:i], nil, prev)
-			return extractClauses(out, slices.Concat(fragmentAt(toks, i+1), toks[commaEnd(toks, i+1):]), tail)
+			return extractClauses(out, slices.Concat(frag, toks[commaEnd(toks, i+1):]), tail)
 		case w == "," && i+1 < len(toks) && lower(toks[i+1]) == "which":
 			// "I'm ambidextrous, which is handy for tennis": a comment on
 			// the clause, which ends here; the next clause starts at its
@@ -1737,7 +1739,7 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 			}
 			out, prev = extractClause(out, toks[start:end], nil, prev)
 			start = i + 1
-		case (w == "so" || w == "and") && i > start && i+1 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && (selfClause(toks[start:i]) || w == "so") && fragment(toks[i+1:commaEnd(toks, i+1)]) != nil:
+		case (w == "so" || w == "and") && i > start && i+1 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && (selfClause(toks[start:i]) || w == "so") && read(fragment(toks[i+1:commaEnd(toks, i+1)])):
 			// "started eating fish again so pescatarian now": a state of
 			// the user's.
 			end := i
@@ -1745,15 +1747,15 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 				end--
 			}
 			out, _ = extractClause(out, toks[start:end], nil, prev)
-			return extractClauses(out, slices.Concat(fragment(toks[i+1:commaEnd(toks, i+1)]), toks[commaEnd(toks, i+1):]), tail)
-		case w == "but" && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && selfClause(toks[start:i]) && strings.HasSuffix(lower(toks[i+1]), "ing") && fragmentAt(toks, i+1) != nil:
+			return extractClauses(out, slices.Concat(frag, toks[commaEnd(toks, i+1):]), tail)
+		case w == "but" && i > start && i+2 < len(toks) && !subjectStart(toks, i+1) && hasVerb(toks[start:i]) && selfClause(toks[start:i]) && strings.HasSuffix(lower(toks[i+1]), "ing") && read(fragmentAt(toks, i+1)):
 			// "from Osaka but studying in Melbourne": the user again.
 			end := i
 			if toks[end-1] == "," {
 				end--
 			}
 			out, _ = extractClause(out, toks[start:end], nil, prev)
-			return extractClauses(out, slices.Concat(fragmentAt(toks, i+1), toks[commaEnd(toks, i+1):]), tail)
+			return extractClauses(out, slices.Concat(frag, toks[commaEnd(toks, i+1):]), tail)
 		case i > start && i+1 < len(toks) && (w == "but" || w == "so" || w == "and" && (lower(toks[i+1]) == "it" || lower(toks[i+1]) == "it's")) && otherSubjects[lower(toks[i+1])]:
 			// "My name is Oluwaseun but everyone calls me Seun", "I have a
 			// bad knee so no running for me": what follows is not the
