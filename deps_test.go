@@ -16,15 +16,15 @@ const module = "github.com/agentmem/agentmem"
 // place. Third-party imports are checked only for the root package.
 var allowed = map[string][]string{
 	".":         {"std"},
-	"sqlite":    {"."},
-	"postgres":  {"."},
+	"sqlite":    {".", "internal/vecenc"},
+	"postgres":  {".", "internal/vecenc"},
 	"storetest": {"."},
 	"tokens":    {"."},
 	"httpapi":   {".", "core"}, // handlers call the core only
 	"core":      {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
 	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
-	"retrieve": {"."},
+	"retrieve": {".", "internal/vecenc"},
 	// The memory pipeline: what every model call shares, then one package
 	// per job. index runs extraction and entities on new messages;
 	// reembed embeds as index does; reflection finds a thread's topics as
@@ -50,6 +50,8 @@ var allowed = map[string][]string{
 	"internal/testutil": {"*"},
 	// internal/goldenfile compares test output with golden files.
 	"internal/goldenfile": {"*"},
+	// internal/vecenc is the byte format of stored vectors, both stores'.
+	"internal/vecenc": {"std"},
 
 	// eval/extraction runs an extractor and the consolidator over its corpus;
 	// cmd passes the store and the embedder.

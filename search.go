@@ -63,7 +63,10 @@ type VectorStore interface {
 	// dimension. Returns EINVALID for an empty space, an unknown scope, a
 	// bad ID, an empty or too long vector, a NaN or infinite value, or a
 	// dimension other than that of the space's vectors (see
-	// PrepareVectors).
+	// PrepareVectors). Vectors are stored quantised to 8 bits per
+	// dimension: each comes back from FindVectors within max|v|/254 of
+	// what was put in every dimension (a cosine between unit vectors moves
+	// by at most about 1/127), in a quarter of float32's bytes or less.
 	PutVectors(ctx context.Context, userID string, vs []Vector) error
 
 	// FindVectors returns all the user's vectors of a space in the given

@@ -3,36 +3,16 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/vecenc"
 	"github.com/jackc/pgx/v5"
 )
-
-// encodeVector returns v as little-endian float32, 4 bytes per dimension:
-// the vec column of vectors (sqlite/vector.go writes the same bytes).
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-// decodeVector fills v, of len(b)/4 dimensions, from b as encodeVector
-// wrote it.
-func decodeVector(v []float32, b []byte) {
-	b = b[:4*len(v)]
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
-	}
-}
 
 // Lock order of the writers of vectors: a user's vector_versions rows
 // first, in space order (PutVectors locks the spaces it writes, the
@@ -86,7 +66,7 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 	scopes, ids, vecs := make([]string, len(vs)), make([]string, len(vs)), make([][]byte, len(vs))
 	vspaces := make([]string, len(vs))
 	for i, v := range vs {
-		vspaces[i], scopes[i], ids[i], vecs[i] = v.Space, v.Scope, v.ID, encodeVector(v.Vec)
+		vspaces[i], scopes[i], ids[i], vecs[i] = v.Space, v.Scope, v.ID, vecenc.Encode(v.Vec)
 	}
 	return s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		seqs, err := bumpVectorVersions(ctx, tx, userID, spaces, false)
@@ -98,12 +78,17 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 			vseqs[i] = seqs[v.Space]
 		}
 		for _, space := range spaces {
-			var n int
-			err := tx.QueryRow(ctx, `SELECT length(vec) FROM vectors WHERE user_id = $1 AND space = $2 LIMIT 1`, userID, space).Scan(&n)
-			if err == nil && n != 4*dims[space] {
-				return agentmem.VectorDimensionsError(space, n/4, dims[space])
-			} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			var b []byte
+			err := tx.QueryRow(ctx, `SELECT vec FROM vectors WHERE user_id = $1 AND space = $2 LIMIT 1`, userID, space).Scan(&b)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue
+			} else if err != nil {
 				return fmt.Errorf("find vector dimensions: %w", err)
+			}
+			if n, err := vecenc.Dims(b); err != nil {
+				return fmt.Errorf("find vector dimensions: %w", err)
+			} else if n != dims[space] {
+				return agentmem.VectorDimensionsError(space, n, dims[space])
 			}
 		}
 		// vs is sorted, so the rows are locked in key order.
@@ -163,21 +148,35 @@ func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq 
 	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 AND seq > $3`, userID, space, seq)
 }
 
-// readVectors runs q, a query of scope, id and vec of vectors of space.
-func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
-	vs := []agentmem.Vector{}
-	err := s.read(ctx, func(tx pgx.Tx) error {
+// ScanVectors calls fn with the stored bytes (package internal/vecenc) of
+// each of the user's vectors of space put after seq since (all of them
+// when since < 0), as FindVectors and FindVectorsSince read them; b is
+// valid only during the call. It is what a search's vector cache loads,
+// without a float32 in between.
+func (s *Store) ScanVectors(ctx context.Context, userID, space string, since int64, fn func(scope, id string, b []byte) error) error {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return err
+	}
+	if since < 0 {
+		return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2`, userID, space)
+	}
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 AND seq > $3`, userID, space, since)
+}
+
+// scanVectors runs q, a query of scope, id and vec of vectors, and calls
+// fn with each row.
+func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []byte) error, q string, args ...any) error {
+	return s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("find vectors: %w", err)
 		}
 		defer rows.Close()
-		textFormat := false
-		var slab []float32
+		textFormat, first := false, true
 		for rows.Next() {
 			raw := rows.RawValues()
-			if len(vs) == 0 {
-				textFormat = rows.FieldDescriptions()[2].Format == pgx.TextFormatCode
+			if first {
+				textFormat, first = rows.FieldDescriptions()[2].Format == pgx.TextFormatCode, false
 			}
 			b := raw[2]
 			if textFormat { // bytea as text is \x followed by hex (e.g. through a pooler in simple protocol)
@@ -186,23 +185,37 @@ func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) (
 					return fmt.Errorf("decode vector: %w", err)
 				}
 			}
-			d := len(b) / 4
-			if len(slab) < d {
-				slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
+			if err := fn(string(raw[0]), string(raw[1]), b); err != nil {
+				return err
 			}
-			v := slab[:d:d]
-			slab = slab[d:]
-			decodeVector(v, b)
-			scope := ""
-			if n := len(vs); n > 0 && vs[n-1].Scope == string(raw[0]) {
-				scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
-			} else {
-				scope = string(raw[0])
-			}
-			vs = append(vs, agentmem.Vector{Scope: scope, ID: string(raw[1]), Space: space, Vec: v})
 		}
 		return rows.Err()
 	})
+}
+
+// readVectors runs q, a query of scope, id and vec of vectors of space.
+func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
+	vs := []agentmem.Vector{}
+	var slab []float32
+	err := s.scanVectors(ctx, func(scope, id string, b []byte) error {
+		d, err := vecenc.Dims(b)
+		if err != nil {
+			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
+		}
+		if len(slab) < d {
+			slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
+		}
+		v := slab[:d:d]
+		slab = slab[d:]
+		if err := vecenc.Decode(v, b); err != nil {
+			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
+		}
+		if n := len(vs); n > 0 && vs[n-1].Scope == scope {
+			scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
+		}
+		vs = append(vs, agentmem.Vector{Scope: scope, ID: id, Space: space, Vec: v})
+		return nil
+	}, q, args...)
 	if err != nil {
 		return nil, err
 	}

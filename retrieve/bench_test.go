@@ -235,3 +235,101 @@ func timeEach(b *testing.B, fn func() error) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkSearch_History searches one user whose history grows to 1,000,
+// 10,000 and 100,000 messages (threads of 100 turns), each indexed as
+// serve indexes it (its window, agentmem.WindowText, for full-text search
+// and embedded by the built-in embedder), with a memory for every tenth
+// message: the default scopes (memories and messages), hybrid, top 10,
+// serve's vector weight, SQLite. "cold" is the first search of a new
+// searcher (an empty vector cache, as after a restart), "warm" the rest.
+func BenchmarkSearch_History(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	emb := lexical.New(0)
+	rng := rand.New(rand.NewPCG(5, 6))
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
+	query := "what about " + strings.Join([]string{vocabulary[40], vocabulary[400], vocabulary[4000]}, " ") + "?"
+	const turns = 100
+	have := 0
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		for ; have < n; have += turns {
+			thread := fmt.Sprint("t", have/turns)
+			if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "u", ID: thread}); err != nil {
+				b.Fatal(err)
+			}
+			msgs := make([]*agentmem.Message, turns)
+			texts := make([]string, turns)
+			for i := range msgs {
+				role := agentmem.RoleUser
+				if i%2 == 1 {
+					role = agentmem.RoleAssistant
+				}
+				texts[i] = "I " + strings.TrimPrefix(memoryText(zipf), "User ")
+				msgs[i] = &agentmem.Message{Role: role, Content: texts[i]}
+			}
+			out, err := s.AppendMessages(ctx, "u", thread, msgs, agentmem.AppendOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ws := make([]agentmem.MessageWindow, turns)
+			wt := make([]string, turns)
+			for i := range ws {
+				wt[i] = agentmem.WindowText(texts, i)
+				ws[i] = agentmem.MessageWindow{Seq: out[i].Seq, Text: wt[i]}
+			}
+			if err := s.PutMessageWindows(ctx, "u", thread, ws); err != nil {
+				b.Fatal(err)
+			}
+			vecs, err := emb.Embed(ctx, wt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			vs := make([]agentmem.Vector, 0, turns+turns/10)
+			for i, m := range out {
+				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: emb.Space(), Vec: vecs[i]})
+			}
+			var mtexts []string
+			var mems []*agentmem.Memory
+			for i := 0; i < turns; i += 10 {
+				m := &agentmem.Memory{UserID: "u", Text: "User " + strings.TrimPrefix(texts[i], "I "), Confidence: 1, Importance: 0.5,
+					ThreadID: thread, SeqFrom: out[i].Seq, SeqTo: out[i].Seq}
+				if err := s.CreateMemory(ctx, m); err != nil {
+					b.Fatal(err)
+				}
+				mems, mtexts = append(mems, m), append(mtexts, m.Text)
+			}
+			mvecs, err := emb.Embed(ctx, mtexts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i, m := range mems {
+				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: emb.Space(), Vec: mvecs[i]})
+			}
+			if err := s.PutVectors(ctx, "u", vs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		req := retrieve.Request{Query: query, TopK: 10}
+		opt := retrieve.Options{VectorWeight: retrieve.VectorWeightLexical}
+		b.Run(fmt.Sprintf("Messages%d/cold", n), func(b *testing.B) {
+			timeEach(b, func() error {
+				_, err := retrieve.New(s, emb, emb.Space(), opt).Search(ctx, "u", req)
+				return err
+			})
+		})
+		searcher := retrieve.New(s, emb, emb.Space(), opt)
+		b.Run(fmt.Sprintf("Messages%d/warm", n), func(b *testing.B) {
+			benchSearch(b, searcher, req)
+		})
+		for _, signal := range []string{"fulltext", "vector"} {
+			b.Run(fmt.Sprintf("Messages%d/%s", n, signal), func(b *testing.B) {
+				benchSearch(b, searcher, retrieve.Request{Query: query, TopK: 10, Signals: []string{signal}})
+			})
+		}
+	}
+}

@@ -1,8 +1,14 @@
 package retrieve
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/agentmem/agentmem"
 )
 
 func TestFuse(t *testing.T) {
@@ -40,10 +46,9 @@ func TestFuse(t *testing.T) {
 }
 
 func TestNearest(t *testing.T) {
-	u := &userVectors{dim: 2}
+	u := &userVectors{}
 	for i, v := range [][]float32{{1, 0}, {0, 1}, {0.6, 0.8}, {0.8, 0.6}} {
-		u.keys = append(u.keys, itemKey{"m", string(rune('a' + i))})
-		u.data = append(u.data, v...)
+		u.add([]agentmem.Vector{{Scope: "m", ID: string(rune('a' + i)), Vec: v}})
 	}
 	got := u.nearest([]float32{1, 0}, 3, map[string]bool{"m": true})
 	if len(got) != 3 || got[0].key.id != "a" || got[1].key.id != "d" || got[2].key.id != "c" {
@@ -80,6 +85,57 @@ func TestFuse_Weights(t *testing.T) {
 		got = fuse([]string{"fulltext", "vector"}, weights, [][]candidate{ft, {ft[place]}})
 		if (got[0].key == ft[place].key) != wantFirst {
 			t.Errorf("vector's first at full-text place %d: fused first %v", place+1, got[0].key)
+		}
+	}
+}
+
+// TestNearest_SparseQuery: a query with few dimensions that are not zero
+// (the lexical embedder's) is scanned over those dimensions only, and
+// ranks and scores as a full dot product with the stored rows does.
+func TestNearest_SparseQuery(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	u := &userVectors{}
+	var vecs [][]float32
+	for i := range 300 {
+		v := make([]float32, 64)
+		for j := range v {
+			if rng.IntN(4) == 0 {
+				v[j] = float32(rng.NormFloat64())
+			}
+		}
+		vecs = append(vecs, v)
+		u.add([]agentmem.Vector{{Scope: []string{"a", "b"}[i%2], ID: fmt.Sprint(i), Vec: v}})
+	}
+	for range 20 {
+		q := make([]float32, 64)
+		for range 1 + rng.IntN(8) {
+			q[rng.IntN(64)] = float32(rng.NormFloat64())
+		}
+		if newQueryVector(q).dense != nil {
+			t.Fatalf("query %v scanned dense", q)
+		}
+		got := u.nearest(q, 5, map[string]bool{"b": true})
+		// What the stored (quantised) rows give, each dimension multiplied.
+		var want []candidate
+		for i := range vecs {
+			if i%2 == 0 {
+				continue
+			}
+			row := u.data[i*64 : (i+1)*64]
+			var s float64
+			for j := range q {
+				s += float64(q[j]) * float64(row[j]) * float64(u.scale[i])
+			}
+			want = append(want, candidate{itemKey{"b", fmt.Sprint(i)}, s})
+		}
+		slices.SortFunc(want, func(x, y candidate) int { return cmp.Compare(y.score, x.score) })
+		for i := range got {
+			if got[i].key != want[i].key && math.Abs(got[i].score-want[i].score) > 1e-4 {
+				t.Fatalf("query %v: rank %d is %v, want %v", q, i, got[i], want[i])
+			}
+			if math.Abs(got[i].score-want[i].score) > 1e-4 {
+				t.Fatalf("query %v: %v scores %g, want %g", q, got[i].key, got[i].score, want[i].score)
+			}
 		}
 	}
 }

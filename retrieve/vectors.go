@@ -4,10 +4,13 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/vecenc"
 )
 
 // vectorCache keeps each user's vectors of a space in memory, laid out
@@ -27,10 +30,12 @@ type vectorCache struct {
 
 type cacheKey struct{ user, space string }
 
-// userVectors is one user's vectors of one space: row i is
-// data[i*dim:(i+1)*dim], the vector of keys[i]. mu guards the rows
-// against a catch-up while searches scan them; catchUp serialises the
-// catch-ups.
+// userVectors is one user's vectors of one space, quantised as the store
+// keeps them (8 bits a dimension, see agentmem.VectorStore): row i is
+// data[i*dim:(i+1)*dim] times scale[i], the vector of keys[i], of scope
+// scopes[scope[i]]. A quarter of float32's memory, and a quarter of the
+// bytes a scan reads. mu guards the rows against a catch-up while
+// searches scan them; catchUp serialises the catch-ups.
 type userVectors struct {
 	key     cacheKey
 	catchUp sync.Mutex
@@ -38,34 +43,101 @@ type userVectors struct {
 	state   agentmem.VectorsState
 	dim     int
 	keys    []itemKey
-	data    []float32
+	data    []int8
+	scale   []float32
+	scope   []uint8         // index into scopes
+	scopes  []string        // the scopes of the rows, each once
 	rows    map[itemKey]int // key → row
 	size    int64           // what the cache counts for u (guarded by the cache's mu)
 }
 
 // bytes is the memory u takes, roughly; the caller holds u.mu (or owns u).
-func (u *userVectors) bytes() int64 { return int64(len(u.data))*4 + int64(len(u.keys))*96 }
+func (u *userVectors) bytes() int64 { return int64(len(u.data)) + int64(len(u.keys))*101 }
 
 // add writes the vectors vs of the space into u: in place for a key it
 // has, appended otherwise. Vectors of another dimension than u's are
 // skipped (a space has one). The caller holds u.mu.
 func (u *userVectors) add(vs []agentmem.Vector) {
 	for _, v := range vs {
-		if u.dim == 0 {
-			u.dim = len(v.Vec)
+		if row, ok := u.row(v.Scope, v.ID, len(v.Vec)); ok {
+			u.scale[row] = vecenc.Quantise(u.data[row*u.dim:(row+1)*u.dim], v.Vec)
 		}
-		if len(v.Vec) != u.dim {
-			continue
-		}
-		k := itemKey{v.Scope, v.ID}
-		if row, ok := u.rows[k]; ok {
-			copy(u.data[row*u.dim:(row+1)*u.dim], v.Vec)
-			continue
-		}
-		u.rows[k] = len(u.keys)
-		u.keys = append(u.keys, k)
-		u.data = append(u.data, v.Vec...)
 	}
+}
+
+// addBytes writes a vector as the store keeps it (package internal/vecenc)
+// into u, as add does. The caller holds u.mu.
+func (u *userVectors) addBytes(scope, id string, b []byte) error {
+	d, err := vecenc.Dims(b)
+	if err != nil {
+		return fmt.Errorf("vector %s/%s: %w", scope, id, err)
+	}
+	row, ok := u.row(scope, id, d)
+	if !ok {
+		return nil
+	}
+	u.scale[row], err = vecenc.Read(u.data[row*u.dim:(row+1)*u.dim], b)
+	if err != nil {
+		return fmt.Errorf("vector %s/%s: %w", scope, id, err)
+	}
+	return nil
+}
+
+// row returns the row of the vector of scope and id, appended when u has
+// none; false when its dimension d is not u's.
+func (u *userVectors) row(scope, id string, d int) (int, bool) {
+	if u.dim == 0 {
+		u.dim = d
+	}
+	if d != u.dim {
+		return 0, false
+	}
+	if u.rows == nil {
+		u.rows = map[itemKey]int{}
+	}
+	k := itemKey{scope, id}
+	if row, ok := u.rows[k]; ok {
+		return row, true
+	}
+	row := len(u.keys)
+	u.rows[k] = row
+	u.keys = append(u.keys, k)
+	if n := len(u.data) + u.dim; n <= cap(u.data) {
+		u.data = u.data[:n] // the caller writes every dimension
+	} else {
+		u.data = slices.Grow(u.data, max(n, 2*len(u.data), 256*u.dim)-len(u.data))[:n]
+	}
+	u.scale = append(u.scale, 0)
+	sc := slices.Index(u.scopes, scope)
+	if sc < 0 {
+		sc = len(u.scopes)
+		u.scopes = append(u.scopes, scope)
+	}
+	u.scope = append(u.scope, uint8(sc))
+	return row, true
+}
+
+// vectorScanner is a store that hands out its vectors as it keeps them
+// (package internal/vecenc): the cache reads their 8-bit values without
+// decoding them to float32s and quantising them again, and without
+// holding them all twice. Both stores are; the cache reads another
+// VectorStore through FindVectors and FindVectorsSince.
+type vectorScanner interface {
+	ScanVectors(ctx context.Context, userID, space string, since int64, fn func(scope, id string, b []byte) error) error
+}
+
+// load adds all the vectors of u's user and space to u, which the caller
+// owns. (A catch-up reads the few put since through FindVectorsSince.)
+func (u *userVectors) load(ctx context.Context, store agentmem.VectorStore) error {
+	if sc, ok := store.(vectorScanner); ok {
+		return sc.ScanVectors(ctx, u.key.user, u.key.space, -1, u.addBytes)
+	}
+	vs, err := store.FindVectors(ctx, u.key.user, u.key.space, nil)
+	if err != nil {
+		return err
+	}
+	u.add(vs)
+	return nil
 }
 
 func newVectorCache(max int64) *vectorCache {
@@ -92,12 +164,10 @@ func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user,
 		}
 	}
 
-	vs, err := store.FindVectors(ctx, user, space, nil)
-	if err != nil {
+	u := &userVectors{key: k, state: st}
+	if err := u.load(ctx, store); err != nil {
 		return nil, err
 	}
-	u := &userVectors{key: k, state: st, rows: make(map[itemKey]int, len(vs))}
-	u.add(vs)
 	c.resize(u, nil, u.bytes())
 	return u, nil
 }
@@ -171,6 +241,11 @@ func (u *userVectors) nearest(q []float32, n int, scopes map[string]bool) []cand
 	if u.dim == 0 || len(q) != u.dim || n <= 0 {
 		return nil
 	}
+	var in [256]bool
+	for i, sc := range u.scopes {
+		in[i] = scopes[sc]
+	}
+	qry := newQueryVector(q)
 	rows := len(u.keys)
 	parts := 1
 	if rows >= 8192 {
@@ -183,7 +258,7 @@ func (u *userVectors) nearest(q []float32, n int, scopes map[string]bool) []cand
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			heaps[p] = u.scan(q, n, scopes, from, to)
+			heaps[p] = u.scan(qry, n, &in, from, to)
 		}()
 	}
 	wg.Wait()
@@ -200,15 +275,47 @@ func (u *userVectors) nearest(q []float32, n int, scopes map[string]bool) []cand
 	return out
 }
 
-// scan keeps the n best of rows [from, to).
-func (u *userVectors) scan(q []float32, n int, scopes map[string]bool, from, to int) minHeap {
+// queryVector is a query vector laid out for scanning: whole, or, when few of
+// its dimensions are not zero (the built-in lexical embedder's query
+// holds a few words hashed into hundreds of dimensions), as the list of
+// those, so that a row costs a few multiplications rather than dim.
+type queryVector struct {
+	dense []float32
+	dims  []int32
+	vals  []float32
+}
+
+func newQueryVector(q []float32) queryVector {
+	var dims []int32
+	var vals []float32
+	for i, x := range q {
+		if x != 0 {
+			dims, vals = append(dims, int32(i)), append(vals, x)
+		}
+	}
+	if 4*len(dims) > len(q) {
+		return queryVector{dense: q}
+	}
+	return queryVector{dims: dims, vals: vals}
+}
+
+// scan keeps the n best of rows [from, to) whose scope is in.
+func (u *userVectors) scan(q queryVector, n int, in *[256]bool, from, to int) minHeap {
 	h := minHeap{}
 	for i := from; i < to; i++ {
-		k := u.keys[i]
-		if !scopes[k.scope] {
+		if !in[u.scope[i]] {
 			continue
 		}
-		h.offer(candidate{k, float64(dot(q, u.data[i*u.dim:(i+1)*u.dim]))}, n)
+		row := u.data[i*u.dim : (i+1)*u.dim]
+		var s float32
+		if q.dense != nil {
+			s = dot(q.dense, row)
+		} else {
+			for j, d := range q.dims {
+				s += q.vals[j] * float32(row[d])
+			}
+		}
+		h.offer(candidate{u.keys[i], float64(s * u.scale[i])}, n)
 	}
 	return h
 }
@@ -223,20 +330,20 @@ func (h *minHeap) offer(c candidate, n int) {
 	}
 }
 
-// dot is the dot product of two vectors of the same length, unrolled by
-// four.
-func dot(a, b []float32) float32 {
+// dot is the dot product of a vector and a quantised row of the same
+// length, unrolled by four.
+func dot(a []float32, b []int8) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		s0 += a[i] * float32(b[i])
+		s1 += a[i+1] * float32(b[i+1])
+		s2 += a[i+2] * float32(b[i+2])
+		s3 += a[i+3] * float32(b[i+3])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += a[i] * float32(b[i])
 	}
 	return s0 + s1 + s2 + s3
 }

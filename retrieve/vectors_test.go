@@ -2,6 +2,8 @@ package retrieve
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/internal/vecenc"
 	"github.com/agentmem/agentmem/sqlite"
 )
 
@@ -23,6 +26,16 @@ type countingStore struct {
 func (s *countingStore) FindVectors(ctx context.Context, user, space string, scopes []string) ([]agentmem.Vector, error) {
 	s.full.Add(1)
 	return s.Store.FindVectors(ctx, user, space, scopes)
+}
+
+// ScanVectors is what the cache loads a user with.
+func (s *countingStore) ScanVectors(ctx context.Context, user, space string, since int64, fn func(scope, id string, b []byte) error) error {
+	if since < 0 {
+		s.full.Add(1)
+	} else {
+		s.since.Add(1)
+	}
+	return s.Store.ScanVectors(ctx, user, space, since, fn)
 }
 
 func (s *countingStore) FindVectorsSince(ctx context.Context, user, space string, seq int64) ([]agentmem.Vector, error) {
@@ -159,8 +172,10 @@ func TestVectorCache_Concurrent(t *testing.T) {
 	defer u.mu.RUnlock()
 	for _, v := range all {
 		row := u.rows[itemKey{v.Scope, v.ID}]
-		if !slices.Equal(u.data[row*u.dim:(row+1)*u.dim], v.Vec) {
-			t.Fatalf("cached %s = %v, stored %v", v.ID, u.data[row*u.dim:(row+1)*u.dim], v.Vec)
+		want := make([]int8, len(v.Vec))
+		scale := vecenc.Quantise(want, v.Vec)
+		if !slices.Equal(u.data[row*u.dim:(row+1)*u.dim], want) || u.scale[row] != scale {
+			t.Fatalf("cached %s = %v × %g, stored %v", v.ID, u.data[row*u.dim:(row+1)*u.dim], u.scale[row], v.Vec)
 		}
 	}
 }
@@ -220,5 +235,51 @@ func BenchmarkVectorCache_AfterPut(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestVectorCache_Load: the cache reads the same rows from a store's bytes
+// (ScanVectors) as from its float32s (a VectorStore without ScanVectors),
+// on both backends.
+func TestVectorCache_Load(t *testing.T) {
+	testutil.Backends(t, testVectorCacheLoad)
+}
+
+func testVectorCacheLoad(t *testing.T, s agentmem.Store) {
+	ctx := context.Background()
+	if _, ok := s.(vectorScanner); !ok {
+		t.Fatalf("%T has no ScanVectors", s)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	var vs []agentmem.Vector
+	for i := range 50 {
+		v := make([]float32, 32)
+		for j := range v {
+			if i%2 == 0 || rng.IntN(8) == 0 { // dense and sparse rows
+				v[j] = float32(rng.NormFloat64())
+			}
+		}
+		vs = append(vs, agentmem.Vector{Scope: []string{agentmem.ScopeMemories, agentmem.ScopeMessages}[i%2], ID: fmt.Sprint(i), Space: "test/32", Vec: v})
+	}
+	if err := s.PutVectors(ctx, "alice", vs); err != nil {
+		t.Fatal(err)
+	}
+	scanned, err := newVectorCache(1<<20).get(ctx, s, "alice", "test/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := newVectorCache(1<<20).get(ctx, struct{ agentmem.VectorStore }{s}, "alice", "test/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scanned.keys) != 50 || len(found.keys) != 50 {
+		t.Fatalf("%d rows scanned, %d found; want 50", len(scanned.keys), len(found.keys))
+	}
+	for k, i := range scanned.rows {
+		j, ok := found.rows[k]
+		if !ok || scanned.scale[i] != found.scale[j] || !slices.Equal(scanned.data[i*32:(i+1)*32], found.data[j*32:(j+1)*32]) ||
+			scanned.scopes[scanned.scope[i]] != k.scope || found.scopes[found.scope[j]] != k.scope {
+			t.Fatalf("%v: scanned %v × %g, found %v × %g", k, scanned.data[i*32:(i+1)*32], scanned.scale[i], found.data[j*32:(j+1)*32], found.scale[j])
+		}
 	}
 }

@@ -173,20 +173,48 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q age
 
 // searchMessages finds messages by their windows (message_windows_fts)
 // and, for those that have none yet, by their content (messages_fts).
+//
+// The windows' index is every user's, and a common word matches
+// thousands of windows: only the best windowCandidates of them are joined
+// to their messages (the join, not BM25, was half the time of a search
+// over 100,000 messages; docs/benchmarks.md). When fewer than q.Limit
+// of those are the user's (other users' windows ranked first, or the
+// filters left few), the search runs again over all the matches, so what
+// is found does not depend on the bound.
 func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	hits, err := searchMessagesWithin(ctx, tx, userID, match, q, max(windowCandidates, 4*q.Limit))
+	if err != nil || len(hits) >= q.Limit {
+		return hits, err
+	}
+	return searchMessagesWithin(ctx, tx, userID, match, q, -1)
+}
+
+// windowCandidates is how many of the best matching windows a search
+// joins to their messages before it looks further.
+const windowCandidates = 200
+
+// searchMessagesWithin is searchMessages over the best bound windows that
+// match (all of them when bound is -1). Messages are joined to the hits
+// (CROSS JOIN keeps that order: otherwise SQLite may read all of the
+// user's messages and look each up among the hits).
+func searchMessagesWithin(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery, bound int) ([]agentmem.TextHit, error) {
 	var c conditions
 	c.add("m.user_id = ?", userID)
 	c.add("t.deleted_at IS NULL")
 	c.addFilter(q.Filter, "t.agent_id")
-	rows, err := tx.QueryContext(ctx, `SELECT `+messageHitColumns+`, h.score FROM (
+	rows, err := tx.QueryContext(ctx, `WITH w AS (
 			SELECT rowid AS doc, -bm25(message_windows_fts) AS score FROM message_windows_fts WHERE message_windows_fts MATCH ?
+			ORDER BY score DESC LIMIT ?
+		)
+		SELECT `+messageHitColumns+`, h.score FROM (
+			SELECT doc, score FROM w
 			UNION ALL
 			SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?
 				AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = ? AND w.doc = messages_fts.rowid)
 		) h
-		JOIN messages m ON m.rowid = h.doc
+		CROSS JOIN messages m ON m.rowid = h.doc
 		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
-		WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append([]any{match, match, userID}, c.args...), q.Limit)...)
+		WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append([]any{match, bound, match, userID}, c.args...), q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}

@@ -3,34 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/vecenc"
 )
-
-// encodeVector returns v as little-endian float32, 4 bytes per dimension:
-// the vec column of vectors (postgres/vector.go writes the same bytes).
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-// decodeVector fills v, of len(b)/4 dimensions, from b as encodeVector
-// wrote it.
-func decodeVector(v []float32, b []byte) {
-	b = b[:4*len(v)]
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
-	}
-}
 
 // PutVectors implements agentmem.VectorStore.
 func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vector) error {
@@ -40,12 +20,17 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		for space, d := range dims {
-			var n int
-			err := tx.QueryRowContext(ctx, `SELECT length(vec) FROM vectors WHERE user_id = ? AND space = ? LIMIT 1`, userID, space).Scan(&n)
-			if err == nil && n != 4*d {
-				return agentmem.VectorDimensionsError(space, n/4, d)
-			} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			var b []byte
+			err := tx.QueryRowContext(ctx, `SELECT vec FROM vectors WHERE user_id = ? AND space = ? LIMIT 1`, userID, space).Scan(&b)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			} else if err != nil {
 				return fmt.Errorf("find vector dimensions: %w", err)
+			}
+			if n, err := vecenc.Dims(b); err != nil {
+				return fmt.Errorf("find vector dimensions: %w", err)
+			} else if n != d {
+				return agentmem.VectorDimensionsError(space, n, d)
 			}
 		}
 		spaces := make([]string, 0, len(dims))
@@ -63,7 +48,7 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 		}
 		defer stmt.Close()
 		for _, v := range vs {
-			if _, err := stmt.ExecContext(ctx, userID, v.Space, v.Scope, v.ID, encodeVector(v.Vec), seqs[v.Space]); err != nil {
+			if _, err := stmt.ExecContext(ctx, userID, v.Space, v.Scope, v.ID, vecenc.Encode(v.Vec), seqs[v.Space]); err != nil {
 				return fmt.Errorf("put vector: %w", err)
 			}
 		}
@@ -149,17 +134,31 @@ func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq 
 	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? AND seq > ?`, userID, space, seq)
 }
 
-// readVectors runs q, a query of scope, id and vec of vectors of space.
-func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
-	vs := []agentmem.Vector{}
-	err := s.read(ctx, func(tx *sql.Tx) error {
+// ScanVectors calls fn with the stored bytes (package internal/vecenc) of
+// each of the user's vectors of space put after seq since (all of them
+// when since < 0), as FindVectors and FindVectorsSince read them; b is
+// valid only during the call. It is what a search's vector cache loads,
+// without a float32 in between.
+func (s *Store) ScanVectors(ctx context.Context, userID, space string, since int64, fn func(scope, id string, b []byte) error) error {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return err
+	}
+	if since < 0 {
+		return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ?`, userID, space)
+	}
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? AND seq > ?`, userID, space, since)
+}
+
+// scanVectors runs q, a query of scope, id and vec of vectors, and calls
+// fn with each row.
+func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []byte) error, q string, args ...any) error {
+	return s.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("find vectors: %w", err)
 		}
 		defer rows.Close()
 		var (
-			slab      []float32
 			scope, id string
 			vec       sql.RawBytes
 		)
@@ -167,20 +166,37 @@ func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) (
 			if err := rows.Scan(&scope, &id, &vec); err != nil {
 				return fmt.Errorf("scan vector: %w", err)
 			}
-			d := len(vec) / 4
-			if len(slab) < d {
-				slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
+			if err := fn(scope, id, vec); err != nil {
+				return err
 			}
-			v := slab[:d:d]
-			slab = slab[d:]
-			decodeVector(v, vec)
-			if n := len(vs); n > 0 && vs[n-1].Scope == scope {
-				scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
-			}
-			vs = append(vs, agentmem.Vector{Scope: scope, ID: id, Space: space, Vec: v})
 		}
 		return rows.Err()
 	})
+}
+
+// readVectors runs q, a query of scope, id and vec of vectors of space.
+func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
+	vs := []agentmem.Vector{}
+	var slab []float32
+	err := s.scanVectors(ctx, func(scope, id string, b []byte) error {
+		d, err := vecenc.Dims(b)
+		if err != nil {
+			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
+		}
+		if len(slab) < d {
+			slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
+		}
+		v := slab[:d:d]
+		slab = slab[d:]
+		if err := vecenc.Decode(v, b); err != nil {
+			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
+		}
+		if n := len(vs); n > 0 && vs[n-1].Scope == scope {
+			scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
+		}
+		vs = append(vs, agentmem.Vector{Scope: scope, ID: id, Space: space, Vec: v})
+		return nil
+	}, q, args...)
 	if err != nil {
 		return nil, err
 	}
