@@ -2,9 +2,11 @@ package index_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +94,71 @@ func BenchmarkIndex(b *testing.B) {
 				s.Close()
 			}
 			b.ReportMetric(float64(indexed)/elapsed.Seconds(), "turns/s")
+		})
+	}
+}
+
+// BenchmarkAppend_WhileIndexing measures what indexing costs the request
+// path on SQLite: single-message appends to a thread of their own, p50
+// and p99, on an idle store ("idle") and while one worker indexes a
+// backlog of 20,000 turns of another user ("indexing": windows and their
+// vectors, extraction and consolidation, chunks), as after a bulk load.
+func BenchmarkAppend_WhileIndexing(b *testing.B) {
+	for _, name := range []string{"idle", "indexing"} {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			rng := rand.New(rand.NewPCG(1, 1))
+			const threads, turns = 200, 100
+			for t := range threads {
+				id := fmt.Sprintf("t%d", t)
+				if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "bulk", ID: id}); err != nil {
+					b.Fatal(err)
+				}
+				msgs := make([]*agentmem.Message, turns)
+				for j := range msgs {
+					role := agentmem.RoleUser
+					if j%2 == 1 {
+						role = agentmem.RoleAssistant
+					}
+					msgs[j] = &agentmem.Message{Role: role, Content: fmt.Sprintf(benchTurns[rng.IntN(len(benchTurns))], benchPlaces[rng.IntN(len(benchPlaces))])}
+				}
+				if _, err := s.AppendMessages(ctx, "bulk", id, msgs, agentmem.AppendOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "live", ID: "chat"}); err != nil {
+				b.Fatal(err)
+			}
+			idxCtx, stop := context.WithCancel(ctx)
+			indexed := make(chan error, 1)
+			if name == "indexing" {
+				emb := lexical.New(0)
+				ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space(), Summarize: (&window.Summarizer{}).SummarizeChunk}
+				go func() { indexed <- ix.IndexUser(idxCtx, "bulk") }()
+				time.Sleep(200 * time.Millisecond) // under way
+			} else {
+				indexed <- nil
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := s.AppendMessages(ctx, "live", "chat", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "I live in Lisbon and I work as a nurse."}}, agentmem.AppendOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			stop()
+			if err := <-indexed; err != nil && !errors.Is(err, context.Canceled) {
+				b.Fatal(err)
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
 }
