@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,19 +102,19 @@ func BenchmarkIndex(b *testing.B) {
 // BenchmarkAppend_WhileIndexing measures what indexing costs the request
 // path on SQLite: single-message appends to a thread of their own, p50
 // and p99, on an idle store ("idle") and while one worker indexes a
-// backlog of 20,000 turns of another user ("indexing": windows and their
+// backlog of 20,000 turns of another user, in threads of 1,000 ("indexing": windows and their
 // vectors, extraction and consolidation, chunks), as after a bulk load.
 func BenchmarkAppend_WhileIndexing(b *testing.B) {
 	for _, name := range []string{"idle", "indexing"} {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
+			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: os.Getenv("SYNC")})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
 			rng := rand.New(rand.NewPCG(1, 1))
-			const threads, turns = 200, 100
+			const threads, turns = 20, 1000
 			for t := range threads {
 				id := fmt.Sprintf("t%d", t)
 				if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "bulk", ID: id}); err != nil {
