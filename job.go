@@ -448,3 +448,21 @@ func JobPage(jobs []*Job, limit int, list CursorList) ([]*Job, string) {
 		return JobCursor{UpdatedAt: last.UpdatedAt.UnixMicro(), UserID: last.UserID, ID: last.ID}
 	})
 }
+
+type backgroundKey struct{}
+
+// WithBackground returns ctx marked as background work: a job's
+// (indexing, summaries, reflection), which no request waits for. A store
+// may let the request path's writes go first and write background work
+// in slices of their own transactions: SQLite's single writer does, so
+// that an append waits for at most one slice of an index job.
+func WithBackground(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// IsBackground reports whether ctx is marked as background work
+// (WithBackground).
+func IsBackground(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}

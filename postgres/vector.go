@@ -124,10 +124,8 @@ func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope, cond string, a
 //	SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 [AND scope = ANY($3)]
 //
 // is a range scan of the primary key. Each row is decoded from the bytes
-// pgx received (RawValues: no copy, no reflection) into slabs of up to
-// vectorSlab vectors, each as large as what was read so far, so that
-// 100,000 vectors cost a few hundred allocations (see storetest.Bench,
-// FindVectors).
+// pgx received (RawValues: no copy, no reflection) into shared slabs
+// (vecenc.Slab; see storetest.Bench, FindVectors).
 func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
@@ -196,18 +194,10 @@ func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []b
 // readVectors runs q, a query of scope, id and vec of vectors of space.
 func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
 	vs := []agentmem.Vector{}
-	var slab []float32
+	var slab vecenc.Slab
 	err := s.scanVectors(ctx, func(scope, id string, b []byte) error {
-		d, err := vecenc.Dims(b)
+		v, err := slab.Decode(b)
 		if err != nil {
-			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
-		}
-		if len(slab) < d {
-			slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
-		}
-		v := slab[:d:d]
-		slab = slab[d:]
-		if err := vecenc.Decode(v, b); err != nil {
 			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
 		}
 		if n := len(vs); n > 0 && vs[n-1].Scope == scope {
@@ -221,9 +211,6 @@ func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) (
 	}
 	return vs, nil
 }
-
-// vectorSlab is how many vectors FindVectors decodes into one allocation.
-const vectorSlab = 512
 
 // VectorsVersion implements agentmem.VectorStore: one primary-key lookup,
 // in one round trip (no transaction around it).

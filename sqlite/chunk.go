@@ -104,7 +104,8 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			return err
 		}
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.writeSlices(ctx, len(ws), func(tx *sql.Tx, from, to int) error {
+		ws := ws[from:to]
 		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
 			return err
 		}

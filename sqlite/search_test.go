@@ -6,11 +6,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/google/go-cmp/cmp"
@@ -131,48 +129,5 @@ func TestVectors_Float32(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string][]float32{"old": old, "new": {0, 1, 0, 0}}, got); diff != "" {
 		t.Fatalf("vectors (-want +got):\n%s", diff)
-	}
-}
-
-// TestCheckpointLoop: commits leave the write-ahead log to checkpointLoop,
-// which copies it into the database file soon after, while the store is
-// open (the writer itself never checkpoints).
-func TestCheckpointLoop(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "agentmem.db")
-	s, err := Open(ctx, path, Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	size := func(name string) int64 {
-		fi, err := os.Stat(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	before := size(path)
-	for range 20 {
-		msgs := make([]*agentmem.Message, 100)
-		for i := range msgs {
-			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: strings.Repeat(fmt.Sprint("words of message ", i, " "), 20)}
-		}
-		if _, err := s.AppendMessages(ctx, "alice", "t", msgs, agentmem.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if wal := size(path + "-wal"); wal < 1<<20 {
-		t.Fatalf("the log holds %d bytes after 2,000 messages; want more than 1 MiB", wal)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for size(path) < before+1<<20 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the database file is %d bytes 10 s after 2,000 messages (%d before them): not checkpointed", size(path), before)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

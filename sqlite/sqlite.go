@@ -40,10 +40,11 @@ type Store struct {
 
 	stmts map[string]*sql.Stmt // hotWrites prepared on the writer connection; read-only after Open
 
-	writes  chan *writeOp
-	mu      sync.RWMutex // guards closed against sends on writes
-	closed  bool
-	stopped chan struct{} // closed when the write loop has returned
+	writes     chan *writeOp // the request path's writes
+	background chan *writeOp // background work's (agentmem.IsBackground), after the request path's
+	mu         sync.RWMutex  // guards closed against sends on writes and background
+	closed     bool
+	stopped    chan struct{} // closed when the write loop has returned
 
 	checkpointer *sql.DB       // one connection, for checkpointLoop (synchronous NORMAL only)
 	committed    chan struct{} // the write loop committed (a signal, capacity 1; nil without checkpointer)
@@ -104,6 +105,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		path:         path,
 		writer:       writer,
 		writes:       make(chan *writeOp, 1024),
+		background:   make(chan *writeOp, 64),
 		stopped:      make(chan struct{}),
 		checkpointed: make(chan struct{}),
 		stmts:        map[string]*sql.Stmt{},
@@ -187,6 +189,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	close(s.writes)
+	close(s.background)
 	s.mu.Unlock()
 	<-s.stopped
 	if s.checkpointer != nil {
@@ -230,15 +233,24 @@ type writeOp struct {
 // has committed (or fn failed). Concurrent calls share transactions: each
 // fn runs in its own savepoint, so one caller's failure rolls back only its
 // own changes, and one fsync makes a whole group durable.
+//
+// Background work's writes (agentmem.IsBackground(ctx)) wait while the
+// request path has writes queued, and each commits in a transaction with
+// no other background write: a request's write waits for at most one of
+// them (see writeSlices).
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	queue := s.writes
+	if agentmem.IsBackground(ctx) {
+		queue = s.background
+	}
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
 		return agentmem.Errorf(agentmem.EUNAVAILABLE, "The store is closed.")
 	}
 	select {
-	case s.writes <- op:
+	case queue <- op:
 	case <-ctx.Done():
 		s.mu.RUnlock()
 		return ctx.Err()
@@ -249,9 +261,42 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return <-op.done
 }
 
+// writeBatch is how many items of a batch of background work (windows,
+// vectors) one transaction writes: an append queued behind it waits for
+// about a millisecond or two, not for a thousand windows.
+const writeBatch = 100
+
+// writeSlices writes n items with fn, which writes items [from, to) in
+// tx: in one transaction, or, for background work (agentmem.IsBackground),
+// in slices of writeBatch items, each a write of its own, so that the
+// request path's writes go between them. A failure leaves the slices
+// before it written.
+func (s *Store) writeSlices(ctx context.Context, n int, fn func(tx *sql.Tx, from, to int) error) error {
+	size := n
+	if agentmem.IsBackground(ctx) {
+		size = writeBatch
+	}
+	for from := 0; from < n || from == 0; from += size {
+		to := min(from+size, n)
+		if err := s.write(ctx, func(tx *sql.Tx) error { return fn(tx, from, to) }); err != nil {
+			return err
+		}
+		if to == n {
+			break
+		}
+	}
+	return nil
+}
+
 func (s *Store) writeLoop() {
 	defer close(s.stopped)
-	for op := range s.writes {
+	for {
+		op, ok := s.next()
+		if !ok {
+			return
+		}
+		// The request path's queued writes join the group; another
+		// background write waits for the next.
 		group := []*writeOp{op}
 	drain:
 		for len(group) < maxGroup {
@@ -267,6 +312,36 @@ func (s *Store) writeLoop() {
 		}
 		s.commitGroup(group)
 	}
+}
+
+// next returns the next write to run: the request path's first, then
+// background work's; false once both queues are closed and empty.
+func (s *Store) next() (*writeOp, bool) {
+	writes, background := s.writes, s.background
+	for writes != nil || background != nil {
+		select {
+		case op, ok := <-writes:
+			if ok {
+				return op, true
+			}
+			writes = nil
+			continue
+		default:
+		}
+		select {
+		case op, ok := <-writes:
+			if ok {
+				return op, true
+			}
+			writes = nil
+		case op, ok := <-background:
+			if ok {
+				return op, true
+			}
+			background = nil
+		}
+	}
+	return nil, false
 }
 
 func (s *Store) commitGroup(group []*writeOp) {

@@ -18,7 +18,8 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 	if err != nil || len(vs) == 0 {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.writeSlices(ctx, len(vs), func(tx *sql.Tx, from, to int) error {
+		vs := vs[from:to]
 		for space, d := range dims {
 			var b []byte
 			err := tx.QueryRowContext(ctx, `SELECT vec FROM vectors WHERE user_id = ? AND space = ? LIMIT 1`, userID, space).Scan(&b)
@@ -106,11 +107,8 @@ func deleteVectors(ctx context.Context, tx *sql.Tx, userID, scope, cond string, 
 //
 //	SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? [AND scope IN (…)]
 //
-// is a range scan of the primary key. The vectors are decoded into slabs
-// of up to vectorSlab vectors, each as large as what was read so far, so
-// that 100,000 vectors cost a few hundred allocations rather than 100,000
-// and a few vectors do not cost a large slab (see storetest.Bench,
-// FindVectors).
+// is a range scan of the primary key. The vectors are decoded into shared
+// slabs (vecenc.Slab; see storetest.Bench, FindVectors).
 func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
@@ -177,18 +175,10 @@ func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []b
 // readVectors runs q, a query of scope, id and vec of vectors of space.
 func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
 	vs := []agentmem.Vector{}
-	var slab []float32
+	var slab vecenc.Slab
 	err := s.scanVectors(ctx, func(scope, id string, b []byte) error {
-		d, err := vecenc.Dims(b)
+		v, err := slab.Decode(b)
 		if err != nil {
-			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
-		}
-		if len(slab) < d {
-			slab = make([]float32, d*min(max(len(vs), 16), vectorSlab))
-		}
-		v := slab[:d:d]
-		slab = slab[d:]
-		if err := vecenc.Decode(v, b); err != nil {
 			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
 		}
 		if n := len(vs); n > 0 && vs[n-1].Scope == scope {
@@ -202,9 +192,6 @@ func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) (
 	}
 	return vs, nil
 }
-
-// vectorSlab is how many vectors FindVectors decodes into one allocation.
-const vectorSlab = 512
 
 // VectorsVersion implements agentmem.VectorStore: one primary-key lookup.
 func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (string, error) {

@@ -282,7 +282,8 @@ func (p *Pool) Run(ctx context.Context) error {
 // runJob runs j's handler and records the outcome.
 func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agentmem.Job) {
 	log = log.With("job", j.ID, "kind", j.Kind, "user", j.UserID, "attempt", j.Attempts)
-	hctx, cancel := context.WithTimeout(ctx, c.timeout)
+	// The handler's writes are background work: a store may let requests' go first.
+	hctx, cancel := context.WithTimeout(agentmem.WithBackground(ctx), c.timeout)
 	start := time.Now()
 	err := runHandler(hctx, c.handlers[j.Kind], j)
 	cancel()

@@ -182,3 +182,30 @@ func Read(q []int8, b []byte) (scale float32, err error) {
 	}
 	return scale, nil
 }
+
+// Slab decodes vectors into shared allocations: slabs of up to 512
+// vectors, each as large as the vectors decoded so far, so that 100,000
+// vectors cost a few hundred allocations rather than 100,000 and a few
+// vectors do not cost a large slab. The zero value is ready.
+type Slab struct {
+	free []float32
+	n    int // vectors decoded
+}
+
+// Decode returns the vector b encodes, in s's memory.
+func (s *Slab) Decode(b []byte) ([]float32, error) {
+	d, err := Dims(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.free) < d {
+		s.free = make([]float32, d*min(max(s.n, 16), 512))
+	}
+	v := s.free[:d:d]
+	s.free = s.free[d:]
+	if err := Decode(v, b); err != nil {
+		return nil, err
+	}
+	s.n++
+	return v, nil
+}

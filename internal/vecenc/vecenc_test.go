@@ -132,3 +132,31 @@ func FuzzDecode(f *testing.F) {
 		_ = Decode(make([]float32, d), b) // no panic
 	})
 }
+
+// TestSlab: vectors decoded into a slab hold their own values, none
+// sharing memory with another.
+func TestSlab(t *testing.T) {
+	var s Slab
+	var got [][]float32
+	for i := range 1000 {
+		v, err := s.Decode(Encode([]float32{float32(i), 1, 2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	for i, v := range got {
+		v[2] = -1 // must not reach the next vector
+		if len(v) != 3 || cap(v) != 3 || math.Abs(float64(v[0])-float64(i)) > float64(max(i, 2))/254 {
+			t.Fatalf("vector %d = %v (cap %d)", i, v, cap(v))
+		}
+	}
+	for i, v := range got {
+		if v[1] == -1 {
+			t.Fatalf("vector %d = %v: written through another", i, v)
+		}
+	}
+	if _, err := s.Decode([]byte{'x'}); err == nil {
+		t.Fatal("decoded garbage")
+	}
+}

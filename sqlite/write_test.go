@@ -1,0 +1,186 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// TestCheckpointLoop: commits leave the write-ahead log to checkpointLoop,
+// which copies it into the database file soon after, while the store is
+// open (the writer itself never checkpoints).
+func TestCheckpointLoop(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	s, err := Open(ctx, path, Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	size := func(name string) int64 {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	before := size(path)
+	for range 20 {
+		msgs := make([]*agentmem.Message, 100)
+		for i := range msgs {
+			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: strings.Repeat(fmt.Sprint("words of message ", i, " "), 20)}
+		}
+		if _, err := s.AppendMessages(ctx, "alice", "t", msgs, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wal := size(path + "-wal"); wal < 1<<20 {
+		t.Fatalf("the log holds %d bytes after 2,000 messages; want more than 1 MiB", wal)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size(path) < before+1<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is %d bytes 10 s after 2,000 messages (%d before them): not checkpointed", size(path), before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWrite_RequestsFirst: while a write runs, a queued request-path write
+// goes before background work queued earlier, and background writes
+// commit one to a transaction.
+func TestWrite_RequestsFirst(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var order []string // appended by the write loop, one fn at a time
+	txs := map[string]*sql.Tx{}
+	started, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.write(ctx, func(tx *sql.Tx) error {
+			close(started)
+			<-release
+			return nil
+		})
+	}()
+	<-started
+	done := make(chan error, 4)
+	write := func(ctx context.Context, name string) {
+		go func() {
+			done <- s.write(ctx, func(tx *sql.Tx) error {
+				order, txs[name] = append(order, name), tx
+				return nil
+			})
+		}()
+	}
+	bg := agentmem.WithBackground(ctx)
+	write(bg, "background 1")
+	write(bg, "background 2")
+	queued := func(q chan *writeOp, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); len(q) < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", len(q), n)
+			}
+		}
+	}
+	queued(s.background, 2)
+	write(ctx, "request")
+	queued(s.writes, 1)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if order[0] != "request" || len(order) != 3 {
+		t.Fatalf("order %q, want the request first", order)
+	}
+	if txs["background 1"] == txs["background 2"] {
+		t.Fatal("two background writes shared a transaction")
+	}
+}
+
+// TestWriteSlices: background work's windows and vectors are written in
+// slices of writeBatch, each a transaction of its own, and all of them
+// land; the request path's, in one.
+func TestWriteSlices(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		ctx    context.Context
+		thread string
+		txs    int
+	}{{ctx, "request", 1}, {agentmem.WithBackground(ctx), "background", 3}} {
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: tc.thread}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := make([]*agentmem.Message, 2*writeBatch+50)
+		ws := make([]agentmem.MessageWindow, len(msgs))
+		for i := range msgs {
+			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprint("turn ", i)}
+			ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Text: fmt.Sprintf("kiwi window %s %d", tc.thread, i)}
+		}
+		out, err := s.AppendMessages(ctx, "alice", tc.thread, msgs, agentmem.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []agentmem.Vector
+		for _, m := range out {
+			vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: "test/2", Vec: []float32{1, 0}})
+		}
+		before := vectorSeq(t, s, "alice", "test/2")
+		if err := s.PutMessageWindows(tc.ctx, "alice", tc.thread, ws); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutVectors(tc.ctx, "alice", vs); err != nil {
+			t.Fatal(err)
+		}
+		if got := vectorSeq(t, s, "alice", "test/2") - before; got != int64(tc.txs) {
+			t.Errorf("%s: %d vector writes, want %d", tc.thread, got, tc.txs)
+		}
+		hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kiwi " + tc.thread, Scopes: []string{agentmem.ScopeMessages}, Limit: 1000,
+			Filter: agentmem.SearchFilter{ThreadID: &tc.thread}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != len(ws) {
+			t.Errorf("%s: %d messages found by their windows, want %d", tc.thread, len(hits), len(ws))
+		}
+	}
+	if vs, err := s.FindVectors(ctx, "alice", "test/2", nil); err != nil || len(vs) != 2*(2*writeBatch+50) {
+		t.Fatalf("%d vectors, %v; want %d", len(vs), err, 2*(2*writeBatch+50))
+	}
+}
+
+// vectorSeq is the seq of the user's vectors of space: one more for each
+// transaction that wrote some.
+func vectorSeq(t *testing.T, s *Store, user, space string) int64 {
+	t.Helper()
+	st, err := s.VectorsState(context.Background(), user, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Seq
+}
