@@ -147,6 +147,13 @@ type Telemetry struct {
 	SummaryBehind     bool   `json:"summary_behind"`
 	SummaryJob        string `json:"summary_job,omitempty"` // the job this build enqueued to catch up
 
+	// IndexLag is how many of the thread's messages are not indexed yet
+	// (not found by their windows, their memories not drawn), and
+	// IndexLagSeconds how long indexing has been behind on the thread (the
+	// age of its oldest index job waiting); both 0 when it has caught up.
+	IndexLag        int64   `json:"index_lag"`
+	IndexLagSeconds float64 `json:"index_lag_seconds"`
+
 	Warnings []string `json:"warnings"`
 	CacheHit bool     `json:"cache_hit"`
 }

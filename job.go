@@ -125,6 +125,12 @@ type JobStore interface {
 	// reads every user's jobs (an operator's view, for /metrics).
 	FindJobBacklog(ctx context.Context) ([]JobBacklog, error)
 
+	// FindActiveJobs returns the user's queued and running jobs of kind
+	// whose key begins with keyPrefix, oldest first; an empty slice when
+	// there are none. It reads the user's active jobs of that kind only
+	// (package index reads a thread's indexing lag from its index jobs).
+	FindActiveJobs(ctx context.Context, userID, kind, keyPrefix string) ([]*Job, error)
+
 	// DeleteDoneJobs deletes at most limit (1 to MaxPageSize) jobs of any
 	// user that are done and were last updated before before, oldest
 	// first, and returns how many it deleted. Queued, running and dead

@@ -222,7 +222,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 			}
 			return n.Content, nil
 		}}
-	win, err := newWindow(cfg, store, jobs, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, initBlock, log)
+	win, err := newWindow(cfg, store, jobs, &retrieve.MemoryProvider{Searcher: searcher, TopK: 5}, initBlock, ix.Lag, log)
 	if err != nil {
 		return nil, err
 	}
@@ -543,7 +543,8 @@ func vectorWeight(embedder string) float64 {
 }
 
 // newWindow returns the context builder with cfg's defaults and prompts.
-func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memories window.MemoryProvider, initBlock window.InitProvider, log *slog.Logger) (*window.Builder, error) {
+func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memories window.MemoryProvider, initBlock window.InitProvider,
+	indexLag func(context.Context, *agentmem.Thread) (int64, time.Time, error), log *slog.Logger) (*window.Builder, error) {
 	def := window.DefaultRequest()
 	c := cfg.Context
 	def.BudgetTokens = cmp.Or(c.BudgetTokens, def.BudgetTokens)
@@ -570,5 +571,6 @@ func newWindow(cfg Config, store agentmem.Store, jobs agentmem.JobStore, memorie
 		Init:           initBlock,
 		WarnFraction:   cfg.WarnFraction,
 		Log:            log,
+		IndexLag:       indexLag,
 	}), nil
 }

@@ -165,3 +165,39 @@ func BenchmarkAppend_WhileIndexing(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexer_Lag: what reading a thread's index lag adds to each
+// context build (SQLite), with the thread's two shared index jobs waiting
+// among 1,000 jobs of other threads of the user.
+func BenchmarkIndexer_Lag(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ix := &index.Indexer{Store: s, Jobs: s}
+	for i := range 1000 {
+		if err := ix.Enqueue(ctx, "alice", fmt.Sprint("other", i), 1, 10); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "hi"}}, agentmem.AppendOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := ix.Enqueue(ctx, "alice", "t", 1, 1); err != nil {
+		b.Fatal(err)
+	}
+	th, err := s.FindThreadByID(ctx, "alice", "t")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if n, _, err := ix.Lag(ctx, th); err != nil || n != 1 {
+			b.Fatalf("lag %d, %v; want 1", n, err)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/entity"
@@ -128,6 +129,39 @@ func indexJobs(userID, threadID string, seqFrom, seqTo int64) []*agentmem.Job {
 		{UserID: userID, Kind: JobKind, Key: threadID + "#b", Serial: JobKind, Payload: shared},
 		{UserID: userID, Kind: JobKind, Key: fmt.Sprintf("%s:%d-%d", threadID, seqFrom, seqTo), Serial: JobKind, Payload: own},
 	}
+}
+
+// Lag returns how many of the thread's messages its queued and running
+// index jobs have yet to index (from the first seq any of them starts at
+// through the thread's last), and when the oldest of those jobs was
+// enqueued: 0 and the zero time when indexing has caught up, or when ix
+// enqueues no jobs. A running job may have indexed part of its turns
+// already: the count is at most one job's worth too high.
+func (ix *Indexer) Lag(ctx context.Context, th *agentmem.Thread) (messages int64, since time.Time, err error) {
+	if ix == nil || ix.Jobs == nil {
+		return 0, time.Time{}, nil
+	}
+	jobs, err := ix.Jobs.FindActiveJobs(ctx, th.UserID, JobKind, th.ID)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	var from int64
+	for _, j := range jobs {
+		var p indexPayload
+		if json.Unmarshal(j.Payload, &p) != nil || p.ThreadID != th.ID { // another thread's ID starts with th's
+			continue
+		}
+		if from == 0 || p.SeqFrom < from {
+			from = max(p.SeqFrom, 1)
+		}
+		if since.IsZero() || j.CreatedAt.Before(since) {
+			since = j.CreatedAt
+		}
+	}
+	if from == 0 {
+		return 0, time.Time{}, nil
+	}
+	return max(0, th.LastSeq-from+1), since, nil
 }
 
 // ImportJobs returns the index jobs of the threads an import stored

@@ -98,3 +98,69 @@ func queued(t *testing.T, s agentmem.JobStore) int {
 	}
 	return len(jobs)
 }
+
+// TestIndexer_Lag: a thread's lag is its messages from the first seq its
+// waiting index jobs start at, and the age of the oldest of them; a thread
+// whose ID begins with another's is apart; 0 once the jobs are done.
+func TestIndexer_Lag(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	ix := &index.Indexer{Store: s, Jobs: s}
+	thread := func(id string, n int) *agentmem.Thread {
+		t.Helper()
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := make([]*agentmem.Message, n)
+		for i := range msgs {
+			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprint("turn ", i)}
+		}
+		if _, err := s.AppendMessages(ctx, "alice", id, msgs, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		th, err := s.FindThreadByID(ctx, "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return th
+	}
+	t1, t10 := thread("t1", 10), thread("t10", 30)
+	lag := func(th *agentmem.Thread) (int64, time.Time) {
+		t.Helper()
+		n, since, err := ix.Lag(ctx, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, since
+	}
+	if n, since := lag(t1); n != 0 || !since.IsZero() {
+		t.Fatalf("no jobs: lag %d since %v, want 0", n, since)
+	}
+	before := time.Now()
+	if err := ix.Enqueue(ctx, "alice", "t1", 4, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Enqueue(ctx, "alice", "t10", 1, 30); err != nil {
+		t.Fatal(err)
+	}
+	if n, since := lag(t1); n != 7 || since.Before(before.Add(-time.Second)) || since.After(time.Now()) {
+		t.Fatalf("t1 with a job from seq 4: lag %d since %v, want 7 since about %v", n, since, before)
+	}
+	if n, _ := lag(t10); n != 30 {
+		t.Fatalf("t10: lag %d, want 30", n)
+	}
+	jobs, err := s.ClaimJobs(ctx, "w", []string{index.JobKind}, 10, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if n, _ := lag(t1); n != 7 && j.UserID == "alice" {
+			t.Fatalf("t1 with its job running: lag %d, want 7", n)
+		}
+		if err := s.CompleteJob(ctx, j.UserID, j.ID, "w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, since := lag(t1); n != 0 || !since.IsZero() {
+		t.Fatalf("jobs done: lag %d since %v, want 0", n, since)
+	}
+}

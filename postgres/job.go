@@ -470,6 +470,28 @@ func (s *Store) FindJobBacklog(ctx context.Context) ([]agentmem.JobBacklog, erro
 	return out, nil
 }
 
+// FindActiveJobs implements agentmem.JobStore, through jobs_active_key.
+func (s *Store) FindActiveJobs(ctx context.Context, userID, kind, keyPrefix string) ([]*agentmem.Job, error) {
+	var jobs []*agentmem.Job
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+jobColumns+` FROM jobs
+			WHERE user_id = $1 AND kind = $2 AND status IN ('queued', 'running') AND left(key, length($3)) = $3
+			ORDER BY created_at, id`, userID, kind, keyPrefix)
+		if err != nil {
+			return fmt.Errorf("find active jobs: %w", err)
+		}
+		jobs, err = scanJobs(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if jobs == nil {
+		jobs = []*agentmem.Job{}
+	}
+	return jobs, nil
+}
+
 // DeleteDoneJobs implements agentmem.JobStore, through jobs_status_updated.
 func (s *Store) DeleteDoneJobs(ctx context.Context, before time.Time, limit int) (int64, error) {
 	if limit < 1 || limit > agentmem.MaxPageSize {

@@ -345,6 +345,32 @@ func (s *Store) FindJobBacklog(ctx context.Context) ([]agentmem.JobBacklog, erro
 	return out, nil
 }
 
+// FindActiveJobs implements agentmem.JobStore: a range of jobs_active_key.
+// Keys compare as bytes, and a UTF-8 key that begins with the prefix
+// sorts below the prefix followed by the bytes F4 90, which no UTF-8
+// character begins with.
+func (s *Store) FindActiveJobs(ctx context.Context, userID, kind, keyPrefix string) ([]*agentmem.Job, error) {
+	var jobs []*agentmem.Job
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs
+			WHERE user_id = ?1 AND kind = ?2 AND status IN ('queued', 'running') AND key >= ?3 AND key < ?4
+				AND substr(key, 1, length(?3)) = ?3
+			ORDER BY created_at, id`, userID, kind, keyPrefix, keyPrefix+"\xf4\x90")
+		if err != nil {
+			return fmt.Errorf("find active jobs: %w", err)
+		}
+		jobs, err = scanJobs(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if jobs == nil {
+		jobs = []*agentmem.Job{}
+	}
+	return jobs, nil
+}
+
 // DeleteDoneJobs implements agentmem.JobStore, through jobs_status_updated.
 func (s *Store) DeleteDoneJobs(ctx context.Context, before time.Time, limit int) (int64, error) {
 	if limit < 1 || limit > agentmem.MaxPageSize {

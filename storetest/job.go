@@ -791,6 +791,57 @@ func testJobBacklog(t *testing.T, s agentmem.Store) {
 	}
 }
 
+// testActiveJobs: FindActiveJobs lists the user's queued and running jobs
+// of a kind whose key begins with the prefix, oldest first: not done or
+// dead ones, not another user's or kind's, not a key that only contains
+// the prefix further on.
+func testActiveJobs(t *testing.T, s agentmem.Store) {
+	if got, err := s.FindActiveJobs(ctx, "alice", "index", "t1"); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("FindActiveJobs with no jobs = %v, %v; want an empty slice", got, err)
+	}
+	past := time.Now().Add(-time.Minute)
+	queued := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Key: "t1#a", RunAt: past})
+	running := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Key: "t1:3-4", RunAt: past.Add(-time.Minute)})
+	done := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Key: "t1#b", RunAt: past.Add(-2 * time.Minute)})
+	MustEnqueueJob(t, s, &agentmem.Job{UserID: "bob", Kind: "index", Key: "t1#a", RunAt: time.Now().Add(time.Hour)})
+	MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "reflect", Key: "t1", RunAt: time.Now().Add(time.Hour)})
+	MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Key: "xt1#a", RunAt: time.Now().Add(time.Hour)})
+	// Claim done (the oldest run_at), then running; complete done.
+	if got := MustClaimJobs(t, s, "w", []string{"index"}, 1, time.Minute); len(got) != 1 || got[0].ID != done.ID {
+		t.Fatalf("claimed %v, want %s", jobIDs(got), done.ID)
+	}
+	if err := s.CompleteJob(ctx, "alice", done.ID, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if got := MustClaimJobs(t, s, "w", []string{"index"}, 1, time.Minute); len(got) != 1 || got[0].ID != running.ID {
+		t.Fatalf("claimed %v, want %s", jobIDs(got), running.ID)
+	}
+	got, err := s.FindActiveJobs(ctx, "alice", "index", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Oldest first: queued was enqueued before running.
+	if ids := jobIDs(got); len(ids) != 2 || ids[0] != queued.ID || ids[1] != running.ID {
+		t.Fatalf("active index jobs of t1: %v, want [%s %s]", ids, queued.ID, running.ID)
+	}
+	if got[1].Status != agentmem.JobRunning || got[0].Status != agentmem.JobQueued || got[0].Key != "t1#a" {
+		t.Fatalf("jobs %+v %+v", got[0], got[1])
+	}
+	if got, err := s.FindActiveJobs(ctx, "alice", "index", "t1:"); err != nil || len(got) != 1 || got[0].ID != running.ID {
+		t.Fatalf("active index jobs of t1: = %v, %v; want %s", jobIDs(got), err, running.ID)
+	}
+	// Keys beyond ASCII: the prefix is compared character for character.
+	cafe := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", Key: "caf\u00e9\U0001F600#a"})
+	for _, prefix := range []string{"caf", "caf\u00e9", "caf\u00e9\U0001F600#a"} {
+		if got, err := s.FindActiveJobs(ctx, "alice", "index", prefix); err != nil || len(got) != 1 || got[0].ID != cafe.ID {
+			t.Fatalf("active index jobs of %q: %v, %v; want %s", prefix, jobIDs(got), err, cafe.ID)
+		}
+	}
+	if got, err := s.FindActiveJobs(ctx, "alice", "index", "cafe"); err != nil || len(got) != 0 {
+		t.Fatalf("active index jobs of \"cafe\": %v, %v; want none", jobIDs(got), err)
+	}
+}
+
 // testDeleteDoneJobs: only done jobs last updated before the cutoff go,
 // oldest first, at most limit at a time, of every user; queued, running
 // and dead jobs stay.

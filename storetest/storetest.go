@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ClaimJobs/Concurrent", testClaimJobsConcurrent},
 		{"ClaimJobs/Serial", testClaimJobsSerial},
 		{"JobBacklog", testJobBacklog},
+		{"ActiveJobs", testActiveJobs},
 		{"DeleteDoneJobs", testDeleteDoneJobs},
 		{"ClaimJobs/SerialConcurrent", testClaimJobsSerialConcurrent},
 		{"CompleteJob", testCompleteJob},

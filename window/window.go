@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentmem/agentmem"
 )
@@ -77,6 +78,11 @@ type Options struct {
 	WarnFraction float64
 	// Log receives warnings (a provider that failed). Nil discards.
 	Log *slog.Logger
+	// IndexLag, when set, tells how far indexing is behind on a thread:
+	// how many of its messages, and since when (index.Indexer.Lag). Every
+	// build reads it, from the cache or not, into Telemetry.IndexLag and
+	// IndexLagSeconds; a failure leaves them 0 and is logged.
+	IndexLag func(ctx context.Context, th *agentmem.Thread) (messages int64, since time.Time, err error)
 }
 
 // DefaultWarnFraction is seed 004's CONTEXT_WINDOW_WARNING_THRESHOLD.
@@ -171,6 +177,7 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 		if c, ok := b.cache.get(key); ok {
 			b.hits.Add(1)
 			c.Telemetry.CacheHit = true
+			b.indexLag(ctx, th, &c.Telemetry)
 			return c, nil
 		}
 	}
@@ -187,7 +194,26 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 	if key != "" {
 		b.cache.put(key, c)
 	}
+	b.indexLag(ctx, th, &c.Telemetry)
 	return c, nil
+}
+
+// indexLag fills in how far indexing is behind on th (Options.IndexLag).
+func (b *Builder) indexLag(ctx context.Context, th *agentmem.Thread, t *Telemetry) {
+	if b.opt.IndexLag == nil {
+		return
+	}
+	n, since, err := b.opt.IndexLag(ctx, th)
+	if err != nil {
+		if b.opt.Log != nil {
+			b.opt.Log.WarnContext(ctx, "index lag not read", "thread", th.ID, "err", err)
+		}
+		return
+	}
+	t.IndexLag = n
+	if n > 0 && !since.IsZero() {
+		t.IndexLagSeconds = max(0, time.Since(since).Seconds())
+	}
 }
 
 // CacheStats reports how many builds the cache of built contexts
