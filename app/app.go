@@ -125,11 +125,12 @@ type Config struct {
 type App struct {
 	*core.Service
 
-	store agentmem.Store // the store itself, closed by Close
-	pool  *worker.Pool
-	svc   *core.Service
-	reemb *reembed.Reembedder
-	idle  time.Duration
+	store    agentmem.Store // the store itself, closed by Close
+	pool     *worker.Pool
+	searcher *retrieve.Searcher
+	svc      *core.Service
+	reemb    *reembed.Reembedder
+	idle     time.Duration
 	// retention is how long done jobs are kept (0: for ever).
 	retention time.Duration
 	log       *slog.Logger
@@ -246,7 +247,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		MaxBatchMessages: cfg.MaxBatchMessages,
 		FactsMinScore:    cfg.FactsMinScore,
 	})
-	return &App{Service: svc, svc: svc, store: raw, pool: pool, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
+	return &App{Service: svc, svc: svc, store: raw, pool: pool, searcher: searcher, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
 }
 
 // Model reports whether a model is configured (summaries, extraction and
@@ -283,8 +284,50 @@ func (a *App) Run(ctx context.Context) error {
 			a.pruneJobs(ctx)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.warm(ctx)
+	}()
 	wg.Wait()
 	return poolErr
+}
+
+// warm loads the users' vectors into the search cache after a start, in
+// user order, until the cache is full or every user's is in, so that no
+// user's first search pays for loading them (retrieve.Searcher.Warm).
+func (a *App) warm(ctx context.Context) {
+	start, users, after := time.Now(), 0, ""
+	for ctx.Err() == nil {
+		ids, err := a.store.FindUserIDs(ctx, after, agentmem.MaxPageSize)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("search cache not warmed", "err", err)
+			}
+			return
+		}
+		for _, id := range ids {
+			room, err := a.searcher.Warm(ctx, id)
+			if err != nil {
+				if ctx.Err() == nil {
+					a.log.Warn("search cache not warmed", "user", id, "err", err)
+				}
+				return
+			}
+			users++
+			if !room { // the cache is full (or there is none)
+				a.log.Info("search cache warmed", "users", users, "took", time.Since(start), "stopped", "no room")
+				return
+			}
+		}
+		if len(ids) < agentmem.MaxPageSize {
+			break
+		}
+		after = ids[len(ids)-1]
+	}
+	if ctx.Err() == nil {
+		a.log.Info("search cache warmed", "users", users, "took", time.Since(start))
+	}
 }
 
 // pruneJobs deletes the jobs done longer ago than the retention, so that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -118,5 +120,38 @@ func waitIdle(t *testing.T, mem *app.App) {
 			t.Fatalf("jobs still pending after 20s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRun_WarmsSearch: after a start, the app loads every user's vectors
+// into the search cache in the background, and says so.
+func TestRun_WarmsSearch(t *testing.T) {
+	ctx := context.Background()
+	db := "sqlite:" + filepath.Join(t.TempDir(), "a.db")
+	mem, err := app.New(ctx, app.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if _, err := mem.CreateMemory(ctx, user, agentmem.MemoryInput{Text: "User lives in Oslo.", Category: "fact"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mem.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, buf := testutil.NewLog()
+	mem, err = app.Open(ctx, app.Config{DB: db, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(buf.String(), "search cache warmed"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warm-up logged in 10 s:\n%s", buf.String())
+		}
+	}
+	if !strings.Contains(buf.String(), "users=2") {
+		t.Fatalf("warm-up log %q, want users=2", buf.String())
 	}
 }

@@ -242,7 +242,9 @@ func timeEach(b *testing.B, fn func() error) {
 // and embedded by the built-in embedder), with a memory for every tenth
 // message: the default scopes (memories and messages), hybrid, top 10,
 // serve's vector weight, SQLite. "cold" is the first search of a new
-// searcher (an empty vector cache, as after a restart), "warm" the rest.
+// searcher (an empty vector cache, as after a restart), "warmup" what
+// serve's warm-up after a start spends on the user (Searcher.Warm), "warm"
+// the searches after.
 func BenchmarkSearch_History(b *testing.B) {
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
@@ -319,6 +321,13 @@ func BenchmarkSearch_History(b *testing.B) {
 		b.Run(fmt.Sprintf("Messages%d/cold", n), func(b *testing.B) {
 			timeEach(b, func() error {
 				_, err := retrieve.New(s, emb, emb.Space(), opt).Search(ctx, "u", req)
+				return err
+			})
+		})
+		// What serve's warm-up after a start does for this user.
+		b.Run(fmt.Sprintf("Messages%d/warmup", n), func(b *testing.B) {
+			timeEach(b, func() error {
+				_, err := retrieve.New(s, emb, emb.Space(), opt).Warm(ctx, "u")
 				return err
 			})
 		})

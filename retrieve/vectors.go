@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/vecenc"
+	"golang.org/x/sync/singleflight"
 )
 
 // vectorCache keeps each user's vectors of a space in memory, laid out
@@ -21,6 +22,7 @@ import (
 // bounded by the bytes of the vectors it holds (least recently used users
 // out).
 type vectorCache struct {
+	loads singleflight.Group
 	mu    sync.Mutex
 	max   int64
 	bytes int64
@@ -164,12 +166,37 @@ func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user,
 		}
 	}
 
-	u := &userVectors{key: k, state: st}
-	if err := u.load(ctx, store); err != nil {
-		return nil, err
+	// One load of a user's vectors at a state, whoever asks meanwhile (the
+	// warm-up after a start and the user's first search, say); it runs to
+	// its end even if the one who started it stops waiting.
+	ch := c.loads.DoChan(user+"\x00"+space+"\x00"+st.Version, func() (any, error) {
+		u := &userVectors{key: k, state: st}
+		if err := u.load(context.WithoutCancel(ctx), store); err != nil {
+			return nil, err
+		}
+		c.resize(u, nil, u.bytes())
+		return u, nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*userVectors), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	c.resize(u, nil, u.bytes())
-	return u, nil
+}
+
+// full reports whether the cache holds 90 % of its bound or more, or can
+// hold nothing.
+func (c *vectorCache) full() bool {
+	if c.max <= 0 {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes >= c.max/10*9
 }
 
 // catchUp brings u up to state st by reading what was put since u's

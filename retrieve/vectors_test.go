@@ -10,10 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/internal/vecenc"
+	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
 )
 
@@ -281,5 +283,91 @@ func testVectorCacheLoad(t *testing.T, s agentmem.Store) {
 			scanned.scopes[scanned.scope[i]] != k.scope || found.scopes[found.scope[j]] != k.scope {
 			t.Fatalf("%v: scanned %v × %g, found %v × %g", k, scanned.data[i*32:(i+1)*32], scanned.scale[i], found.data[j*32:(j+1)*32], found.scale[j])
 		}
+	}
+}
+
+// TestSearcher_Warm: warming a user loads their vectors once, and their
+// first search then reads none; a cache that would be full says so.
+func TestSearcher_Warm(t *testing.T) {
+	ctx := context.Background()
+	s := &countingStore{Store: testutil.MustOpenSQLite(t)}
+	emb := lexical.New(0)
+	vecs, err := emb.Embed(ctx, []string{"I live in Lisbon", "I work as a nurse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if err := s.PutVectors(ctx, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: fmt.Sprint("m", i), Space: emb.Space(), Vec: v}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	searcher := New(s, emb, emb.Space(), Options{})
+	room, err := searcher.Warm(ctx, "alice")
+	if err != nil || !room || s.full.Load() != 1 {
+		t.Fatalf("Warm = %v, %v after %d loads; want room after 1", room, err, s.full.Load())
+	}
+	if _, err := searcher.Search(ctx, "alice", Request{Query: "where does alice live", Scopes: []string{agentmem.ScopeMemories}, Signals: []string{"vector"}}); err != nil {
+		t.Fatal(err)
+	}
+	if s.full.Load() != 1 || s.since.Load() != 0 {
+		t.Fatalf("the first search after Warm read %d full and %d partial loads, want none", s.full.Load()-1, s.since.Load())
+	}
+	// A cache of a few bytes is full after one user; none has no room.
+	if room, err := New(s, emb, emb.Space(), Options{CacheBytes: 100}).Warm(ctx, "alice"); err != nil || room {
+		t.Fatalf("Warm into a 100-byte cache = %v, %v; want no room", room, err)
+	}
+	if room, err := New(s, emb, emb.Space(), Options{CacheBytes: -1}).Warm(ctx, "alice"); err != nil || room {
+		t.Fatalf("Warm without a cache = %v, %v; want no room", room, err)
+	}
+}
+
+// gatedStore holds every full load until its gate opens.
+type gatedStore struct {
+	*countingStore
+	gate chan struct{}
+}
+
+func (s *gatedStore) ScanVectors(ctx context.Context, user, space string, since int64, fn func(scope, id string, b []byte) error) error {
+	<-s.gate
+	return s.countingStore.ScanVectors(ctx, user, space, since, fn)
+}
+
+// TestVectorCache_OneLoad: those who ask for a user's vectors while they
+// load share one load; one who stops waiting does not stop it.
+func TestVectorCache_OneLoad(t *testing.T) {
+	ctx := context.Background()
+	s := &gatedStore{countingStore: &countingStore{Store: testutil.MustOpenSQLite(t)}, gate: make(chan struct{})}
+	if err := s.PutVectors(ctx, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: "a", Space: "test/2", Vec: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newVectorCache(1 << 20)
+	impatient, cancel := context.WithCancel(ctx)
+	errs := make(chan error, 9)
+	go func() {
+		_, err := c.get(impatient, s, "alice", "test/2")
+		errs <- err
+	}()
+	for range 8 {
+		go func() {
+			u, err := c.get(ctx, s, "alice", "test/2")
+			if err == nil && len(u.keys) != 1 {
+				err = fmt.Errorf("%d rows, want 1", len(u.keys))
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // all nine wait on the gate, or on the load
+	cancel()
+	if err := <-errs; err != context.Canceled {
+		t.Fatalf("the impatient caller: %v, want context.Canceled", err)
+	}
+	close(s.gate)
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.full.Load(); n != 1 {
+		t.Fatalf("%d full loads, want 1", n)
 	}
 }
