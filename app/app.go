@@ -95,6 +95,10 @@ type Config struct {
 	// ChunkTurns is the turns of a searchable chunk
 	// (agentmem.DefaultChunkTurns, seed 001's k = 10, when 0).
 	ChunkTurns int
+	// IndexShedBacklog is the backlog of index jobs past which indexing
+	// sheds its optional work (index.Indexer.ShedBacklog: the default when
+	// 0, never when negative).
+	IndexShedBacklog int
 	// InsightMinConfidence drops the insights reflection draws with less
 	// confidence (reflection.DefaultInsightConfidence, seed 001's 0.7,
 	// when 0).
@@ -197,7 +201,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	reflectModel := cmp.Or(cfg.ReflectModel, cfg.LLMModel)
 	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: summaryModel, Log: log,
 		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
-	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk, ChunkTurns: cfg.ChunkTurns,
+	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk, ChunkTurns: cfg.ChunkTurns, ShedBacklog: cfg.IndexShedBacklog,
 		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
 	if chat != nil {
 		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: extractModel, Log: log}

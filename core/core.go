@@ -100,6 +100,10 @@ func (s *Service) JobBacklog(ctx context.Context) ([]agentmem.JobBacklog, error)
 	return s.store.FindJobBacklog(ctx)
 }
 
+// IndexShedding reports whether indexing sheds its optional work now,
+// being far behind (index.Indexer.ShedBacklog): for metrics.
+func (s *Service) IndexShedding() bool { return s.opt.Indexer.Shedding() }
+
 // user is a user as the store keeps them (id) and as the caller names
 // them (name).
 type user struct {

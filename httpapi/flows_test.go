@@ -435,6 +435,7 @@ func TestHandler_Metrics(t *testing.T) {
 		`agentmem_store_operation_errors_total{code="not_found",op="find_thread_by_id"} 1`,
 		`agentmem_jobs_backlog{kind="index"} 2`,
 		`agentmem_jobs_backlog_oldest_seconds{kind="index"} `,
+		"agentmem_index_shedding 0",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("metrics lack %s:\n%s", want, body)

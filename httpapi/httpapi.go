@@ -84,6 +84,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	if opt.Registry != nil {
 		h = newHTTPMetrics(opt.Registry).measure(h)
 		registerContextCache(opt.Registry, svc)
+		registerIndexShedding(opt.Registry, svc)
 		register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
 	}
 	return logRequests(log)(h)

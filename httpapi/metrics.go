@@ -119,6 +119,21 @@ func registerContextCache(reg prometheus.Registerer, svc *core.Service) {
 	}
 }
 
+// registerIndexShedding exposes agentmem_index_shedding: 1 while indexing
+// sheds its optional work, being far behind (index.Indexer.ShedBacklog),
+// 0 otherwise.
+func registerIndexShedding(reg prometheus.Registerer, svc *core.Service) {
+	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "agentmem_index_shedding",
+		Help: "1 while indexing is so far behind that it describes chunks without the model and extracts no entities, 0 otherwise.",
+	}, func() float64 {
+		if svc.IndexShedding() {
+			return 1
+		}
+		return 0
+	}))
+}
+
 // register registers c with reg, or returns the equal collector registered
 // before (so that two handlers, or a handler and a test, can share a
 // registry).

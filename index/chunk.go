@@ -179,6 +179,14 @@ func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*
 	if ix.Describer != nil {
 		d = ix.Describer
 	}
+	// Behind on indexing: the model's description gives way to its
+	// fallback (see Indexer.ShedBacklog).
+	if md, ok := d.(*ModelChunkDescriber); ok && ix.shedding(ctx) {
+		d = md.Fallback
+		if d == nil {
+			d = HeuristicDescriber{}
+		}
+	}
 	desc, err := d.DescribeChunk(ctx, turns)
 	if err != nil {
 		return nil, fmt.Errorf("describe chunk: %w", err)

@@ -7,10 +7,12 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -66,6 +68,74 @@ type Indexer struct {
 	// (HeuristicDescriber{Summarize} when nil; a ModelChunkDescriber with a
 	// model).
 	Describer ChunkDescriber
+	// ShedBacklog is the backlog of index jobs (every user's, queued or
+	// running) past which indexing sheds its optional work so that what
+	// search and memory need (windows, vectors, memories) keeps up: chunks
+	// are described without the model (HeuristicDescriber) and the turns'
+	// entities are not extracted, until the backlog is back under it
+	// (DefaultShedBacklog when 0; negative: never). It logs when it starts
+	// and stops, and Shedding tells (/metrics: agentmem_index_shedding).
+	ShedBacklog int
+
+	shed struct {
+		sync.Mutex
+		checked  time.Time
+		shedding bool
+	}
+}
+
+// DefaultShedBacklog is Indexer.ShedBacklog when 0: a thousand index jobs
+// waiting (each covers a batch of appends, or all of a thread's waiting
+// turns).
+const DefaultShedBacklog = 1000
+
+// shedCheck is how often the indexer reads the backlog.
+const shedCheck = 2 * time.Second
+
+// Shedding reports whether indexing sheds its optional work now (see
+// ShedBacklog), as of its last look at the backlog.
+func (ix *Indexer) Shedding() bool {
+	if ix == nil {
+		return false
+	}
+	ix.shed.Lock()
+	defer ix.shed.Unlock()
+	return ix.shed.shedding
+}
+
+// shedding looks at the backlog of index jobs, at most every shedCheck,
+// and reports whether to shed optional work.
+func (ix *Indexer) shedding(ctx context.Context) bool {
+	bound := cmp.Or(ix.ShedBacklog, DefaultShedBacklog)
+	if ix.Jobs == nil || bound < 0 {
+		return false
+	}
+	ix.shed.Lock()
+	defer ix.shed.Unlock()
+	if time.Since(ix.shed.checked) < shedCheck {
+		return ix.shed.shedding
+	}
+	ix.shed.checked = time.Now()
+	backlog, err := ix.Jobs.FindJobBacklog(ctx)
+	if err != nil {
+		return ix.shed.shedding // as it was; the next look may tell
+	}
+	var jobs int64
+	for _, b := range backlog {
+		if b.Kind == JobKind {
+			jobs = b.Jobs
+		}
+	}
+	was := ix.shed.shedding
+	ix.shed.shedding = jobs > int64(bound)
+	if log := ix.Log; log != nil && was != ix.shed.shedding {
+		if ix.shed.shedding {
+			log.WarnContext(ctx, "indexing behind: chunks described without the model, entities not extracted, until it catches up", "index_jobs", jobs, "bound", bound)
+		} else {
+			log.InfoContext(ctx, "indexing caught up: chunk descriptions and entities again", "index_jobs", jobs, "bound", bound)
+		}
+	}
+	return ix.shed.shedding
 }
 
 // Enqueue asks for the messages from seqFrom on of a thread to be indexed
@@ -227,8 +297,10 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		if err := ix.extractMemories(ctx, th, page); err != nil {
 			return err
 		}
-		if err := ix.indexEntities(ctx, th, page); err != nil {
-			return err
+		if !ix.shedding(ctx) {
+			if err := ix.indexEntities(ctx, th, page); err != nil {
+				return err
+			}
 		}
 		after = page[len(page)-1].Seq
 	}

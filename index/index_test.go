@@ -2,6 +2,7 @@ package index_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/llmtest"
 )
 
 // TestIndexer_Enqueue: batches appended to a thread share index jobs, and
@@ -162,5 +164,82 @@ func TestIndexer_Lag(t *testing.T) {
 	}
 	if n, since := lag(t1); n != 0 || !since.IsZero() {
 		t.Fatalf("jobs done: lag %d since %v, want 0", n, since)
+	}
+}
+
+// TestIndexer_Shed: past ShedBacklog index jobs waiting, indexing keeps
+// windows, vectors and memories but describes chunks with the model's
+// fallback and extracts no entities, and says so; back under it, the
+// model describes again and entities are extracted.
+func TestIndexer_Shed(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	srv := llmtest.NewServer(t)
+	srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Text(`{"summary": "From the model.", "topics": ["travel"], "entities": []}`)
+	})
+	log, buf := testutil.NewLog()
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Log: log, ChunkTurns: 2, ShedBacklog: 2,
+		Describer: &index.ModelChunkDescriber{Chat: testutil.NewChat(t, srv.BaseURL())}}
+	turns := []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I met Ana in Lisbon last summer."},
+		{Role: agentmem.RoleAssistant, Content: "How lovely! Did Ana show you around Lisbon?"},
+	}
+	index1 := func(thread string) (*agentmem.Chunk, int) {
+		t.Helper()
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: thread}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := []*agentmem.Message{{Role: turns[0].Role, Content: turns[0].Content}, {Role: turns[1].Role, Content: turns[1].Content}}
+		if _, err := s.AppendMessages(ctx, "alice", thread, msgs, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.IndexRange(ctx, "alice", thread, 1, 2); err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := s.FindChunks(ctx, "alice", thread)
+		if err != nil || len(chunks) != 1 {
+			t.Fatalf("chunks %v, %v; want 1", chunks, err)
+		}
+		ents, _, err := s.FindEntities(ctx, "alice", agentmem.EntityFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chunks[0], len(ents)
+	}
+	// Three jobs of other threads wait: past the bound of 2.
+	for i := range 3 {
+		if err := ix.Enqueue(ctx, "bob", fmt.Sprint("waiting", i), 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, ents := index1("behind")
+	if c.Summary == "From the model." || len(srv.ChatRequests()) != 0 || ents != 0 || !ix.Shedding() {
+		t.Fatalf("behind: summary %q, %d model calls, %d entities, shedding %v; want the fallback's, none, none, true", c.Summary, len(srv.ChatRequests()), ents, ix.Shedding())
+	}
+	if !strings.Contains(buf.String(), "indexing behind") {
+		t.Fatalf("shedding not logged:\n%s", buf.String())
+	}
+	hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "Lisbon", Scopes: []string{agentmem.ScopeMessages}, Limit: 10})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("behind: %d messages found by their windows, %v; want 2", len(hits), err)
+	}
+	// The backlog drains: past the next look, the model describes again.
+	jobs, err := s.ClaimJobs(ctx, "w", []string{index.JobKind}, 10, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := s.CompleteJob(ctx, j.UserID, j.ID, "w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2100 * time.Millisecond) // shedCheck
+	c, ents = index1("caught-up")
+	if c.Summary != "From the model." || ents == 0 || ix.Shedding() {
+		t.Fatalf("caught up: summary %q, %d entities, shedding %v; want the model's, some, false", c.Summary, ents, ix.Shedding())
+	}
+	if !strings.Contains(buf.String(), "indexing caught up") {
+		t.Fatalf("catching up not logged:\n%s", buf.String())
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/window"
 )
@@ -67,6 +68,7 @@ type Config struct {
 	EmbedModel string // the embeddings model of --embedder openai
 
 	ChunkTurns           int           // turns per chunk
+	IndexShedBacklog     int           // index jobs waiting past which indexing sheds optional work (negative: never)
 	IdleTimeout          time.Duration // an active thread idle this long ends (0: never)
 	DoneJobsRetention    time.Duration // done jobs are deleted this long after (0: kept)
 	InsightCategories    []string      // of reflection's insights (empty: the defaults)
@@ -113,6 +115,7 @@ func defaults() Config {
 		EmbedModel: "text-embedding-3-small",
 
 		ChunkTurns:           agentmem.DefaultChunkTurns,
+		IndexShedBacklog:     index.DefaultShedBacklog,
 		IdleTimeout:          30 * time.Minute,
 		DoneJobsRetention:    24 * time.Hour,
 		InsightMinConfidence: reflection.DefaultInsightConfidence,
@@ -190,6 +193,7 @@ var settings = []setting{
 	{"embed-model", inServe, "embeddings model of --embedder openai", func(c *Config) any { return &c.EmbedModel }},
 
 	{"chunk-turns", inServe, "turns per searchable chunk (seed 001's k)", func(c *Config) any { return &c.ChunkTurns }},
+	{"index-shed-backlog", inServe, "index jobs waiting past which indexing describes chunks without the model and extracts no entities, so that search and memories keep up (-1: never)", func(c *Config) any { return &c.IndexShedBacklog }},
 	{"idle-timeout", inServe, "an active thread without a message for this long ends, and is reflected on (0: never)", func(c *Config) any { return &c.IdleTimeout }},
 	{"done-jobs-retention", inServe, "background jobs that are done are deleted this long after (0: kept; dead jobs are always kept)", func(c *Config) any { return &c.DoneJobsRetention }},
 	{"insight-categories", inServe, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
@@ -335,6 +339,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must be above 0 and at most 1, not %g", n("insight-min-confidence"), cfg.InsightMinConfidence)
 	case cfg.ChunkTurns < 1 || cfg.ChunkTurns > 1000:
 		return fmt.Errorf("%s must be between 1 and 1000", n("chunk-turns"))
+	case cfg.IndexShedBacklog == 0 || cfg.IndexShedBacklog < -1:
+		return fmt.Errorf("%s must be at least 1, or -1 (never), not %d", n("index-shed-backlog"), cfg.IndexShedBacklog)
 	}
 	return nil
 }
@@ -413,7 +419,7 @@ func (cfg *Config) app(getenv func(string) string, log *slog.Logger) (app.Config
 				TriggerFraction: cfg.SummarizeTriggerFraction, KeepFraction: cfg.SummarizeKeepFraction,
 			},
 		},
-		WarnFraction: cfg.ContextWarnFraction, RecentSummaries: recent, ChunkTurns: cfg.ChunkTurns,
+		WarnFraction: cfg.ContextWarnFraction, RecentSummaries: recent, ChunkTurns: cfg.ChunkTurns, IndexShedBacklog: cfg.IndexShedBacklog,
 		IdleTimeout: cfg.IdleTimeout, DoneJobsRetention: cfg.DoneJobsRetention, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
 		FactsMinScore: cfg.FactsMinScore, Log: log,
 	}
