@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -358,7 +359,7 @@ func TestVectorCache_OneLoad(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // all nine wait on the gate, or on the load
 	cancel()
-	if err := <-errs; err != context.Canceled {
+	if err := <-errs; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the impatient caller: %v, want context.Canceled", err)
 	}
 	close(s.gate)
