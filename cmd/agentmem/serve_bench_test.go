@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentmem/agentmem/core"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -168,4 +170,98 @@ func dropFullText(b *testing.B, db string) {
 	if _, err := conn.Exec(`DROP TRIGGER messages_fts_insert`); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkServe_Storage loads 20,000 short chat messages (200 threads of
+// 100, half of them the user's: "I live in Oslo now.", "ok thanks!",
+// "Got it!"…) into a real serve through the API, in one batch per thread,
+// waits until its workers have indexed them (windows, vectors, chunks,
+// memories, entities), and reports the bytes the store takes per message
+// (/v1/stats: every table with its indexes), the load's rate and the
+// seconds from the first append until indexing was done.
+func BenchmarkServe_Storage(b *testing.B) {
+	for _, backend := range []struct {
+		name string
+		db   func(b *testing.B) string
+	}{
+		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
+		{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
+	} {
+		b.Run(backend.name, func(b *testing.B) {
+			for b.Loop() {
+				benchStorage(b, MustServe(b, backend.db(b)).URL)
+			}
+		})
+	}
+}
+
+func benchStorage(b *testing.B, url string) {
+	const threads, turns = 200, 100
+	rng := rand.New(rand.NewPCG(1, 1))
+	pick := func(s string) string { f := strings.Fields(s); return f[rng.IntN(len(f))] }
+	userLines := []string{"I live in %s now.", "ok thanks!", "I work as a %s.", "see you tomorrow", "my sister %s is visiting", "sounds good",
+		"I love %s.", "what time is it in %s?", "I'm going to %s next week.", "lol yes", "my dog %s is sick", "I can't eat %s."}
+	botLines := []string{"Got it!", "Sure, happy to help.", "That sounds lovely.", "Noted.", "How was it?", "Good luck!"}
+	words := "Lisbon Porto Berlin Paris Madrid Rome Oslo Vienna nurse teacher pilot chef Ana Mia Tom Leo sushi pasta peanuts curry"
+	post := func(path string, body any) {
+		b.Helper()
+		buf, _ := json.Marshal(body)
+		resp, err := http.Post(url+path, "application/json", bytes.NewReader(buf))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+			b.Fatalf("POST %s: status %d", path, resp.StatusCode)
+		}
+	}
+	start := time.Now()
+	for t := range threads {
+		post("/v1/users/alice/threads", map[string]string{"id": fmt.Sprint("t", t)})
+		var msgs []map[string]string
+		for i := range turns {
+			if i%2 == 0 {
+				line := userLines[rng.IntN(len(userLines))]
+				if strings.Contains(line, "%s") {
+					line = fmt.Sprintf(line, pick(words))
+				}
+				msgs = append(msgs, map[string]string{"role": "user", "content": line})
+			} else {
+				msgs = append(msgs, map[string]string{"role": "assistant", "content": botLines[rng.IntN(len(botLines))]})
+			}
+		}
+		post(fmt.Sprintf("/v1/users/alice/threads/t%d/messages", t), map[string]any{"messages": msgs})
+	}
+	loaded := time.Since(start)
+	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(m), `agentmem_jobs_backlog{kind="index"}`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("not indexed after 10 minutes")
+		}
+	}
+	indexed := time.Since(start)
+	resp, err := http.Get(url + "/v1/stats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Messages   int64 `json:"messages"`
+		StoreBytes int64 `json:"store_bytes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || st.Messages != threads*turns {
+		b.Fatalf("stats: %+v, %v; want %d messages", st, err, threads*turns)
+	}
+	b.ReportMetric(float64(st.StoreBytes)/float64(st.Messages), "bytes/msg")
+	b.ReportMetric(float64(st.Messages)/loaded.Seconds(), "load-msgs/s")
+	b.ReportMetric(indexed.Seconds(), "indexed-s")
 }
