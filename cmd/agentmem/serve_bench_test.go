@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,59 +196,78 @@ func BenchmarkServe_Storage(b *testing.B) {
 	}
 }
 
-func benchStorage(b *testing.B, url string) {
-	const threads, turns = 200, 100
-	rng := rand.New(rand.NewPCG(1, 1))
+// chatLines returns a generator of short chat turns: the user's ("I live
+// in Oslo now.", "ok thanks!"…) at even i, the assistant's at odd.
+func chatLines(seed uint64) func(i int) map[string]string {
+	rng := rand.New(rand.NewPCG(seed, 1))
 	pick := func(s string) string { f := strings.Fields(s); return f[rng.IntN(len(f))] }
 	userLines := []string{"I live in %s now.", "ok thanks!", "I work as a %s.", "see you tomorrow", "my sister %s is visiting", "sounds good",
 		"I love %s.", "what time is it in %s?", "I'm going to %s next week.", "lol yes", "my dog %s is sick", "I can't eat %s."}
 	botLines := []string{"Got it!", "Sure, happy to help.", "That sounds lovely.", "Noted.", "How was it?", "Good luck!"}
 	words := "Lisbon Porto Berlin Paris Madrid Rome Oslo Vienna nurse teacher pilot chef Ana Mia Tom Leo sushi pasta peanuts curry"
-	post := func(path string, body any) {
-		b.Helper()
-		buf, _ := json.Marshal(body)
-		resp, err := http.Post(url+path, "application/json", bytes.NewReader(buf))
-		if err != nil {
-			b.Fatal(err)
+	return func(i int) map[string]string {
+		if i%2 == 1 {
+			return map[string]string{"role": "assistant", "content": botLines[rng.IntN(len(botLines))]}
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-			b.Fatalf("POST %s: status %d", path, resp.StatusCode)
+		line := userLines[rng.IntN(len(userLines))]
+		if strings.Contains(line, "%s") {
+			line = fmt.Sprintf(line, pick(words))
+		}
+		return map[string]string{"role": "user", "content": line}
+	}
+}
+
+// mustPost posts body as JSON to url and fails unless it is 200 or 201.
+func mustPost(b *testing.B, client *http.Client, url string, body any) {
+	b.Helper()
+	buf, _ := json.Marshal(body)
+	resp, err := client.Post(url, "application/json", bytes.NewReader(buf))
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		b.Fatalf("POST %s: status %d", url, resp.StatusCode)
+	}
+}
+
+// indexing reports whether serve at url has index jobs waiting.
+func indexing(b *testing.B, url string) bool {
+	b.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return strings.Contains(string(m), `agentmem_jobs_backlog{kind="index"}`)
+}
+
+// waitIndexed waits until serve at url has no index job waiting.
+func waitIndexed(b *testing.B, url string) {
+	b.Helper()
+	for deadline := time.Now().Add(20 * time.Minute); indexing(b, url); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("not indexed after 20 minutes")
 		}
 	}
+}
+
+func benchStorage(b *testing.B, url string) {
+	const threads, turns = 200, 100
+	line := chatLines(1)
 	start := time.Now()
 	for t := range threads {
-		post("/v1/users/alice/threads", map[string]string{"id": fmt.Sprint("t", t)})
+		mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads", map[string]string{"id": fmt.Sprint("t", t)})
 		var msgs []map[string]string
 		for i := range turns {
-			if i%2 == 0 {
-				line := userLines[rng.IntN(len(userLines))]
-				if strings.Contains(line, "%s") {
-					line = fmt.Sprintf(line, pick(words))
-				}
-				msgs = append(msgs, map[string]string{"role": "user", "content": line})
-			} else {
-				msgs = append(msgs, map[string]string{"role": "assistant", "content": botLines[rng.IntN(len(botLines))]})
-			}
+			msgs = append(msgs, line(i))
 		}
-		post(fmt.Sprintf("/v1/users/alice/threads/t%d/messages", t), map[string]any{"messages": msgs})
+		mustPost(b, http.DefaultClient, fmt.Sprintf("%s/v1/users/alice/threads/t%d/messages", url, t), map[string]any{"messages": msgs})
 	}
 	loaded := time.Since(start)
-	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		resp, err := http.Get(url + "/metrics")
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if !strings.Contains(string(m), `agentmem_jobs_backlog{kind="index"}`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("not indexed after 10 minutes")
-		}
-	}
+	waitIndexed(b, url)
 	indexed := time.Since(start)
 	resp, err := http.Get(url + "/v1/stats")
 	if err != nil {
@@ -264,4 +284,67 @@ func benchStorage(b *testing.B, url string) {
 	b.ReportMetric(float64(st.StoreBytes)/float64(st.Messages), "bytes/msg")
 	b.ReportMetric(float64(st.Messages)/loaded.Seconds(), "load-msgs/s")
 	b.ReportMetric(indexed.Seconds(), "indexed-s")
+}
+
+// BenchmarkServe_Load is the issue's load of one thread of 100,000
+// messages through the API, in batches of 1,000, into a real serve: the
+// load's rate, the seconds until its workers have indexed it all, and
+// single appends of another user (a thread of their own) while the
+// backlog is indexed against the same appends once it is: p50 and p99 of
+// 200 each.
+func BenchmarkServe_Load(b *testing.B) {
+	for _, backend := range []struct {
+		name string
+		db   func(b *testing.B) string
+	}{
+		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
+		{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
+	} {
+		b.Run(backend.name, func(b *testing.B) {
+			for b.Loop() {
+				benchLoad(b, MustServe(b, backend.db(b)).URL)
+			}
+		})
+	}
+}
+
+func benchLoad(b *testing.B, url string) {
+	const batches, batch = 100, 1000
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	line := chatLines(2)
+	mustPost(b, client, url+"/v1/users/alice/threads", map[string]string{"id": "big"})
+	mustPost(b, client, url+"/v1/users/bob/threads", map[string]string{"id": "live"})
+	start := time.Now()
+	for k := range batches {
+		msgs := make([]map[string]string, batch)
+		for i := range msgs {
+			msgs[i] = line(k*batch + i)
+		}
+		mustPost(b, client, url+"/v1/users/alice/threads/big/messages", map[string]any{"messages": msgs})
+	}
+	loaded := time.Since(start)
+	appends := func() (p50, p99 float64) {
+		lat := make([]time.Duration, 200)
+		for i := range lat {
+			t := time.Now()
+			mustPost(b, client, url+"/v1/users/bob/threads/live/messages", map[string]any{"messages": []map[string]string{line(0)}})
+			lat[i] = time.Since(t)
+		}
+		slices.Sort(lat)
+		return float64(lat[len(lat)/2].Microseconds()) / 1000, float64(lat[len(lat)*99/100].Microseconds()) / 1000
+	}
+	busy50, busy99 := appends()
+	if !indexing(b, url) {
+		b.Log("indexing was done before the appends ended: their figures are an idle server's")
+	}
+	waitIndexed(b, url)
+	indexed := time.Since(start)
+	idle50, idle99 := appends()
+	b.ReportMetric(batches*batch/loaded.Seconds(), "load-msgs/s")
+	b.ReportMetric(indexed.Seconds(), "indexed-s")
+	b.ReportMetric(busy50, "indexing-p50-ms")
+	b.ReportMetric(busy99, "indexing-p99-ms")
+	b.ReportMetric(idle50, "idle-p50-ms")
+	b.ReportMetric(idle99, "idle-p99-ms")
 }
