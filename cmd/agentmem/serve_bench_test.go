@@ -43,14 +43,19 @@ import (
 //   - serve: a real `agentmem serve`: full-text indexing, index jobs and
 //     the workers that run them (embedding, windows, chunks, memories),
 //     in the same process and on the same database.
+// serveBackends are the databases the serve benchmarks run on: a new
+// SQLite file, and a new PostgreSQL schema (where AGENTMEM_TEST_POSTGRES
+// is set).
+var serveBackends = []struct {
+	name string
+	db   func(b *testing.B) string
+}{
+	{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
+	{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
+}
+
 func BenchmarkServe_Append(b *testing.B) {
-	for _, backend := range []struct {
-		name string
-		db   func(b *testing.B) string
-	}{
-		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
-		{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
-	} {
+	for _, backend := range serveBackends {
 		b.Run(backend.name+"/noindex", func(b *testing.B) {
 			db := backend.db(b)
 			dropFullText(b, db)
@@ -181,13 +186,7 @@ func dropFullText(b *testing.B, db string) {
 // (/v1/stats: every table with its indexes), the load's rate and the
 // seconds from the first append until indexing was done.
 func BenchmarkServe_Storage(b *testing.B) {
-	for _, backend := range []struct {
-		name string
-		db   func(b *testing.B) string
-	}{
-		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
-		{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
-	} {
+	for _, backend := range serveBackends {
 		b.Run(backend.name, func(b *testing.B) {
 			for b.Loop() {
 				benchStorage(b, MustServe(b, backend.db(b)).URL)
@@ -293,13 +292,7 @@ func benchStorage(b *testing.B, url string) {
 // backlog is indexed against the same appends once it is: p50 and p99 of
 // 200 each.
 func BenchmarkServe_Load(b *testing.B) {
-	for _, backend := range []struct {
-		name string
-		db   func(b *testing.B) string
-	}{
-		{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
-		{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
-	} {
+	for _, backend := range serveBackends {
 		b.Run(backend.name, func(b *testing.B) {
 			for b.Loop() {
 				benchLoad(b, MustServe(b, backend.db(b)).URL)
