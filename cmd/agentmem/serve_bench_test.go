@@ -25,6 +25,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// serveBackends are the databases the serve benchmarks run on: a new
+// SQLite file, and a new PostgreSQL schema (where AGENTMEM_TEST_POSTGRES
+// is set).
+var serveBackends = []struct {
+	name string
+	db   func(b *testing.B) string
+}{
+	{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
+	{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
+}
+
 // BenchmarkServe_Append measures appends of one message through the HTTP
 // API from 16 concurrent keep-alive clients on the same machine, each on
 // a thread of its own, on SQLite (synchronous=FULL) and, when
@@ -43,17 +54,6 @@ import (
 //   - serve: a real `agentmem serve`: full-text indexing, index jobs and
 //     the workers that run them (embedding, windows, chunks, memories),
 //     in the same process and on the same database.
-// serveBackends are the databases the serve benchmarks run on: a new
-// SQLite file, and a new PostgreSQL schema (where AGENTMEM_TEST_POSTGRES
-// is set).
-var serveBackends = []struct {
-	name string
-	db   func(b *testing.B) string
-}{
-	{"sqlite", func(b *testing.B) string { return filepath.Join(b.TempDir(), "bench.db") }},
-	{"postgres", func(b *testing.B) string { return testutil.MustCreateSchema(b) }},
-}
-
 func BenchmarkServe_Append(b *testing.B) {
 	for _, backend := range serveBackends {
 		b.Run(backend.name+"/noindex", func(b *testing.B) {
