@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	// internal/goldenfile compares test output with golden files.
 	"internal/goldenfile": {"*"},
 	// internal/vecenc is the byte format of stored vectors, both stores'.
-	"internal/vecenc": {"std"},
+	"internal/vecenc": {"."},
 
 	// eval/extraction runs an extractor and the consolidator over its corpus;
 	// cmd passes the store and the embedder.

@@ -125,7 +125,7 @@ func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope, cond string, a
 //
 // is a range scan of the primary key. Each row is decoded from the bytes
 // pgx received (RawValues: no copy, no reflection) into shared slabs
-// (vecenc.Slab; see storetest.Bench, FindVectors).
+// (vecenc.List).
 func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
@@ -147,18 +147,14 @@ func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq 
 }
 
 // ScanVectors calls fn with the stored bytes (package internal/vecenc) of
-// each of the user's vectors of space put after seq since (all of them
-// when since < 0), as FindVectors and FindVectorsSince read them; b is
+// each of the user's vectors of space, as FindVectors reads them; b is
 // valid only during the call. It is what a search's vector cache loads,
 // without a float32 in between.
-func (s *Store) ScanVectors(ctx context.Context, userID, space string, since int64, fn func(scope, id string, b []byte) error) error {
+func (s *Store) ScanVectors(ctx context.Context, userID, space string, fn func(scope, id string, b []byte) error) error {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return err
 	}
-	if since < 0 {
-		return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2`, userID, space)
-	}
-	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 AND seq > $3`, userID, space, since)
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2`, userID, space)
 }
 
 // scanVectors runs q, a query of scope, id and vec of vectors, and calls
@@ -193,23 +189,11 @@ func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []b
 
 // readVectors runs q, a query of scope, id and vec of vectors of space.
 func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) ([]agentmem.Vector, error) {
-	vs := []agentmem.Vector{}
-	var slab vecenc.Slab
-	err := s.scanVectors(ctx, func(scope, id string, b []byte) error {
-		v, err := slab.Decode(b)
-		if err != nil {
-			return fmt.Errorf("vector %s/%s: %w", scope, id, err)
-		}
-		if n := len(vs); n > 0 && vs[n-1].Scope == scope {
-			scope = vs[n-1].Scope // keep one copy of the scope, not one per vector
-		}
-		vs = append(vs, agentmem.Vector{Scope: scope, ID: id, Space: space, Vec: v})
-		return nil
-	}, q, args...)
-	if err != nil {
+	l := vecenc.List{Space: space, Vectors: []agentmem.Vector{}}
+	if err := s.scanVectors(ctx, l.Add, q, args...); err != nil {
 		return nil, err
 	}
-	return vs, nil
+	return l.Vectors, nil
 }
 
 // VectorsVersion implements agentmem.VectorStore: one primary-key lookup,

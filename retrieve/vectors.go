@@ -125,14 +125,14 @@ func (u *userVectors) row(scope, id string, d int) (int, bool) {
 // holding them all twice. Both stores are; the cache reads another
 // VectorStore through FindVectors and FindVectorsSince.
 type vectorScanner interface {
-	ScanVectors(ctx context.Context, userID, space string, since int64, fn func(scope, id string, b []byte) error) error
+	ScanVectors(ctx context.Context, userID, space string, fn func(scope, id string, b []byte) error) error
 }
 
 // load adds all the vectors of u's user and space to u, which the caller
 // owns. (A catch-up reads the few put since through FindVectorsSince.)
 func (u *userVectors) load(ctx context.Context, store agentmem.VectorStore) error {
 	if sc, ok := store.(vectorScanner); ok {
-		return sc.ScanVectors(ctx, u.key.user, u.key.space, -1, u.addBytes)
+		return sc.ScanVectors(ctx, u.key.user, u.key.space, u.addBytes)
 	}
 	vs, err := store.FindVectors(ctx, u.key.user, u.key.space, nil)
 	if err != nil {

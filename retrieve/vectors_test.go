@@ -32,13 +32,9 @@ func (s *countingStore) FindVectors(ctx context.Context, user, space string, sco
 }
 
 // ScanVectors is what the cache loads a user with.
-func (s *countingStore) ScanVectors(ctx context.Context, user, space string, since int64, fn func(scope, id string, b []byte) error) error {
-	if since < 0 {
-		s.full.Add(1)
-	} else {
-		s.since.Add(1)
-	}
-	return s.Store.ScanVectors(ctx, user, space, since, fn)
+func (s *countingStore) ScanVectors(ctx context.Context, user, space string, fn func(scope, id string, b []byte) error) error {
+	s.full.Add(1)
+	return s.Store.ScanVectors(ctx, user, space, fn)
 }
 
 func (s *countingStore) FindVectorsSince(ctx context.Context, user, space string, seq int64) ([]agentmem.Vector, error) {
@@ -328,9 +324,9 @@ type gatedStore struct {
 	gate chan struct{}
 }
 
-func (s *gatedStore) ScanVectors(ctx context.Context, user, space string, since int64, fn func(scope, id string, b []byte) error) error {
+func (s *gatedStore) ScanVectors(ctx context.Context, user, space string, fn func(scope, id string, b []byte) error) error {
 	<-s.gate
-	return s.countingStore.ScanVectors(ctx, user, space, since, fn)
+	return s.countingStore.ScanVectors(ctx, user, space, fn)
 }
 
 // TestVectorCache_OneLoad: those who ask for a user's vectors while they

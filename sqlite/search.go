@@ -179,12 +179,25 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q age
 // to their messages (the join, not BM25, was half the time of a search
 // over 100,000 messages; docs/benchmarks.md). When fewer than q.Limit
 // of those are the user's (other users' windows ranked first, or the
-// filters left few), the search runs again over all the matches, so what
-// is found does not depend on the bound.
+// filters left few) and more windows match than the bound, the search
+// runs again over all the matches, so what is found does not depend on
+// the bound.
 func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
-	hits, err := searchMessagesWithin(ctx, tx, userID, match, q, max(windowCandidates, 4*q.Limit))
+	bound := max(windowCandidates, 4*q.Limit)
+	hits, err := searchMessagesWithin(ctx, tx, userID, match, q, bound)
 	if err != nil || len(hits) >= q.Limit {
 		return hits, err
+	}
+	// Did the bound leave windows out? Counting up to one past it reads
+	// rowids only, no BM25.
+	var matched int
+	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM message_windows_fts WHERE message_windows_fts MATCH ? LIMIT ?)`,
+		match, bound+1).Scan(&matched)
+	if err != nil {
+		return nil, fmt.Errorf("search messages: %w", err)
+	}
+	if matched <= bound {
+		return hits, nil
 	}
 	return searchMessagesWithin(ctx, tx, userID, match, q, -1)
 }

@@ -48,7 +48,7 @@ type Store struct {
 
 	checkpointer *sql.DB       // one connection, for checkpointLoop (synchronous NORMAL only)
 	committed    chan struct{} // the write loop committed (a signal, capacity 1; nil without checkpointer)
-	checkpointed chan struct{} // closed when checkpointLoop has returned
+	checkpointed chan struct{} // closed when checkpointLoop has returned (nil without checkpointer)
 
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
@@ -102,14 +102,13 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
 	s := &Store{
-		path:         path,
-		writer:       writer,
-		writes:       make(chan *writeOp, 1024),
-		background:   make(chan *writeOp, 64),
-		stopped:      make(chan struct{}),
-		checkpointed: make(chan struct{}),
-		stmts:        map[string]*sql.Stmt{},
-		Now:          time.Now,
+		path:       path,
+		writer:     writer,
+		writes:     make(chan *writeOp, 1024),
+		background: make(chan *writeOp, 64),
+		stopped:    make(chan struct{}),
+		stmts:      map[string]*sql.Stmt{},
+		Now:        time.Now,
 	}
 	if err := s.migrate(ctx); err != nil {
 		writer.Close()
@@ -140,10 +139,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		s.checkpointer.SetMaxOpenConns(1)
-		s.committed = make(chan struct{}, 1)
+		s.committed, s.checkpointed = make(chan struct{}, 1), make(chan struct{})
 		go s.checkpointLoop()
-	} else {
-		close(s.checkpointed)
 	}
 	go s.writeLoop()
 	return s, nil
@@ -276,16 +273,12 @@ func (s *Store) writeSlices(ctx context.Context, n int, fn func(tx *sql.Tx, from
 	if agentmem.IsBackground(ctx) {
 		size = writeBatch
 	}
-	for from := 0; from < n || from == 0; from += size {
+	for from := 0; ; from += size {
 		to := min(from+size, n)
-		if err := s.write(ctx, func(tx *sql.Tx) error { return fn(tx, from, to) }); err != nil {
+		if err := s.write(ctx, func(tx *sql.Tx) error { return fn(tx, from, to) }); err != nil || to == n {
 			return err
 		}
-		if to == n {
-			break
-		}
 	}
-	return nil
 }
 
 func (s *Store) writeLoop() {

@@ -24,6 +24,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/agentmem/agentmem"
 )
 
 const (
@@ -123,15 +125,11 @@ func Decode(v []float32, b []byte) error {
 		}
 		return nil
 	}
-	q := make([]int8, d)
-	scale, err := Read(q, b)
-	if err != nil {
-		return err
-	}
-	for i, x := range q {
-		v[i] = float32(max(-math.MaxFloat32, min(math.MaxFloat32, float64(x)*float64(scale))))
-	}
-	return nil
+	scale := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[3:])))
+	clear(v)
+	return values(b, d, func(i int, x int8) {
+		v[i] = float32(max(-math.MaxFloat32, min(math.MaxFloat32, float64(x)*scale)))
+	})
 }
 
 // Read fills q, of Dims(b) dimensions, with the 8-bit values of the
@@ -153,59 +151,74 @@ func Read(q []int8, b []byte) (scale float32, err error) {
 		}
 		return Quantise(q, v), nil
 	}
-	scale = math.Float32frombits(binary.LittleEndian.Uint32(b[3:]))
+	clear(q)
+	if err := values(b, d, func(i int, x int8) { q[i] = x }); err != nil {
+		return 0, err
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[3:])), nil
+}
+
+// values checks the quantised vector b of d dimensions and calls set with
+// each of its 8-bit values: every dimension of a dense vector, those not
+// zero of a sparse one (the caller zeroes the others).
+func values(b []byte, d int, set func(i int, x int8)) error {
 	body := b[header:]
 	if b[0] == dense {
 		if len(body) < d || len(body) > d+1 {
-			return 0, fmt.Errorf("dense vector of %d dimensions in %d bytes", d, len(b))
+			return fmt.Errorf("dense vector of %d dimensions in %d bytes", d, len(b))
 		}
-		for i := range q {
-			q[i] = int8(body[i])
+		for i := range d {
+			set(i, int8(body[i]))
 		}
-		return scale, nil
+		return nil
 	}
 	if len(body) < 2 {
-		return 0, fmt.Errorf("sparse vector of %d bytes", len(b))
+		return fmt.Errorf("sparse vector of %d bytes", len(b))
 	}
 	n := int(binary.LittleEndian.Uint16(body))
 	body = body[2:]
 	if len(body) < 3*n || len(body) > 3*n+1 {
-		return 0, fmt.Errorf("sparse vector of %d values in %d bytes", n, len(b))
+		return fmt.Errorf("sparse vector of %d values in %d bytes", n, len(b))
 	}
-	clear(q)
 	for j := range n {
 		i := int(binary.LittleEndian.Uint16(body[3*j:]))
 		if i >= d {
-			return 0, fmt.Errorf("sparse vector of %d dimensions has dimension %d", d, i)
+			return fmt.Errorf("sparse vector of %d dimensions has dimension %d", d, i)
 		}
-		q[i] = int8(body[3*j+2])
+		set(i, int8(body[3*j+2]))
 	}
-	return scale, nil
+	return nil
 }
 
-// Slab decodes vectors into shared allocations: slabs of up to 512
-// vectors, each as large as the vectors decoded so far, so that 100,000
-// vectors cost a few hundred allocations rather than 100,000 and a few
-// vectors do not cost a large slab. The zero value is ready.
-type Slab struct {
-	free []float32
-	n    int // vectors decoded
+// List collects the vectors of one space as a store reads them (scope, ID
+// and bytes), decoded, as FindVectors returns them. They are decoded into
+// shared slabs of up to 512 vectors, each as large as the vectors decoded
+// so far, so that 100,000 vectors cost a few hundred allocations rather
+// than 100,000 and a few vectors do not cost a large slab; a run of
+// vectors of one scope shares one copy of its name.
+type List struct {
+	Space   string
+	Vectors []agentmem.Vector
+	free    []float32
 }
 
-// Decode returns the vector b encodes, in s's memory.
-func (s *Slab) Decode(b []byte) ([]float32, error) {
+// Add decodes the vector b of scope and id into l.
+func (l *List) Add(scope, id string, b []byte) error {
 	d, err := Dims(b)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("vector %s/%s: %w", scope, id, err)
 	}
-	if len(s.free) < d {
-		s.free = make([]float32, d*min(max(s.n, 16), 512))
+	if len(l.free) < d {
+		l.free = make([]float32, d*min(max(len(l.Vectors), 16), 512))
 	}
-	v := s.free[:d:d]
-	s.free = s.free[d:]
+	v := l.free[:d:d]
+	l.free = l.free[d:]
 	if err := Decode(v, b); err != nil {
-		return nil, err
+		return fmt.Errorf("vector %s/%s: %w", scope, id, err)
 	}
-	s.n++
-	return v, nil
+	if n := len(l.Vectors); n > 0 && l.Vectors[n-1].Scope == scope {
+		scope = l.Vectors[n-1].Scope
+	}
+	l.Vectors = append(l.Vectors, agentmem.Vector{Scope: scope, ID: id, Space: l.Space, Vec: v})
+	return nil
 }

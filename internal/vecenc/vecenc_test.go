@@ -2,9 +2,11 @@ package vecenc
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -133,30 +135,44 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// TestSlab: vectors decoded into a slab hold their own values, none
-// sharing memory with another.
-func TestSlab(t *testing.T) {
-	var s Slab
-	var got [][]float32
+// TestList: vectors decoded into a list hold their own values, none
+// sharing memory with another, with their scope, ID and the list's space;
+// bad bytes are an error naming the vector.
+func TestList(t *testing.T) {
+	l := List{Space: "test/3"}
 	for i := range 1000 {
-		v, err := s.Decode(Encode([]float32{float32(i), 1, 2}))
-		if err != nil {
+		if err := l.Add([]string{"memories", "messages"}[i/500], fmt.Sprint(i), Encode([]float32{float32(i), 1, 2})); err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, v)
 	}
-	for i, v := range got {
-		v[2] = -1 // must not reach the next vector
-		if len(v) != 3 || cap(v) != 3 || math.Abs(float64(v[0])-float64(i)) > float64(max(i, 2))/254 {
-			t.Fatalf("vector %d = %v (cap %d)", i, v, cap(v))
+	for i, v := range l.Vectors {
+		v.Vec[2] = -1 // must not reach the next vector
+		if v.Space != "test/3" || v.ID != fmt.Sprint(i) || v.Scope != []string{"memories", "messages"}[i/500] ||
+			len(v.Vec) != 3 || cap(v.Vec) != 3 || math.Abs(float64(v.Vec[0])-float64(i)) > float64(max(i, 2))/254 {
+			t.Fatalf("vector %d = %+v (cap %d)", i, v, cap(v.Vec))
 		}
 	}
-	for i, v := range got {
-		if v[1] == -1 {
-			t.Fatalf("vector %d = %v: written through another", i, v)
+	for i, v := range l.Vectors {
+		if v.Vec[1] == -1 {
+			t.Fatalf("vector %d = %v: written through another", i, v.Vec)
 		}
 	}
-	if _, err := s.Decode([]byte{'x'}); err == nil {
-		t.Fatal("decoded garbage")
+	if err := l.Add("memories", "bad", []byte{'x'}); err == nil || !strings.Contains(err.Error(), "memories/bad") {
+		t.Fatalf("garbage: %v, want an error naming memories/bad", err)
+	}
+}
+
+// BenchmarkDecode: decoding a quantised vector allocates nothing.
+func BenchmarkDecode(b *testing.B) {
+	v := make([]float32, 512)
+	for i := range v {
+		v[i] = float32(i%7) - 3
+	}
+	enc := Encode(v)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Decode(v, enc); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
