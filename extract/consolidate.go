@@ -64,6 +64,11 @@ type Consolidator struct {
 	Chat  agentmem.Chat // nil: the rules alone decide
 	Model string        // the chat model ("" for the client's default)
 	Log   *slog.Logger
+
+	// kept is the user's valid memories and their vectors as the last
+	// Apply left them, for the next Apply of the same user (see Apply).
+	kept     *pool
+	keptUser string
 }
 
 // memoryMeta is what consolidation keeps in a memory's metadata to
@@ -91,26 +96,15 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 	if err != nil {
 		return nil, fmt.Errorf("embed candidates: %w", err)
 	}
-	// The user's valid memories, with vectors: a slot or an object is
-	// compared across categories (an extractor may file "vegetarian" under
-	// diet once and preference another time).
-	valid, err := c.allValid(ctx, userID, nil)
+	p, err := c.pool(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := c.Store.FindVectors(ctx, userID, c.Space, []string{agentmem.ScopeMemories})
-	if err != nil {
-		return nil, err
-	}
-	p := &pool{valid: valid, vecOf: map[string][]float32{}}
-	for _, v := range stored {
-		p.vecOf[v.ID] = v.Vec
-	}
-
 	var out []Decision
 	for i, cd := range cands {
 		d, err := c.decide(ctx, userID, agentID, threadID, cd, vecs[i], p)
 		if err != nil {
+			c.kept = nil // some of its writes may be done: read them again
 			return out, err
 		}
 		out = append(out, *d)
@@ -121,6 +115,7 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 			// The plan to move there is done: "moving to Seattle next
 			// month", then "I live in Seattle now".
 			if err := c.endMovePlans(ctx, userID, cd, d.Memory, p); err != nil {
+				c.kept = nil
 				return out, err
 			}
 		}
@@ -139,8 +134,43 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 	return out, nil
 }
 
+// pool returns the user's valid memories, with vectors: a slot or an
+// object is compared across categories (an extractor may file
+// "vegetarian" under diet once and preference another time). They are
+// read from the store at the first Apply of a user, then kept as Apply
+// changes them: the pages of an index job read them once, not once a
+// page (reading them was most of the job's time once a user has
+// thousands of memories). Memories written by others while a
+// Consolidator is in use are not seen: use one per job.
+func (c *Consolidator) pool(ctx context.Context, userID string) (*pool, error) {
+	if c.kept != nil && c.keptUser == userID {
+		return c.kept, nil
+	}
+	valid, err := c.allValid(ctx, userID, nil)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := c.Store.FindVectors(ctx, userID, c.Space, []string{agentmem.ScopeMemories})
+	if err != nil {
+		return nil, err
+	}
+	p := &pool{valid: valid, vecOf: make(map[string][]float32, len(valid))}
+	ids := make(map[string]bool, len(valid))
+	for _, m := range valid {
+		ids[m.ID] = true
+	}
+	for _, v := range stored {
+		if ids[v.ID] {
+			p.vecOf[v.ID] = v.Vec
+		}
+	}
+	c.kept, c.keptUser = p, userID
+	return p, nil
+}
+
 // pool is the user's valid memories as consolidation goes, and the
-// vectors of the user's memories (of invalidated ones too).
+// vectors of the memories it has seen valid (of those it has invalidated
+// since too).
 type pool struct {
 	valid []*agentmem.Memory
 	vecOf map[string][]float32
@@ -233,7 +263,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	}
 	norm := normalize(cd.Text)
 	for _, m := range same {
-		if normalize(m.Text) == norm {
+		if normalize(m.Text) == norm && (cd.Slot == "" || metaOf(m).Slot != cd.Slot) { // of its slot: confirm decides
 			return &Decision{Op: OpNoop, Memory: m, Reason: "the same statement is stored"}, nil
 		}
 	}
@@ -246,7 +276,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 		}
 		for _, m := range slot {
 			if c.sameValue(cd, vec, m, p) {
-				return &Decision{Op: OpNoop, Memory: m, Reason: fmt.Sprintf("the same %s is stored", cd.Slot)}, nil
+				return c.confirm(ctx, userID, cd, vec, m, slot, p)
 			}
 		}
 		if len(slot) > 0 {
@@ -302,6 +332,31 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 		return nil, err
 	}
 	return &Decision{Op: OpAdd, Memory: m, Reason: "a new statement"}, nil
+}
+
+// confirm is the decision on a candidate of a slot that tells the value
+// of m, a valid memory of the slot: a NOOP, but for the other memories of
+// the slot that tell another value, which it invalidates, superseded by m.
+// A slot holds one value: two stand side by side only when a replace was
+// cut short (its new memory added, the old not invalidated yet), and
+// the statement said again, as when the job runs again, ends the old.
+func (c *Consolidator) confirm(ctx context.Context, userID string, cd Candidate, vec []float32, m *agentmem.Memory, slot []*agentmem.Memory, p *pool) (*Decision, error) {
+	d := &Decision{Op: OpNoop, Memory: m, Reason: fmt.Sprintf("the same %s is stored", cd.Slot)}
+	for _, o := range slot {
+		if o.ID == m.ID || metaOf(o).Slot != cd.Slot || c.sameValue(cd, vec, o, p) {
+			continue
+		}
+		reason := fmt.Sprintf("a newer statement about %s", cd.Slot)
+		o, err := c.Store.InvalidateMemory(ctx, userID, o.ID, m.ID, reason)
+		if err != nil {
+			return nil, err
+		}
+		p.drop(o.ID)
+		if d.Old == nil {
+			d.Op, d.Old, d.Reason = OpInvalidate, o, reason
+		}
+	}
+	return d, nil
 }
 
 // sameValue reports whether a candidate of a slot tells the value that m,

@@ -88,3 +88,58 @@ func TestConsolidate(t *testing.T) {
 		t.Fatalf("valid memories %v: the old preference must be gone", texts)
 	}
 }
+
+// countingStore counts the reads of a user's whole memory, and fails
+// InvalidateMemory while fail is set.
+type countingStore struct {
+	*sqlite.Store
+	vectorReads int
+	fail        bool
+}
+
+func (s *countingStore) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
+	s.vectorReads++
+	return s.Store.FindVectors(ctx, userID, space, scopes)
+}
+
+func (s *countingStore) InvalidateMemory(ctx context.Context, userID, id, supersededBy, reason string) (*agentmem.Memory, error) {
+	if s.fail {
+		return nil, agentmem.Errorf(agentmem.EINTERNAL, "disk on fire")
+	}
+	return s.Store.InvalidateMemory(ctx, userID, id, supersededBy, reason)
+}
+
+// TestConsolidate_KeepsPool: a Consolidator reads the user's memories at
+// its first Apply and keeps them as it changes them, so that the pages of
+// a job read them once; after a failed write it reads them again.
+func TestConsolidate_KeepsPool(t *testing.T) {
+	c, s := mustConsolidator(t)
+	cs := &countingStore{Store: s}
+	c.Store = cs
+	for i, city := range []string{"Lisbon", "Porto", "Berlin", "Porto"} {
+		say(t, c, int64(i+1), "I live in "+city+" now.")
+	}
+	if cs.vectorReads != 1 {
+		t.Errorf("four Applies read the memories %d times, want 1", cs.vectorReads)
+	}
+	if ms := valid(t, s); len(ms) != 1 || ms[0].Text != "User lives in Porto now." {
+		t.Fatalf("valid memories %v, want the one of Porto", texts(ms))
+	}
+
+	// A write fails mid-decision: the next Apply reads the store again and
+	// sees what the failed one did write.
+	cs.fail = true
+	cands := extract.Heuristic([]*agentmem.Message{{Seq: 5, Role: agentmem.RoleUser, Content: "I live in Oslo now."}})
+	if _, err := c.Apply(ctx, "alice", "", "t1", cands); err == nil {
+		t.Fatal("Apply with a failing store returned no error")
+	}
+	cs.fail = false
+	say(t, c, 6, "I live in Oslo now.")
+	if cs.vectorReads != 2 {
+		t.Errorf("the memories were read %d times, want 2 (again after the failure)", cs.vectorReads)
+	}
+	ms := valid(t, s)
+	if len(ms) != 1 || ms[0].Text != "User lives in Oslo now." {
+		t.Errorf("valid memories %v, want the one of Oslo alone", texts(ms))
+	}
+}

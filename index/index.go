@@ -286,6 +286,9 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 	if err := ix.indexChunks(ctx, th); err != nil {
 		return err
 	}
+	// One consolidator for the range: it reads the user's memories once,
+	// not once a page.
+	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
 	for after := seqFrom - 1; after < seqTo; {
 		page, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: seqTo + 1, Limit: 256})
 		if err != nil {
@@ -294,7 +297,7 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		if len(page) == 0 {
 			return nil
 		}
-		if err := ix.extractMemories(ctx, th, page); err != nil {
+		if err := ix.extractMemories(ctx, c, th, page); err != nil {
 			return err
 		}
 		if !ix.shedding(ctx) {
@@ -337,8 +340,9 @@ func EmbedText(m *agentmem.Message) string {
 	return m.Content
 }
 
-// extractMemories consolidates the memories a page of messages holds.
-func (ix *Indexer) extractMemories(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) error {
+// extractMemories consolidates the memories a page of messages holds
+// with c.
+func (ix *Indexer) extractMemories(ctx context.Context, c *extract.Consolidator, th *agentmem.Thread, msgs []*agentmem.Message) error {
 	cands, extractErr := ix.candidates(ctx, th, msgs)
 	if extractErr != nil {
 		return extractErr
@@ -346,7 +350,6 @@ func (ix *Indexer) extractMemories(ctx context.Context, th *agentmem.Thread, msg
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil
 	}
-	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
 	ds, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
 	if err != nil || ix.MemoriesChanged == nil {
 		return err
