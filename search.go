@@ -322,7 +322,7 @@ func (f SearchFilter) Match(h TextHit) bool {
 
 // TextHit is one full-text candidate, best first. Score is the backend's
 // relevance, higher is better: SQLite's -bm25() (positive, unbounded),
-// PostgreSQL's ts_rank_cd(…, 1) (positive, usually below 1). Scores are
+// PostgreSQL's ts_rank (positive, usually below 1). Scores are
 // comparable within one result list only, and a list over both scopes
 // merges two indexes' scores: fuse by rank, not by score.
 //

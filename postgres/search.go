@@ -70,16 +70,19 @@ func scanHits(rows pgx.Rows, scope string) ([]agentmem.TextHit, error) {
 
 // SearchText implements agentmem.TextSearcher.
 //
-//	SELECT …, ts_rank_cd(m.tsv, q, 1) AS score FROM memories m, to_tsquery('english', '''w1'' | ''w2'' …') q
+//	SELECT …, ts_rank(m.tsv, q) AS score FROM memories m, to_tsquery('english', '''w1'' | ''w2'' …') q
 //	WHERE m.user_id = $1 AND m.tsv @@ q [AND m.invalid_at IS NULL] [AND filters]
 //	ORDER BY score DESC, m.id LIMIT n
 //
 // and the same over messages, joined to their threads (for the agent and
 // soft deletion); the two lists are merged by score. The score is
-// ts_rank_cd with normalisation 1: cover density (each occurrence of a
-// query word is a cover of an OR query, so an item holding more of the
-// words ranks higher) divided by 1 + log(the item's length in words), as
-// BM25 discounts long items. The GIN indexes are shared by all users;
+// ts_rank: the sum over the query words an item holds of their
+// frequency in it, each further occurrence of a word adding less, so an
+// item holding more of the words ranks higher. It is not divided by the
+// item's length: a window's own turn, written twice, then outranks its
+// neighbours (see agentmem.WindowText). ts_rank_cd (cover density) was
+// slower by half and found less (LoCoMo R@5 0.556 against 0.640,
+// docs/benchmarks.md). The GIN indexes are shared by all users;
 // PostgreSQL combines them with the primary keys' user_id.
 func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	terms, err := q.Prepare()
@@ -159,7 +162,7 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 		where = append(where, "m.created_at < "+arg(agentmem.Timestamp(*f.Until)))
 	}
 	where = append(where, tsv+" @@ q")
-	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank_cd(`+tsv+`, q, 1) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
+	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank(`+tsv+`, q) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY score DESC, 1 LIMIT `+arg(q.Limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", scope, err)
