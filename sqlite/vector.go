@@ -143,6 +143,19 @@ func (s *Store) ScanVectors(ctx context.Context, userID, space string, fn func(s
 	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ?`, userID, space)
 }
 
+// CountVectors returns how many vectors of a space the user has (the
+// search's cache reserves room for them before it loads them).
+func (s *Store) CountVectors(ctx context.Context, userID, space string) (int, error) {
+	var n int
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors WHERE user_id = ? AND space = ?`, userID, space).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count vectors: %w", err)
+	}
+	return n, nil
+}
+
 // scanVectors runs q, a query of scope, id and vec of vectors, and calls
 // fn with each row.
 func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []byte) error, q string, args ...any) error {

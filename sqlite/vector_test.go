@@ -52,3 +52,33 @@ func TestVectors_Float32(t *testing.T) {
 		t.Fatalf("vectors (-want +got):\n%s", diff)
 	}
 }
+
+// TestCountVectors: the count the search's cache reserves room by is the
+// user's vectors of the space, replaced ones once.
+func TestCountVectors(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(user, space, id string) {
+		t.Helper()
+		if err := s.PutVectors(ctx, user, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: id, Space: space, Vec: []float32{1, 0}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("alice", "a/2", "m1")
+	put("alice", "a/2", "m2")
+	put("alice", "a/2", "m2") // replaced
+	put("alice", "b/2", "m1")
+	put("bob", "a/2", "m1")
+	for _, c := range []struct {
+		user, space string
+		want        int
+	}{{"alice", "a/2", 2}, {"alice", "b/2", 1}, {"bob", "a/2", 1}, {"carol", "a/2", 0}} {
+		if n, err := s.CountVectors(ctx, c.user, c.space); err != nil || n != c.want {
+			t.Errorf("CountVectors(%s, %s) = %d, %v; want %d", c.user, c.space, n, err, c.want)
+		}
+	}
+}

@@ -151,11 +151,19 @@ func Read(q []int8, b []byte) (scale float32, err error) {
 		}
 		return Quantise(q, v), nil
 	}
+	scale = math.Float32frombits(binary.LittleEndian.Uint32(b[3:]))
+	if body := b[header:]; b[0] == dense && len(body) >= d && len(body) <= d+1 {
+		// Most of a cold cache load: a plain loop, not values' callback.
+		for i, x := range body[:d] {
+			q[i] = int8(x)
+		}
+		return scale, nil
+	}
 	clear(q)
 	if err := values(b, d, func(i int, x int8) { q[i] = x }); err != nil {
 		return 0, err
 	}
-	return math.Float32frombits(binary.LittleEndian.Uint32(b[3:])), nil
+	return scale, nil
 }
 
 // values checks the quantised vector b of d dimensions and calls set with
