@@ -40,6 +40,9 @@ type Store struct {
 
 	stmts map[string]*sql.Stmt // hotWrites prepared on the writer connection; read-only after Open
 
+	sync string // the synchronous level of request writes (see syncFor)
+	lazy bool   // the writer is at NORMAL for background work (the write loop's)
+
 	writes     chan *writeOp // the request path's writes
 	background chan *writeOp // background work's (agentmem.IsBackground), after the request path's
 	mu         sync.RWMutex  // guards closed against sends on writes and background
@@ -93,15 +96,19 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if background {
 		writerPragmas += "&_pragma=wal_autocheckpoint(0)"
 	}
-	writer, err := sql.Open("sqlite", dsn+writerPragmas+"&_txlock=immediate")
+	// The writer keeps its statements prepared too (see cachingConn): an
+	// index job's many small writes were mostly SQLite compiling them.
+	wconn, err := sqlite.NewConnector(dsn + writerPragmas + "&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	writer := sql.OpenDB(cachingConnector{wconn})
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
 	s := &Store{
+		sync:       sync,
 		path:       path,
 		writer:     writer,
 		writes:     make(chan *writeOp, 1024),
@@ -221,9 +228,10 @@ func (s *Store) tokens() agentmem.TokenCounter {
 // writeOp is one caller's write, run by the write loop in a transaction
 // shared with other queued writes, inside a savepoint of its own.
 type writeOp struct {
-	ctx  context.Context
-	fn   func(tx *sql.Tx) error
-	done chan error
+	ctx        context.Context
+	fn         func(tx *sql.Tx) error
+	done       chan error
+	background bool // agentmem.IsBackground(ctx)
 }
 
 // write runs fn in a write transaction and returns once that transaction
@@ -236,9 +244,9 @@ type writeOp struct {
 // no other background write: a request's write waits for at most one of
 // them (see writeSlices).
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1), background: agentmem.IsBackground(ctx)}
 	queue := s.writes
-	if agentmem.IsBackground(ctx) {
+	if op.background {
 		queue = s.background
 	}
 	s.mu.RLock()
@@ -347,6 +355,10 @@ func (s *Store) commitGroup(group []*writeOp) {
 			op.done <- errs[i]
 		}
 	}
+	if err := s.syncFor(group); err != nil {
+		finish(err)
+		return
+	}
 	tx, err := s.writer.BeginTx(context.Background(), nil)
 	if err != nil {
 		finish(formatError(fmt.Errorf("begin: %w", err)))
@@ -390,6 +402,37 @@ func (s *Store) commitGroup(group []*writeOp) {
 		}
 	}
 	finish(nil)
+}
+
+// syncFor sets the writer's synchronous level for a group's commit. With
+// FULL (or EXTRA), a group of background work alone (an index job's
+// windows, say) commits without waiting for the disk, as with NORMAL: in
+// write-ahead-log mode the next commit of the request path syncs the log,
+// and every frame before its own with it, so what was acknowledged stays
+// durable; a power cut may lose the background commits since the last
+// sync, a consistent prefix of them, and their jobs, not marked done,
+// run again. An index job commits hundreds of times: the syncs were a
+// quarter of its time (docs/benchmarks.md).
+func (s *Store) syncFor(group []*writeOp) error {
+	if s.sync == "NORMAL" {
+		return nil
+	}
+	lazy := true
+	for _, op := range group {
+		lazy = lazy && op.background
+	}
+	if lazy == s.lazy {
+		return nil
+	}
+	level := s.sync
+	if lazy {
+		level = "NORMAL"
+	}
+	if _, err := s.writer.ExecContext(context.Background(), `PRAGMA synchronous = `+level); err != nil {
+		return formatError(fmt.Errorf("synchronous %s: %w", level, err))
+	}
+	s.lazy = lazy
+	return nil
 }
 
 func (s *Store) inSavepoint(tx *sql.Tx, fn func(tx *sql.Tx) error) error {

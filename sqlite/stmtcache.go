@@ -5,11 +5,12 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"strings"
 )
 
-// readStmtCache is how many prepared statements each reading connection
-// keeps: every query text the store reads with, and room for the few that
-// filters vary.
+// readStmtCache is how many prepared statements each connection keeps
+// (the readers' and the writer's): every query text the store runs, and
+// room for the few that filters vary.
 const readStmtCache = 256
 
 // cachingConnector opens connections that keep their queries' prepared
@@ -123,7 +124,31 @@ func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (drive
 	return nil, errors.New("sqlite: connection cannot begin a transaction with options")
 }
 
+// ExecContext runs a statement through its cached prepared statement
+// too (the writer's inserts and updates, compiled once), unless the text
+// holds several statements (a migration), which a prepared statement
+// would cut at the first, or the cached one is in use.
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if !strings.Contains(strings.TrimSuffix(strings.TrimSpace(query), ";"), ";") {
+		st := c.stmts[query]
+		if st == nil && len(c.stmts) >= readStmtCache {
+			c.evict()
+		}
+		if st == nil && len(c.stmts) < readStmtCache {
+			ds, err := c.prepare(ctx, query)
+			if err != nil {
+				return nil, err
+			}
+			st = &cachedStmt{Stmt: ds}
+			c.stmts[query] = st
+			c.order = append(c.order, query)
+		}
+		if st != nil && !st.busy {
+			if e, ok := st.Stmt.(driver.StmtExecContext); ok {
+				return e.ExecContext(ctx, args)
+			}
+		}
+	}
 	if e, ok := c.Conn.(driver.ExecerContext); ok {
 		return e.ExecContext(ctx, query, args)
 	}

@@ -96,3 +96,57 @@ func TestReadStatementCache(t *testing.T) {
 		}
 	}
 }
+
+// TestExecStatementCache: a statement run with Exec is prepared once and
+// reused, with each run's arguments; a text of several statements (a
+// migration's) runs all of them, uncached.
+func TestExecStatementCache(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const insert = `INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('u', ?, 1, 1)`
+	const several = `CREATE TABLE probe_a (x); CREATE TABLE probe_b (y);`
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		for i := range 3 {
+			if _, err := tx.ExecContext(ctx, insert, fmt.Sprint("t", i)); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, several)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var threads, tables int
+	if err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM threads WHERE user_id = 'u'`).Scan(&threads); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name IN ('probe_a', 'probe_b')`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if threads != 3 || tables != 2 {
+		t.Errorf("%d threads and %d tables, want 3 and 2", threads, tables)
+	}
+	conn, err := s.writer.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c := dc.(*cachingConn)
+		if c.stmts[insert] == nil {
+			t.Errorf("the insert is not cached")
+		}
+		if c.stmts[several] != nil {
+			t.Errorf("a text of several statements is cached")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -184,3 +184,51 @@ func vectorSeq(t *testing.T, s *Store, user, space string) int64 {
 	}
 	return st.Seq
 }
+
+// TestSyncFor: with FULL, a commit of background work alone does not wait
+// for the disk (NORMAL), and the next commit of the request path is FULL
+// again; a group holding a request write is FULL. With NORMAL nothing
+// changes.
+func TestSyncFor(t *testing.T) {
+	ctx := context.Background()
+	for _, level := range []string{"FULL", "EXTRA", "NORMAL"} {
+		t.Run(level, func(t *testing.T) {
+			s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{Synchronous: level})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			synchronous := func() int {
+				t.Helper()
+				var n int
+				if err := s.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			want := map[string]int{"NORMAL": 1, "FULL": 2, "EXTRA": 3}
+			vec := []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: "m1", Space: "test/2", Vec: []float32{1, 0}}}
+			if err := s.PutVectors(agentmem.WithBackground(ctx), "alice", vec); err != nil {
+				t.Fatal(err)
+			}
+			if got := synchronous(); got != want["NORMAL"] {
+				t.Errorf("after a background write: synchronous %d, want %d (NORMAL)", got, want["NORMAL"])
+			}
+			if err := s.PutVectors(ctx, "alice", vec); err != nil {
+				t.Fatal(err)
+			}
+			if got := synchronous(); got != want[level] {
+				t.Errorf("after a request write: synchronous %d, want %d (%s)", got, want[level], level)
+			}
+			// A background write and request writes queued together: the
+			// group commits at the request path's level.
+			if err := s.PutVectors(agentmem.WithBackground(ctx), "alice", vec); err != nil {
+				t.Fatal(err)
+			}
+			err = s.syncFor([]*writeOp{{background: true}, {background: false}})
+			if got := synchronous(); err != nil || got != want[level] {
+				t.Errorf("a mixed group: synchronous %d, %v; want %d (%s)", got, err, want[level], level)
+			}
+		})
+	}
+}
