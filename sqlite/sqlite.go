@@ -40,8 +40,9 @@ type Store struct {
 
 	stmts map[string]*sql.Stmt // hotWrites prepared on the writer connection; read-only after Open
 
-	sync string // the synchronous level of request writes (see syncFor)
-	lazy bool   // the writer is at NORMAL for background work (the write loop's)
+	sync  string // the synchronous level of request writes (see syncFor)
+	lazy  bool   // the writer is at NORMAL for background work (the write loop's)
+	bgRun int    // background groups committed in a row, this one included (the write loop's)
 
 	writes     chan *writeOp // the request path's writes
 	background chan *writeOp // background work's (agentmem.IsBackground), after the request path's
@@ -404,9 +405,14 @@ func (s *Store) commitGroup(group []*writeOp) {
 	finish(nil)
 }
 
+// lazyAfter is how many background groups in a row commit before they
+// stop waiting for the disk (see syncFor).
+const lazyAfter = 3
+
 // syncFor sets the writer's synchronous level for a group's commit. With
-// FULL (or EXTRA), a group of background work alone (an index job's
-// windows, say) commits without waiting for the disk, as with NORMAL: in
+// FULL (or EXTRA), a run of groups of background work alone (an index
+// job's windows, say) commits without waiting for the disk, as with
+// NORMAL, from the lazyAfter-th on: in
 // write-ahead-log mode the next commit of the request path syncs the log,
 // and every frame before its own with it, so what was acknowledged stays
 // durable; a power cut may lose the background commits since the last
@@ -417,10 +423,18 @@ func (s *Store) syncFor(group []*writeOp) error {
 	if s.sync == "NORMAL" {
 		return nil
 	}
-	lazy := true
+	bg := true
 	for _, op := range group {
-		lazy = lazy && op.background
+		bg = bg && op.background
 	}
+	if bg {
+		s.bgRun++
+	} else {
+		s.bgRun = 0
+	}
+	// Only in a run of background commits: where they alternate with the
+	// request path's, switching twice a commit is not worth it.
+	lazy := s.bgRun >= lazyAfter
 	if lazy == s.lazy {
 		return nil
 	}

@@ -185,10 +185,10 @@ func vectorSeq(t *testing.T, s *Store, user, space string) int64 {
 	return st.Seq
 }
 
-// TestSyncFor: with FULL, a commit of background work alone does not wait
-// for the disk (NORMAL), and the next commit of the request path is FULL
-// again; a group holding a request write is FULL. With NORMAL nothing
-// changes.
+// TestSyncFor: with FULL, a run of lazyAfter commits of background work
+// alone stops waiting for the disk (NORMAL), and the next commit of the
+// request path is FULL again; a group holding a request write is FULL.
+// With NORMAL nothing changes.
 func TestSyncFor(t *testing.T) {
 	ctx := context.Background()
 	for _, level := range []string{"FULL", "EXTRA", "NORMAL"} {
@@ -208,11 +208,17 @@ func TestSyncFor(t *testing.T) {
 			}
 			want := map[string]int{"NORMAL": 1, "FULL": 2, "EXTRA": 3}
 			vec := []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: "m1", Space: "test/2", Vec: []float32{1, 0}}}
-			if err := s.PutVectors(agentmem.WithBackground(ctx), "alice", vec); err != nil {
-				t.Fatal(err)
-			}
-			if got := synchronous(); got != want["NORMAL"] {
-				t.Errorf("after a background write: synchronous %d, want %d (NORMAL)", got, want["NORMAL"])
+			for i := 1; i <= lazyAfter; i++ {
+				if err := s.PutVectors(agentmem.WithBackground(ctx), "alice", vec); err != nil {
+					t.Fatal(err)
+				}
+				wantLevel := level
+				if i == lazyAfter {
+					wantLevel = "NORMAL"
+				}
+				if got := synchronous(); got != want[wantLevel] {
+					t.Errorf("after %d background writes in a row: synchronous %d, want %d (%s)", i, got, want[wantLevel], wantLevel)
+				}
 			}
 			if err := s.PutVectors(ctx, "alice", vec); err != nil {
 				t.Fatal(err)
