@@ -470,11 +470,19 @@ func MentionKeys(text string) []string {
 	if n := MaxEntityKeys / MaxEntityWords; len(words) > n {
 		words = words[len(words)-n:]
 	}
-	seen := map[string]bool{}
-	var keys []string
+	// Every key is a substring of the words joined once (no string of its
+	// own): word i starts at start[i] and ends at start[i]+len(words[i]).
+	joined := strings.Join(words, " ")
+	start := make([]int, len(words))
+	for i := 1; i < len(words); i++ {
+		start[i] = start[i-1] + len(words[i-1]) + 1
+	}
+	n := len(words) * MaxEntityWords
+	seen := make(map[string]bool, n)
+	keys := make([]string, 0, n)
 	for i := range words {
-		for j := i + 1; j <= min(i+MaxEntityWords, len(words)); j++ {
-			k := strings.Join(words[i:j], " ")
+		for j := i; j < min(i+MaxEntityWords, len(words)); j++ {
+			k := joined[start[i] : start[j]+len(words[j])]
 			if !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
