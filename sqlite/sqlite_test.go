@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/internal/vecenc"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/storetest"
 	"github.com/google/go-cmp/cmp"
@@ -318,5 +319,67 @@ func TestSearch_GroupCommit(t *testing.T) {
 		if want := writers / 4 * rounds / 2; len(hits) != want {
 			t.Fatalf("user u%d: %d hits, want %d (the messages of the threads kept)", u, len(hits), want)
 		}
+	}
+}
+
+// TestMigration_VectorsWithoutRowid: migration 0015 keeps the vectors
+// stored before it (their bytes and seqs), and a put after it replaces a
+// vector by its key as before.
+func TestMigration_VectorsWithoutRowid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if filepath.Base(name) >= "0015" {
+			continue
+		}
+		body, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO migrations (version, applied_at) VALUES (?, 0)`, "migration/"+filepath.Base(name))
+	}
+	ctx := context.Background()
+	for i, id := range []string{"m1", "m2"} {
+		exec(`INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES ('alice', 'test/2', 'memories', ?, ?, ?)`,
+			id, vecenc.Encode([]float32{1, float32(i)}), i+1)
+	}
+	db.Close()
+
+	s := testutil.MustOpenSQLiteFile(t, path)
+	got := map[string][]float32{}
+	vs, err := s.FindVectors(ctx, "alice", "test/2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		got[v.ID] = v.Vec
+	}
+	if len(got) != 2 || got["m1"][0] < 0.99 || got["m2"][1] < 0.99 {
+		t.Fatalf("vectors after the migration: %v, want m1 (1, 0) and m2 (1, 1)", got)
+	}
+	since, err := s.FindVectorsSince(ctx, "alice", "test/2", 1)
+	if err != nil || len(since) != 1 || since[0].ID != "m2" {
+		t.Fatalf("vectors since seq 1: %v, %v; want m2 (its seq kept)", since, err)
+	}
+	if err := s.PutVectors(ctx, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: "m1", Space: "test/2", Vec: []float32{0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.CountVectors(ctx, "alice", "test/2"); err != nil || n != 2 {
+		t.Fatalf("after replacing m1: %d vectors, %v; want 2", n, err)
 	}
 }
