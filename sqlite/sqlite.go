@@ -412,13 +412,13 @@ const lazyAfter = 3
 // syncFor sets the writer's synchronous level for a group's commit. With
 // FULL (or EXTRA), a run of groups of background work alone (an index
 // job's windows, say) commits without waiting for the disk, as with
-// NORMAL, from the lazyAfter-th on: in
-// write-ahead-log mode the next commit of the request path syncs the log,
-// and every frame before its own with it, so what was acknowledged stays
-// durable; a power cut may lose the background commits since the last
-// sync, a consistent prefix of them, and their jobs, not marked done,
-// run again. An index job commits hundreds of times: the syncs were a
-// quarter of its time (docs/benchmarks.md).
+// NORMAL, from its lazyAfter-th group on. In write-ahead-log mode the
+// next commit of the request path syncs the log, every frame before its
+// own with it, so what was acknowledged stays durable; a power cut may
+// lose the background commits since the last sync (those before them
+// are kept), and their jobs, not marked done, run again. An index job
+// commits hundreds of times: the syncs were a third of its time
+// (docs/benchmarks.md).
 func (s *Store) syncFor(group []*writeOp) error {
 	if s.sync == "NORMAL" {
 		return nil
