@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/vecenc"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -153,13 +154,35 @@ type vectorCounter interface {
 	CountVectors(ctx context.Context, userID, space string) (int, error)
 }
 
+// vectorHalves is a store that splits a user's vectors of a space in two
+// halves a load can read side by side (SQLite: one query a core).
+type vectorHalves interface {
+	SplitVectors(ctx context.Context, userID, space string, n int) (scope, id string, ok bool, err error)
+	ScanVectorsHalf(ctx context.Context, userID, space, scope, id string, first bool, fn func(scope, id string, b []byte) error) error
+}
+
+// halvesFrom is the count of vectors from which a load reads them in two
+// halves side by side.
+const halvesFrom = 20_000
+
 // load adds all the vectors of u's user and space to u, which the caller
 // owns. (A catch-up reads the few put since through FindVectorsSince.)
 func (u *userVectors) load(ctx context.Context, store agentmem.VectorStore) error {
+	n := -1
 	if c, ok := store.(vectorCounter); ok {
-		if n, err := c.CountVectors(ctx, u.key.user, u.key.space); err == nil {
-			u.reserve(min(n, maxReserve)) // a hint: the load reads what is there
+		if count, err := c.CountVectors(ctx, u.key.user, u.key.space); err == nil {
+			n = min(count, maxReserve) // a hint: the load reads what is there
 		}
+	}
+	if h, ok := store.(vectorHalves); ok && n >= halvesFrom && runtime.GOMAXPROCS(0) > 1 {
+		if scope, id, ok, err := h.SplitVectors(ctx, u.key.user, u.key.space, n); err != nil {
+			return err
+		} else if ok {
+			return u.loadHalves(ctx, h, n, scope, id)
+		}
+	}
+	if n >= 0 {
+		u.reserve(n)
 	}
 	if sc, ok := store.(vectorScanner); ok {
 		return sc.ScanVectors(ctx, u.key.user, u.key.space, u.addBytes)
@@ -169,6 +192,38 @@ func (u *userVectors) load(ctx context.Context, store agentmem.VectorStore) erro
 		return err
 	}
 	u.add(vs)
+	return nil
+}
+
+// loadHalves reads the two halves of the user's vectors, split at the
+// key (scope, id), side by side, and appends the second's rows to the
+// first's (in u).
+func (u *userVectors) loadHalves(ctx context.Context, h vectorHalves, n int, scope, id string) error {
+	second := &userVectors{key: u.key}
+	u.reserve(n) // room for both: the second's rows are appended
+	second.reserve(n/2 + 1)
+	var g errgroup.Group
+	g.Go(func() error { return h.ScanVectorsHalf(ctx, u.key.user, u.key.space, scope, id, true, u.addBytes) })
+	g.Go(func() error {
+		return h.ScanVectorsHalf(ctx, u.key.user, u.key.space, scope, id, false, second.addBytes)
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if len(second.keys) == 0 {
+		return nil
+	}
+	if u.dim == 0 {
+		u.dim = second.dim
+	}
+	if second.dim != u.dim {
+		return nil // a space has one dimension: the first's rows stand
+	}
+	for i, k := range second.keys {
+		row, _ := u.row(k.scope, k.id, u.dim)
+		copy(u.data[row*u.dim:(row+1)*u.dim], second.data[i*u.dim:(i+1)*u.dim])
+		u.scale[row] = second.scale[i]
+	}
 	return nil
 }
 

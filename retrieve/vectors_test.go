@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -241,17 +242,56 @@ func BenchmarkVectorCache_AfterPut(b *testing.B) {
 // (ScanVectors) as from its float32s (a VectorStore without ScanVectors),
 // on both backends.
 func TestVectorCache_Load(t *testing.T) {
-	testutil.Backends(t, testVectorCacheLoad)
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) { testVectorCacheLoad(t, s, 50) })
 }
 
-func testVectorCacheLoad(t *testing.T, s agentmem.Store) {
+// TestVectorCache_LoadHalves: a user with halvesFrom vectors or more is
+// loaded in two halves side by side (SQLite), to the same rows.
+func TestVectorCache_LoadHalves(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: loads are not split")
+	}
+	s := testutil.MustOpenSQLite(t)
+	spy := &halvesSpy{Store: s, halves: s}
+	testVectorCacheLoad(t, spy, halvesFrom+1)
+	if n := spy.scans.Load(); n != 2 {
+		t.Errorf("%d half scans, want 2", n)
+	}
+}
+
+// halvesSpy counts the half scans of a store that has them.
+type halvesSpy struct {
+	agentmem.Store
+	halves interface {
+		vectorHalves
+		vectorCounter
+	}
+	scans atomic.Int64
+}
+
+func (s *halvesSpy) CountVectors(ctx context.Context, userID, space string) (int, error) {
+	return s.halves.CountVectors(ctx, userID, space)
+}
+
+func (s *halvesSpy) SplitVectors(ctx context.Context, userID, space string, n int) (string, string, bool, error) {
+	return s.halves.SplitVectors(ctx, userID, space, n)
+}
+
+func (s *halvesSpy) ScanVectorsHalf(ctx context.Context, userID, space, scope, id string, first bool, fn func(scope, id string, b []byte) error) error {
+	s.scans.Add(1)
+	return s.halves.ScanVectorsHalf(ctx, userID, space, scope, id, first, fn)
+}
+
+func testVectorCacheLoad(t *testing.T, s agentmem.Store, n int) {
 	ctx := context.Background()
 	if _, ok := s.(vectorScanner); !ok {
-		t.Fatalf("%T has no ScanVectors", s)
+		if _, ok := s.(vectorHalves); !ok {
+			t.Fatalf("%T has no ScanVectors", s)
+		}
 	}
 	rng := rand.New(rand.NewPCG(4, 4))
 	var vs []agentmem.Vector
-	for i := range 50 {
+	for i := range n {
 		v := make([]float32, 32)
 		for j := range v {
 			if i%2 == 0 || rng.IntN(8) == 0 { // dense and sparse rows
@@ -263,16 +303,16 @@ func testVectorCacheLoad(t *testing.T, s agentmem.Store) {
 	if err := s.PutVectors(ctx, "alice", vs); err != nil {
 		t.Fatal(err)
 	}
-	scanned, err := newVectorCache(1<<20).get(ctx, s, "alice", "test/32")
+	scanned, err := newVectorCache(1<<30).get(ctx, s, "alice", "test/32")
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := newVectorCache(1<<20).get(ctx, struct{ agentmem.VectorStore }{s}, "alice", "test/32")
+	found, err := newVectorCache(1<<30).get(ctx, struct{ agentmem.VectorStore }{s}, "alice", "test/32")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(scanned.keys) != 50 || len(found.keys) != 50 {
-		t.Fatalf("%d rows scanned, %d found; want 50", len(scanned.keys), len(found.keys))
+	if len(scanned.keys) != n || len(found.keys) != n {
+		t.Fatalf("%d rows scanned, %d found; want %d", len(scanned.keys), len(found.keys), n)
 	}
 	for k, i := range scanned.rows {
 		j, ok := found.rows[k]

@@ -143,6 +143,39 @@ func (s *Store) ScanVectors(ctx context.Context, userID, space string, fn func(s
 	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ?`, userID, space)
 }
 
+// SplitVectors returns the key (scope and ID) that splits the user's
+// vectors of space in halves of equal count, read from the narrow index
+// of keys rather than the vectors: a load can then read the halves side
+// by side (ScanVectorsHalf). ok is false when there are fewer than two.
+func (s *Store) SplitVectors(ctx context.Context, userID, space string, n int) (scope, id string, ok bool, err error) {
+	if n < 2 {
+		return "", "", false, nil
+	}
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT scope, id FROM vectors INDEXED BY vectors_item WHERE user_id = ? AND space = ?
+			ORDER BY scope, id LIMIT 1 OFFSET ?`, userID, space, n/2).Scan(&scope, &id)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	} else if err != nil {
+		return "", "", false, fmt.Errorf("split vectors: %w", err)
+	}
+	return scope, id, true, nil
+}
+
+// ScanVectorsHalf is ScanVectors over the vectors whose key (scope, ID)
+// comes before the key given (first), or the others (not first).
+func (s *Store) ScanVectorsHalf(ctx context.Context, userID, space, scope, id string, first bool, fn func(scope, id string, b []byte) error) error {
+	if err := agentmem.ValidateSpace(space); err != nil {
+		return err
+	}
+	cmp := ">="
+	if first {
+		cmp = "<"
+	}
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? AND (scope, id) `+cmp+` (?, ?)`, userID, space, scope, id)
+}
+
 // CountVectors returns how many vectors of a space the user has (the
 // search's cache reserves room for them before it loads them).
 func (s *Store) CountVectors(ctx context.Context, userID, space string) (int, error) {
