@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 )
 
@@ -12,11 +11,8 @@ import (
 // step with the table; so do those changed in a later one.
 func TestIndexQueued(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
+	var err error
 	exec := func(tx *sql.Tx, q string) error {
 		_, err := tx.ExecContext(ctx, q)
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,11 +17,7 @@ import (
 // best hundreds still gets theirs, and so does a filter on a thread.
 func TestSearchMessages_Bound(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
 	// big's windows say kiwi in few words (high BM25), small's in many.
 	load := func(user string, threads, turns int, text string) {
 		t.Helper()

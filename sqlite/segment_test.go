@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -14,11 +13,8 @@ import (
 // (the queue is keyed by user first).
 func TestIndexQueued_OneSegment(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
+	var err error
 	segments := func() int {
 		t.Helper()
 		var n int

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -14,11 +13,8 @@ import (
 // more query texts run than the cache holds (the oldest are evicted).
 func TestReadStatementCache(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
+	var err error
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		for i := range 5 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('u', ?, 1, 1)`, fmt.Sprint("t", i)); err != nil {
@@ -102,11 +98,8 @@ func TestReadStatementCache(t *testing.T) {
 // migration's) runs all of them, uncached.
 func TestExecStatementCache(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
+	var err error
 	const insert = `INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('u', ?, 1, 1)`
 	const several = `CREATE TABLE probe_a (x); CREATE TABLE probe_b (y);`
 	err = s.write(ctx, func(tx *sql.Tx) error {

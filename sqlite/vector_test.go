@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -16,11 +15,8 @@ import (
 // are still read, and fix the dimension of their space for new ones.
 func TestVectors_Float32(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
+	var err error
 	old := []float32{0.6, 0, 0, 0.8}
 	b := make([]byte, 16)
 	for i, x := range old {
@@ -57,11 +53,7 @@ func TestVectors_Float32(t *testing.T) {
 // user's vectors of the space, replaced ones once.
 func TestCountVectors(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{})
 	put := func(user, space, id string) {
 		t.Helper()
 		if err := s.PutVectors(ctx, user, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: id, Space: space, Vec: []float32{1, 0}}}); err != nil {

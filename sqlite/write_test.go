@@ -61,11 +61,7 @@ func TestCheckpointLoop(t *testing.T) {
 // commit one to a transaction.
 func TestWrite_RequestsFirst(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{Synchronous: "NORMAL"})
 	var order []string // appended by the write loop, one fn at a time
 	txs := map[string]*sql.Tx{}
 	started, release := make(chan struct{}), make(chan struct{})
@@ -123,11 +119,7 @@ func TestWrite_RequestsFirst(t *testing.T) {
 // land; the request path's, in one.
 func TestWriteSlices(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{Synchronous: "NORMAL"})
 	for _, tc := range []struct {
 		ctx    context.Context
 		thread string
@@ -193,11 +185,8 @@ func TestSyncFor(t *testing.T) {
 	ctx := context.Background()
 	for _, level := range []string{"FULL", "EXTRA", "NORMAL"} {
 		t.Run(level, func(t *testing.T) {
-			s, err := Open(ctx, filepath.Join(t.TempDir(), "agentmem.db"), Options{Synchronous: level})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := mustOpen(t, Options{Synchronous: level})
+			var err error
 			synchronous := func() int {
 				t.Helper()
 				var n int
@@ -237,4 +226,15 @@ func TestSyncFor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustOpen opens a store on a new file, closed when the test ends.
+func mustOpen(t *testing.T, opt Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "agentmem.db"), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
