@@ -69,6 +69,7 @@ type Consolidator struct {
 	// Apply left them, for the next Apply of the same user (see Apply).
 	kept     *pool
 	keptUser string
+	pending  []agentmem.Vector // the vectors of memories written, for flush
 }
 
 // memoryMeta is what consolidation keeps in a memory's metadata to
@@ -100,12 +101,40 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 	if err != nil {
 		return nil, err
 	}
+	out, err := c.apply(ctx, userID, agentID, threadID, cands, vecs, p)
+	// The vectors of the memories written are put together, in one write
+	// (each was a commit of its own), also when a decision failed.
+	if ferr := c.flush(ctx, userID); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		c.kept = nil // some of its writes may be done: read them again
+	}
+	return out, err
+}
+
+// flush puts the vectors of the memories written since the last flush.
+func (c *Consolidator) flush(ctx context.Context, userID string) error {
+	if len(c.pending) == 0 {
+		return nil
+	}
+	err := c.Store.PutVectors(ctx, userID, c.pending)
+	c.pending = nil
+	return err
+}
+
+// apply decides the candidates in turn, with p the user's memories.
+func (c *Consolidator) apply(ctx context.Context, userID, agentID, threadID string, cands []Candidate, vecs [][]float32, p *pool) ([]Decision, error) {
 	var out []Decision
 	for i, cd := range cands {
 		d, err := c.decide(ctx, userID, agentID, threadID, cd, vecs[i], p)
 		if err != nil {
-			c.kept = nil // some of its writes may be done: read them again
 			return out, err
+		}
+		if d.Op == OpNoop && d.Memory != nil {
+			if err := c.heal(ctx, d.Memory, p); err != nil {
+				return out, err
+			}
 		}
 		out = append(out, *d)
 		if d.Old != nil {
@@ -115,7 +144,6 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 			// The plan to move there is done: "moving to Seattle next
 			// month", then "I live in Seattle now".
 			if err := c.endMovePlans(ctx, userID, cd, d.Memory, p); err != nil {
-				c.kept = nil
 				return out, err
 			}
 		}
@@ -681,8 +709,25 @@ func (c *Consolidator) add(ctx context.Context, userID, agentID, threadID string
 	return m, c.putVector(ctx, userID, m.ID, vec)
 }
 
-func (c *Consolidator) putVector(ctx context.Context, userID, id string, vec []float32) error {
-	return c.Store.PutVectors(ctx, userID, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: id, Space: c.Space, Vec: vec}})
+// putVector queues the vector of a memory written, for flush.
+func (c *Consolidator) putVector(_ context.Context, _ string, id string, vec []float32) error {
+	c.pending = append(c.pending, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: id, Space: c.Space, Vec: vec})
+	return nil
+}
+
+// heal queues the vector of m, a valid memory a candidate repeats, when
+// it has none: a job stopped between writing a memory and flushing its
+// vector, and runs again.
+func (c *Consolidator) heal(ctx context.Context, m *agentmem.Memory, p *pool) error {
+	if _, ok := p.vecOf[m.ID]; ok {
+		return nil
+	}
+	vecs, err := c.Emb.Embed(ctx, []string{m.Text})
+	if err != nil {
+		return fmt.Errorf("embed memory: %w", err)
+	}
+	p.vecOf[m.ID] = vecs[0]
+	return c.putVector(ctx, m.UserID, m.ID, vecs[0])
 }
 
 func metaOf(m *agentmem.Memory) memoryMeta {

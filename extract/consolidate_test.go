@@ -2,6 +2,7 @@ package extract_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -9,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
+	"github.com/agentmem/agentmem/storetest"
 )
 
 var ctx = context.Background()
@@ -141,5 +143,63 @@ func TestConsolidate_KeepsPool(t *testing.T) {
 	ms := valid(t, s)
 	if len(ms) != 1 || ms[0].Text != "User lives in Oslo now." {
 		t.Errorf("valid memories %v, want the one of Oslo alone", texts(ms))
+	}
+}
+
+// vectorPuts counts PutVectors calls.
+type vectorPuts struct {
+	*sqlite.Store
+	puts int
+}
+
+func (s *vectorPuts) PutVectors(ctx context.Context, userID string, vs []agentmem.Vector) error {
+	s.puts++
+	return s.Store.PutVectors(ctx, userID, vs)
+}
+
+// TestConsolidate_VectorsFlushed: the vectors of the memories an Apply
+// writes are put in one write at its end, and a memory left without its
+// vector (a job stopped before the flush) gets it when a statement
+// repeats it.
+func TestConsolidate_VectorsFlushed(t *testing.T) {
+	c, s := mustConsolidator(t)
+	vp := &vectorPuts{Store: s}
+	c.Store = vp
+	msgs := []*agentmem.Message{
+		{Seq: 1, Role: agentmem.RoleUser, Content: "I live in Porto now."},
+		{Seq: 2, Role: agentmem.RoleUser, Content: "I work as a nurse."},
+		{Seq: 3, Role: agentmem.RoleUser, Content: "I live in Berlin now."},
+	}
+	if _, err := c.Apply(ctx, "alice", "", "t1", extract.Heuristic(msgs)); err != nil {
+		t.Fatal(err)
+	}
+	if vp.puts != 1 {
+		t.Errorf("one Apply put vectors %d times, want 1", vp.puts)
+	}
+	vs, err := s.FindVectors(ctx, "alice", c.Space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := valid(t, s)
+	if len(vs) != 3 || len(ms) != 2 { // Porto's vector stays with its invalidated memory
+		t.Fatalf("%d vectors for %d valid memories %v, want 3 for 2", len(vs), len(ms), texts(ms))
+	}
+
+	// A memory stored without its vector, as by a job that stopped.
+	m := storetest.MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "User plays the violin.", Category: "hobby", Confidence: 1, Importance: 0.5})
+	fresh := &extract.Consolidator{Store: s, Emb: c.Emb, Space: c.Space}
+	ds, err := fresh.Apply(ctx, "alice", "", "t1", []extract.Candidate{{Text: "User plays the violin.", Category: "hobby", Confidence: 1, Importance: 0.5, SeqFrom: 4, SeqTo: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].Op != extract.OpNoop || ds[0].Memory.ID != m.ID {
+		t.Fatalf("decisions %+v, want a NOOP on %s", ds, m.ID)
+	}
+	vs, err = s.FindVectors(ctx, "alice", c.Space, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(vs, func(v agentmem.Vector) bool { return v.ID == m.ID }) {
+		t.Errorf("the repeated memory %s still has no vector", m.ID)
 	}
 }
