@@ -373,6 +373,46 @@ func MemoryPage(mems []*Memory, limit int, list CursorList) ([]*Memory, string) 
 	})
 }
 
+// MemoryWrite is one write of a batch (MemoryStore.WriteMemories):
+// Create, a new memory of the batch's user; or the update (Update) or the
+// invalidation (Invalidate) of the memory ID.
+type MemoryWrite struct {
+	Create     *Memory
+	ID         string
+	Update     *MemoryUpdate
+	Invalidate *MemoryInvalidation
+}
+
+// MemoryInvalidation is what InvalidateMemory takes besides the memory.
+type MemoryInvalidation struct {
+	SupersededBy string
+	Reason       string
+}
+
+// Validate checks a write of userID's batch, as the single calls do, and
+// prepares a memory to create (Memory.Prepare, at now).
+func (w *MemoryWrite) Validate(userID string, now time.Time) error {
+	n := 0
+	for _, set := range []bool{w.Create != nil, w.Update != nil, w.Invalidate != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n != 1:
+		return Errorf(EINVALID, "A memory write is one of create, update or invalidate.")
+	case w.Create != nil:
+		if w.Create.UserID != userID {
+			return Errorf(EINVALID, "A memory of user %q written in a batch of user %q.", w.Create.UserID, userID)
+		}
+		return w.Create.Prepare(now)
+	case w.Update != nil:
+		return w.Update.Validate()
+	default:
+		return ValidateInvalidation(w.ID, w.Invalidate.SupersededBy, w.Invalidate.Reason)
+	}
+}
+
 // MemoryStore stores memories and their history. Memories are the user's
 // knowledge, not part of a thread: deleting the thread they were drawn
 // from, even permanently, leaves them (their ThreadID then names a thread
@@ -406,6 +446,14 @@ type MemoryStore interface {
 	// it is. Returns EINVALID for bad arguments (see ValidateInvalidation)
 	// and ENOTFOUND if there is no such memory.
 	InvalidateMemory(ctx context.Context, userID, id, supersededBy, reason string) (*Memory, error)
+
+	// WriteMemories applies writes of the user's memories in order, in
+	// one transaction: all of them, or none when one fails (with that
+	// write's error, as CreateMemory, UpdateMemory or InvalidateMemory
+	// would return it). It returns the memories as each write left them.
+	// A write may name a memory an earlier write of the batch creates
+	// (give that one its ID, or Prepare it, beforehand).
+	WriteMemories(ctx context.Context, userID string, ws []MemoryWrite) ([]*Memory, error)
 
 	// DeleteMemory removes a memory, its history and its vectors (scope
 	// ScopeMemories, every space). Returns ENOTFOUND if there is none.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/agentmem/agentmem"
@@ -69,7 +70,8 @@ type Consolidator struct {
 	// Apply left them, for the next Apply of the same user (see Apply).
 	kept     *pool
 	keptUser string
-	pending  []agentmem.Vector // the vectors of memories written, for flush
+	writes   []agentmem.MemoryWrite // the memories decided, for flush
+	pending  []agentmem.Vector      // their vectors, for flush
 }
 
 // memoryMeta is what consolidation keeps in a memory's metadata to
@@ -102,8 +104,9 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 		return nil, err
 	}
 	out, err := c.apply(ctx, userID, agentID, threadID, cands, vecs, p)
-	// The vectors of the memories written are put together, in one write
-	// (each was a commit of its own), also when a decision failed.
+	// What was decided is written together: the memories in one batch,
+	// then their vectors (each was a commit of its own), also when a
+	// decision failed (what it wrote before the failure).
 	if ferr := c.flush(ctx, userID); err == nil {
 		err = ferr
 	}
@@ -113,14 +116,26 @@ func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID stri
 	return out, err
 }
 
-// flush puts the vectors of the memories written since the last flush.
+// flushWrites is how many memory writes one batch (one transaction)
+// holds: a write of the request path waits for at most one (on SQLite).
+const flushWrites = 64
+
+// flush writes the memories decided since the last flush, in batches of
+// flushWrites, then their vectors.
 func (c *Consolidator) flush(ctx context.Context, userID string) error {
-	if len(c.pending) == 0 {
-		return nil
+	writes, vectors := c.writes, c.pending
+	c.writes, c.pending = nil, nil
+	for len(writes) > 0 {
+		n := min(len(writes), flushWrites)
+		if _, err := c.Store.WriteMemories(ctx, userID, writes[:n]); err != nil {
+			return err
+		}
+		writes = writes[n:]
 	}
-	err := c.Store.PutVectors(ctx, userID, c.pending)
-	c.pending = nil
-	return err
+	if len(vectors) > 0 {
+		return c.Store.PutVectors(ctx, userID, vectors)
+	}
+	return nil
 }
 
 // apply decides the candidates in turn, with p the user's memories.
@@ -285,7 +300,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	}
 	same := p.of(cd.Category)
 	if c.Chat != nil {
-		if d, err := c.decideByModel(ctx, userID, agentID, threadID, cd, vec, same, p.vecOf); d != nil || err != nil {
+		if d, err := c.decideByModel(ctx, userID, agentID, threadID, cd, vec, same, p); d != nil || err != nil {
 			return d, err
 		}
 	}
@@ -375,7 +390,7 @@ func (c *Consolidator) confirm(ctx context.Context, userID string, cd Candidate,
 			continue
 		}
 		reason := fmt.Sprintf("a newer statement about %s", cd.Slot)
-		o, err := c.Store.InvalidateMemory(ctx, userID, o.ID, m.ID, reason)
+		o, err := c.invalidate(o, m.ID, reason)
 		if err != nil {
 			return nil, err
 		}
@@ -537,7 +552,7 @@ func (c *Consolidator) retract(ctx context.Context, userID string, cd Candidate,
 	reason := fmt.Sprintf("retracted: %s", cd.Text)
 	d := &Decision{Op: OpInvalidate, Reason: reason}
 	for _, m := range ended {
-		old, err := c.Store.InvalidateMemory(ctx, userID, m.ID, "", reason)
+		old, err := c.invalidate(m, "", reason)
 		if err != nil {
 			return nil, err
 		}
@@ -570,7 +585,7 @@ func (c *Consolidator) endMovePlans(ctx context.Context, userID string, cd Candi
 			continue
 		}
 		if t := normalize(o.Text); (strings.Contains(t, "move") || strings.Contains(t, "moving") || strings.Contains(t, "relocat")) && strings.Contains(" "+t+" ", " "+place+" ") {
-			if _, err := c.Store.InvalidateMemory(ctx, userID, o.ID, m.ID, "done: "+cd.Text); err != nil {
+			if _, err := c.invalidate(o, m.ID, "done: "+cd.Text); err != nil {
 				return err
 			}
 			p.drop(o.ID)
@@ -663,7 +678,7 @@ func (c *Consolidator) update(ctx context.Context, userID, threadID string, cd C
 		meta := mergeMeta(m.Metadata, cd)
 		upd.Metadata = &meta
 	}
-	m, err := c.Store.UpdateMemory(ctx, userID, m.ID, upd)
+	m, err := c.updateMemory(m, upd)
 	if err != nil {
 		return nil, err
 	}
@@ -682,7 +697,7 @@ func (c *Consolidator) replace(ctx context.Context, userID, agentID, threadID st
 	}
 	d := &Decision{Op: OpInvalidate, Memory: m, Reason: reason}
 	for _, o := range olds {
-		o, err = c.Store.InvalidateMemory(ctx, userID, o.ID, m.ID, reason)
+		o, err = c.invalidate(o, m.ID, reason)
 		if err != nil {
 			return nil, err
 		}
@@ -703,10 +718,52 @@ func (c *Consolidator) add(ctx context.Context, userID, agentID, threadID string
 	if threadID == "" {
 		m.SeqFrom, m.SeqTo = 0, 0
 	}
-	if err := c.Store.CreateMemory(ctx, m); err != nil {
+	if err := c.create(m); err != nil {
 		return nil, err
 	}
 	return m, c.putVector(ctx, userID, m.ID, vec)
+}
+
+// now is the time of the writes the consolidator queues, in the
+// precision the stores keep.
+func (c *Consolidator) now() time.Time { return agentmem.Timestamp(time.Now()) }
+
+// create queues a new memory, prepared here (Memory.Prepare) so that the
+// writes after it can name its ID.
+func (c *Consolidator) create(m *agentmem.Memory) error {
+	if err := m.Prepare(c.now()); err != nil {
+		return err
+	}
+	c.writes = append(c.writes, agentmem.MemoryWrite{Create: m})
+	return nil
+}
+
+// updateMemory queues the next version of m, a valid memory as the
+// consolidator last left it, and returns that version.
+func (c *Consolidator) updateMemory(m *agentmem.Memory, upd agentmem.MemoryUpdate) (*agentmem.Memory, error) {
+	if err := upd.Validate(); err != nil {
+		return nil, err
+	}
+	next := *m
+	if err := next.ApplyUpdate(upd, c.now()); err != nil {
+		return nil, err
+	}
+	c.writes = append(c.writes, agentmem.MemoryWrite{ID: m.ID, Update: &upd})
+	return &next, nil
+}
+
+// invalidate queues the invalidation of m, superseded by the memory
+// supersededBy ("" for none), and returns m as it leaves it.
+func (c *Consolidator) invalidate(m *agentmem.Memory, supersededBy, reason string) (*agentmem.Memory, error) {
+	if err := agentmem.ValidateInvalidation(m.ID, supersededBy, reason); err != nil {
+		return nil, err
+	}
+	next := *m
+	if !next.Invalidate(supersededBy, c.now()) {
+		return m, nil
+	}
+	c.writes = append(c.writes, agentmem.MemoryWrite{ID: m.ID, Invalidate: &agentmem.MemoryInvalidation{SupersededBy: supersededBy, Reason: reason}})
+	return &next, nil
 }
 
 // putVector queues the vector of a memory written, for flush.

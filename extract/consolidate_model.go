@@ -30,8 +30,8 @@ var consolidatePrompt = template.Must(template.ParseFS(promptFS, "prompts/consol
 // (after the client's retries), or its answer is malformed; the last two
 // are logged. Errors are those of the store and the embedder.
 func (c *Consolidator) decideByModel(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32,
-	same []*agentmem.Memory, vecOf map[string][]float32) (*Decision, error) {
-	near, err := c.neighbours(ctx, userID, cd, vec, same, vecOf)
+	same []*agentmem.Memory, p *pool) (*Decision, error) {
+	near, err := c.neighbours(ctx, userID, cd, vec, same, p)
 	if err != nil || len(near) == 0 {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (c *Consolidator) decideByModel(ctx context.Context, userID, agentID, threa
 		if threadID == "" {
 			upd.SeqFrom, upd.SeqTo = 0, 0
 		}
-		m, err := c.Store.UpdateMemory(ctx, userID, old.ID, upd)
+		m, err := c.updateMemory(old, upd)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +112,12 @@ const (
 // their vectors, boosted for memories of the candidate's category (same,
 // the category's valid memories) and more for those about its slot.
 func (c *Consolidator) neighbours(ctx context.Context, userID string, cd Candidate, vec []float32,
-	same []*agentmem.Memory, vecOf map[string][]float32) ([]*agentmem.Memory, error) {
+	same []*agentmem.Memory, p *pool) ([]*agentmem.Memory, error) {
+	vecOf := p.vecOf
+	valid := make(map[string]*agentmem.Memory, len(p.valid))
+	for _, m := range p.valid {
+		valid[m.ID] = m
+	}
 	boost := map[string]float64{}
 	for _, m := range same {
 		boost[m.ID] = sameCategoryBoost
@@ -132,6 +137,10 @@ func (c *Consolidator) neighbours(ctx context.Context, userID string, cd Candida
 	var out []*agentmem.Memory
 	// vecOf holds invalidated memories too: look a few more up.
 	for i := 0; i < len(ranked) && i < 4*ModelNeighbours && len(out) < ModelNeighbours; i++ {
+		if m := valid[ranked[i].id]; m != nil { // as this consolidator left it, perhaps not written yet
+			out = append(out, m)
+			continue
+		}
 		m, err := c.Store.FindMemoryByID(ctx, userID, ranked[i].id)
 		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 			continue // deleted meanwhile

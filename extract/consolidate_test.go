@@ -92,7 +92,7 @@ func TestConsolidate(t *testing.T) {
 }
 
 // countingStore counts the reads of a user's whole memory, and fails
-// InvalidateMemory while fail is set.
+// WriteMemories while fail is set.
 type countingStore struct {
 	*sqlite.Store
 	vectorReads int
@@ -104,11 +104,11 @@ func (s *countingStore) FindVectors(ctx context.Context, userID, space string, s
 	return s.Store.FindVectors(ctx, userID, space, scopes)
 }
 
-func (s *countingStore) InvalidateMemory(ctx context.Context, userID, id, supersededBy, reason string) (*agentmem.Memory, error) {
+func (s *countingStore) WriteMemories(ctx context.Context, userID string, ws []agentmem.MemoryWrite) ([]*agentmem.Memory, error) {
 	if s.fail {
 		return nil, agentmem.Errorf(agentmem.EINTERNAL, "disk on fire")
 	}
-	return s.Store.InvalidateMemory(ctx, userID, id, supersededBy, reason)
+	return s.Store.WriteMemories(ctx, userID, ws)
 }
 
 // TestConsolidate_KeepsPool: a Consolidator reads the user's memories at
@@ -128,8 +128,8 @@ func TestConsolidate_KeepsPool(t *testing.T) {
 		t.Fatalf("valid memories %v, want the one of Porto", texts(ms))
 	}
 
-	// A write fails mid-decision: the next Apply reads the store again and
-	// sees what the failed one did write.
+	// The write of an Apply's decisions fails (none of them is stored):
+	// the next Apply reads the store again.
 	cs.fail = true
 	cands := extract.Heuristic([]*agentmem.Message{{Seq: 5, Role: agentmem.RoleUser, Content: "I live in Oslo now."}})
 	if _, err := c.Apply(ctx, "alice", "", "t1", cands); err == nil {

@@ -204,21 +204,28 @@ func (s *Store) UpdateMemory(ctx context.Context, userID, id string, upd agentme
 	}
 	var m *agentmem.Memory
 	err := s.write(ctx, func(tx *sql.Tx) (err error) {
-		if m, err = findMemory(ctx, tx, userID, id); err != nil {
-			return err
-		}
-		if err := m.ApplyUpdate(upd, s.now()); err != nil {
-			return err
-		}
-		if err := updateMemory(ctx, tx, m); err != nil {
-			return err
-		}
-		return insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
+		m, err = s.updateMemoryTx(ctx, tx, userID, id, upd)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// updateMemoryTx is UpdateMemory in tx.
+func (s *Store) updateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id string, upd agentmem.MemoryUpdate) (*agentmem.Memory, error) {
+	m, err := findMemory(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.ApplyUpdate(upd, s.now()); err != nil {
+		return nil, err
+	}
+	if err := updateMemory(ctx, tx, m); err != nil {
+		return nil, err
+	}
+	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
 }
 
 // InvalidateMemory implements agentmem.MemoryStore.
@@ -228,21 +235,67 @@ func (s *Store) InvalidateMemory(ctx context.Context, userID, id, supersededBy, 
 	}
 	var m *agentmem.Memory
 	err := s.write(ctx, func(tx *sql.Tx) (err error) {
-		if m, err = findMemory(ctx, tx, userID, id); err != nil {
-			return err
-		}
-		if !m.Invalidate(supersededBy, s.now()) {
-			return nil
-		}
-		if err := updateMemory(ctx, tx, m); err != nil {
-			return err
-		}
-		return insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+		m, err = s.invalidateMemoryTx(ctx, tx, userID, id, supersededBy, reason)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// invalidateMemoryTx is InvalidateMemory in tx.
+func (s *Store) invalidateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id, supersededBy, reason string) (*agentmem.Memory, error) {
+	m, err := findMemory(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Invalidate(supersededBy, s.now()) {
+		return m, nil
+	}
+	if err := updateMemory(ctx, tx, m); err != nil {
+		return nil, err
+	}
+	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+}
+
+// WriteMemories implements agentmem.MemoryStore.
+func (s *Store) WriteMemories(ctx context.Context, userID string, ws []agentmem.MemoryWrite) ([]*agentmem.Memory, error) {
+	now := s.now()
+	for i := range ws {
+		if err := ws[i].Validate(userID, now); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*agentmem.Memory, len(ws))
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		user := false
+		for i, w := range ws {
+			var err error
+			switch {
+			case w.Create != nil:
+				if !user {
+					if err := insertUser(ctx, tx, userID, now); err != nil {
+						return err
+					}
+					user = true
+				}
+				out[i], err = w.Create, insertMemory(ctx, tx, w.Create)
+			case w.Update != nil:
+				out[i], err = s.updateMemoryTx(ctx, tx, userID, w.ID, *w.Update)
+			default:
+				out[i], err = s.invalidateMemoryTx(ctx, tx, userID, w.ID, w.Invalidate.SupersededBy, w.Invalidate.Reason)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // DeleteMemory implements agentmem.MemoryStore.

@@ -631,3 +631,60 @@ func testFindMemorySources(t *testing.T, s agentmem.Store) {
 		}
 	}
 }
+
+// testWriteMemories: a batch of memory writes does what the single calls
+// would, in order (a write may name a memory the batch creates), and
+// stores nothing when one of them fails.
+func testWriteMemories(t *testing.T, s agentmem.Store) {
+	old := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "Alice lives in Porto.", Category: "place"})
+	fresh := &agentmem.Memory{UserID: "alice", ID: "m-berlin", Text: "Alice lives in Berlin.", Category: "place"}
+	text := "Alice lives in Berlin, Kreuzberg."
+	got, err := s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{
+		{Create: fresh},
+		{ID: old.ID, Invalidate: &agentmem.MemoryInvalidation{SupersededBy: fresh.ID, Reason: "she moved"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != fresh.ID || got[1].ID != old.ID || got[1].Valid() || got[1].SupersededBy != fresh.ID {
+		t.Fatalf("WriteMemories returned %+v and %+v (new %q)", *got[0], *got[1], fresh.ID)
+	}
+	got, err = s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{{ID: fresh.ID, Update: &agentmem.MemoryUpdate{Text: &text, Reason: "more precise"}}})
+	if err != nil || len(got) != 1 || got[0].Text != text || got[0].Version != 2 {
+		t.Fatalf("update in a batch: %+v, %v", got, err)
+	}
+	stored, err := s.FindMemoryByID(ctx, "alice", fresh.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got[0], stored, jsonEqual()); diff != "" {
+		t.Fatalf("stored memory mismatch (-returned +stored):\n%s", diff)
+	}
+	mustHistory(t, s, "alice", fresh.ID, agentmem.OpAdd, agentmem.OpUpdate)
+	mustHistory(t, s, "alice", old.ID, agentmem.OpAdd, agentmem.OpInvalidate)
+
+	// One write fails (no such memory): the others of the batch are not
+	// stored.
+	other := &agentmem.Memory{UserID: "alice", ID: "m-cello", Text: "Alice plays the cello.", Category: "hobby"}
+	_, err = s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{
+		{Create: other},
+		{ID: fresh.ID, Invalidate: &agentmem.MemoryInvalidation{SupersededBy: other.ID, Reason: "x"}},
+		{ID: "no-such-memory", Update: &agentmem.MemoryUpdate{Text: &text}},
+	})
+	wantCode(t, err, agentmem.ENOTFOUND)
+	if _, err := s.FindMemoryByID(ctx, "alice", other.ID); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("a failed batch stored its new memory: %v", err)
+	}
+	if m, err := s.FindMemoryByID(ctx, "alice", fresh.ID); err != nil || !m.Valid() {
+		t.Fatalf("a failed batch invalidated a memory: %+v, %v", m, err)
+	}
+
+	// Bad writes are refused before anything is written.
+	_, err = s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{{ID: fresh.ID}})
+	wantCode(t, err, agentmem.EINVALID)
+	_, err = s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{{Create: &agentmem.Memory{UserID: "bob", Text: "Bob is tall."}}})
+	wantCode(t, err, agentmem.EINVALID)
+	if got, err := s.WriteMemories(ctx, "alice", nil); err != nil || len(got) != 0 {
+		t.Fatalf("an empty batch: %v, %v", got, err)
+	}
+}

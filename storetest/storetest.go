@@ -87,6 +87,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"CreateMemory", testCreateMemory},
 		{"UpdateMemory", testUpdateMemory},
 		{"InvalidateMemory", testInvalidateMemory},
+		{"WriteMemories", testWriteMemories},
 		{"DeleteMemory", testDeleteMemory},
 		{"FindMemories", testFindMemories},
 		{"FindMemorySources", testFindMemorySources},
