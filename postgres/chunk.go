@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentmem/agentmem"
 	"github.com/jackc/pgx/v5"
@@ -92,13 +93,22 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		}
 		seqs[i], texts[i] = w.Seq, w.Text
 	}
+	if len(ws) == 0 {
+		return nil
+	}
+	// The seqs' range bounds the scan of the thread's messages whatever
+	// the planner believes of the thread: with statistics from when it
+	// was short (before autovacuum's ANALYZE after a bulk load), it read
+	// all of the thread's messages for each slice, seconds at 100,000.
+	lo, hi := slices.Min(seqs), slices.Max(seqs)
 	return s.write(ctx, func(tx pgx.Tx) error {
 		if _, err := findLiveThread(ctx, tx, userID, threadID, indexLock); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = to_tsvector('english', left(w.text, 100000))
 			FROM unnest($3::bigint[], $4::text[]) AS w(seq, text)
-			WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq = w.seq AND m.role IN ('user', 'assistant')`, userID, threadID, seqs, texts)
+			WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $5 AND $6 AND m.seq = w.seq AND m.role IN ('user', 'assistant')`,
+			userID, threadID, seqs, texts, lo, hi)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("put windows: %w", err)
 		}
