@@ -86,7 +86,9 @@ type memoryMeta struct {
 
 // Apply consolidates candidates drawn from a thread of the user (agentID
 // and threadID are their provenance; either may be empty) and returns
-// what it did with each, in order.
+// what it did with each, in order. The memories it decides are written
+// when it returns (MemoryStore.WriteMemories, then their vectors), also
+// those decided before a failure.
 func (c *Consolidator) Apply(ctx context.Context, userID, agentID, threadID string, cands []Candidate) ([]Decision, error) {
 	if len(cands) == 0 {
 		return nil, nil
@@ -682,9 +684,7 @@ func (c *Consolidator) update(ctx context.Context, userID, threadID string, cd C
 	if err != nil {
 		return nil, err
 	}
-	if err := c.putVector(ctx, userID, m.ID, vec); err != nil {
-		return nil, err
-	}
+	c.putVector(m.ID, vec)
 	return &Decision{Op: OpUpdate, Memory: m, Reason: reason}, nil
 }
 
@@ -721,7 +721,8 @@ func (c *Consolidator) add(ctx context.Context, userID, agentID, threadID string
 	if err := c.create(m); err != nil {
 		return nil, err
 	}
-	return m, c.putVector(ctx, userID, m.ID, vec)
+	c.putVector(m.ID, vec)
+	return m, nil
 }
 
 // now is the time of the writes the consolidator queues, in the
@@ -767,9 +768,8 @@ func (c *Consolidator) invalidate(m *agentmem.Memory, supersededBy, reason strin
 }
 
 // putVector queues the vector of a memory written, for flush.
-func (c *Consolidator) putVector(_ context.Context, _ string, id string, vec []float32) error {
+func (c *Consolidator) putVector(id string, vec []float32) {
 	c.pending = append(c.pending, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: id, Space: c.Space, Vec: vec})
-	return nil
 }
 
 // heal queues the vector of m, a valid memory a candidate repeats, when
@@ -784,7 +784,8 @@ func (c *Consolidator) heal(ctx context.Context, m *agentmem.Memory, p *pool) er
 		return fmt.Errorf("embed memory: %w", err)
 	}
 	p.vecOf[m.ID] = vecs[0]
-	return c.putVector(ctx, m.UserID, m.ID, vecs[0])
+	c.putVector(m.ID, vecs[0])
+	return nil
 }
 
 func metaOf(m *agentmem.Memory) memoryMeta {

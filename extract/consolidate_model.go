@@ -85,9 +85,7 @@ func (c *Consolidator) decideByModel(ctx context.Context, userID, agentID, threa
 		if err != nil {
 			return nil, err
 		}
-		if err := c.putVector(ctx, userID, m.ID, v); err != nil {
-			return nil, err
-		}
+		c.putVector(m.ID, v)
 		return &Decision{Op: OpUpdate, Memory: m, Reason: reason, Vec: v}, nil
 	}
 	m, err := c.add(ctx, userID, agentID, threadID, cd, vec)

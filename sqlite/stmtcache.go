@@ -46,28 +46,41 @@ type cachedStmt struct {
 	busy bool
 }
 
-func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	st := c.stmts[query]
-	own := false // a statement of this query's own, closed with its rows
-	switch {
-	case st != nil && st.busy:
-		own = true
-	case st == nil:
-		if len(c.stmts) >= readStmtCache {
-			c.evict()
-		}
-		own = len(c.stmts) >= readStmtCache // all busy: do not grow
+// cached returns the cached statement of query, busy or not, preparing
+// and caching it when there is none; nil when the cache is full of
+// statements in use.
+func (c *cachingConn) cached(ctx context.Context, query string) (*cachedStmt, error) {
+	if st := c.stmts[query]; st != nil {
+		return st, nil
 	}
-	if st == nil || own {
+	if len(c.stmts) >= readStmtCache {
+		c.evict()
+	}
+	if len(c.stmts) >= readStmtCache { // all busy: do not grow
+		return nil, nil
+	}
+	ds, err := c.prepare(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	st := &cachedStmt{Stmt: ds}
+	c.stmts[query] = st
+	c.order = append(c.order, query)
+	return st, nil
+}
+
+func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	st, err := c.cached(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	own := st == nil || st.busy // a statement of this query's own, closed with its rows
+	if own {
 		ds, err := c.prepare(ctx, query)
 		if err != nil {
 			return nil, err
 		}
 		st = &cachedStmt{Stmt: ds}
-		if !own {
-			c.stmts[query] = st
-			c.order = append(c.order, query)
-		}
 	}
 	q, ok := st.Stmt.(driver.StmtQueryContext)
 	if !ok {
@@ -130,18 +143,9 @@ func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (drive
 // would cut at the first, or the cached one is in use.
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if !strings.Contains(strings.TrimSuffix(strings.TrimSpace(query), ";"), ";") {
-		st := c.stmts[query]
-		if st == nil && len(c.stmts) >= readStmtCache {
-			c.evict()
-		}
-		if st == nil && len(c.stmts) < readStmtCache {
-			ds, err := c.prepare(ctx, query)
-			if err != nil {
-				return nil, err
-			}
-			st = &cachedStmt{Stmt: ds}
-			c.stmts[query] = st
-			c.order = append(c.order, query)
+		st, err := c.cached(ctx, query)
+		if err != nil {
+			return nil, err
 		}
 		if st != nil && !st.busy {
 			if e, ok := st.Stmt.(driver.StmtExecContext); ok {
