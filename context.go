@@ -22,7 +22,12 @@ const (
 type ContextRequest struct {
 	// Input is the new user message, not yet stored: it is always in the
 	// context, after the history.
-	Input        string `json:"input"`
+	Input string `json:"input"`
+	// Query, when there is no Input, is the text the relevant memories,
+	// the entities of the initialisation block and an "auto" prompt are
+	// drawn for: the newest user message of a thread built after that
+	// message was stored.
+	Query        string `json:"query"`
 	BudgetTokens int    `json:"budget_tokens"`
 	Model        string `json:"model"`
 	Strategy     string `json:"strategy"`

@@ -93,12 +93,14 @@ func validate(r *Request) error {
 		return agentmem.Errorf(agentmem.EINVALID, "window_messages and window_turns must not be negative.")
 	case len(r.Input) > MaxInputBytes:
 		return agentmem.Errorf(agentmem.ETOOLARGE, "input is %d bytes; the limit is %d bytes.", len(r.Input), MaxInputBytes)
+	case len(r.Query) > MaxInputBytes:
+		return agentmem.Errorf(agentmem.ETOOLARGE, "query is %d bytes; the limit is %d bytes.", len(r.Query), MaxInputBytes)
 	case len(r.System) > MaxSystemBytes:
 		return agentmem.Errorf(agentmem.ETOOLARGE, "system is %d bytes; the limit is %d bytes.", len(r.System), MaxSystemBytes)
 	case !utf8.ValidString(r.Model) || len(r.Model) > 200:
 		return agentmem.Errorf(agentmem.EINVALID, "model must be a name of at most 200 bytes.")
 	}
-	for _, f := range []struct{ name, v string }{{"input", r.Input}, {"system", r.System}, {"model", r.Model}, {"prompt", r.Prompt}} {
+	for _, f := range []struct{ name, v string }{{"input", r.Input}, {"query", r.Query}, {"system", r.System}, {"model", r.Model}, {"prompt", r.Prompt}} {
 		if err := agentmem.ValidateText(f.name, f.v); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -53,7 +54,7 @@ func (p Prompts) resolve(req Request) (string, string, error) {
 	}
 	name := req.Prompt
 	if name == AutoPrompt {
-		name = p.infer(req.Input)
+		name = p.infer(cmp.Or(req.Input, req.Query))
 	} else if name == "" {
 		name = p.Default
 	}

@@ -198,6 +198,64 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 	return c, nil
 }
 
+// Augment builds the context of a thread around history, the thread's
+// newest messages as a client holds them and resends (the proxy's augment
+// mode): the sections as Build gathers them, then of history the newest
+// messages that fit the budget (and the window strategy's bound), a tool
+// answer never without its call. The thread's summary is included only
+// when history does not begin at the thread's first message: it covers
+// what the client did not send. The format is always messages and Input
+// must be empty (the newest user message is in history; req.Query draws
+// the memories). Augmented contexts are not cached.
+func (b *Builder) Augment(ctx context.Context, userID, threadID string, req Request, history []*agentmem.Message) (*Context, error) {
+	req = merge(req, b.opt.Defaults)
+	req.Format = FormatMessages
+	if req.Input != "" {
+		return nil, agentmem.Errorf(agentmem.EINVALID, "input must be empty when the history is given: the newest user message is in it.")
+	}
+	if err := validate(&req); err != nil {
+		return nil, err
+	}
+	system, promptName, err := b.opt.Prompts.resolve(req)
+	if err != nil {
+		return nil, err
+	}
+	th, err := b.store.FindThreadByID(ctx, userID, threadID)
+	if err != nil {
+		return nil, err
+	}
+	var sum *agentmem.Summary
+	if req.Strategy == StrategySummarize && on(req.Include.Summary) && len(history) > 0 && history[0].Seq > 1 {
+		sum, err = b.store.FindSummary(ctx, userID, threadID)
+		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+			sum, err = nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find summary: %w", err)
+		}
+	}
+	tok, exact := b.opt.Tokenizer(req.Model)
+	cnt := &counter{tok: tok, useStored: b.opt.StoredEncoding != "" && tok.Encoding() == b.opt.StoredEncoding}
+	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact, given: history, hasGiven: true}
+	if on(req.Include.System) {
+		bld.system = system
+	}
+	if err := bld.sections(ctx); err != nil {
+		return nil, err
+	}
+	b.misses.Add(1)
+	if err := bld.fit(ctx); err != nil {
+		return nil, err
+	}
+	c := bld.render()
+	c.Telemetry.Prompt = promptName
+	if req.Strategy == StrategySummarize {
+		bld.maybeSummarize(ctx, &c.Telemetry)
+	}
+	b.indexLag(ctx, th, &c.Telemetry)
+	return c, nil
+}
+
 // indexLag fills in how far indexing is behind on th (Options.IndexLag).
 func (b *Builder) indexLag(ctx context.Context, th *agentmem.Thread, t *Telemetry) {
 	if b.opt.IndexLag == nil {
@@ -262,6 +320,11 @@ type build struct {
 	summary  *Section
 	degraded bool // a provider failed: the context lacks its section
 
+	// given is the history a client holds (Augment), read instead of the
+	// store's when hasGiven.
+	given    []*agentmem.Message
+	hasGiven bool
+
 	history     []*agentmem.Message // included, oldest first
 	historyCost []int               // cost of each, in the format
 	inputMsg    *agentmem.Message   // the input, or in responses format without input the newest user message
@@ -290,7 +353,7 @@ func (bl *build) floor() int64 {
 func (bl *build) sections(ctx context.Context) error {
 	inc := bl.req.Include
 	if on(inc.Init) && bl.b.opt.Init != nil {
-		s, err := bl.b.opt.Init.InitBlock(ctx, bl.th.UserID, bl.th.AgentID, bl.th.ID, bl.req.Input)
+		s, err := bl.b.opt.Init.InitBlock(ctx, bl.th.UserID, bl.th.AgentID, bl.th.ID, bl.query())
 		if err != nil {
 			bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", "err", err)
 			bl.warnings = append(bl.warnings, "The initialisation block is unavailable; the context was built without it.")
@@ -298,8 +361,8 @@ func (bl *build) sections(ctx context.Context) error {
 		}
 		bl.init = s
 	}
-	if on(inc.Memories) && bl.b.opt.Memories != nil && bl.req.Input != "" {
-		m, err := bl.b.opt.Memories.Memories(ctx, bl.th.UserID, bl.th.ID, bl.req.Input)
+	if q := bl.query(); on(inc.Memories) && bl.b.opt.Memories != nil && q != "" {
+		m, err := bl.b.opt.Memories.Memories(ctx, bl.th.UserID, bl.th.ID, q)
 		if err != nil {
 			bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", "err", err)
 			bl.warnings = append(bl.warnings, "Long-term memories are unavailable; the context was built without them.")
@@ -315,6 +378,10 @@ func (bl *build) sections(ctx context.Context) error {
 	}
 	return nil
 }
+
+// query is what the memories and the initialisation block are drawn for:
+// the input, else the request's query.
+func (bl *build) query() string { return cmp.Or(bl.req.Input, bl.req.Query) }
 
 // memorySection renders the memories as a bulleted section.
 func (bl *build) memorySection() *Section {
@@ -470,8 +537,8 @@ func (bl *build) fitSections() (int, error) {
 func (bl *build) fitHistory(ctx context.Context, avail int) error {
 	budget := bl.req.BudgetTokens
 	floor := bl.floor()
-	if bl.summary == nil {
-		floor = 0 // without its summary in the context, the whole history is candidate
+	if bl.summary == nil || bl.hasGiven {
+		floor = 0 // without its summary in the context, the whole history is candidate; a client's, all of it
 	}
 	before := bl.th.LastSeq + 1
 	var newestFirst []*agentmem.Message
@@ -526,13 +593,16 @@ func (bl *build) fitHistory(ctx context.Context, avail int) error {
 		}
 		return true
 	}
-	if err := bl.b.tails.newest(ctx, bl.b.store, bl.th, floor, pageSize(avail), visit); err != nil {
+	if bl.hasGiven {
+		for i := len(bl.given) - 1; i >= 0 && visit(bl.given[i]); i-- {
+		}
+	} else if err := bl.b.tails.newest(ctx, bl.b.store, bl.th, floor, pageSize(avail), visit); err != nil {
 		return err
 	}
 	if visitErr != nil {
 		return visitErr
 	}
-	bl.reachedEnd = !full && before <= floor+1
+	bl.reachedEnd = !full && (bl.hasGiven || before <= floor+1)
 	bl.turnsRead = turns
 	// A tool answer without the assistant message that called it is
 	// refused by chat APIs: drop such orphans from the oldest end.
