@@ -52,8 +52,9 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body) // a failed write means the client left; nothing to tell it
 }
 
-// statusOf maps an agentmem error code to its HTTP status.
-func statusOf(code string) int {
+// StatusOf maps an agentmem error code to its HTTP status (the proxy
+// answers with the same statuses).
+func StatusOf(code string) int {
 	switch code {
 	case agentmem.EINVALID:
 		return http.StatusBadRequest
@@ -90,7 +91,7 @@ const statusClientClosedRequest = 499
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	code := agentmem.ErrorCode(err)
 	msg := agentmem.ErrorMessage(err)
-	status := statusOf(code)
+	status := StatusOf(code)
 	if code == agentmem.EINTERNAL && r.Context().Err() != nil {
 		if errors.Is(r.Context().Err(), context.Canceled) {
 			log.DebugContext(r.Context(), "client went away", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()), "err", err)

@@ -50,6 +50,9 @@ type Options struct {
 	// checkHost). With authentication, every Host is served unless
 	// AllowedHosts is set, which then applies as well.
 	AllowedHosts []string
+	// Proxy, when set, serves the OpenAI-compatible proxy under
+	// /openai/v1/ (proxy.NewHandler) to any authenticated caller.
+	Proxy http.Handler
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when
@@ -85,7 +88,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 		h = newHTTPMetrics(opt.Registry).measure(h)
 		registerContextCache(opt.Registry, svc)
 		registerIndexShedding(opt.Registry, svc)
-		register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
+		Register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
 	}
 	return logRequests(log)(h)
 }

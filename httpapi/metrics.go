@@ -21,11 +21,11 @@ type httpMetrics struct {
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return &httpMetrics{
-		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		requests: Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_http_requests_total",
 			Help: "HTTP requests served, by method, route pattern and status code.",
 		}, []string{"method", "route", "code"})),
-		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		duration: Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentmem_http_request_duration_seconds",
 			Help:    "Time to serve an HTTP request, by method and route pattern.",
 			Buckets: prometheus.DefBuckets,
@@ -105,7 +105,7 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 // the first one's.
 func registerContextCache(reg prometheus.Registerer, svc *core.Service) {
 	for _, result := range []string{"hit", "miss"} {
-		register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "agentmem_context_cache_requests_total",
 			Help:        "Context builds, by whether the cache of built contexts answered them (hit) or they were built (miss).",
 			ConstLabels: prometheus.Labels{"result": result},
@@ -123,7 +123,7 @@ func registerContextCache(reg prometheus.Registerer, svc *core.Service) {
 // sheds its optional work, being far behind (index.Indexer.ShedBacklog),
 // 0 otherwise.
 func registerIndexShedding(reg prometheus.Registerer, svc *core.Service) {
-	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	Register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "agentmem_index_shedding",
 		Help: "1 while indexing is so far behind that it describes chunks without the model and extracts no entities, 0 otherwise.",
 	}, func() float64 {
@@ -134,7 +134,7 @@ func registerIndexShedding(reg prometheus.Registerer, svc *core.Service) {
 	}))
 }
 
-// register registers c with reg, or returns the equal collector registered
+// Register registers c with reg, or returns the equal collector registered
 // before (so that two handlers, or a handler and a test, can share a
 // registry).
 //
@@ -142,7 +142,7 @@ func registerIndexShedding(reg prometheus.Registerer, svc *core.Service) {
 // wiring bug, found at start-up. It panics, as ServeMux.Handle does for
 // conflicting patterns in the same constructor, because NewHandler and
 // InstrumentStore have no error to return it in.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if err := reg.Register(c); err != nil {
 		var already prometheus.AlreadyRegisteredError
 		if errors.As(err, &already) {
@@ -169,12 +169,12 @@ func InstrumentStore(s agentmem.Store, reg prometheus.Registerer) agentmem.Store
 	}
 	return &instrumentedStore{
 		Store: s,
-		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		duration: Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "agentmem_store_operation_duration_seconds",
 			Help:    "Time of a store call, by operation.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"op"})),
-		errors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		errors: Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentmem_store_operation_errors_total",
 			Help: "Store calls that failed, by operation and agentmem error code.",
 		}, []string{"op", "code"})),

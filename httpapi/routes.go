@@ -78,6 +78,11 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"POST /v1/users/{user}/import", accessUser, handleImportUser(log, svc)},
 		{"DELETE /v1/users/{user}", accessUserAdmin, handleDeleteUser(log, svc)},
 	}
+	if opt.Proxy != nil {
+		// The proxy routes its own paths and says whose memory a request
+		// is (the identity's user, or a user it names: see package proxy).
+		rs = append(rs, route{"/openai/v1/", accessUser, opt.Proxy})
+	}
 	if opt.Registry != nil {
 		rs = append(rs, route{"GET /metrics", accessAdmin, promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})})
 	}

@@ -193,6 +193,13 @@ type Reply struct {
 	PromptTokens     int    // 0 means the number of words of the prompt
 	CompletionTokens int    // 0 means the number of words of Content
 	NoChoices        bool   // answer 200 with "choices": [] (a truncated answer)
+	// ToolCalls are function calls the answer asks for (finish reason
+	// "tool_calls" unless FinishReason says otherwise); streamed, each
+	// call's name comes first, then its arguments in two parts.
+	ToolCalls []ToolCall
+	// ChunkDelay pauses a streamed answer before each chunk after the
+	// first (a slow model; a client can go away mid-stream).
+	ChunkDelay time.Duration
 
 	// Vectors replaces the hashed embeddings, one per input.
 	Vectors [][]float32
@@ -390,6 +397,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	model := cmp.Or(reply.Model, req.Model)
 	finish := cmp.Or(reply.FinishReason, "stop")
+	if len(reply.ToolCalls) > 0 {
+		finish = cmp.Or(reply.FinishReason, "tool_calls")
+	}
 	usage := &Usage{
 		PromptTokens:     cmp.Or(reply.PromptTokens, promptWords(req.Messages)),
 		CompletionTokens: cmp.Or(reply.CompletionTokens, len(strings.Fields(reply.Content))),
@@ -397,13 +407,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
 
 	if req.Stream {
-		s.stream(w, id, model, reply, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage)
+		s.stream(w, r, id, model, reply, finish, req.StreamOptions != nil && req.StreamOptions.IncludeUsage, usage)
 		return
 	}
 	resp := ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: []Choice{}, Usage: usage}
 	if !reply.NoChoices {
 		resp.Choices = append(resp.Choices, Choice{
-			Message:      ChatMessage{Role: "assistant", Content: reply.Content},
+			Message:      ChatMessage{Role: "assistant", Content: reply.Content, ToolCalls: reply.ToolCalls},
 			FinishReason: finish,
 		})
 	}
@@ -411,31 +421,64 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 }
 
 // stream writes the answer as server-sent events: a role chunk, one chunk
-// per word, a finish chunk, an optional usage chunk and [DONE].
-func (s *Server) stream(w http.ResponseWriter, id, model string, reply Reply, finish string, withUsage bool, usage *Usage) {
+// per word, the tool calls (each a chunk with its name, then two with
+// parts of its arguments), a finish chunk, an optional usage chunk and
+// [DONE]. Reply.ChunkDelay paces the chunks; a client that goes away ends
+// the stream.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id, model string, reply Reply, finish string, withUsage bool, usage *Usage) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	send := func(c ChatCompletionChunk) {
+	first := true
+	send := func(c ChatCompletionChunk) bool {
+		if !first && reply.ChunkDelay > 0 {
+			t := time.NewTimer(reply.ChunkDelay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return false
+			case <-s.done:
+				return false
+			}
+		}
+		first = false
 		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", created, model
 		b, _ := json.Marshal(c)
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
 		if flusher != nil {
 			flusher.Flush()
 		}
+		return true
 	}
+	delta := func(d ChunkDelta) bool { return send(ChatCompletionChunk{Choices: []ChunkChoice{{Delta: d}}}) }
 	if !reply.NoChoices {
-		send(ChatCompletionChunk{Choices: []ChunkChoice{{Delta: ChunkDelta{Role: "assistant"}}}})
+		if !delta(ChunkDelta{Role: "assistant"}) {
+			return
+		}
 		for _, part := range strings.SplitAfter(reply.Content, " ") {
-			if part != "" {
-				send(ChatCompletionChunk{Choices: []ChunkChoice{{Delta: ChunkDelta{Content: part}}}})
+			if part != "" && !delta(ChunkDelta{Content: part}) {
+				return
 			}
 		}
-		send(ChatCompletionChunk{Choices: []ChunkChoice{{FinishReason: &finish}}})
+		for i, tc := range reply.ToolCalls {
+			args := tc.Function.Arguments
+			half := len(args) / 2
+			if !delta(ChunkDelta{ToolCalls: []ChunkToolCall{{Index: i, ID: tc.ID, Type: cmp.Or(tc.Type, "function"), Function: FunctionCall{Name: tc.Function.Name}}}}) ||
+				!delta(ChunkDelta{ToolCalls: []ChunkToolCall{{Index: i, Function: FunctionCall{Arguments: args[:half]}}}}) ||
+				!delta(ChunkDelta{ToolCalls: []ChunkToolCall{{Index: i, Function: FunctionCall{Arguments: args[half:]}}}}) {
+				return
+			}
+		}
+		if !send(ChatCompletionChunk{Choices: []ChunkChoice{{FinishReason: &finish}}}) {
+			return
+		}
 	}
-	if withUsage {
-		send(ChatCompletionChunk{Choices: []ChunkChoice{}, Usage: usage})
+	if withUsage && !send(ChatCompletionChunk{Choices: []ChunkChoice{}, Usage: usage}) {
+		return
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {

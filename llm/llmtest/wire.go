@@ -50,10 +50,24 @@ func (r ChatCompletionRequest) LastUserMessage() string {
 // content is either a string or an array of parts; the fake joins the text
 // parts into Content.
 type ChatMessage struct {
-	Role       string `json:"role"`
-	Content    string `json:"content"`
-	Name       string `json:"name,omitempty"`
-	ToolCallID string `json:"tool_call_id,omitempty"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is a function call of an assistant message.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // function
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names a function and its JSON arguments.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // UnmarshalJSON accepts content as a string, null, or an array of
@@ -63,12 +77,13 @@ func (m *ChatMessage) UnmarshalJSON(b []byte) error {
 		Role       string          `json:"role"`
 		Content    json.RawMessage `json:"content"`
 		Name       string          `json:"name"`
+		ToolCalls  []ToolCall      `json:"tool_calls"`
 		ToolCallID string          `json:"tool_call_id"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*m = ChatMessage{Role: raw.Role, Name: raw.Name, ToolCallID: raw.ToolCallID}
+	*m = ChatMessage{Role: raw.Role, Name: raw.Name, ToolCalls: raw.ToolCalls, ToolCallID: raw.ToolCallID}
 	switch c := strings.TrimSpace(string(raw.Content)); {
 	case c == "" || c == "null":
 	case c[0] == '"':
@@ -145,8 +160,18 @@ type ChunkChoice struct {
 
 // ChunkDelta is the part of the message a chunk adds.
 type ChunkDelta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content,omitempty"`
+	Role      string          `json:"role,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	ToolCalls []ChunkToolCall `json:"tool_calls,omitempty"`
+}
+
+// ChunkToolCall is the part of a tool call a chunk adds: the first of a
+// call has its ID, type and name, the next ones parts of its arguments.
+type ChunkToolCall struct {
+	Index    int          `json:"index"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function FunctionCall `json:"function"`
 }
 
 // EmbeddingRequest is the body of POST /v1/embeddings as the fake decodes

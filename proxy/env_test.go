@@ -1,0 +1,183 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/proxy"
+	"github.com/google/go-cmp/cmp"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
+
+var ctx = context.Background()
+
+// env is agentmem in process (app.Open: the store, the workers) serving
+// the REST API with the proxy in front of a fake upstream.
+type env struct {
+	fake *llmtest.Server
+	mem  *app.App
+	srv  *httptest.Server
+	reg  *prometheus.Registry
+}
+
+// envOptions change newEnv's setup.
+type envOptions struct {
+	db      string // "" is a fresh SQLite file
+	auth    httpapi.Auth
+	proxy   proxy.Options
+	noUp    bool // no upstream configured
+	wrapped func(agentmem.Store) agentmem.Store
+}
+
+func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
+	t.Helper()
+	var o envOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	e := &env{fake: llmtest.NewServer(t), reg: prometheus.NewRegistry()}
+	db := o.db
+	if db == "" {
+		db = "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")
+	}
+	mem, err := app.Open(ctx, app.Config{DB: db, WrapStore: o.wrapped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	e.mem = mem
+	popt := o.proxy
+	popt.Registry = e.reg
+	if !o.noUp {
+		popt.Upstream = &proxy.Upstream{BaseURL: e.fake.BaseURL(), APIKey: "upstream-key"}
+	}
+	h := httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: o.auth, Registry: e.reg, Proxy: proxy.NewHandler(nil, mem.Service, popt)})
+	e.srv = httptest.NewServer(h)
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// client is the official OpenAI SDK pointed at the proxy, as an
+// application would be after changing its base URL.
+func (e *env) client(opts ...option.RequestOption) openai.Client {
+	base := []option.RequestOption{option.WithBaseURL(e.srv.URL + "/openai/v1"), option.WithAPIKey("app-key"), option.WithMaxRetries(0)}
+	return openai.NewClient(append(base, opts...)...)
+}
+
+// thread returns a thread's messages as "role: content" lines, with tool
+// calls as "→name(args)" and tool answers as "[id] content".
+func (e *env) thread(t testing.TB, userID, threadID string) []string {
+	t.Helper()
+	msgs, _, err := e.mem.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{Limit: agentmem.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, m := range msgs {
+		line := m.Role + ": " + m.Content
+		for _, c := range m.ToolCalls {
+			line += " →" + c.Function.Name + "(" + c.Function.Arguments + ")"
+		}
+		if m.ToolCallID != "" {
+			line = m.Role + ": [" + m.ToolCallID + "] " + m.Content
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// lastMessage returns the newest message of a thread.
+func (e *env) lastMessage(t testing.TB, userID, threadID string) *agentmem.Message {
+	t.Helper()
+	msgs, _, err := e.mem.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{Desc: true, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) == 0 {
+		t.Fatalf("thread %s is empty", threadID)
+	}
+	return msgs[0]
+}
+
+// eventually retries check until it passes or 10 s pass.
+func eventually(t testing.TB, what string, check func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !check() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// upstreamBodies returns the bodies of the upstream's requests to path.
+func (e *env) upstreamBodies(path string) [][]byte {
+	var out [][]byte
+	for _, r := range e.fake.Requests() {
+		if r.Path == path {
+			out = append(out, r.Body)
+		}
+	}
+	return out
+}
+
+// golden compares a request body the upstream received with
+// testdata/name.json, indented (rewritten with -update).
+func golden(t *testing.T, name string, body []byte) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("upstream body is not JSON: %v\n%s", err, body)
+	}
+	got, _ := json.MarshalIndent(v, "", "  ")
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name+".json")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./proxy -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("upstream request %s (-want +got):\n%s", name, diff)
+	}
+}
+
+// header returns a request option setting an agentmem header.
+func header(k, v string) option.RequestOption { return option.WithHeader(k, v) }
+
+// contains reports whether any of msgs holds s.
+func contains(lines []string, s string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = http.StatusOK

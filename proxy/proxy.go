@@ -1,0 +1,433 @@
+// Package proxy is agentmem's OpenAI-compatible proxy: an application
+// built on an OpenAI SDK gets memory by pointing its base URL at
+// agentmem's /openai/v1. Each request stores the client's new turns,
+// builds the context (core.Service.BeginTurn), forwards the request with
+// that context to the upstream model server (OpenAI, Azure OpenAI, or any
+// compatible server: Ollama, vLLM, LM Studio), streams the answer back as
+// it arrives, and stores the answer when it ends (core.Service's
+// AppendMessages): the chat completions API, the Responses API and the
+// model list, streamed and not. Fields it does not know pass through
+// untouched.
+//
+// Who is calling comes from httpapi's authentication, which serves these
+// routes (httpapi.Options.Proxy); which thread from the request (see
+// resolve).
+package proxy
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Request headers a client may send to say whose memory and which of it.
+const (
+	HeaderUser   = "X-Agentmem-User"   // the user, when the key does not say
+	HeaderThread = "X-Agentmem-Thread" // the thread (else the active session of user and agent)
+	HeaderAgent  = "X-Agentmem-Agent"  // the agent of the session (agentmem.DefaultAgent)
+	HeaderMemory = "X-Agentmem-Memory" // the memory mode: auto, full, augment or off
+)
+
+// Response headers: what the proxy did.
+const (
+	HeaderThreadOut      = "X-Agentmem-Thread"         // the thread the turn was stored in
+	HeaderMode           = "X-Agentmem-Memory"         // the mode applied
+	HeaderContextTokens  = "X-Agentmem-Context-Tokens" // the tokens of the context sent
+	HeaderBudgetTokens   = "X-Agentmem-Budget-Tokens"  // the budget it was built for
+	HeaderSummaryBehind  = "X-Agentmem-Summary-Behind" // "true" when the summary lagged and turns were trimmed
+	HeaderUnavailable    = "X-Agentmem-Memory-Unavailable"
+	unavailableByDegrade = "store unavailable; forwarded without memory"
+)
+
+// DegradePassthrough is Options.Degrade's value that forwards requests
+// without memory while the store is down.
+const DegradePassthrough = "passthrough"
+
+// DefaultLocalUser is the user of a request that names none when
+// authentication is off (seed 000's local user).
+const DefaultLocalUser = "local-user"
+
+// DefaultTimeout bounds the wait for the upstream's answer to begin, and
+// then each pause between the parts of a streamed answer.
+const DefaultTimeout = 120 * time.Second
+
+// Options configure the proxy. Upstream is required for the model routes;
+// without it they answer 503 saying how to configure one.
+type Options struct {
+	Upstream *Upstream
+	// Mode is the memory mode of a request without X-Agentmem-Memory
+	// (agentmem.MemoryAuto when "").
+	Mode string
+	// Budgets are the context budgets of models by name or name prefix
+	// ("gpt-4o", "llama3"), the longest prefix winning; they replace the
+	// defaults of the known OpenAI models (DefaultBudget).
+	Budgets map[string]int
+	// Timeout bounds the wait for the upstream (DefaultTimeout when 0).
+	Timeout time.Duration
+	// Degrade says what happens while the store is down: "" answers 503;
+	// DegradePassthrough forwards the request unchanged and says so in
+	// the X-Agentmem-Memory-Unavailable response header.
+	Degrade string
+	// Registry receives the proxy's metrics (nil: none).
+	Registry *prometheus.Registry
+	// MaxBodyBytes bounds a request body (httpapi.DefaultMaxBodyBytes
+	// when 0).
+	MaxBodyBytes int64
+}
+
+// Routes are the proxy's routes, for httpapi's table: each needs an
+// authenticated caller; the proxy resolves whose memory it is.
+var Routes = []string{
+	"POST /openai/v1/chat/completions",
+	"GET /openai/v1/models",
+	"GET /openai/v1/models/{model}",
+}
+
+// NewHandler returns the proxy's routes (Routes) over svc.
+func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opt.Mode = cmp.Or(opt.Mode, agentmem.MemoryAuto)
+	opt.Timeout = cmp.Or(opt.Timeout, DefaultTimeout)
+	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpapi.DefaultMaxBodyBytes)
+	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Registry)}
+	mux := http.NewServeMux()
+	mux.Handle(Routes[0], p.handleChat())
+	mux.Handle(Routes[1], p.handleModels())
+	mux.Handle(Routes[2], p.handleModels())
+	mux.HandleFunc("/", p.unrouted)
+	return mux
+}
+
+// unrouted answers a request no route takes, in OpenAI's error shape:
+// 405 naming the method a known path takes, else 404.
+func (p *proxy) unrouted(w http.ResponseWriter, r *http.Request) {
+	for _, rt := range Routes {
+		method, path, _ := strings.Cut(rt, " ")
+		if path == r.URL.Path {
+			w.Header().Set("Allow", method)
+			p.writeError(w, r, &apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error", code: agentmem.EINVALID,
+				message: r.URL.Path + " takes " + method + ", not " + r.Method + "."})
+			return
+		}
+	}
+	p.writeError(w, r, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: agentmem.ENOTFOUND,
+		message: "No route for " + r.Method + " " + r.URL.Path + " in agentmem's OpenAI-compatible API (chat/completions, responses, models)."})
+}
+
+// proxy is the state the handlers share.
+type proxy struct {
+	log *slog.Logger
+	svc *core.Service
+	opt Options
+	up  *Upstream
+	m   *metrics
+}
+
+// apiError is an error in OpenAI's shape, with its status.
+type apiError struct {
+	status  int
+	typ     string // OpenAI's error type: invalid_request_error, authentication_error…
+	code    string // agentmem's code, or the upstream's
+	param   string
+	message string
+	header  http.Header // extra response headers (Retry-After)
+	// upstream: the model server's own error, passed on (not logged as
+	// the proxy's failure).
+	upstream bool
+}
+
+func (e *apiError) Error() string { return e.message }
+
+// errorOf turns an agentmem error into an apiError of its status.
+func errorOf(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	code := agentmem.ErrorCode(err)
+	status := httpapi.StatusOf(code)
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusUnauthorized:
+		typ = "authentication_error"
+	case status == http.StatusForbidden:
+		typ = "permission_error"
+	case status == http.StatusNotFound:
+		typ = "not_found_error"
+	case status == http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case status >= 500:
+		typ = "server_error"
+	}
+	return &apiError{status: status, typ: typ, code: code, message: agentmem.ErrorMessage(err)}
+}
+
+// invalid is a 400 naming param.
+func invalid(param, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, typ: "invalid_request_error", code: agentmem.EINVALID, param: param,
+		message: agentmem.Errorf(agentmem.EINVALID, format, args...).Message}
+}
+
+// writeError answers err in OpenAI's error shape, which the SDKs parse:
+// {"error":{"message","type","param","code"}}. Server errors are logged.
+func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := errorOf(err)
+	if e.status >= 500 && !e.upstream {
+		p.log.ErrorContext(r.Context(), "proxy request failed", "path", r.URL.Path, "status", e.status, "err", err)
+	}
+	for k, vs := range e.header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	var param, code *string
+	if e.param != "" {
+		param = &e.param
+	}
+	if e.code != "" {
+		code = &e.code
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": e.message, "type": e.typ, "param": param, "code": code}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	w.Write(append(b, '\n'))
+}
+
+// caller is who a request speaks for and where its turn goes.
+type caller struct {
+	user   string
+	thread string
+	agent  string
+	mode   string
+}
+
+// resolve says whose memory a request is, from the first that says:
+//
+//   - the authenticated identity, when it is one user's (a user key, or
+//     a trusted proxy's user header): another user named by
+//     X-Agentmem-User or the body's "user" is refused (403), since a key
+//     speaks for one user;
+//   - X-Agentmem-User;
+//   - the body's "user", only when authentication is off or the key is an
+//     admin's (a tenant's key must name the user by the header, since
+//     apps also put pseudonymous IDs there for the model server);
+//   - with authentication off, DefaultLocalUser.
+//
+// The thread is X-Agentmem-Thread, else threadID (from the body), else
+// the active session of the user and X-Agentmem-Agent.
+func (p *proxy) resolve(r *http.Request, bodyUser, threadID string) (*caller, error) {
+	id := agentmem.IdentityFromContext(r.Context())
+	header := r.Header.Get(HeaderUser)
+	c := &caller{
+		thread: cmp.Or(r.Header.Get(HeaderThread), threadID),
+		agent:  r.Header.Get(HeaderAgent),
+		mode:   cmp.Or(r.Header.Get(HeaderMemory), p.opt.Mode),
+	}
+	authOff := id == nil || id.Via == httpapi.AuthNone
+	switch {
+	case id != nil && id.Scope.Kind == agentmem.ScopeUser:
+		c.user = id.Scope.UserID
+		for _, other := range []struct{ where, name string }{{HeaderUser, header}, {`the body's "user"`, bodyUser}} {
+			if other.name != "" && other.name != c.user {
+				return nil, &apiError{status: http.StatusForbidden, typ: "permission_error", code: agentmem.EFORBIDDEN,
+					message: "This key speaks for one user; " + other.where + " names another (" + strconv.Quote(other.name) + "). Leave it out, or use that user's key."}
+			}
+		}
+	case header != "":
+		c.user = header
+	case bodyUser != "" && (authOff || id.Scope.Kind == agentmem.ScopeAdmin):
+		c.user = bodyUser
+	case authOff:
+		c.user = DefaultLocalUser
+	default:
+		return nil, invalid("user", "Name the user whose memory this is with the %s header.", HeaderUser)
+	}
+	switch c.mode {
+	case agentmem.MemoryAuto, agentmem.MemoryFull, agentmem.MemoryAugment, agentmem.MemoryOff:
+	default:
+		return nil, invalid(HeaderMemory, "%s must be auto, full, augment or off, not %q.", HeaderMemory, c.mode)
+	}
+	return c, nil
+}
+
+// readBody reads a request body: one JSON object, within the size limit.
+func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, p.opt.MaxBodyBytes))
+	if err != nil {
+		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: agentmem.ETOOLARGE,
+				message: "The request body is larger than the limit of " + strconv.FormatInt(tooLarge.Limit, 10) + " bytes."}
+		}
+		return nil, invalid("", "The request body could not be read.")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return nil, invalid("", "The request body must be a JSON object.")
+	}
+	return obj, nil
+}
+
+// str reads a string field of a body; absent or null is "".
+func str(body map[string]json.RawMessage, field string) (string, error) {
+	raw, ok := body[field]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", invalid(field, "%s must be a string.", field)
+	}
+	return s, nil
+}
+
+// flag reads a boolean field of a body; absent or null is false.
+func flag(body map[string]json.RawMessage, field string) (bool, error) {
+	raw, ok := body[field]
+	if !ok || string(raw) == "null" {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, invalid(field, "%s must be true or false.", field)
+	}
+	return b, nil
+}
+
+// metadataThread reads metadata.thread_id of a body.
+func metadataThread(body map[string]json.RawMessage) (string, error) {
+	raw, ok := body["metadata"]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var md map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &md); err != nil {
+		return "", invalid("metadata", "metadata must be an object of strings.")
+	}
+	return str(md, "thread_id")
+}
+
+// maxTokens reads the answer's token limit a request sets (0: none).
+func maxTokens(body map[string]json.RawMessage, fields ...string) int {
+	for _, f := range fields {
+		var n int
+		if raw, ok := body[f]; ok && json.Unmarshal(raw, &n) == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// setHeaders writes the response headers that say what the proxy did.
+func setHeaders(h http.Header, c *caller, turn *agentmem.Turn) {
+	if turn == nil {
+		return
+	}
+	h.Set(HeaderThreadOut, turn.Thread.ID)
+	h.Set(HeaderMode, turn.Mode)
+	if turn.Context != nil {
+		t := turn.Context.Telemetry
+		h.Set(HeaderContextTokens, strconv.Itoa(t.UsedTokens))
+		h.Set(HeaderBudgetTokens, strconv.Itoa(t.BudgetTokens))
+		h.Set(HeaderSummaryBehind, strconv.FormatBool(t.SummaryBehind))
+	}
+}
+
+// beginTurn runs the service's first half of the call. A store that is
+// down answers 503, or with DegradePassthrough nil and no error: the
+// request is then forwarded as it is.
+func (p *proxy) beginTurn(ctx context.Context, c *caller, req agentmem.TurnRequest) (*agentmem.Turn, error) {
+	turn, err := p.svc.BeginTurn(ctx, c.user, req)
+	if err == nil {
+		return turn, nil
+	}
+	switch agentmem.ErrorCode(err) {
+	case agentmem.EINTERNAL, agentmem.EUNAVAILABLE:
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		p.log.ErrorContext(ctx, "proxy: memory unavailable", "err", err)
+		if p.opt.Degrade == DegradePassthrough {
+			return nil, nil
+		}
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: agentmem.EUNAVAILABLE,
+			header:  http.Header{"Retry-After": {"5"}},
+			message: "agentmem's store is unavailable, so the turn could not be stored; retry shortly (or run serve with --proxy-degrade passthrough to forward without memory meanwhile)."}
+	}
+	return nil, err
+}
+
+// finish stores the model's answer (the second half of the call). It
+// runs after the client went away too, on a context of its own.
+func (p *proxy) finish(ctx context.Context, c *caller, turn *agentmem.Turn, reply *agentmem.Message) {
+	if turn == nil || reply == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if _, err := p.svc.AppendMessages(ctx, c.user, turn.Thread.ID, []*agentmem.Message{reply}, ""); err != nil {
+		p.log.ErrorContext(ctx, "proxy: answer not stored", "thread", turn.Thread.ID, "err", err)
+	}
+}
+
+// replyMetadata is the metadata of a stored answer.
+func replyMetadata(model, id, finish string, incomplete bool) json.RawMessage {
+	md := map[string]any{"source": "proxy"}
+	if model != "" {
+		md["model"] = model
+	}
+	if id != "" {
+		md["response_id"] = id
+	}
+	if finish != "" {
+		md["finish_reason"] = finish
+	}
+	if incomplete {
+		md["incomplete"] = true
+	}
+	b, _ := json.Marshal(md)
+	return b
+}
+
+// contentText returns the text of a message's content: a string, null,
+// or an array of parts whose text parts are joined (images and audio are
+// forwarded but not stored).
+func contentText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	var s string
+	if raw[0] == '"' {
+		return s, json.Unmarshal(raw, &s) == nil
+	}
+	var parts []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", false
+	}
+	var texts []string
+	for _, part := range parts {
+		if t := cmp.Or(part.Text, part.Refusal); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n"), true
+}
