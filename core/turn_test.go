@@ -222,12 +222,16 @@ func TestBeginTurn_Errors(t *testing.T) {
 			user string
 			code string
 		}{
-			"mode":        {func() agentmem.TurnRequest { return agentmem.TurnRequest{Mode: "most"} }, "alice", agentmem.EINVALID},
-			"thread ID":   {func() agentmem.TurnRequest { return agentmem.TurnRequest{ThreadID: "a b"} }, "alice", agentmem.EINVALID},
-			"role":        {func() agentmem.TurnRequest { return agentmem.TurnRequest{ThreadID: "private", Messages: []*agentmem.Message{{Role: "robot"}}} }, "alice", agentmem.EINVALID},
-			"null":        {func() agentmem.TurnRequest { return agentmem.TurnRequest{Messages: []*agentmem.Message{nil}} }, "alice", agentmem.EINVALID},
-			"agent":       {func() agentmem.TurnRequest { return agentmem.TurnRequest{AgentID: "a/b"} }, "alice", agentmem.EINVALID},
-			"tool answer": {func() agentmem.TurnRequest { return agentmem.TurnRequest{ThreadID: "private", Messages: []*agentmem.Message{{Role: "tool"}}} }, "alice", agentmem.EINVALID},
+			"mode":      {func() agentmem.TurnRequest { return agentmem.TurnRequest{Mode: "most"} }, "alice", agentmem.EINVALID},
+			"thread ID": {func() agentmem.TurnRequest { return agentmem.TurnRequest{ThreadID: "a b"} }, "alice", agentmem.EINVALID},
+			"role": {func() agentmem.TurnRequest {
+				return agentmem.TurnRequest{ThreadID: "private", Messages: []*agentmem.Message{{Role: "robot"}}}
+			}, "alice", agentmem.EINVALID},
+			"null":  {func() agentmem.TurnRequest { return agentmem.TurnRequest{Messages: []*agentmem.Message{nil}} }, "alice", agentmem.EINVALID},
+			"agent": {func() agentmem.TurnRequest { return agentmem.TurnRequest{AgentID: "a/b"} }, "alice", agentmem.EINVALID},
+			"tool answer": {func() agentmem.TurnRequest {
+				return agentmem.TurnRequest{ThreadID: "private", Messages: []*agentmem.Message{{Role: "tool"}}}
+			}, "alice", agentmem.EINVALID},
 		} {
 			req := c.ctx()
 			req.Messages = append(req.Messages, user("x"))

@@ -10,12 +10,14 @@ import (
 	"net/url"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/window"
 )
@@ -75,6 +77,13 @@ type Config struct {
 	InsightMinConfidence float64       // reflection drops weaker insights
 	FactsMinScore        float64       // min_score of a facts question that gives none
 
+	// The OpenAI-compatible proxy (/openai/v1).
+	ProxyUpstream string        // the model server's base URL ("" for the model's: --llm-base-url, OPENAI_BASE_URL, OpenAI or Azure)
+	ProxyMode     string        // memory mode of a request that names none: auto, full, augment or off
+	ProxyBudgets  []string      // MODEL=TOKENS context budgets, by model name prefix
+	ProxyTimeout  time.Duration // wait for the upstream's answer to begin, and between its streamed parts
+	ProxyDegrade  string        // while the store is down: fail (503) or passthrough
+
 	// from says where each setting set otherwise than by default came
 	// from, for errors: "--auth", "AGENTMEM_AUTH" or "auth in FILE".
 	from map[string]string
@@ -119,6 +128,10 @@ func defaults() Config {
 		IdleTimeout:          30 * time.Minute,
 		DoneJobsRetention:    24 * time.Hour,
 		InsightMinConfidence: reflection.DefaultInsightConfidence,
+
+		ProxyMode:    agentmem.MemoryAuto,
+		ProxyTimeout: proxy.DefaultTimeout,
+		ProxyDegrade: "fail",
 	}
 }
 
@@ -198,8 +211,17 @@ var settings = []setting{
 	{"done-jobs-retention", inServe, "background jobs that are done are deleted this long after (0: kept; dead jobs are always kept)", func(c *Config) any { return &c.DoneJobsRetention }},
 	{"insight-categories", inServe, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
 	{"insight-min-confidence", inServe, "reflection drops insights with less confidence (seed 001)", func(c *Config) any { return &c.InsightMinConfidence }},
+	{"proxy-upstream", inServe, "base URL of the model server the OpenAI-compatible proxy at /openai/v1 forwards to, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (default: the model's server: --llm-base-url, OPENAI_BASE_URL, OpenAI with OPENAI_API_KEY, or Azure); its key is AGENTMEM_PROXY_API_KEY, else OPENAI_API_KEY", func(c *Config) any { return &c.ProxyUpstream }},
+	{"proxy-mode", inServe, "the proxy's memory mode when a request's X-Agentmem-Memory names none: auto (augment a request that carries earlier turns, else full), full, augment or off", func(c *Config) any { return &c.ProxyMode }},
+	{"proxy-budgets", inServe, "comma-separated MODEL=TOKENS context budgets of the proxy, by model name prefix (llama3=7000); the known OpenAI models have defaults (their window less 8K)", func(c *Config) any { return &c.ProxyBudgets }},
+	{"proxy-timeout", inServe, "how long the proxy waits for the model server's answer to begin, and then between its streamed parts (504 past it)", func(c *Config) any { return &c.ProxyTimeout }},
+	{"proxy-degrade", inServe, "while the store is down, the proxy answers 503 (fail) or forwards requests without memory (passthrough), saying so in the X-Agentmem-Memory-Unavailable header", func(c *Config) any { return &c.ProxyDegrade }},
 	{"facts-min-score", inServe, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
 }
+
+// proxyKeyEnv holds the proxy's key to its model server when it is not
+// OPENAI_API_KEY: a secret, so a variable and not a setting.
+const proxyKeyEnv = "AGENTMEM_PROXY_API_KEY"
 
 // configEnv names the config file when --config does not.
 const configEnv = "AGENTMEM_CONFIG"
@@ -284,6 +306,19 @@ func (cfg *Config) Validate() error {
 	if err := cfg.checkAllowed(); err != nil {
 		return err
 	}
+	if _, err := cfg.proxyBudgets(); err != nil {
+		return err
+	}
+	switch {
+	case cfg.ProxyMode != agentmem.MemoryAuto && cfg.ProxyMode != agentmem.MemoryFull && cfg.ProxyMode != agentmem.MemoryAugment && cfg.ProxyMode != agentmem.MemoryOff:
+		return fmt.Errorf("%s must be auto, full, augment or off, not %q", n("proxy-mode"), cfg.ProxyMode)
+	case cfg.ProxyDegrade != "fail" && cfg.ProxyDegrade != proxy.DegradePassthrough:
+		return fmt.Errorf("%s must be fail or passthrough, not %q", n("proxy-degrade"), cfg.ProxyDegrade)
+	case cfg.ProxyTimeout <= 0:
+		return fmt.Errorf("%s must be positive, not %v", n("proxy-timeout"), cfg.ProxyTimeout)
+	case cfg.ProxyUpstream != "" && !isHTTPURL(cfg.ProxyUpstream):
+		return fmt.Errorf("%s must be an http(s) URL such as https://api.openai.com/v1, not %q", n("proxy-upstream"), cfg.ProxyUpstream)
+	}
 	switch {
 	case cfg.Auth == "header" && len(cfg.TrustedProxies) == 0:
 		return fmt.Errorf("%s header needs %s: the addresses of the proxies whose %s header is believed", n("auth"), n("trusted-proxies"), cfg.UserHeader)
@@ -364,6 +399,61 @@ func (cfg *Config) trustedProxies() ([]netip.Prefix, error) {
 // checkAllowed checks AllowedOrigins (each an origin: http or https,
 // a host and maybe a port, no path) and AllowedHosts (each a name or
 // name:port, no scheme or path).
+// isHTTPURL reports whether s is an absolute http(s) URL.
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// proxyBudgets parses --proxy-budgets: MODEL=TOKENS, each budget between
+// 1 and window.MaxBudgetTokens.
+func (cfg *Config) proxyBudgets() (map[string]int, error) {
+	if len(cfg.ProxyBudgets) == 0 {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, item := range cfg.ProxyBudgets {
+		model, tokens, ok := strings.Cut(item, "=")
+		n, err := strconv.Atoi(strings.TrimSpace(tokens))
+		model = strings.TrimSpace(model)
+		if !ok || model == "" || err != nil || n < 1 || n > window.MaxBudgetTokens {
+			return nil, fmt.Errorf("%s: %q must be MODEL=TOKENS with TOKENS between 1 and %d, e.g. llama3=7000", cfg.name("proxy-budgets"), item, window.MaxBudgetTokens)
+		}
+		out[model] = n
+	}
+	return out, nil
+}
+
+// proxyOptions returns the proxy's options: its upstream is
+// --proxy-upstream with AGENTMEM_PROXY_API_KEY (else OPENAI_API_KEY),
+// else the model's server (Azure OpenAI, --llm-base-url, OPENAI_BASE_URL,
+// or OpenAI itself with OPENAI_API_KEY), else none (the proxy answers 503
+// saying how to configure one).
+func (cfg *Config) proxyOptions(getenv func(string) string) proxy.Options {
+	budgets, _ := cfg.proxyBudgets() // checked by Validate
+	opt := proxy.Options{Mode: cfg.ProxyMode, Budgets: budgets, Timeout: cfg.ProxyTimeout, MaxBodyBytes: cfg.MaxBodyBytes}
+	if cfg.ProxyDegrade == proxy.DegradePassthrough {
+		opt.Degrade = proxy.DegradePassthrough
+	}
+	key := getenv(proxyKeyEnv)
+	switch endpoint := getenv("AZURE_OPENAI_ENDPOINT"); {
+	case cfg.ProxyUpstream != "":
+		opt.Upstream = &proxy.Upstream{BaseURL: cfg.ProxyUpstream, APIKey: cmpOr(key, getenv("OPENAI_API_KEY"))}
+	case endpoint != "":
+		opt.Upstream = &proxy.Upstream{AzureEndpoint: endpoint, AzureAPIVersion: getenv("OPENAI_API_VERSION"), APIKey: cmpOr(key, getenv("AZURE_OPENAI_API_KEY"))}
+	case cfg.LLMBaseURL != "" || getenv("OPENAI_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "":
+		opt.Upstream = &proxy.Upstream{BaseURL: cmpOr(cfg.LLMBaseURL, getenv("OPENAI_BASE_URL")), APIKey: cmpOr(key, getenv("OPENAI_API_KEY"))}
+	}
+	return opt
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 func (cfg *Config) checkAllowed() error {
 	for _, o := range cfg.AllowedOrigins {
 		u, err := url.Parse(o)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/proxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
@@ -62,7 +63,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	} else {
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
-	srv := newHTTPServer(log, mem.Service, reg, cfg)
+	popt := cfg.proxyOptions(getenv)
+	popt.Registry = reg
+	if popt.Upstream == nil {
+		log.Info("proxy: no model server configured; /openai/v1 answers 503 until --proxy-upstream or OPENAI_API_KEY is set")
+	}
+	srv := newHTTPServer(log, mem.Service, reg, cfg, proxy.NewHandler(log, mem.Service, popt))
 	log.Info("agentmem started", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB), "version", version())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 
@@ -127,7 +133,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (Co
 
 // newHTTPServer returns the server of the REST API over svc, with its
 // timeouts.
-func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config) *http.Server {
+func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config, proxyHandler http.Handler) *http.Server {
 	proxies, _ := cfg.trustedProxies() // checked by Validate
 	handler := httpapi.NewHandler(log, svc, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -143,6 +149,7 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 		MaxQueryBytes:  cfg.MaxQueryBytes,
 		AllowedOrigins: cfg.AllowedOrigins,
 		AllowedHosts:   cfg.AllowedHosts,
+		Proxy:          proxyHandler,
 	})
 	return &http.Server{
 		Handler:           handler,
