@@ -31,6 +31,9 @@ type TurnRequest struct {
 	// AgentID, opened when there is none. A thread that does not exist is
 	// created with this ID.
 	ThreadID string
+	// Continue requires ThreadID to name a thread of the user
+	// (ENOTFOUND otherwise): a call that continues an earlier one.
+	Continue bool
 	AgentID  string // "" is DefaultAgent
 	// Messages are the client's messages without its system prompt,
 	// oldest first: the whole history it resends, or only the new turn.

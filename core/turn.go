@@ -93,7 +93,8 @@ func (s *Service) BeginTurn(ctx context.Context, userID string, req agentmem.Tur
 }
 
 // turnThread returns the thread of a turn: req.ThreadID, created when it
-// does not exist, or else the active session's of the user and agent.
+// does not exist (unless req.Continue), or else the active session's of
+// the user and agent.
 func (s *Service) turnThread(ctx context.Context, u user, req agentmem.TurnRequest) (*agentmem.Thread, error) {
 	agent := cmp.Or(req.AgentID, agentmem.DefaultAgent)
 	if err := agentmem.ValidateID("agent_id", agent); err != nil {
@@ -110,7 +111,7 @@ func (s *Service) turnThread(ctx context.Context, u user, req agentmem.TurnReque
 		return nil, err
 	}
 	th, err := s.store.FindThreadByID(ctx, u.id, req.ThreadID)
-	if agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+	if agentmem.ErrorCode(err) != agentmem.ENOTFOUND || req.Continue {
 		return th, err
 	}
 	th = &agentmem.Thread{ID: req.ThreadID, UserID: u.id, AgentID: agent}

@@ -28,7 +28,8 @@ type clientMessages struct {
 	systemRaw []json.RawMessage // system and developer messages, in order
 	system    string            // their texts, for the budget
 	turns     []*agentmem.Message
-	turnsRaw  []json.RawMessage
+	turnsRaw  [][]json.RawMessage // the items of each turn (the Responses API has several per turn)
+	trailing  []json.RawMessage   // items after the last turn that are none (Responses API)
 }
 
 // splitMessages reads a chat request's messages.
@@ -59,7 +60,7 @@ func splitMessages(raw json.RawMessage) (*clientMessages, error) {
 			}
 		case agentmem.RoleUser, agentmem.RoleAssistant, agentmem.RoleTool:
 			cm.turns = append(cm.turns, &agentmem.Message{Role: m.Role, Content: text, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
-			cm.turnsRaw = append(cm.turnsRaw, item)
+			cm.turnsRaw = append(cm.turnsRaw, []json.RawMessage{item})
 		case "":
 			return nil, invalid("messages", "messages[%d].role is required.", i)
 		default:
@@ -72,9 +73,10 @@ func splitMessages(raw json.RawMessage) (*clientMessages, error) {
 
 // outgoing returns the messages to send the model: the client's system
 // messages as they came, then the context (the context block, and in full
-// mode the stored history), and the client's own newest turns, raw, for
-// those of the context's trailing messages that are the client's.
-func (cm *clientMessages) outgoing(turn *agentmem.Turn) ([]json.RawMessage, error) {
+// mode the stored history) each written by wire, and the client's own
+// newest turns, raw, for those of the context's trailing messages that
+// are the client's.
+func (cm *clientMessages) outgoing(turn *agentmem.Turn, wire func(agentmem.ChatMessage) ([]json.RawMessage, error)) ([]json.RawMessage, error) {
 	c := turn.Context
 	msgs := c.Messages
 	if cm.system != "" && len(msgs) > 0 && msgs[0].Role == agentmem.RoleSystem && msgs[0].Content == cm.system {
@@ -96,18 +98,21 @@ func (cm *clientMessages) outgoing(turn *agentmem.Turn) ([]json.RawMessage, erro
 	}
 	out := append([]json.RawMessage(nil), cm.systemRaw...)
 	for _, m := range msgs[:len(msgs)-own] {
-		b, err := json.Marshal(chatWire(m))
+		items, err := wire(m)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b)
+		out = append(out, items...)
 	}
-	return append(out, cm.turnsRaw[len(cm.turnsRaw)-own:]...), nil
+	for _, items := range cm.turnsRaw[len(cm.turnsRaw)-own:] {
+		out = append(out, items...)
+	}
+	return append(out, cm.trailing...), nil
 }
 
-// chatWire is a context message on the wire: content null beside tool
-// calls when it is empty.
-func chatWire(m agentmem.ChatMessage) any {
+// chatWire writes a context message as the chat completions API takes it:
+// content null beside tool calls when it is empty.
+func chatWire(m agentmem.ChatMessage) ([]json.RawMessage, error) {
 	type wire struct {
 		Role       string              `json:"role"`
 		Content    *string             `json:"content"`
@@ -119,7 +124,8 @@ func chatWire(m agentmem.ChatMessage) any {
 	if m.Content == "" && len(m.ToolCalls) > 0 {
 		w.Content = nil
 	}
-	return w
+	b, err := json.Marshal(w)
+	return []json.RawMessage{b}, err
 }
 
 // handleChat serves POST /openai/v1/chat/completions.
@@ -173,7 +179,7 @@ func (p *proxy) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	if turn == nil {
 		w.Header().Set(HeaderUnavailable, unavailableByDegrade)
 	} else if turn.Context != nil {
-		msgs, err := cm.outgoing(turn)
+		msgs, err := cm.outgoing(turn, chatWire)
 		if err != nil {
 			return err
 		}
@@ -332,19 +338,22 @@ func (p *proxy) streamChat(w http.ResponseWriter, r *http.Request, c *caller, tu
 		}
 	}
 	defer store()
-	p.relay(w, x, func(data []byte) {
+	p.relay(w, x, func(data []byte) []byte {
 		if bytes.Equal(data, []byte("[DONE]")) {
 			store()
-			return
+		} else {
+			acc.add(data)
 		}
-		acc.add(data)
+		return data
 	})
 }
 
 // relay copies an event stream from x to w, line by line, flushing at
 // the end of each event; onData sees each event's data before its line
-// is written. It returns when the stream ends or either side fails.
-func (p *proxy) relay(w http.ResponseWriter, x *exchange, onData func(data []byte)) {
+// is written, and returns the data to write in its place (the same slice
+// to change nothing). It returns when the stream ends or either side
+// fails.
+func (p *proxy) relay(w http.ResponseWriter, x *exchange, onData func(data []byte) []byte) {
 	rc := http.NewResponseController(w)
 	w.WriteHeader(x.res.StatusCode)
 	rc.Flush()
@@ -354,7 +363,10 @@ func (p *proxy) relay(w http.ResponseWriter, x *exchange, onData func(data []byt
 		if len(line) > 0 {
 			trimmed := bytes.TrimRight(line, "\r\n")
 			if data, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-				onData(bytes.TrimSpace(data))
+				data = bytes.TrimSpace(data)
+				if out := onData(data); !bytes.Equal(out, data) {
+					line = append(append([]byte("data: "), out...), '\n')
+				}
 			}
 			if _, werr := w.Write(line); werr != nil {
 				return

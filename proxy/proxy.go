@@ -92,6 +92,7 @@ type Options struct {
 // authenticated caller; the proxy resolves whose memory it is.
 var Routes = []string{
 	"POST /openai/v1/chat/completions",
+	"POST /openai/v1/responses",
 	"GET /openai/v1/models",
 	"GET /openai/v1/models/{model}",
 }
@@ -107,8 +108,9 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Registry)}
 	mux := http.NewServeMux()
 	mux.Handle(Routes[0], p.handleChat())
-	mux.Handle(Routes[1], p.handleModels())
+	mux.Handle(Routes[1], p.handleResponses())
 	mux.Handle(Routes[2], p.handleModels())
+	mux.Handle(Routes[3], p.handleModels())
 	mux.HandleFunc("/", p.unrouted)
 	return mux
 }

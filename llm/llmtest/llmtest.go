@@ -4,6 +4,7 @@
 // (llm/openai) is what gets tested:
 //
 //	POST /v1/chat/completions                       (also with "stream": true, as server-sent events)
+//	POST /v1/responses                              (the Responses API, streamed or not)
 //	POST /v1/embeddings
 //	GET  /v1/models, GET /v1/models/{model}
 //	POST /openai/deployments/{deployment}/chat/completions?api-version=…   (Azure OpenAI)
@@ -77,10 +78,11 @@ type Request struct {
 	Header http.Header
 	Body   []byte
 
-	// Chat is the decoded body of a chat-completions request, and
-	// Embedding that of an embeddings request; nil otherwise or when the
-	// body did not decode.
+	// Chat is the decoded body of a chat-completions request, Responses
+	// that of a Responses API request, and Embedding that of an
+	// embeddings request; nil otherwise or when the body did not decode.
 	Chat      *ChatCompletionRequest
+	Responses *ResponsesRequest
 	Embedding *EmbeddingRequest
 }
 
@@ -308,6 +310,7 @@ func Vector(text string, dim int) []float32 {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	mux.HandleFunc("POST /v1/responses", s.handleResponses)
 	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /v1/models/{model}", s.handleModel)
@@ -378,19 +381,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s.mu.Lock()
-	var reply Reply
-	if len(s.chatQueue) > 0 {
-		reply, s.chatQueue = s.chatQueue[0], s.chatQueue[1:]
-	} else if f := s.chatScript; f != nil {
-		s.mu.Unlock()
-		reply = f(req)
-		s.mu.Lock()
-	} else {
-		reply = DefaultReply(req)
-	}
-	id := fmt.Sprintf("chatcmpl-%d", s.seq)
-	s.mu.Unlock()
+	reply, n := s.next(req)
+	id := "chatcmpl-" + n
 
 	if s.fault(w, r, reply) {
 		return
@@ -418,6 +410,26 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// next returns the answer to a chat (or a Responses request read as
+// one): the next queued reply, else the script's, else DefaultReply; and
+// the request's number, for IDs.
+func (s *Server) next(req ChatCompletionRequest) (Reply, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := fmt.Sprint(s.seq)
+	if len(s.chatQueue) > 0 {
+		reply := s.chatQueue[0]
+		s.chatQueue = s.chatQueue[1:]
+		return reply, n
+	}
+	if f := s.chatScript; f != nil {
+		s.mu.Unlock()
+		defer s.mu.Lock()
+		return f(req), n
+	}
+	return DefaultReply(req), n
 }
 
 // stream writes the answer as server-sent events: a role chunk, one chunk
