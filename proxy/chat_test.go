@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/google/go-cmp/cmp"
@@ -233,5 +236,71 @@ func TestChat_UpstreamFails(t *testing.T) {
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || !strings.Contains(apiErr.Message, "--proxy-upstream") {
 		t.Errorf("no upstream: %v", err)
+	}
+}
+
+// TestChat_ResendsHistory: an application that keeps its conversation
+// and resends it whole on every call, as most do, has each turn stored
+// once, on SQLite and PostgreSQL.
+func TestChat_ResendsHistory(t *testing.T) {
+	for _, backend := range []string{"SQLite", "PostgreSQL"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t, func(o *envOptions) {
+				if backend == "PostgreSQL" {
+					o.db = testutil.MustCreateSchema(t)
+				}
+			})
+			c := e.client(header(proxy.HeaderThread, "resend"))
+			msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coach.")}
+			var want []string
+			for _, q := range []string{"I want to run a marathon.", "How often should I train?", "And what should I eat?"} {
+				msgs = append(msgs, openai.UserMessage(q))
+				got, err := c.Chat.Completions.New(ctx, chatParams(msgs...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs = append(msgs, got.Choices[0].Message.ToParam())
+				want = append(want, "user: "+q, "assistant: "+got.Choices[0].Message.Content)
+			}
+			if diff := cmp.Diff(want, e.thread(t, proxy.DefaultLocalUser, "resend")); diff != "" {
+				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestChat_Passthrough: fields agentmem does not read reach the upstream
+// untouched, and an Azure OpenAI upstream is called at its deployment's
+// path with its api-key.
+func TestChat_Passthrough(t *testing.T) {
+	e := newEnv(t)
+	c := e.client()
+	_, err := c.Chat.Completions.New(ctx, chatParams(openai.UserMessage("hi")),
+		option.WithJSONSet("x_vendor", map[string]any{"a": []any{1.5, "b"}}), option.WithJSONSet("seed", 42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(e.upstreamBodies("/v1/chat/completions")[0])
+	if !strings.Contains(body, `"x_vendor":{"a":[1.5,"b"]}`) || !strings.Contains(body, `"seed":42`) {
+		t.Errorf("upstream body %s", body)
+	}
+
+	az := newEnv(t, func(o *envOptions) { o.noUp = true })
+	fake := llmtest.NewServer(t)
+	fake.RequireAPIKey("az-key")
+	az.srv.Close()
+	az.srv = httptest.NewServer(httpapi.NewHandler(nil, az.mem.Service, httpapi.Options{Proxy: proxy.NewHandler(nil, az.mem.Service, proxy.Options{
+		Upstream: &proxy.Upstream{AzureEndpoint: fake.URL, APIKey: "az-key"},
+	})}))
+	t.Cleanup(az.srv.Close)
+	ac := az.client()
+	got, err := ac.Chat.Completions.New(ctx, chatParams(openai.UserMessage("hello Azure")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.Requests()
+	if got.Choices[0].Message.Content != "echo: hello Azure" || len(reqs) != 1 || reqs[0].Path != "/openai/deployments/gpt-4o-mini/chat/completions" ||
+		reqs[0].Query.Get("api-version") != proxy.DefaultAzureAPIVersion {
+		t.Errorf("Azure: %q, requests %+v", got.Choices[0].Message.Content, reqs)
 	}
 }

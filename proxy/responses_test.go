@@ -1,11 +1,14 @@
 package proxy_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/google/go-cmp/cmp"
@@ -173,5 +176,31 @@ func TestResponses_ForeignOrStolenID(t *testing.T) {
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "previous_response_id") {
 		t.Errorf("another user's response: %v", err)
+	}
+}
+
+// TestResponses_ClientGoesAway: a streamed response whose client leaves
+// has what arrived stored, marked incomplete.
+func TestResponses_ClientGoesAway(t *testing.T) {
+	e := newEnv(t)
+	e.fake.Push(llmtest.Reply{Content: "alpha beta gamma delta epsilon zeta eta theta", ChunkDelay: 30 * time.Millisecond})
+	cctx, cancel := context.WithCancel(ctx)
+	c := e.client(header(proxy.HeaderThread, "gone"))
+	stream := c.Responses.NewStreaming(cctx, responses.ResponseNewParams{Model: "gpt-4o", Input: textInput("recite")})
+	deltas := 0
+	for deltas < 3 && stream.Next() {
+		if stream.Current().Type == "response.output_text.delta" {
+			deltas++
+		}
+	}
+	cancel()
+	stream.Close()
+	var last *agentmem.Message
+	eventually(t, "the partial answer", func() bool {
+		last = e.lastMessage(t, proxy.DefaultLocalUser, "gone")
+		return last.Role == agentmem.RoleAssistant
+	})
+	if !strings.HasPrefix(last.Content, "alpha beta") || strings.Contains(last.Content, "theta") || !strings.Contains(string(last.Metadata), `"incomplete":true`) {
+		t.Errorf("stored %q with %s", last.Content, last.Metadata)
 	}
 }
