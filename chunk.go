@@ -125,6 +125,11 @@ type ChunkStore interface {
 	// when it has none. Returns ENOTFOUND if the thread does not exist.
 	FindChunks(ctx context.Context, userID, threadID string) ([]*Chunk, error)
 
+	// LastChunkEnd returns the SeqTo of a thread's last chunk, 0 when it
+	// has none: where the next chunk starts, read without the chunks.
+	// Returns ENOTFOUND if the thread does not exist.
+	LastChunkEnd(ctx context.Context, userID, threadID string) (int64, error)
+
 	// PutMessageWindows sets the full-text windows of messages of a thread
 	// by seq, replacing earlier ones. Until a message has a window, search
 	// finds it by its content. Seqs of no user or assistant message are

@@ -106,13 +106,9 @@ const chunkWords = 60
 // one for the turns left over.
 func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
 	k := cmp.Or(ix.ChunkTurns, agentmem.DefaultChunkTurns)
-	chunks, err := ix.Store.FindChunks(ctx, th.UserID, th.ID)
+	last, err := ix.Store.LastChunkEnd(ctx, th.UserID, th.ID)
 	if err != nil {
 		return err
-	}
-	var last int64
-	if len(chunks) > 0 {
-		last = chunks[len(chunks)-1].SeqTo
 	}
 	turns, err := ReadTurns(ctx, ix.Store, th.UserID, th.ID, last+1, th.LastSeq)
 	if err != nil {

@@ -81,6 +81,24 @@ func (s *Store) FindChunks(ctx context.Context, userID, threadID string) ([]*age
 	return out, nil
 }
 
+// LastChunkEnd implements agentmem.ChunkStore.
+func (s *Store) LastChunkEnd(ctx context.Context, userID, threadID string) (int64, error) {
+	var end int64
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		if _, err := findLiveThread(ctx, tx, userID, threadID, noLock); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `SELECT seq_to FROM chunks WHERE user_id = $1 AND thread_id = $2 ORDER BY seq_from DESC LIMIT 1`, userID, threadID).Scan(&end)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("last chunk: %w", err)
+		}
+		return nil
+	})
+	return end, err
+}
+
 // PutMessageWindows implements agentmem.ChunkStore: it sets the messages'
 // window_tsv, as the messages' own tsv is made (the first 100,000
 // characters, 'english').

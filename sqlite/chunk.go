@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentmem/agentmem"
@@ -95,6 +96,24 @@ func (s *Store) FindChunks(ctx context.Context, userID, threadID string) ([]*age
 		return nil, err
 	}
 	return out, nil
+}
+
+// LastChunkEnd implements agentmem.ChunkStore.
+func (s *Store) LastChunkEnd(ctx context.Context, userID, threadID string) (int64, error) {
+	var end int64
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
+			return err
+		}
+		err := tx.QueryRowContext(ctx, `SELECT seq_to FROM chunks WHERE user_id = ? AND thread_id = ? ORDER BY seq_from DESC LIMIT 1`, userID, threadID).Scan(&end)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("last chunk: %w", err)
+		}
+		return nil
+	})
+	return end, err
 }
 
 // PutMessageWindows implements agentmem.ChunkStore.

@@ -53,6 +53,11 @@ func testChunks(t *testing.T, s agentmem.Store) {
 	if got := mustFindChunks(t, s, "alice", th.ID); len(got) != 0 {
 		t.Fatalf("a refused put stored %d chunks", len(got))
 	}
+	if end, err := s.LastChunkEnd(ctx, "alice", th.ID); err != nil || end != 0 {
+		t.Fatalf("LastChunkEnd without chunks: %d, %v", end, err)
+	}
+	_, err := s.LastChunkEnd(ctx, "bob", th.ID)
+	wantCode(t, err, agentmem.ENOTFOUND)
 
 	c1 := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Turns: 2, Text: "user: I ran a marathon in Boston\nassistant: Impressive!",
 		Summary: "Alice ran the Boston marathon.", Topics: []string{"marathon"}, Entities: []string{"Boston"}, CreatedAt: at}
@@ -67,6 +72,9 @@ func testChunks(t *testing.T, s agentmem.Store) {
 	}
 	if got[0].CreatedAt.Nanosecond()%1000 != 0 {
 		t.Fatalf("CreatedAt %v is not in microseconds", got[0].CreatedAt)
+	}
+	if end, err := s.LastChunkEnd(ctx, "alice", th.ID); err != nil || end != c2.SeqTo {
+		t.Fatalf("LastChunkEnd: %d, %v; want %d", end, err, c2.SeqTo)
 	}
 
 	// Writing a chunk again (same thread and seq_from) replaces it and
