@@ -183,16 +183,10 @@ func (p *proxy) chat(w http.ResponseWriter, r *http.Request) (err error) {
 		if err != nil {
 			return err
 		}
-		if body["messages"], err = json.Marshal(msgs); err != nil {
-			return err
-		}
+		body["messages"] = rawArray(msgs)
 		p.m.tokens(turn.Context.Telemetry)
 	}
-	fwd, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	x, err := p.send(r.Context(), http.MethodPost, "chat/completions", model, fwd)
+	x, err := p.send(r.Context(), http.MethodPost, "chat/completions", model, rawObject(body))
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -432,4 +434,44 @@ func contentText(raw json.RawMessage) (string, bool) {
 		}
 	}
 	return strings.Join(texts, "\n"), true
+}
+
+// rawArray writes items, each valid JSON, as a JSON array. Unlike
+// json.Marshal it does not check and compact each item again: a context
+// of 100,000 tokens is half a megabyte.
+func rawArray(items []json.RawMessage) json.RawMessage {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it...)
+	}
+	return append(b, ']')
+}
+
+// rawObject writes a body, whose values are valid JSON (read from the
+// client's request, or written by the proxy), as a JSON object with its
+// keys in order, without checking the values again.
+func rawObject(body map[string]json.RawMessage) []byte {
+	keys := slices.Sorted(maps.Keys(body))
+	n := 2
+	for _, k := range keys {
+		n += len(k) + len(body[k]) + 4
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		key, _ := json.Marshal(k) // a string: cannot fail
+		b = append(append(append(b, key...), ':'), body[k]...)
+	}
+	return append(b, '}')
 }

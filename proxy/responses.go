@@ -242,16 +242,10 @@ func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
 		if err != nil {
 			return err
 		}
-		if body["input"], err = json.Marshal(items); err != nil {
-			return err
-		}
+		body["input"] = rawArray(items)
 		p.m.tokens(turn.Context.Telemetry)
 	}
-	fwd, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	x, err := p.send(r.Context(), http.MethodPost, "responses", model, fwd)
+	x, err := p.send(r.Context(), http.MethodPost, "responses", model, rawObject(body))
 	if err != nil {
 		return err
 	}
