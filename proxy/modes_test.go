@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
@@ -263,5 +264,30 @@ func TestMetricsAndModels(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 404 || !strings.Contains(string(b), `"type":"invalid_request_error"`) {
 		t.Errorf("unknown path: %d %s", res.StatusCode, b)
+	}
+}
+
+// TestUpstreamWithoutV1: an upstream base URL without its /v1 (a common
+// slip with Ollama) gets a 404 that says what to check.
+func TestUpstreamWithoutV1(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.noUp = true })
+	fake := llmtest.NewServer(t)
+	e.srv.Config.Handler = httpapi.NewHandler(nil, e.mem.Service, httpapi.Options{Proxy: proxy.NewHandler(nil, e.mem.Service, proxy.Options{
+		Upstream: &proxy.Upstream{BaseURL: fake.URL + "/api"},
+	})})
+	c := e.client()
+	_, err := c.Chat.Completions.New(ctx, chatParams(openai.UserMessage("hi")))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || !strings.Contains(apiErr.Message, "/v1 included") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := c.Models.Get(ctx, "gpt-4o"); err == nil {
+		t.Error("models through a wrong base URL answered")
+	}
+	ok := newEnv(t)
+	oc := ok.client()
+	m, err := oc.Models.Get(ctx, "gpt-4o")
+	if err != nil || m.ID != "gpt-4o" {
+		t.Errorf("model: %+v, %v", m, err)
 	}
 }

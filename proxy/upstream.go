@@ -186,6 +186,9 @@ func upstreamError(res *http.Response, host string) *apiError {
 			e.code = code
 		}
 	}
+	if res.StatusCode == http.StatusNotFound {
+		e.message += " (If the model exists, check that the proxy's upstream is the server's base URL, /v1 included: http://localhost:11434/v1, not http://localhost:11434.)"
+	}
 	if e.status < 400 { // a 1xx or 3xx the client cannot follow
 		e.status = http.StatusBadGateway
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 )
@@ -47,41 +48,71 @@ type Init struct {
 
 var _ InitProvider = (*Init)(nil)
 
-// InitBlock implements InitProvider.
+// InitBlock implements InitProvider. Its parts are read side by side, so
+// that a build waits for the slowest, not for their sum; the sections come
+// in their order (profile, notes, recent summaries, entities), and the
+// first part that failed ends them, with its error.
 func (in *Init) InitBlock(ctx context.Context, userID, agentID, threadID, input string) ([]Section, error) {
-	var out []Section
-	p, err := in.Store.FindProfile(ctx, userID)
-	switch {
-	case err == nil && strings.TrimSpace(p.Text) != "":
-		out = append(out, Section{Name: "profile", Title: "Key Insights", Text: p.Text})
-	case err != nil && agentmem.ErrorCode(err) != agentmem.ENOTFOUND:
-		return nil, fmt.Errorf("profile: %w", err)
+	type part struct {
+		sec *Section
+		err error
 	}
+	var parts [4]part
+	var wg sync.WaitGroup
+	run := func(i int, f func() (*Section, error)) {
+		wg.Go(func() { parts[i].sec, parts[i].err = f() })
+	}
+	run(0, func() (*Section, error) {
+		p, err := in.Store.FindProfile(ctx, userID)
+		switch {
+		case err == nil && strings.TrimSpace(p.Text) != "":
+			return &Section{Name: "profile", Title: "Key Insights", Text: p.Text}, nil
+		case err != nil && agentmem.ErrorCode(err) != agentmem.ENOTFOUND:
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+		return nil, nil
+	})
 	if in.Notes != nil && agentID != "" {
-		notes, err := in.Notes(ctx, userID, agentID)
-		if err != nil {
-			return out, fmt.Errorf("notes: %w", err)
-		}
-		if strings.TrimSpace(notes) != "" {
-			out = append(out, Section{Name: "notes", Title: "Notes", Text: notes})
-		}
+		run(1, func() (*Section, error) {
+			notes, err := in.Notes(ctx, userID, agentID)
+			if err != nil {
+				return nil, fmt.Errorf("notes: %w", err)
+			}
+			if strings.TrimSpace(notes) != "" {
+				return &Section{Name: "notes", Title: "Notes", Text: notes}, nil
+			}
+			return nil, nil
+		})
 	}
 	if n := cmp.Or(in.RecentSummaries, DefaultRecentSummaries); n > 0 {
-		lines, err := in.recent(ctx, userID, threadID, n)
-		if err != nil {
-			return out, err
-		}
-		if len(lines) > 0 {
-			out = append(out, Section{Name: "recent_summaries", Title: "Recent Session Summaries", Text: strings.Join(lines, "\n")})
-		}
+		run(2, func() (*Section, error) {
+			lines, err := in.recent(ctx, userID, threadID, n)
+			if err != nil || len(lines) == 0 {
+				return nil, err
+			}
+			return &Section{Name: "recent_summaries", Title: "Recent Session Summaries", Text: strings.Join(lines, "\n")}, nil
+		})
 	}
 	if in.Entities != nil && input != "" {
-		ents, err := in.Entities(ctx, userID, input)
-		if err != nil {
-			return out, fmt.Errorf("entities: %w", err)
+		run(3, func() (*Section, error) {
+			ents, err := in.Entities(ctx, userID, input)
+			if err != nil {
+				return nil, fmt.Errorf("entities: %w", err)
+			}
+			if len(ents) > 0 {
+				return &Section{Name: "entities", Title: "Entities", Text: "- " + strings.Join(ents, "\n- ")}, nil
+			}
+			return nil, nil
+		})
+	}
+	wg.Wait()
+	var out []Section
+	for _, p := range parts {
+		if p.err != nil {
+			return out, p.err
 		}
-		if len(ents) > 0 {
-			out = append(out, Section{Name: "entities", Title: "Entities", Text: "- " + strings.Join(ents, "\n- ")})
+		if p.sec != nil {
+			out = append(out, *p.sec)
 		}
 	}
 	return out, nil

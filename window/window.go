@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -349,26 +350,30 @@ func (bl *build) floor() int64 {
 	return 0
 }
 
-// sections gathers the optional sections.
+// sections gathers the optional sections: the initialisation block and
+// the memories are read side by side.
 func (bl *build) sections(ctx context.Context) error {
 	inc := bl.req.Include
+	var wg sync.WaitGroup
+	var initErr, memErr error
 	if on(inc.Init) && bl.b.opt.Init != nil {
-		s, err := bl.b.opt.Init.InitBlock(ctx, bl.th.UserID, bl.th.AgentID, bl.th.ID, bl.query())
-		if err != nil {
-			bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", "err", err)
-			bl.warnings = append(bl.warnings, "The initialisation block is unavailable; the context was built without it.")
-			bl.degraded = true
-		}
-		bl.init = s
+		wg.Go(func() {
+			bl.init, initErr = bl.b.opt.Init.InitBlock(ctx, bl.th.UserID, bl.th.AgentID, bl.th.ID, bl.query())
+		})
 	}
 	if q := bl.query(); on(inc.Memories) && bl.b.opt.Memories != nil && q != "" {
-		m, err := bl.b.opt.Memories.Memories(ctx, bl.th.UserID, bl.th.ID, q)
-		if err != nil {
-			bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", "err", err)
-			bl.warnings = append(bl.warnings, "Long-term memories are unavailable; the context was built without them.")
-			bl.degraded = true
-		}
-		bl.memories = m
+		wg.Go(func() { bl.memories, memErr = bl.b.opt.Memories.Memories(ctx, bl.th.UserID, bl.th.ID, q) })
+	}
+	wg.Wait()
+	if initErr != nil {
+		bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", "err", initErr)
+		bl.warnings = append(bl.warnings, "The initialisation block is unavailable; the context was built without it.")
+		bl.degraded = true
+	}
+	if memErr != nil {
+		bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", "err", memErr)
+		bl.warnings = append(bl.warnings, "Long-term memories are unavailable; the context was built without them.")
+		bl.degraded = true
 	}
 	if bl.sum != nil && bl.sum.Text != "" {
 		bl.summary = &Section{Name: "summary", Title: "Conversation Summary", Text: bl.sum.Text}
