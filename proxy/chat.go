@@ -138,6 +138,7 @@ func (p *proxy) handleChat() http.Handler {
 }
 
 func (p *proxy) chat(w http.ResponseWriter, r *http.Request) (err error) {
+	noWriteDeadline(w)
 	body, err := p.readBody(r)
 	if err != nil {
 		return err

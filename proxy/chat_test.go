@@ -304,3 +304,30 @@ func TestChat_Passthrough(t *testing.T) {
 		t.Errorf("Azure: %q, requests %+v", got.Choices[0].Message.Content, reqs)
 	}
 }
+
+// TestChat_LongerThanWriteTimeout: a stream outlasts the server's write
+// timeout (which bounds REST answers): the proxy lifts it.
+func TestChat_LongerThanWriteTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Close()
+	e.srv = httptest.NewUnstartedServer(httpapi.NewHandler(nil, e.mem.Service, httpapi.Options{Proxy: proxy.NewHandler(nil, e.mem.Service, proxy.Options{
+		Upstream: &proxy.Upstream{BaseURL: e.fake.BaseURL()},
+	})}))
+	e.srv.Config.WriteTimeout = 200 * time.Millisecond
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	e.fake.Push(llmtest.Reply{Content: "one two three four five six seven eight", ChunkDelay: 60 * time.Millisecond})
+	c := e.client()
+	stream := c.Chat.Completions.NewStreaming(ctx, chatParams(openai.UserMessage("slowly")))
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	got := ""
+	if len(acc.Choices) > 0 {
+		got = acc.Choices[0].Message.Content
+	}
+	if err := stream.Err(); err != nil || got != "one two three four five six seven eight" {
+		t.Fatalf("stream: %v, %q", err, got)
+	}
+}

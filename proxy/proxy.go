@@ -269,6 +269,13 @@ func (p *proxy) resolve(r *http.Request, bodyUser, threadID string) (*caller, er
 	return c, nil
 }
 
+// noWriteDeadline lifts the server's write timeout from a response: a
+// model may think, or stream, for longer than any REST answer takes; the
+// upstream's own timeout (Options.Timeout, between reads) bounds it.
+func noWriteDeadline(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{}) // unsupported by a test recorder: nothing to lift
+}
+
 // readBody reads a request body: one JSON object, within the size limit.
 func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, p.opt.MaxBodyBytes))

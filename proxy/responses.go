@@ -168,6 +168,7 @@ func (p *proxy) handleResponses() http.Handler {
 }
 
 func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
+	noWriteDeadline(w)
 	body, err := p.readBody(r)
 	if err != nil {
 		return err
