@@ -128,45 +128,18 @@ func chatWire(m agentmem.ChatMessage) ([]json.RawMessage, error) {
 	return []json.RawMessage{b}, err
 }
 
-// handleChat serves POST /openai/v1/chat/completions.
-func (p *proxy) handleChat() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := p.chat(w, r); err != nil {
-			p.writeError(w, r, err)
-		}
-	})
-}
-
+// chat serves POST /openai/v1/chat/completions.
 func (p *proxy) chat(w http.ResponseWriter, r *http.Request) (err error) {
-	noWriteDeadline(w)
-	body, err := p.readBody(r)
+	req, err := p.readModelRequest(w, r)
 	if err != nil {
 		return err
 	}
-	model, err := str(body, "model")
-	if err != nil {
-		return err
-	}
-	if model == "" {
-		return invalid("model", "model is required.")
-	}
-	stream, err := flag(body, "stream")
-	if err != nil {
-		return err
-	}
-	bodyUser, err := str(body, "user")
-	if err != nil {
-		return err
-	}
-	mdThread, err := metadataThread(body)
-	if err != nil {
-		return err
-	}
+	body, model := req.body, req.model
 	cm, err := splitMessages(body["messages"])
 	if err != nil {
 		return err
 	}
-	c, err := p.resolve(r, bodyUser, mdThread)
+	c, err := p.resolve(r, req.user, req.threadID)
 	if err != nil {
 		return err
 	}
@@ -192,9 +165,9 @@ func (p *proxy) chat(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	defer x.Close()
-	setHeaders(w.Header(), c, turn)
+	setHeaders(w.Header(), turn)
 	copyHeaders(w.Header(), x.res.Header)
-	if stream {
+	if req.stream {
 		p.streamChat(w, r, c, turn, x)
 		return nil
 	}

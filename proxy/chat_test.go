@@ -188,14 +188,7 @@ func TestChat_ClientGoesAway(t *testing.T) {
 	}
 	cancel()
 	stream.Close()
-	var last *agentmem.Message
-	eventually(t, "the partial answer", func() bool {
-		last = e.lastMessage(t, proxy.DefaultLocalUser, "gone")
-		return last.Role == agentmem.RoleAssistant
-	})
-	if !strings.HasPrefix(last.Content, "one two") || strings.Contains(last.Content, "ten") || !strings.Contains(string(last.Metadata), `"incomplete":true`) {
-		t.Errorf("stored %q with %s", last.Content, last.Metadata)
-	}
+	e.partialAnswer(t, "gone", "one two", "ten")
 }
 
 // TestChat_UpstreamFails: the upstream's errors reach the client in

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,9 +14,9 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
-	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/prometheus/client_golang/prometheus"
@@ -115,6 +114,21 @@ func (e *env) lastMessage(t testing.TB, userID, threadID string) *agentmem.Messa
 	return msgs[0]
 }
 
+// partialAnswer waits for the answer stored in a thread after its client
+// went away mid-stream, and checks that it holds the first words, not the
+// last, and is marked incomplete.
+func (e *env) partialAnswer(t testing.TB, thread, first, last string) {
+	t.Helper()
+	var m *agentmem.Message
+	eventually(t, "the partial answer", func() bool {
+		m = e.lastMessage(t, proxy.DefaultLocalUser, thread)
+		return m.Role == agentmem.RoleAssistant
+	})
+	if !strings.HasPrefix(m.Content, first) || strings.Contains(m.Content, last) || !strings.Contains(string(m.Metadata), `"incomplete":true`) {
+		t.Errorf("stored %q with %s", m.Content, m.Metadata)
+	}
+}
+
 // eventually retries check until it passes or 10 s pass.
 func eventually(t testing.TB, what string, check func() bool) {
 	t.Helper()
@@ -138,8 +152,8 @@ func (e *env) upstreamBodies(path string) [][]byte {
 	return out
 }
 
-// golden compares a request body the upstream received with
-// testdata/name.json, indented (rewritten with -update).
+// golden compares a request body the upstream received, indented, with
+// testdata/name.json (rewritten with -update).
 func golden(t *testing.T, name string, body []byte) {
 	t.Helper()
 	var v any
@@ -147,24 +161,7 @@ func golden(t *testing.T, name string, body []byte) {
 		t.Fatalf("upstream body is not JSON: %v\n%s", err, body)
 	}
 	got, _ := json.MarshalIndent(v, "", "  ")
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./proxy -update to write it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("upstream request %s (-want +got):\n%s", name, diff)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".json"), append(got, '\n'), *update)
 }
 
 // header returns a request option setting an agentmem header.

@@ -109,8 +109,8 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpapi.DefaultMaxBodyBytes)
 	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Registry)}
 	mux := http.NewServeMux()
-	mux.Handle(Routes[0], p.handleChat())
-	mux.Handle(Routes[1], p.handleResponses())
+	mux.Handle(Routes[0], p.handle(p.chat))
+	mux.Handle(Routes[1], p.handle(p.responses))
 	mux.Handle(Routes[2], p.handleModels())
 	mux.Handle(Routes[3], p.handleModels())
 	mux.HandleFunc("/", p.unrouted)
@@ -131,6 +131,16 @@ func (p *proxy) unrouted(w http.ResponseWriter, r *http.Request) {
 	}
 	p.writeError(w, r, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: agentmem.ENOTFOUND,
 		message: "No route for " + r.Method + " " + r.URL.Path + " in agentmem's OpenAI-compatible API (chat/completions, responses, models)."})
+}
+
+// handle adapts a handler that returns its error, which handle writes
+// (a handler that has begun its answer returns nil).
+func (p *proxy) handle(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			p.writeError(w, r, err)
+		}
+	})
 }
 
 // proxy is the state the handlers share.
@@ -276,6 +286,42 @@ func noWriteDeadline(w http.ResponseWriter) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{}) // unsupported by a test recorder: nothing to lift
 }
 
+// modelRequest is what both model APIs read alike of a request.
+type modelRequest struct {
+	body     map[string]json.RawMessage
+	model    string // required
+	stream   bool
+	user     string // the body's "user"
+	threadID string // metadata.thread_id
+}
+
+// readModelRequest reads the body of a model API's request, and lifts
+// the write timeout from its answer.
+func (p *proxy) readModelRequest(w http.ResponseWriter, r *http.Request) (*modelRequest, error) {
+	noWriteDeadline(w)
+	body, err := p.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	req := &modelRequest{body: body}
+	if req.model, err = str(body, "model"); err != nil {
+		return nil, err
+	}
+	if req.model == "" {
+		return nil, invalid("model", "model is required.")
+	}
+	if req.stream, err = flag(body, "stream"); err != nil {
+		return nil, err
+	}
+	if req.user, err = str(body, "user"); err != nil {
+		return nil, err
+	}
+	if req.threadID, err = metadataThread(body); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
 // readBody reads a request body: one JSON object, within the size limit.
 func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, p.opt.MaxBodyBytes))
@@ -344,7 +390,7 @@ func maxTokens(body map[string]json.RawMessage, fields ...string) int {
 }
 
 // setHeaders writes the response headers that say what the proxy did.
-func setHeaders(h http.Header, c *caller, turn *agentmem.Turn) {
+func setHeaders(h http.Header, turn *agentmem.Turn) {
 	if turn == nil {
 		return
 	}

@@ -158,45 +158,18 @@ func parseResponseID(id string) (upstream, threadID string, ok bool) {
 	return id[:i], string(b), true
 }
 
-// handleResponses serves POST /openai/v1/responses.
-func (p *proxy) handleResponses() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := p.responses(w, r); err != nil {
-			p.writeError(w, r, err)
-		}
-	})
-}
-
+// responses serves POST /openai/v1/responses.
 func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
-	noWriteDeadline(w)
-	body, err := p.readBody(r)
+	req, err := p.readModelRequest(w, r)
 	if err != nil {
 		return err
 	}
-	model, err := str(body, "model")
-	if err != nil {
-		return err
-	}
-	if model == "" {
-		return invalid("model", "model is required.")
-	}
-	stream, err := flag(body, "stream")
-	if err != nil {
-		return err
-	}
+	body, model := req.body, req.model
 	instructions, err := str(body, "instructions")
 	if err != nil {
 		return err
 	}
-	bodyUser, err := str(body, "user")
-	if err != nil {
-		return err
-	}
 	prev, err := str(body, "previous_response_id")
-	if err != nil {
-		return err
-	}
-	mdThread, err := metadataThread(body)
 	if err != nil {
 		return err
 	}
@@ -205,7 +178,7 @@ func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	upPrev, prevThread, ours := parseResponseID(prev)
-	c, err := p.resolve(r, bodyUser, cmp.Or(mdThread, prevThread))
+	c, err := p.resolve(r, req.user, cmp.Or(req.threadID, prevThread))
 	if err != nil {
 		return err
 	}
@@ -251,13 +224,13 @@ func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
 		return err
 	}
 	defer x.Close()
-	setHeaders(w.Header(), c, turn)
+	setHeaders(w.Header(), turn)
 	copyHeaders(w.Header(), x.res.Header)
 	rw := &idRewriter{}
 	if turn != nil {
 		rw.thread = turn.Thread.ID
 	}
-	if stream {
+	if req.stream {
 		p.streamResponses(w, r, c, turn, x, rw)
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/google/go-cmp/cmp"
@@ -195,12 +194,5 @@ func TestResponses_ClientGoesAway(t *testing.T) {
 	}
 	cancel()
 	stream.Close()
-	var last *agentmem.Message
-	eventually(t, "the partial answer", func() bool {
-		last = e.lastMessage(t, proxy.DefaultLocalUser, "gone")
-		return last.Role == agentmem.RoleAssistant
-	})
-	if !strings.HasPrefix(last.Content, "alpha beta") || strings.Contains(last.Content, "theta") || !strings.Contains(string(last.Metadata), `"incomplete":true`) {
-		t.Errorf("stored %q with %s", last.Content, last.Metadata)
-	}
+	e.partialAnswer(t, "gone", "alpha beta", "theta")
 }

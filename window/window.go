@@ -135,68 +135,29 @@ type summarizePayload struct {
 // EUNPROCESSABLE when the budget cannot hold the system prompt and the
 // newest message (the error names the minimum).
 func (b *Builder) Build(ctx context.Context, userID, threadID string, req Request) (*Context, error) {
-	req = merge(req, b.opt.Defaults)
-	if err := validate(&req); err != nil {
-		return nil, err
-	}
-	system, promptName, err := b.opt.Prompts.resolve(req)
+	bld, err := b.start(ctx, userID, threadID, req, nil)
 	if err != nil {
 		return nil, err
 	}
-	th, err := b.store.FindThreadByID(ctx, userID, threadID)
-	if err != nil {
-		return nil, err
-	}
-	var sum *agentmem.Summary
-	if req.Strategy == StrategySummarize && on(req.Include.Summary) {
-		sum, err = b.store.FindSummary(ctx, userID, threadID)
-		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-			sum, err = nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("find summary: %w", err)
-		}
-	}
-
-	tok, exact := b.opt.Tokenizer(req.Model)
-	cnt := &counter{tok: tok, useStored: b.opt.StoredEncoding != "" && tok.Encoding() == b.opt.StoredEncoding}
-	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact}
-	if on(req.Include.System) {
-		bld.system = system
-	}
-	if err := bld.sections(ctx); err != nil {
-		return nil, err
-	}
-
 	// The cache key holds everything the context is made of: the thread
 	// at its last seq, its summary's version, the request, and what the
 	// providers answered (see cacheKey). A build whose provider failed is
 	// not cached: its next build may well succeed.
 	key := ""
 	if b.cache.enabled() && !bld.degraded {
-		key = cacheKey(userID, th, sum, req, bld.init, bld.memories)
+		key = cacheKey(userID, bld.th, bld.sum, bld.req, bld.init, bld.memories)
 		if c, ok := b.cache.get(key); ok {
 			b.hits.Add(1)
 			c.Telemetry.CacheHit = true
-			b.indexLag(ctx, th, &c.Telemetry)
+			b.indexLag(ctx, bld.th, &c.Telemetry)
 			return c, nil
 		}
 	}
-	b.misses.Add(1)
-
-	if err := bld.fit(ctx); err != nil {
-		return nil, err
-	}
-	c := bld.render()
-	c.Telemetry.Prompt = promptName
-	if req.Strategy == StrategySummarize {
-		bld.maybeSummarize(ctx, &c.Telemetry)
-	}
-	if key != "" {
+	c, err := bld.finish(ctx)
+	if err == nil && key != "" {
 		b.cache.put(key, c)
 	}
-	b.indexLag(ctx, th, &c.Telemetry)
-	return c, nil
+	return c, err
 }
 
 // Augment builds the context of a thread around history, the thread's
@@ -209,11 +170,27 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 // must be empty (the newest user message is in history; req.Query draws
 // the memories). Augmented contexts are not cached.
 func (b *Builder) Augment(ctx context.Context, userID, threadID string, req Request, history []*agentmem.Message) (*Context, error) {
-	req = merge(req, b.opt.Defaults)
-	req.Format = FormatMessages
 	if req.Input != "" {
 		return nil, agentmem.Errorf(agentmem.EINVALID, "input must be empty when the history is given: the newest user message is in it.")
 	}
+	req.Format = FormatMessages
+	if history == nil {
+		history = []*agentmem.Message{}
+	}
+	bld, err := b.start(ctx, userID, threadID, req, history)
+	if err != nil {
+		return nil, err
+	}
+	return bld.finish(ctx)
+}
+
+// start begins a build: the request completed by the defaults and
+// checked, its system prompt, the thread, its summary when the strategy
+// wants it, and the optional sections. A non-nil given is the history a
+// client holds (Augment): the summary is read only when it does not begin
+// at the thread's first message.
+func (b *Builder) start(ctx context.Context, userID, threadID string, req Request, given []*agentmem.Message) (*build, error) {
+	req = merge(req, b.opt.Defaults)
 	if err := validate(&req); err != nil {
 		return nil, err
 	}
@@ -226,7 +203,8 @@ func (b *Builder) Augment(ctx context.Context, userID, threadID string, req Requ
 		return nil, err
 	}
 	var sum *agentmem.Summary
-	if req.Strategy == StrategySummarize && on(req.Include.Summary) && len(history) > 0 && history[0].Seq > 1 {
+	wantSummary := given == nil || len(given) > 0 && given[0].Seq > 1
+	if req.Strategy == StrategySummarize && on(req.Include.Summary) && wantSummary {
 		sum, err = b.store.FindSummary(ctx, userID, threadID)
 		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 			sum, err = nil, nil
@@ -237,23 +215,29 @@ func (b *Builder) Augment(ctx context.Context, userID, threadID string, req Requ
 	}
 	tok, exact := b.opt.Tokenizer(req.Model)
 	cnt := &counter{tok: tok, useStored: b.opt.StoredEncoding != "" && tok.Encoding() == b.opt.StoredEncoding}
-	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact, given: history, hasGiven: true}
+	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact, promptName: promptName, given: given, hasGiven: given != nil}
 	if on(req.Include.System) {
 		bld.system = system
 	}
 	if err := bld.sections(ctx); err != nil {
 		return nil, err
 	}
-	b.misses.Add(1)
-	if err := bld.fit(ctx); err != nil {
+	return bld, nil
+}
+
+// finish fits and renders a build that the cache did not answer, and asks
+// for a newer summary when the strategy wants one.
+func (bl *build) finish(ctx context.Context) (*Context, error) {
+	bl.b.misses.Add(1)
+	if err := bl.fit(ctx); err != nil {
 		return nil, err
 	}
-	c := bld.render()
-	c.Telemetry.Prompt = promptName
-	if req.Strategy == StrategySummarize {
-		bld.maybeSummarize(ctx, &c.Telemetry)
+	c := bl.render()
+	c.Telemetry.Prompt = bl.promptName
+	if bl.req.Strategy == StrategySummarize {
+		bl.maybeSummarize(ctx, &c.Telemetry)
 	}
-	b.indexLag(ctx, th, &c.Telemetry)
+	bl.b.indexLag(ctx, bl.th, &c.Telemetry)
 	return c, nil
 }
 
@@ -315,6 +299,9 @@ type build struct {
 	cnt    *counter
 	exact  bool // the model's tokenizer is known
 	system string
+	// promptName is the template the system prompt came from ("" for
+	// none or the request's own).
+	promptName string
 
 	init     []Section
 	memories []string

@@ -367,14 +367,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	switch {
-	case !s.authorized(r):
-		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.")
-		return
-	case decodeErr != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "We could not parse the JSON body of your request.")
-		return
-	case req.Model == "":
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_model", "You must provide a model parameter.")
+	case refuse(w, s.authorized(r), decodeErr, req.Model):
 		return
 	case len(req.Messages) == 0:
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "empty_array", "Invalid 'messages': empty array.")
@@ -412,6 +405,48 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// startStream begins an event stream's answer.
+func startStream(w http.ResponseWriter) http.Flusher {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	return flusher
+}
+
+// pause waits d between two parts of a streamed answer; false when the
+// client or the test ended meanwhile.
+func (s *Server) pause(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// refuse answers the faults every model request shares: a wrong key, a
+// body that did not decode, no model; it reports whether it answered.
+func refuse(w http.ResponseWriter, authorized bool, decodeErr error, model string) bool {
+	switch {
+	case !authorized:
+		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.")
+	case decodeErr != nil:
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "We could not parse the JSON body of your request.")
+	case model == "":
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_model", "You must provide a model parameter.")
+	default:
+		return false
+	}
+	return true
+}
+
 // next returns the answer to a chat (or a Responses request read as
 // one): the next queued reply, else the script's, else DefaultReply; and
 // the request's number, for IDs.
@@ -438,22 +473,11 @@ func (s *Server) next(req ChatCompletionRequest) (Reply, string) {
 // [DONE]. Reply.ChunkDelay paces the chunks; a client that goes away ends
 // the stream.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id, model string, reply Reply, finish string, withUsage bool, usage *Usage) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	flusher := startStream(w)
 	first := true
 	send := func(c ChatCompletionChunk) bool {
-		if !first && reply.ChunkDelay > 0 {
-			t := time.NewTimer(reply.ChunkDelay)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				return false
-			case <-s.done:
-				return false
-			}
+		if !first && !s.pause(r, reply.ChunkDelay) {
+			return false
 		}
 		first = false
 		c.ID, c.Object, c.Created, c.Model = id, "chat.completion.chunk", created, model

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // ResponsesRequest is the body of POST /v1/responses (OpenAI's Responses
@@ -121,15 +120,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	})
-	switch {
-	case !s.authorized(r):
-		writeError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "Incorrect API key provided.")
-		return
-	case decodeErr != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "We could not parse the JSON body of your request.")
-		return
-	case req.Model == "":
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_model", "You must provide a model parameter.")
+	if refuse(w, s.authorized(r), decodeErr, req.Model) {
 		return
 	}
 	reply, id := s.next(req.asChat())
@@ -163,22 +154,11 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 // created, in_progress, then per output item added, its deltas and done,
 // and completed.
 func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, reply Reply, resp map[string]any, output []map[string]any) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	flusher := startStream(w)
 	seq := 0
 	send := func(typ string, fields map[string]any) bool {
-		if seq > 0 && reply.ChunkDelay > 0 {
-			t := time.NewTimer(reply.ChunkDelay)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				return false
-			case <-s.done:
-				return false
-			}
+		if seq > 0 && !s.pause(r, reply.ChunkDelay) {
+			return false
 		}
 		fields["type"], fields["sequence_number"] = typ, seq
 		seq++
