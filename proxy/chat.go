@@ -43,6 +43,7 @@ func splitMessages(raw json.RawMessage) (*clientMessages, error) {
 	}
 	cm := &clientMessages{}
 	var systems []string
+	var pending []json.RawMessage // messages that are no turn, waiting for the next
 	for i, item := range items {
 		var m wireMessage
 		if err := json.Unmarshal(item, &m); err != nil {
@@ -58,16 +59,30 @@ func splitMessages(raw json.RawMessage) (*clientMessages, error) {
 			if text != "" {
 				systems = append(systems, text)
 			}
-		case agentmem.RoleUser, agentmem.RoleAssistant, agentmem.RoleTool:
+		case agentmem.RoleAssistant:
+			if text == "" && len(m.ToolCalls) == 0 {
+				// Nothing to store (a legacy function_call, say): it is
+				// forwarded with the next turn.
+				pending = append(pending, item)
+				continue
+			}
+			fallthrough
+		case agentmem.RoleUser, agentmem.RoleTool:
 			cm.turns = append(cm.turns, &agentmem.Message{Role: m.Role, Content: text, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
-			cm.turnsRaw = append(cm.turnsRaw, []json.RawMessage{item})
+			cm.turnsRaw = append(cm.turnsRaw, append(pending, item))
+			pending = nil
+		case "function":
+			// The legacy answer to a function_call: forwarded with the
+			// next turn, not stored (it names no call to answer).
+			pending = append(pending, item)
 		case "":
 			return nil, invalid("messages", "messages[%d].role is required.", i)
 		default:
-			return nil, invalid("messages", "messages[%d].role %q is not one agentmem stores: use system, developer, user, assistant or tool.", i, m.Role)
+			return nil, invalid("messages", "messages[%d].role %q is not a chat role: use system, developer, user, assistant, tool or function.", i, m.Role)
 		}
 	}
 	cm.system = strings.Join(systems, "\n\n")
+	cm.trailing = pending
 	return cm, nil
 }
 

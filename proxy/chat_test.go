@@ -324,3 +324,32 @@ func TestChat_LongerThanWriteTimeout(t *testing.T) {
 		t.Fatalf("stream: %v, %q", err, got)
 	}
 }
+
+// TestChat_LegacyFunctions: the legacy function-calling messages (an
+// assistant's function_call, a "function" answer) reach the model in
+// place; the call and its answer are not stored, the turns around them
+// are.
+func TestChat_LegacyFunctions(t *testing.T) {
+	e := newEnv(t)
+	body := `{"model":"gpt-4o","messages":[` +
+		`{"role":"user","content":"Weather in Oslo?"},` +
+		`{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},` +
+		`{"role":"function","name":"weather","content":"snow"}]}`
+	res, err := http.Post(e.srv.URL+"/openai/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	thread := res.Header.Get(proxy.HeaderThreadOut)
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	sent := string(e.upstreamBodies("/v1/chat/completions")[0])
+	if !strings.Contains(sent, `"function_call":{"name":"weather"`) || !strings.HasSuffix(strings.TrimSpace(sent[:strings.Index(sent, `],"model"`)]), `{"role":"function","name":"weather","content":"snow"}`) {
+		t.Errorf("upstream got %s", sent)
+	}
+	want := []string{"user: Weather in Oslo?", "assistant: echo: Weather in Oslo?"}
+	if diff := cmp.Diff(want, e.thread(t, proxy.DefaultLocalUser, thread)); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+}
