@@ -160,8 +160,8 @@ type apiError struct {
 	param   string
 	message string
 	header  http.Header // extra response headers (Retry-After)
-	// upstream: the model server's own error, passed on (not logged as
-	// the proxy's failure).
+	// upstream: the model server's error, or its absence, passed on:
+	// logged as a warning, not as the proxy's failure.
 	upstream bool
 }
 
@@ -201,7 +201,10 @@ func invalid(param, format string, args ...any) *apiError {
 // {"error":{"message","type","param","code"}}. Server errors are logged.
 func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(err)
-	if e.status >= 500 && !e.upstream {
+	switch {
+	case e.status >= 500 && e.upstream:
+		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "status", e.status, "code", e.code)
+	case e.status >= 500:
 		p.log.ErrorContext(r.Context(), "proxy request failed", "path", r.URL.Path, "status", e.status, "err", err)
 	}
 	for k, vs := range e.header {

@@ -85,12 +85,12 @@ func (x *exchange) Close() {
 // 504.
 func (p *proxy) send(ctx context.Context, method, api, model string, body []byte) (*exchange, error) {
 	if p.up == nil {
-		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "no_upstream",
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "no_upstream", upstream: true,
 			message: "No model server is configured for the proxy: run serve with --proxy-upstream URL (an OpenAI-compatible base URL such as https://api.openai.com/v1 or http://localhost:11434/v1) and OPENAI_API_KEY, or the Azure OpenAI variables."}
 	}
 	u, err := p.up.endpoint(api, model)
 	if err != nil {
-		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "no_upstream", message: "The proxy's model server is misconfigured: " + err.Error() + "."}
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "no_upstream", upstream: true, message: "The proxy's model server is misconfigured: " + err.Error() + "."}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	timedOut := new(atomic.Bool)
@@ -124,12 +124,12 @@ func (p *proxy) send(ctx context.Context, method, api, model string, body []byte
 		cancel()
 		switch {
 		case timedOut.Load():
-			return nil, &apiError{status: http.StatusGatewayTimeout, typ: "server_error", code: "upstream_timeout",
+			return nil, &apiError{status: http.StatusGatewayTimeout, typ: "server_error", code: "upstream_timeout", upstream: true,
 				message: fmt.Sprintf("The model server (%s) did not answer within %s.", p.up.host(), p.opt.Timeout)}
 		case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled):
 			return nil, err // the client went away
 		}
-		return nil, &apiError{status: http.StatusBadGateway, typ: "server_error", code: "upstream_unreachable",
+		return nil, &apiError{status: http.StatusBadGateway, typ: "server_error", code: "upstream_unreachable", upstream: true,
 			message: fmt.Sprintf("The model server (%s) could not be reached.", p.up.host())}
 	}
 	x := &exchange{res: res, cancel: func() { timer.Stop(); cancel() }, timedOut: timedOut}
@@ -198,6 +198,6 @@ func upstreamError(res *http.Response, host string) *apiError {
 // timeoutError is the error of a stream that paused longer than the
 // timeout.
 func (p *proxy) timeoutError() *apiError {
-	return &apiError{status: http.StatusGatewayTimeout, typ: "server_error", code: "upstream_timeout",
+	return &apiError{status: http.StatusGatewayTimeout, typ: "server_error", code: "upstream_timeout", upstream: true,
 		message: fmt.Sprintf("The model server (%s) paused longer than %s.", p.up.host(), p.opt.Timeout)}
 }
