@@ -24,7 +24,9 @@ var allowed = map[string][]string{
 	// The proxy calls the core, and shares httpapi's error statuses,
 	// metric registration and authentication (httpapi serves it).
 	"proxy": {".", "core", "httpapi"},
-	"core":  {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
+	// The MCP server's tools call the service, in process or over REST.
+	"mcp":  {"."},
+	"core": {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
 	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
 	"retrieve": {".", "internal/vecenc"},

@@ -48,6 +48,7 @@ var commands = []command{
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
 	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
 	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
+	{name: "mcp", in: inServe, synopsis: "--user ID [--agent ID] [--db … | --url http://… [--api-key KEY]]  (the MCP tools over stdin/stdout, for an MCP host)", args: func() arguments { return new(mcpArgs) }},
 	{name: "demo", synopsis: "[--db FILE]  (seed 001's scenarios through the API, with or without a model)", args: func() arguments { return new(demoArgs) }},
 }
 
@@ -113,6 +114,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return runEval(ctx, args, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args, getenv, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args, getenv, stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "agentmem", version())
 		return nil

@@ -1,0 +1,399 @@
+package mcp
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tools' input and output types. Their JSON schemas, and so what an
+// LLM is told of each field, come from the json and jsonschema tags.
+type (
+	rememberIn struct {
+		Text       string   `json:"text" jsonschema:"one self-contained statement about the user, in the third person, e.g. 'User is vegetarian.'"`
+		Category   string   `json:"category,omitempty" jsonschema:"a category such as identity, preference, plan, family, work, health"`
+		Importance *float64 `json:"importance,omitempty" jsonschema:"how much it matters, from 0 to 1 (default 0.5)"`
+	}
+	memoryOut struct {
+		ID         string  `json:"id"`
+		Text       string  `json:"text"`
+		Kind       string  `json:"kind" jsonschema:"fact, or insight (drawn by reflection)"`
+		Category   string  `json:"category,omitempty"`
+		Importance float64 `json:"importance"`
+	}
+
+	searchIn struct {
+		Query  string   `json:"query" jsonschema:"what to look for, in the user's words or yours"`
+		Scopes []string `json:"scopes,omitempty" jsonschema:"where to look: memories, messages, chunks, summaries (memories and messages by default)"`
+		TopK   int      `json:"top_k,omitempty" jsonschema:"how many results at most (default 10)"`
+	}
+	resultOut struct {
+		Kind     string  `json:"kind" jsonschema:"memory, message, chunk or summary"`
+		ID       string  `json:"id"`
+		Text     string  `json:"text"`
+		Score    float64 `json:"score"`
+		ThreadID string  `json:"thread_id,omitempty"`
+	}
+	searchOut struct {
+		Results  []resultOut `json:"results"`
+		Warnings []string    `json:"warnings,omitempty"`
+	}
+
+	factsIn struct {
+		Query string `json:"query" jsonschema:"a question about the user, e.g. 'What does the user eat?'"`
+	}
+	factsOut struct {
+		Answer string      `json:"answer" jsonschema:"the facts that answer the question, or a short answer citing them as [n]"`
+		Facts  []resultOut `json:"facts"`
+	}
+
+	contextIn struct {
+		ThreadID     string `json:"thread_id,omitempty" jsonschema:"the conversation (default: the active one of this agent, opened when there is none)"`
+		Input        string `json:"input,omitempty" jsonschema:"the new user message, not yet stored: relevant memories are drawn for it"`
+		BudgetTokens int    `json:"budget_tokens,omitempty" jsonschema:"the most tokens the context may take (default: the server's)"`
+		Model        string `json:"model,omitempty" jsonschema:"the model whose tokenizer counts (default: the server's)"`
+	}
+	contextOut struct {
+		ThreadID     string   `json:"thread_id"`
+		Text         string   `json:"text" jsonschema:"the context: what was learnt about the user, the summary, relevant memories, the newest turns"`
+		UsedTokens   int      `json:"used_tokens"`
+		BudgetTokens int      `json:"budget_tokens"`
+		Warnings     []string `json:"warnings,omitempty"`
+	}
+
+	listThreadsIn struct {
+		Limit int `json:"limit,omitempty" jsonschema:"how many threads at most, newest updated first (default 20)"`
+	}
+	threadOut struct {
+		ID           string    `json:"id"`
+		Title        string    `json:"title"`
+		Status       string    `json:"status" jsonschema:"active or ended"`
+		AgentID      string    `json:"agent_id,omitempty"`
+		MessageCount int64     `json:"message_count"`
+		UpdatedAt    time.Time `json:"updated_at"`
+	}
+	listThreadsOut struct {
+		Threads []threadOut `json:"threads"`
+	}
+
+	historyIn struct {
+		ThreadID string `json:"thread_id" jsonschema:"the conversation"`
+		Limit    int    `json:"limit,omitempty" jsonschema:"how many of its newest messages (default 50)"`
+	}
+	messageOut struct {
+		Seq        int64               `json:"seq"`
+		Role       string              `json:"role"`
+		Content    string              `json:"content"`
+		ToolCalls  []agentmem.ToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string              `json:"tool_call_id,omitempty"`
+	}
+	historyOut struct {
+		ThreadID string       `json:"thread_id"`
+		Messages []messageOut `json:"messages" jsonschema:"oldest first"`
+	}
+
+	appendIn struct {
+		ThreadID string `json:"thread_id,omitempty" jsonschema:"the conversation (default: the active one of this agent, opened when there is none)"`
+		Messages []struct {
+			Role    string `json:"role" jsonschema:"user, assistant, system or tool"`
+			Content string `json:"content"`
+		} `json:"messages" jsonschema:"the messages to store, oldest first"`
+	}
+	appendOut struct {
+		ThreadID string `json:"thread_id"`
+		FirstSeq int64  `json:"first_seq"`
+		LastSeq  int64  `json:"last_seq"`
+	}
+
+	endThreadIn struct {
+		ThreadID string `json:"thread_id" jsonschema:"the conversation to end: it is summarised and reflected on"`
+	}
+	endThreadOut struct {
+		ThreadID string `json:"thread_id"`
+		Status   string `json:"status"`
+	}
+
+	notesIn struct {
+		Operation       string `json:"operation" jsonschema:"read, overwrite, append, prepend, replace_section_by_header, delete_section_by_header or delete_all_notes"`
+		Content         string `json:"content,omitempty" jsonschema:"the Markdown text of a write"`
+		SectionHeader   string `json:"section_header,omitempty" jsonschema:"the section's header, e.g. '## Goals', for replace_section_by_header and delete_section_by_header"`
+		ExpectedVersion *int64 `json:"expected_version,omitempty" jsonschema:"fail unless the notes are at this version (0: never written)"`
+	}
+	notesOut struct {
+		Content string `json:"content"`
+		Version int64  `json:"version"`
+	}
+
+	profileOut struct {
+		Found   bool   `json:"found" jsonschema:"false until a profile was synthesised"`
+		Text    string `json:"text"`
+		Version int    `json:"version,omitempty"`
+	}
+
+	entitiesIn struct {
+		Query string `json:"query,omitempty" jsonschema:"a name or alias, e.g. 'my task workflow' (all entities when empty)"`
+		Type  string `json:"type,omitempty" jsonschema:"only entities of this type: workflow, project, person…"`
+		Limit int    `json:"limit,omitempty" jsonschema:"how many at most (default 20)"`
+	}
+	entityOut struct {
+		ID      string   `json:"id"`
+		Name    string   `json:"name"`
+		Type    string   `json:"type,omitempty"`
+		Aliases []string `json:"aliases,omitempty"`
+	}
+	entitiesOut struct {
+		Entities []entityOut `json:"entities"`
+	}
+
+	forgetIn struct {
+		MemoryID string `json:"memory_id" jsonschema:"the id of the memory to delete, as remember or search_memory gave it"`
+	}
+	forgetOut struct {
+		MemoryID string `json:"memory_id"`
+		Text     string `json:"text" jsonschema:"what was forgotten"`
+	}
+)
+
+// add registers every tool on s.
+func (t *tools) add(s *sdk.Server) {
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
+	sdk.AddTool(s, &sdk.Tool{Name: "remember", Description: "Store a lasting fact about the user (a preference, a plan, who they are), to be recalled in later conversations."}, t.remember)
+	sdk.AddTool(s, &sdk.Tool{Name: "search_memory", Annotations: readOnly, Description: "Search what is remembered of the user (memories) and what was said (past messages, conversation chunks, summaries), best match first."}, t.search)
+	sdk.AddTool(s, &sdk.Tool{Name: "retrieve_user_facts", Annotations: readOnly, Description: "Answer a question about the user from the facts remembered about them; use it before answering anything that depends on who the user is."}, t.facts)
+	sdk.AddTool(s, &sdk.Tool{Name: "get_context", Annotations: readOnly, Description: "The context of a conversation as a model should see it within a token budget: the user's profile and notes, the summary, relevant memories and the newest turns."}, t.context)
+	sdk.AddTool(s, &sdk.Tool{Name: "list_threads", Annotations: readOnly, Description: "The user's conversations, newest updated first."}, t.listThreads)
+	sdk.AddTool(s, &sdk.Tool{Name: "get_thread_history", Annotations: readOnly, Description: "The newest messages of one conversation, oldest first."}, t.history)
+	sdk.AddTool(s, &sdk.Tool{Name: "append_messages", Description: "Store messages of a conversation (the user's and yours), so that they are remembered and searchable."}, t.appendMessages)
+	sdk.AddTool(s, &sdk.Tool{Name: "end_thread", Description: "End a conversation: it is summarised and reflected on, and what was learnt opens the next one."}, t.endThread)
+	sdk.AddTool(s, &sdk.Tool{Name: "manage_notes", Description: "Read or edit your own Markdown notes about the user (one document per agent): read, overwrite, append, prepend, replace or delete a section by its header, or delete them all."}, t.notes)
+	sdk.AddTool(s, &sdk.Tool{Name: "get_profile", Annotations: readOnly, Description: "What has been learnt about the user, as a short profile."}, t.profile)
+	sdk.AddTool(s, &sdk.Tool{Name: "find_entities", Annotations: readOnly, Description: "The named things the user talks about (workflows, projects, people), by name or alias."}, t.entities)
+	sdk.AddTool(s, &sdk.Tool{Name: "forget", Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true)}, Description: "Delete one memory of the user, by its id (find it with search_memory first)."}, t.forget)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (t *tools) remember(ctx context.Context, req *sdk.CallToolRequest, in rememberIn) (*sdk.CallToolResult, memoryOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, memoryOut{}, toolError(err)
+	}
+	m, err := t.svc.CreateMemory(ctx, user, agentmem.MemoryInput{Text: in.Text, Category: in.Category, Importance: in.Importance, AgentID: t.opt.Agent})
+	if err != nil {
+		return nil, memoryOut{}, toolError(err)
+	}
+	return nil, memoryOf(m), nil
+}
+
+func memoryOf(m *agentmem.Memory) memoryOut {
+	return memoryOut{ID: m.ID, Text: m.Text, Kind: m.Kind, Category: m.Category, Importance: m.Importance}
+}
+
+func resultsOf(rs []agentmem.SearchResult) []resultOut {
+	out := make([]resultOut, len(rs))
+	for i, r := range rs {
+		out[i] = resultOut{Kind: r.Kind, ID: r.ID, Text: r.Text, Score: r.Score, ThreadID: r.ThreadID}
+	}
+	return out
+}
+
+func (t *tools) search(ctx context.Context, req *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, searchOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, searchOut{}, toolError(err)
+	}
+	res, err := t.svc.Search(ctx, user, agentmem.SearchRequest{Query: in.Query, Scopes: in.Scopes, TopK: in.TopK})
+	if err != nil {
+		return nil, searchOut{}, toolError(err)
+	}
+	return nil, searchOut{Results: resultsOf(res.Results), Warnings: res.Warnings}, nil
+}
+
+func (t *tools) facts(ctx context.Context, req *sdk.CallToolRequest, in factsIn) (*sdk.CallToolResult, factsOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, factsOut{}, toolError(err)
+	}
+	res, err := t.svc.Facts(ctx, user, agentmem.SearchRequest{Query: in.Query})
+	if err != nil {
+		return nil, factsOut{}, toolError(err)
+	}
+	return nil, factsOut{Answer: res.Answer, Facts: resultsOf(res.Facts)}, nil
+}
+
+// thread returns the thread a call names, else the active session's of
+// the server's agent (opened when there is none).
+func (t *tools) thread(ctx context.Context, user, threadID string) (string, error) {
+	if threadID != "" {
+		return threadID, nil
+	}
+	sess, _, err := t.svc.OpenSession(ctx, user, t.opt.Agent)
+	if err != nil {
+		return "", err
+	}
+	return sess.ThreadID, nil
+}
+
+func (t *tools) context(ctx context.Context, req *sdk.CallToolRequest, in contextIn) (*sdk.CallToolResult, contextOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, contextOut{}, toolError(err)
+	}
+	thread, err := t.thread(ctx, user, in.ThreadID)
+	if err != nil {
+		return nil, contextOut{}, toolError(err)
+	}
+	c, err := t.svc.BuildContext(ctx, user, thread, agentmem.ContextRequest{Input: in.Input, BudgetTokens: in.BudgetTokens, Model: in.Model, Format: agentmem.FormatText})
+	if err != nil {
+		return nil, contextOut{}, toolError(err)
+	}
+	return nil, contextOut{ThreadID: thread, Text: c.Text, UsedTokens: c.Telemetry.UsedTokens, BudgetTokens: c.Telemetry.BudgetTokens, Warnings: c.Telemetry.Warnings}, nil
+}
+
+func (t *tools) listThreads(ctx context.Context, req *sdk.CallToolRequest, in listThreadsIn) (*sdk.CallToolResult, listThreadsOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, listThreadsOut{}, toolError(err)
+	}
+	ths, _, err := t.svc.FindThreads(ctx, user, agentmem.ThreadFilter{Limit: max(in.Limit, 0)})
+	if err != nil {
+		return nil, listThreadsOut{}, toolError(err)
+	}
+	out := listThreadsOut{Threads: make([]threadOut, len(ths))}
+	for i, th := range ths {
+		out.Threads[i] = threadOut{ID: th.ID, Title: th.Title, Status: th.Status, AgentID: th.AgentID, MessageCount: th.MessageCount, UpdatedAt: th.UpdatedAt}
+	}
+	return nil, out, nil
+}
+
+func (t *tools) history(ctx context.Context, req *sdk.CallToolRequest, in historyIn) (*sdk.CallToolResult, historyOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, historyOut{}, toolError(err)
+	}
+	if in.ThreadID == "" {
+		return nil, historyOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "thread_id is required (list_threads gives them)."))
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	msgs, _, err := t.svc.FindMessages(ctx, user, in.ThreadID, agentmem.MessageFilter{Desc: true, Limit: limit})
+	if err != nil {
+		return nil, historyOut{}, toolError(err)
+	}
+	out := historyOut{ThreadID: in.ThreadID, Messages: make([]messageOut, len(msgs))}
+	for i, m := range msgs {
+		out.Messages[len(msgs)-1-i] = messageOut{Seq: m.Seq, Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+	}
+	return nil, out, nil
+}
+
+func (t *tools) appendMessages(ctx context.Context, req *sdk.CallToolRequest, in appendIn) (*sdk.CallToolResult, appendOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, appendOut{}, toolError(err)
+	}
+	if len(in.Messages) == 0 {
+		return nil, appendOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "messages must hold at least one message."))
+	}
+	thread, err := t.thread(ctx, user, in.ThreadID)
+	if err != nil {
+		return nil, appendOut{}, toolError(err)
+	}
+	msgs := make([]*agentmem.Message, len(in.Messages))
+	for i, m := range in.Messages {
+		msgs[i] = &agentmem.Message{Role: m.Role, Content: m.Content}
+	}
+	stored, err := t.svc.AppendMessages(ctx, user, thread, msgs, "")
+	if err != nil {
+		return nil, appendOut{}, toolError(err)
+	}
+	return nil, appendOut{ThreadID: thread, FirstSeq: stored[0].Seq, LastSeq: stored[len(stored)-1].Seq}, nil
+}
+
+func (t *tools) endThread(ctx context.Context, req *sdk.CallToolRequest, in endThreadIn) (*sdk.CallToolResult, endThreadOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, endThreadOut{}, toolError(err)
+	}
+	if in.ThreadID == "" {
+		return nil, endThreadOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "thread_id is required (list_threads gives them)."))
+	}
+	th, err := t.svc.EndThread(ctx, user, in.ThreadID)
+	if err != nil {
+		return nil, endThreadOut{}, toolError(err)
+	}
+	return nil, endThreadOut{ThreadID: th.ID, Status: th.Status}, nil
+}
+
+func (t *tools) notes(ctx context.Context, req *sdk.CallToolRequest, in notesIn) (*sdk.CallToolResult, notesOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, notesOut{}, toolError(err)
+	}
+	n, err := t.svc.EditNotes(ctx, user, t.opt.Agent, agentmem.NotesOp{Operation: in.Operation, Content: in.Content, SectionHeader: in.SectionHeader, ExpectedVersion: in.ExpectedVersion})
+	if err != nil {
+		return nil, notesOut{}, toolError(err)
+	}
+	return nil, notesOut{Content: n.Content, Version: n.Version}, nil
+}
+
+func (t *tools) profile(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, profileOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, profileOut{}, toolError(err)
+	}
+	p, err := t.svc.FindProfile(ctx, user)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+		return nil, profileOut{Text: "No profile yet: it is written once conversations have ended and been reflected on."}, nil
+	} else if err != nil {
+		return nil, profileOut{}, toolError(err)
+	}
+	return nil, profileOut{Found: true, Text: p.Text, Version: p.Version}, nil
+}
+
+func (t *tools) entities(ctx context.Context, req *sdk.CallToolRequest, in entitiesIn) (*sdk.CallToolResult, entitiesOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, entitiesOut{}, toolError(err)
+	}
+	f := agentmem.EntityFilter{Limit: max(in.Limit, 0)}
+	if in.Query != "" {
+		if f.Keys = agentmem.QueryKeys(in.Query); f.Keys == nil {
+			return nil, entitiesOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "query %q has no letters or digits to look up.", in.Query))
+		}
+	}
+	if in.Type != "" {
+		f.Type = &in.Type
+	}
+	es, _, err := t.svc.FindEntities(ctx, user, f)
+	if err != nil {
+		return nil, entitiesOut{}, toolError(err)
+	}
+	out := entitiesOut{Entities: make([]entityOut, len(es))}
+	for i, e := range es {
+		out.Entities[i] = entityOut{ID: e.ID, Name: e.Name, Type: e.Type, Aliases: e.Aliases}
+	}
+	return nil, out, nil
+}
+
+func (t *tools) forget(ctx context.Context, req *sdk.CallToolRequest, in forgetIn) (*sdk.CallToolResult, forgetOut, error) {
+	user, err := t.user(ctx, req)
+	if err != nil {
+		return nil, forgetOut{}, toolError(err)
+	}
+	if in.MemoryID == "" {
+		return nil, forgetOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "memory_id is required (search_memory gives them)."))
+	}
+	m, err := t.svc.FindMemoryByID(ctx, user, in.MemoryID)
+	if err != nil {
+		return nil, forgetOut{}, toolError(err)
+	}
+	if err := t.svc.DeleteMemory(ctx, user, in.MemoryID); err != nil {
+		return nil, forgetOut{}, toolError(err)
+	}
+	return nil, forgetOut{MemoryID: m.ID, Text: m.Text}, nil
+}
