@@ -53,6 +53,9 @@ type Options struct {
 	// Proxy, when set, serves the OpenAI-compatible proxy under
 	// /openai/v1/ (proxy.NewHandler) to any authenticated caller.
 	Proxy http.Handler
+	// MCP, when set, serves the MCP tools over streamable HTTP at /mcp
+	// (mcp.NewHTTPHandler) to any authenticated caller.
+	MCP http.Handler
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when

@@ -83,6 +83,11 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		// is (the identity's user, or a user it names: see package proxy).
 		rs = append(rs, route{"/openai/v1/", accessUser, opt.Proxy})
 	}
+	if opt.MCP != nil {
+		// The MCP server says whose memory a session reaches (the
+		// identity's user, or the one it names: see package mcp).
+		rs = append(rs, route{"/mcp", accessUser, opt.MCP})
+	}
 	if opt.Registry != nil {
 		rs = append(rs, route{"GET /metrics", accessAdmin, promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})})
 	}

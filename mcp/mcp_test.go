@@ -274,10 +274,12 @@ func TestTools_Isolation(t *testing.T) {
 	alice, mallory := connect(t, mem.Service, "alice"), connect(t, mem.Service, "mallory")
 	var m struct{ ID string }
 	call(t, alice, "remember", map[string]any{"text": "User's bank PIN hint is the cat's birthday."}, &m)
-	var found struct{ Results []struct{ ID string } }
+	var found struct{ Results []struct{ ID, Text string } }
 	call(t, mallory, "search_memory", map[string]any{"query": "bank PIN hint cat birthday"}, &found)
-	if len(found.Results) != 0 {
-		t.Errorf("mallory found %+v", found)
+	for _, r := range found.Results {
+		if r.ID == m.ID || strings.Contains(r.Text, "PIN") {
+			t.Errorf("mallory found %+v", found)
+		}
 	}
 	if msg := callErr(t, mallory, "forget", map[string]any{"memory_id": m.ID}, nil); !strings.Contains(msg, "not found") {
 		t.Errorf("mallory forgetting alice's memory: %q", msg)

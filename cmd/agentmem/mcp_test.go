@@ -77,4 +77,20 @@ func TestMCP_Stdio(t *testing.T) {
 	if got := get(t, s.URL+"/v1/users/bo/memories"); !strings.Contains(got, "Kyoto") {
 		t.Errorf("the server does not hold the memory: %s", got)
 	}
+
+	// The same tools over streamable HTTP at serve's /mcp: with auth off,
+	// the user is X-Agentmem-User, else local-user.
+	httpSession, err := sdk.NewClient(&sdk.Implementation{Name: "test-host", Version: "1"}, nil).Connect(context.Background(),
+		&sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer httpSession.Close()
+	if got := tool(t, httpSession, "retrieve_user_facts", map[string]any{"query": "Where does the user live?"}); strings.Contains(got, "Kyoto") {
+		t.Errorf("local-user sees bo's memory: %s", got)
+	}
+	tool(t, httpSession, "remember", map[string]any{"text": "User likes tea."})
+	if got := get(t, s.URL+"/v1/users/local-user/memories"); !strings.Contains(got, "tea") {
+		t.Errorf("local-user's memory: %s", got)
+	}
 }

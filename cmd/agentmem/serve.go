@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -68,7 +69,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if popt.Upstream == nil {
 		log.Info("proxy: no model server configured; /openai/v1 answers 503 until --proxy-upstream or OPENAI_API_KEY is set")
 	}
-	srv := newHTTPServer(log, mem.Service, reg, cfg, proxy.NewHandler(log, mem.Service, popt))
+	mopt := mcp.HTTPOptions{Version: version(), Log: log}
+	if cfg.Auth == httpapi.AuthNone {
+		mopt.LocalUser = proxy.DefaultLocalUser
+	}
+	srv := newHTTPServer(log, mem.Service, reg, cfg, proxy.NewHandler(log, mem.Service, popt), mcp.NewHTTPHandler(mem.Service, mopt))
 	log.Info("agentmem started", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB), "version", version())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 
@@ -133,7 +138,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (Co
 
 // newHTTPServer returns the server of the REST API over svc, with its
 // timeouts.
-func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config, proxyHandler http.Handler) *http.Server {
+func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config, proxyHandler, mcpHandler http.Handler) *http.Server {
 	proxies, _ := cfg.trustedProxies() // checked by Validate
 	handler := httpapi.NewHandler(log, svc, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -150,6 +155,7 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 		AllowedOrigins: cfg.AllowedOrigins,
 		AllowedHosts:   cfg.AllowedHosts,
 		Proxy:          proxyHandler,
+		MCP:            mcpHandler,
 	})
 	return &http.Server{
 		Handler:           handler,
