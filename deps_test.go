@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"postgres":  {".", "internal/vecenc"},
 	"storetest": {"."},
 	"tokens":    {"."},
-	"httpapi":   {".", "core"}, // handlers call the core only
+	"httpapi":   {".", "core", "mcp"}, // handlers call the core, and run the MCP tools for agents not on MCP
 	// The proxy calls the core, and shares httpapi's error statuses,
 	// metric registration and authentication (httpapi serves it).
 	"proxy": {".", "core", "httpapi"},

@@ -524,6 +524,24 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		wantCode(t, err, agentmem.EINVALID)
 	},
 
+	"GET /v1/tools": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		tools, err := c.Tools(t.Context())
+		if err != nil || len(tools) < 10 || tools[0].Type != "function" || tools[0].Function.Name == "" || !strings.Contains(string(tools[0].Function.Parameters), `"object"`) {
+			t.Fatalf("Tools=%+v, %v", tools, err)
+		}
+	},
+	"POST /v1/users/{user}/tools/{name}": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		out, err := c.CallTool(t.Context(), "alice", "coach", "remember", json.RawMessage(`{"text":"User runs marathons."}`))
+		if err != nil || !strings.Contains(string(out), "User runs marathons.") {
+			t.Fatalf("CallTool=%s, %v", out, err)
+		}
+		if ms, _, err := c.FindMemories(t.Context(), "alice", agentmem.MemoryFilter{}); err != nil || len(ms) != 1 || ms[0].AgentID != "coach" {
+			t.Fatalf("memories after the call: %+v, %v", ms, err)
+		}
+		if _, err := c.CallTool(t.Context(), "alice", "", "fly", nil); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+			t.Fatalf("an unknown tool: %v", err)
+		}
+	},
 	"POST /v1/users/{user}/search": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		m := mustMemory(t, c, "alice", agentmem.MemoryInput{Text: "User is vegetarian.", Category: "preference"})
 		mustMemory(t, c, "alice", agentmem.MemoryInput{Text: "User lives in Lisbon."})

@@ -38,6 +38,7 @@ var routeCases = map[string]routeCase{
 	"POST /v1/keys":         {"/v1/keys", `{"scope":"user:zed","expires_in":"1d"}`, 201},
 	"DELETE /v1/keys/{key}": {"/v1/keys/{key}", "", 200},
 	"POST /v1/cleanup":      {"/v1/cleanup", `{"older_than":"3650d","dry_run":true}`, 200},
+	"GET /v1/tools":         {"/v1/tools", "", 200},
 
 	"GET /v1/users/{user}/threads":                     {"/v1/users/{user}/threads", "", 200},
 	"POST /v1/users/{user}/threads":                    {"/v1/users/{user}/threads", `{"title":"new"}`, 201},
@@ -69,6 +70,7 @@ var routeCases = map[string]routeCase{
 	"GET /v1/users/{user}/threads/{thread}/reflection": {"/v1/users/{user}/threads/{thread}/reflection", "", 200},
 	// t1 is active: the retry reaches the thread, which answers 409.
 	"POST /v1/users/{user}/threads/{thread}/reflection/retry": {"/v1/users/{user}/threads/{thread}/reflection/retry", "", 409},
+	"POST /v1/users/{user}/tools/{name}":                      {"/v1/users/{user}/tools/search_memory", `{"query":"SECRET"}`, 200},
 	"GET /v1/users/{user}/export":                             {"/v1/users/{user}/export", "", 200},
 	"POST /v1/users/{user}/import":                            {"/v1/users/{user}/import?on_conflict=skip", `{"version":2,"threads":[{"thread":{"id":"imp","title":"imported"},"messages":[{"role":"user","content":"hi"}]}],"memories":[{"text":"User likes tea."}]}`, 200},
 	"DELETE /v1/users/{user}":                                 {"/v1/users/{user}", "", 200},

@@ -30,6 +30,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"POST /v1/keys", accessAdmin, handleCreateKey(log, svc)},
 		{"DELETE /v1/keys/{key}", accessAdmin, handleRevokeKey(log, svc)},
 		{"POST /v1/cleanup", accessAdmin, handleCleanup(log, svc)},
+		{"GET /v1/tools", accessPublic, handleListTools(log)},
 
 		{"GET /v1/users/{user}/threads", accessUser, handleListThreads(log, svc)},
 		{"POST /v1/users/{user}/threads", accessUser, handleCreateThread(log, svc)},
@@ -73,6 +74,8 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"PUT /v1/users/{user}/agents/{agent}/notes", accessUser, handlePutNotes(log, svc)},
 		{"POST /v1/users/{user}/agents/{agent}/notes/ops", accessUser, handleNotesOp(log, svc)},
 		{"GET /v1/users/{user}/agents/{agent}/notes/history", accessUser, handleNotesHistory(log, svc)},
+
+		{"POST /v1/users/{user}/tools/{name}", accessUser, handleCallTool(log, svc)},
 
 		{"GET /v1/users/{user}/export", accessUser, handleExportUser(log, svc)},
 		{"POST /v1/users/{user}/import", accessUser, handleImportUser(log, svc)},

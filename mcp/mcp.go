@@ -44,7 +44,9 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 		Logger: opt.Log,
 	})
 	t := &tools{svc: svc, opt: opt}
-	t.add(s)
+	for _, sp := range specs {
+		sp.add(s, t)
+	}
 	return s
 }
 

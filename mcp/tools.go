@@ -95,7 +95,7 @@ type (
 	}
 
 	appendIn struct {
-		ThreadID string `json:"thread_id,omitempty" jsonschema:"the conversation (default: the active one of this agent, opened when there is none)"`
+		ThreadID string `json:"thread_id,omitempty" jsonschema:"the conversation, begun when it does not exist yet (default: the active one of this agent, opened when there is none)"`
 		Messages []struct {
 			Role    string `json:"role" jsonschema:"user, assistant, system or tool"`
 			Content string `json:"content"`
@@ -156,35 +156,32 @@ type (
 	}
 )
 
-// add registers every tool on s.
-func (t *tools) add(s *sdk.Server) {
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true}
-	sdk.AddTool(s, &sdk.Tool{Name: "remember", Description: "Store a lasting fact about the user (a preference, a plan, who they are), to be recalled in later conversations."}, t.remember)
-	sdk.AddTool(s, &sdk.Tool{Name: "search_memory", Annotations: readOnly, Description: "Search what is remembered of the user (memories) and what was said (past messages, conversation chunks, summaries), best match first."}, t.search)
-	sdk.AddTool(s, &sdk.Tool{Name: "retrieve_user_facts", Annotations: readOnly, Description: "Answer a question about the user from the facts remembered about them; use it before answering anything that depends on who the user is."}, t.facts)
-	sdk.AddTool(s, &sdk.Tool{Name: "get_context", Annotations: readOnly, Description: "The context of a conversation as a model should see it within a token budget: the user's profile and notes, the summary, relevant memories and the newest turns."}, t.context)
-	sdk.AddTool(s, &sdk.Tool{Name: "list_threads", Annotations: readOnly, Description: "The user's conversations, newest updated first."}, t.listThreads)
-	sdk.AddTool(s, &sdk.Tool{Name: "get_thread_history", Annotations: readOnly, Description: "The newest messages of one conversation, oldest first."}, t.history)
-	sdk.AddTool(s, &sdk.Tool{Name: "append_messages", Description: "Store messages of a conversation (the user's and yours), so that they are remembered and searchable."}, t.appendMessages)
-	sdk.AddTool(s, &sdk.Tool{Name: "end_thread", Description: "End a conversation: it is summarised and reflected on, and what was learnt opens the next one."}, t.endThread)
-	sdk.AddTool(s, &sdk.Tool{Name: "manage_notes", Description: "Read or edit your own Markdown notes about the user (one document per agent): read, overwrite, append, prepend, replace or delete a section by its header, or delete them all."}, t.notes)
-	sdk.AddTool(s, &sdk.Tool{Name: "get_profile", Annotations: readOnly, Description: "What has been learnt about the user, as a short profile."}, t.profile)
-	sdk.AddTool(s, &sdk.Tool{Name: "find_entities", Annotations: readOnly, Description: "The named things the user talks about (workflows, projects, people), by name or alias."}, t.entities)
-	sdk.AddTool(s, &sdk.Tool{Name: "forget", Annotations: &sdk.ToolAnnotations{DestructiveHint: ptr(true)}, Description: "Delete one memory of the user, by its id (find it with search_memory first)."}, t.forget)
+// specs are the tools, in the order they are listed.
+var specs = []spec{
+	def("remember", "Store a lasting fact about the user (a preference, a plan, who they are), to be recalled in later conversations.", nil, (*tools).remember),
+	def("search_memory", "Search what is remembered of the user (memories) and what was said (past messages, conversation chunks, summaries), best match first.", readOnly, (*tools).search),
+	def("retrieve_user_facts", "Answer a question about the user from the facts remembered about them; use it before answering anything that depends on who the user is.", readOnly, (*tools).facts),
+	def("get_context", "The context of a conversation as a model should see it within a token budget: the user's profile and notes, the summary, relevant memories and the newest turns.", readOnly, (*tools).context),
+	def("list_threads", "The user's conversations, newest updated first.", readOnly, (*tools).listThreads),
+	def("get_thread_history", "The newest messages of one conversation, oldest first.", readOnly, (*tools).history),
+	def("append_messages", "Store messages of a conversation (the user's and yours), so that they are remembered and searchable.", nil, (*tools).appendMessages),
+	def("end_thread", "End a conversation: it is summarised and reflected on, and what was learnt opens the next one.", nil, (*tools).endThread),
+	def("manage_notes", "Read or edit your own Markdown notes about the user (one document per agent): read, overwrite, append, prepend, replace or delete a section by its header, or delete them all.", nil, (*tools).notes),
+	def("get_profile", "What has been learnt about the user, as a short profile.", readOnly, (*tools).profile),
+	def("find_entities", "The named things the user talks about (workflows, projects, people), by name or alias.", readOnly, (*tools).entities),
+	def("forget", "Delete one memory of the user, by its id (find it with search_memory first).", &sdk.ToolAnnotations{DestructiveHint: ptr(true)}, (*tools).forget),
 }
+
+var readOnly = &sdk.ToolAnnotations{ReadOnlyHint: true}
 
 func ptr[T any](v T) *T { return &v }
 
-func (t *tools) remember(ctx context.Context, req *sdk.CallToolRequest, in rememberIn) (*sdk.CallToolResult, memoryOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, memoryOut{}, toolError(err)
-	}
+func (t *tools) remember(ctx context.Context, user string, in rememberIn) (memoryOut, error) {
 	m, err := t.svc.CreateMemory(ctx, user, agentmem.MemoryInput{Text: in.Text, Category: in.Category, Importance: in.Importance, AgentID: t.opt.Agent})
 	if err != nil {
-		return nil, memoryOut{}, toolError(err)
+		return memoryOut{}, err
 	}
-	return nil, memoryOf(m), nil
+	return memoryOf(m), nil
 }
 
 func memoryOf(m *agentmem.Memory) memoryOut {
@@ -199,28 +196,20 @@ func resultsOf(rs []agentmem.SearchResult) []resultOut {
 	return out
 }
 
-func (t *tools) search(ctx context.Context, req *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, searchOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, searchOut{}, toolError(err)
-	}
+func (t *tools) search(ctx context.Context, user string, in searchIn) (searchOut, error) {
 	res, err := t.svc.Search(ctx, user, agentmem.SearchRequest{Query: in.Query, Scopes: in.Scopes, TopK: in.TopK})
 	if err != nil {
-		return nil, searchOut{}, toolError(err)
+		return searchOut{}, err
 	}
-	return nil, searchOut{Results: resultsOf(res.Results), Warnings: res.Warnings}, nil
+	return searchOut{Results: resultsOf(res.Results), Warnings: res.Warnings}, nil
 }
 
-func (t *tools) facts(ctx context.Context, req *sdk.CallToolRequest, in factsIn) (*sdk.CallToolResult, factsOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, factsOut{}, toolError(err)
-	}
+func (t *tools) facts(ctx context.Context, user string, in factsIn) (factsOut, error) {
 	res, err := t.svc.Facts(ctx, user, agentmem.SearchRequest{Query: in.Query})
 	if err != nil {
-		return nil, factsOut{}, toolError(err)
+		return factsOut{}, err
 	}
-	return nil, factsOut{Answer: res.Answer, Facts: resultsOf(res.Facts)}, nil
+	return factsOut{Answer: res.Answer, Facts: resultsOf(res.Facts)}, nil
 }
 
 // thread returns the thread a call names, else the active session's of
@@ -236,45 +225,33 @@ func (t *tools) thread(ctx context.Context, user, threadID string) (string, erro
 	return sess.ThreadID, nil
 }
 
-func (t *tools) context(ctx context.Context, req *sdk.CallToolRequest, in contextIn) (*sdk.CallToolResult, contextOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, contextOut{}, toolError(err)
-	}
+func (t *tools) context(ctx context.Context, user string, in contextIn) (contextOut, error) {
 	thread, err := t.thread(ctx, user, in.ThreadID)
 	if err != nil {
-		return nil, contextOut{}, toolError(err)
+		return contextOut{}, err
 	}
 	c, err := t.svc.BuildContext(ctx, user, thread, agentmem.ContextRequest{Input: in.Input, BudgetTokens: in.BudgetTokens, Model: in.Model, Format: agentmem.FormatText})
 	if err != nil {
-		return nil, contextOut{}, toolError(err)
+		return contextOut{}, err
 	}
-	return nil, contextOut{ThreadID: thread, Text: c.Text, UsedTokens: c.Telemetry.UsedTokens, BudgetTokens: c.Telemetry.BudgetTokens, Warnings: c.Telemetry.Warnings}, nil
+	return contextOut{ThreadID: thread, Text: c.Text, UsedTokens: c.Telemetry.UsedTokens, BudgetTokens: c.Telemetry.BudgetTokens, Warnings: c.Telemetry.Warnings}, nil
 }
 
-func (t *tools) listThreads(ctx context.Context, req *sdk.CallToolRequest, in listThreadsIn) (*sdk.CallToolResult, listThreadsOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, listThreadsOut{}, toolError(err)
-	}
+func (t *tools) listThreads(ctx context.Context, user string, in listThreadsIn) (listThreadsOut, error) {
 	ths, _, err := t.svc.FindThreads(ctx, user, agentmem.ThreadFilter{Limit: max(in.Limit, 0)})
 	if err != nil {
-		return nil, listThreadsOut{}, toolError(err)
+		return listThreadsOut{}, err
 	}
 	out := listThreadsOut{Threads: make([]threadOut, len(ths))}
 	for i, th := range ths {
 		out.Threads[i] = threadOut{ID: th.ID, Title: th.Title, Status: th.Status, AgentID: th.AgentID, MessageCount: th.MessageCount, UpdatedAt: th.UpdatedAt}
 	}
-	return nil, out, nil
+	return out, nil
 }
 
-func (t *tools) history(ctx context.Context, req *sdk.CallToolRequest, in historyIn) (*sdk.CallToolResult, historyOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, historyOut{}, toolError(err)
-	}
+func (t *tools) history(ctx context.Context, user string, in historyIn) (historyOut, error) {
 	if in.ThreadID == "" {
-		return nil, historyOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "thread_id is required (list_threads gives them)."))
+		return historyOut{}, agentmem.Errorf(agentmem.EINVALID, "thread_id is required (list_threads gives them).")
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -282,88 +259,74 @@ func (t *tools) history(ctx context.Context, req *sdk.CallToolRequest, in histor
 	}
 	msgs, _, err := t.svc.FindMessages(ctx, user, in.ThreadID, agentmem.MessageFilter{Desc: true, Limit: limit})
 	if err != nil {
-		return nil, historyOut{}, toolError(err)
+		return historyOut{}, err
 	}
 	out := historyOut{ThreadID: in.ThreadID, Messages: make([]messageOut, len(msgs))}
 	for i, m := range msgs {
 		out.Messages[len(msgs)-1-i] = messageOut{Seq: m.Seq, Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 	}
-	return nil, out, nil
+	return out, nil
 }
 
-func (t *tools) appendMessages(ctx context.Context, req *sdk.CallToolRequest, in appendIn) (*sdk.CallToolResult, appendOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, appendOut{}, toolError(err)
-	}
+func (t *tools) appendMessages(ctx context.Context, user string, in appendIn) (appendOut, error) {
 	if len(in.Messages) == 0 {
-		return nil, appendOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "messages must hold at least one message."))
+		return appendOut{}, agentmem.Errorf(agentmem.EINVALID, "messages must hold at least one message.")
 	}
 	thread, err := t.thread(ctx, user, in.ThreadID)
 	if err != nil {
-		return nil, appendOut{}, toolError(err)
+		return appendOut{}, err
 	}
 	msgs := make([]*agentmem.Message, len(in.Messages))
 	for i, m := range in.Messages {
 		msgs[i] = &agentmem.Message{Role: m.Role, Content: m.Content}
 	}
 	stored, err := t.svc.AppendMessages(ctx, user, thread, msgs, "")
-	if err != nil {
-		return nil, appendOut{}, toolError(err)
+	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND && in.ThreadID != "" {
+		// A conversation named for the first time begins.
+		if err = t.svc.CreateThread(ctx, user, &agentmem.Thread{ID: thread, AgentID: t.opt.Agent}); err == nil || agentmem.ErrorCode(err) == agentmem.ECONFLICT {
+			stored, err = t.svc.AppendMessages(ctx, user, thread, msgs, "")
+		}
 	}
-	return nil, appendOut{ThreadID: thread, FirstSeq: stored[0].Seq, LastSeq: stored[len(stored)-1].Seq}, nil
+	if err != nil {
+		return appendOut{}, err
+	}
+	return appendOut{ThreadID: thread, FirstSeq: stored[0].Seq, LastSeq: stored[len(stored)-1].Seq}, nil
 }
 
-func (t *tools) endThread(ctx context.Context, req *sdk.CallToolRequest, in endThreadIn) (*sdk.CallToolResult, endThreadOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, endThreadOut{}, toolError(err)
-	}
+func (t *tools) endThread(ctx context.Context, user string, in endThreadIn) (endThreadOut, error) {
 	if in.ThreadID == "" {
-		return nil, endThreadOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "thread_id is required (list_threads gives them)."))
+		return endThreadOut{}, agentmem.Errorf(agentmem.EINVALID, "thread_id is required (list_threads gives them).")
 	}
 	th, err := t.svc.EndThread(ctx, user, in.ThreadID)
 	if err != nil {
-		return nil, endThreadOut{}, toolError(err)
+		return endThreadOut{}, err
 	}
-	return nil, endThreadOut{ThreadID: th.ID, Status: th.Status}, nil
+	return endThreadOut{ThreadID: th.ID, Status: th.Status}, nil
 }
 
-func (t *tools) notes(ctx context.Context, req *sdk.CallToolRequest, in notesIn) (*sdk.CallToolResult, notesOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, notesOut{}, toolError(err)
-	}
+func (t *tools) notes(ctx context.Context, user string, in notesIn) (notesOut, error) {
 	n, err := t.svc.EditNotes(ctx, user, t.opt.Agent, agentmem.NotesOp{Operation: in.Operation, Content: in.Content, SectionHeader: in.SectionHeader, ExpectedVersion: in.ExpectedVersion})
 	if err != nil {
-		return nil, notesOut{}, toolError(err)
+		return notesOut{}, err
 	}
-	return nil, notesOut{Content: n.Content, Version: n.Version}, nil
+	return notesOut{Content: n.Content, Version: n.Version}, nil
 }
 
-func (t *tools) profile(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, profileOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, profileOut{}, toolError(err)
-	}
+func (t *tools) profile(ctx context.Context, user string, _ struct{}) (profileOut, error) {
 	p, err := t.svc.FindProfile(ctx, user)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-		return nil, profileOut{Text: "No profile yet: it is written once conversations have ended and been reflected on."}, nil
+		return profileOut{Text: "No profile yet: it is written once conversations have ended and been reflected on."}, nil
 	} else if err != nil {
-		return nil, profileOut{}, toolError(err)
+		return profileOut{}, err
 	}
-	return nil, profileOut{Found: true, Text: p.Text, Version: p.Version}, nil
+	return profileOut{Found: true, Text: p.Text, Version: p.Version}, nil
 }
 
-func (t *tools) entities(ctx context.Context, req *sdk.CallToolRequest, in entitiesIn) (*sdk.CallToolResult, entitiesOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, entitiesOut{}, toolError(err)
-	}
+func (t *tools) entities(ctx context.Context, user string, in entitiesIn) (entitiesOut, error) {
 	f := agentmem.EntityFilter{Limit: max(in.Limit, 0)}
 	if in.Query != "" {
 		if f.Keys = agentmem.QueryKeys(in.Query); f.Keys == nil {
-			return nil, entitiesOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "query %q has no letters or digits to look up.", in.Query))
+			return entitiesOut{}, agentmem.Errorf(agentmem.EINVALID, "query %q has no letters or digits to look up.", in.Query)
 		}
 	}
 	if in.Type != "" {
@@ -371,29 +334,25 @@ func (t *tools) entities(ctx context.Context, req *sdk.CallToolRequest, in entit
 	}
 	es, _, err := t.svc.FindEntities(ctx, user, f)
 	if err != nil {
-		return nil, entitiesOut{}, toolError(err)
+		return entitiesOut{}, err
 	}
 	out := entitiesOut{Entities: make([]entityOut, len(es))}
 	for i, e := range es {
 		out.Entities[i] = entityOut{ID: e.ID, Name: e.Name, Type: e.Type, Aliases: e.Aliases}
 	}
-	return nil, out, nil
+	return out, nil
 }
 
-func (t *tools) forget(ctx context.Context, req *sdk.CallToolRequest, in forgetIn) (*sdk.CallToolResult, forgetOut, error) {
-	user, err := t.user(ctx, req)
-	if err != nil {
-		return nil, forgetOut{}, toolError(err)
-	}
+func (t *tools) forget(ctx context.Context, user string, in forgetIn) (forgetOut, error) {
 	if in.MemoryID == "" {
-		return nil, forgetOut{}, toolError(agentmem.Errorf(agentmem.EINVALID, "memory_id is required (search_memory gives them)."))
+		return forgetOut{}, agentmem.Errorf(agentmem.EINVALID, "memory_id is required (search_memory gives them).")
 	}
 	m, err := t.svc.FindMemoryByID(ctx, user, in.MemoryID)
 	if err != nil {
-		return nil, forgetOut{}, toolError(err)
+		return forgetOut{}, err
 	}
 	if err := t.svc.DeleteMemory(ctx, user, in.MemoryID); err != nil {
-		return nil, forgetOut{}, toolError(err)
+		return forgetOut{}, err
 	}
-	return nil, forgetOut{MemoryID: m.ID, Text: m.Text}, nil
+	return forgetOut{MemoryID: m.ID, Text: m.Text}, nil
 }

@@ -48,7 +48,10 @@ func TestServe_Proxy(t *testing.T) {
 	}
 	// Wait for the memories, then restart.
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(get(t, s.URL+"/v1/users/ada/memories"), "Porto") {
+	idle := func() bool { // no index job queued or running: the memories and their vectors are written
+		return strings.Contains(get(t, s.URL+"/v1/jobs?status=queued"), `"data":[]`) && strings.Contains(get(t, s.URL+"/v1/jobs?status=running"), `"data":[]`)
+	}
+	for !strings.Contains(get(t, s.URL+"/v1/users/ada/memories"), "Porto") || !idle() {
 		if time.Now().After(deadline) {
 			t.Fatal("no memory of Porto")
 		}
