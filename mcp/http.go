@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -41,10 +40,7 @@ func NewHTTPHandler(svc agentmem.Service, opt HTTPOptions) http.Handler {
 	owners := &sessionOwners{m: map[string]owner{}}
 	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		user, _ := userOf(r, opt) // checked before the SDK is reached
-		return NewServer(svc, Options{
-			User:  func(context.Context, *sdk.CallToolRequest) (string, error) { return user, nil },
-			Agent: opt.Agent, Version: opt.Version, Log: opt.Log,
-		})
+		return NewServer(svc, Options{User: user, Agent: opt.Agent, Version: opt.Version, Log: opt.Log})
 	}, &sdk.StreamableHTTPOptions{Logger: opt.Log, SessionTimeout: SessionTimeout, DisableLocalhostProtection: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, err := userOf(r, opt)

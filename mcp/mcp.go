@@ -21,10 +21,9 @@ import (
 
 // Options configure a server.
 type Options struct {
-	// User returns the user a call acts for (required): the configured
-	// user over stdio, the authenticated one over HTTP. An error fails the
-	// call with its message.
-	User func(ctx context.Context, req *sdk.CallToolRequest) (string, error)
+	// User is the user the server acts for (required): the configured
+	// user over stdio, the one who opened the session over HTTP.
+	User string
 	// Agent is the agent of the notes and of the session a call without a
 	// thread uses (agentmem.DefaultAgent when "").
 	Agent string
@@ -42,26 +41,32 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 			"questions about the user; call remember when the user states a lasting fact or preference; keep your own working notes " +
 			"about the user with manage_notes.",
 		Logger: opt.Log,
+		// Subscriptions are kept by the SDK, which sends each resource's
+		// updates to the sessions subscribed to it.
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})
-	t := &tools{svc: svc, opt: opt}
+	t := &tools{svc: svc, opt: opt, server: s}
 	for _, sp := range specs {
 		sp.add(s, t)
 	}
+	t.addResources(s)
 	return s
 }
 
 // tools holds what the tool handlers share.
 type tools struct {
-	svc agentmem.Service
-	opt Options
+	svc    agentmem.Service
+	opt    Options
+	server *sdk.Server // nil when a tool runs outside MCP (Call)
 }
 
-// user returns the user of a call.
-func (t *tools) user(ctx context.Context, req *sdk.CallToolRequest) (string, error) {
-	if t.opt.User == nil {
+// user returns the user the server acts for.
+func (t *tools) user() (string, error) {
+	if t.opt.User == "" {
 		return "", agentmem.Errorf(agentmem.EUNAUTHORIZED, "This MCP server has no user configured.")
 	}
-	return t.opt.User(ctx, req)
+	return t.opt.User, nil
 }
 
 // toolError is the message a tool error carries: agentmem's message for

@@ -32,7 +32,7 @@ func openApp(t *testing.T) *app.App {
 // its in-memory transport, to a server acting for user.
 func connect(t *testing.T, svc agentmem.Service, user string) *sdk.ClientSession {
 	t.Helper()
-	srv := mcp.NewServer(svc, mcp.Options{User: func(context.Context, *sdk.CallToolRequest) (string, error) { return user, nil }, Agent: "assistant"})
+	srv := mcp.NewServer(svc, mcp.Options{User: user, Agent: "assistant"})
 	ct, st := sdk.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations
 		add: func(s *sdk.Server, t *tools) {
 			sdk.AddTool(s, &sdk.Tool{Name: name, Description: description, Annotations: annotations},
 				func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
-					user, err := t.user(ctx, req)
+					user, err := t.user()
 					if err != nil {
 						var zero Out
 						return nil, zero, toolError(err)

@@ -67,9 +67,8 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		defer mem.Close()
 		svc = mem.Service
 	}
-	user := a.user
 	srv := mcp.NewServer(svc, mcp.Options{
-		User:    func(context.Context, *sdk.CallToolRequest) (string, error) { return user, nil },
+		User:    a.user,
 		Agent:   a.agent,
 		Version: version(),
 		Log:     log,

@@ -1,0 +1,90 @@
+package mcp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestResources: the profile and the notes read as resources; a
+// subscriber to the notes is told when manage_notes changes them; the
+// session-start prompt opens with what is remembered.
+func TestResources(t *testing.T) {
+	mem := openApp(t)
+	srv := mcp.NewServer(mem.Service, mcp.Options{User: "erin", Agent: "assistant"})
+	ct, st := sdk.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	updates := make(chan string, 4)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-host", Version: "1"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	read := func(uri string) string {
+		t.Helper()
+		res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		return res.Contents[0].Text
+	}
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil || len(list.Resources) != 2 {
+		t.Fatalf("resources: %+v, %v", list, err)
+	}
+	if got := read("agentmem://profile"); got != "" {
+		t.Errorf("profile before any: %q", got)
+	}
+
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "agentmem://notes"}); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "manage_notes", map[string]any{"operation": "overwrite", "content": "# Erin\n- Prefers mornings"}, nil)
+	select {
+	case uri := <-updates:
+		if uri != "agentmem://notes" {
+			t.Errorf("update of %q", uri)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update of the notes")
+	}
+	if got := read("agentmem://notes"); !strings.Contains(got, "Prefers mornings") {
+		t.Errorf("notes: %q", got)
+	}
+	call(t, cs, "manage_notes", map[string]any{"operation": "read"}, nil)
+	select {
+	case uri := <-updates:
+		t.Errorf("reading the notes sent an update of %s", uri)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	// With a profile, the session starts with it and the notes.
+	call(t, cs, "remember", map[string]any{"text": "User is a pediatric nurse.", "category": "work"}, nil)
+	if _, err := mem.RefreshProfile(ctx, "erin"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("agentmem://profile"); !strings.Contains(got, "pediatric nurse") {
+		t.Errorf("profile: %q", got)
+	}
+	p, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "session_start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := p.Messages[0].Content.(*sdk.TextContent).Text
+	if !strings.Contains(text, "pediatric nurse") || !strings.Contains(text, "Prefers mornings") || strings.Contains(text, "Active Conversation") {
+		t.Errorf("session start:\n%s", text)
+	}
+	if th, _, err := mem.FindThreads(ctx, "erin", agentmem.ThreadFilter{}); err != nil || len(th) != 1 {
+		t.Errorf("threads after the session started: %d, %v", len(th), err)
+	}
+}
