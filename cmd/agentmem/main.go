@@ -48,6 +48,9 @@ var commands = []command{
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
 	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
 	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
+	{name: "search", in: inServe, synopsis: "--user ID [--scopes memories,messages] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
+	{name: "context", in: inServe, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},
+	{name: "memories", in: inServe, synopsis: "--user ID [--limit 50] [--json] [--db … | --url http://…]", args: func() arguments { return new(memoriesArgs) }},
 	{name: "mcp", in: inServe, synopsis: "--user ID [--agent ID] [--db … | --url http://… [--api-key KEY]]  (the MCP tools over stdin/stdout, for an MCP host)", args: func() arguments { return new(mcpArgs) }},
 	{name: "demo", synopsis: "[--db FILE]  (seed 001's scenarios through the API, with or without a model)", args: func() arguments { return new(demoArgs) }},
 }
@@ -116,6 +119,12 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return runDemo(ctx, args, getenv, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args, getenv, stdin, stdout, stderr)
+	case "search":
+		return runSearch(ctx, args, getenv, stdout, stderr)
+	case "context":
+		return runContext(ctx, args, getenv, stdout, stderr)
+	case "memories":
+		return runMemories(ctx, args, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "agentmem", version())
 		return nil
