@@ -25,8 +25,10 @@ var allowed = map[string][]string{
 	// metric registration and authentication (httpapi serves it).
 	"proxy": {".", "core", "httpapi"},
 	// The MCP server's tools call the service, in process or over REST.
-	"mcp":  {"."},
-	"core": {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
+	"mcp": {"."},
+	// The langchaingo adapter works over any agentmem.Service.
+	"langchaingo": {"."},
+	"core":        {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
 	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
 	"retrieve": {".", "internal/vecenc"},
