@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,17 +37,22 @@ type Options struct {
 // NewServer returns the MCP server of svc's tools (see tools.go).
 func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 	opt.Agent = cmp.Or(opt.Agent, agentmem.DefaultAgent)
+	t := &tools{svc: svc, opt: opt}
 	s := sdk.NewServer(&sdk.Implementation{Name: "agentmem", Title: "agentmem memory", Version: cmp.Or(opt.Version, "dev")}, &sdk.ServerOptions{
 		Instructions: "agentmem remembers this user across conversations. Call retrieve_user_facts or search_memory before answering " +
 			"questions about the user; call remember when the user states a lasting fact or preference; keep your own working notes " +
 			"about the user with manage_notes.",
 		Logger: opt.Log,
 		// Subscriptions are kept by the SDK, which sends each resource's
-		// updates to the sessions subscribed to it.
-		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		// updates to the sessions subscribed to it; a subscription notes
+		// the versions its updates are told against (see changes).
+		SubscribeHandler: func(ctx context.Context, _ *sdk.SubscribeRequest) error {
+			t.changes(ctx, opt.User)
+			return nil
+		},
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})
-	t := &tools{svc: svc, opt: opt, server: s}
+	t.server = s
 	for _, sp := range specs {
 		sp.add(s, t)
 	}
@@ -59,6 +65,10 @@ type tools struct {
 	svc    agentmem.Service
 	opt    Options
 	server *sdk.Server // nil when a tool runs outside MCP (Call)
+
+	// seen are the versions of the resources last seen (see changes).
+	mu   sync.Mutex
+	seen map[string]int64
 }
 
 // user returns the user the server acts for.

@@ -284,6 +284,28 @@ func TestTools_Isolation(t *testing.T) {
 	if msg := callErr(t, mallory, "forget", map[string]any{"memory_id": m.ID}, nil); !strings.Contains(msg, "not found") {
 		t.Errorf("mallory forgetting alice's memory: %q", msg)
 	}
+	// Alice's thread, named by mallory, is not found, or is mallory's own.
+	var app struct {
+		ThreadID string `json:"thread_id"`
+	}
+	call(t, alice, "append_messages", map[string]any{"thread_id": "diary", "messages": []map[string]string{{"role": "user", "content": "Dear diary, SECRET."}}}, &app)
+	for _, tool := range []string{"get_thread_history", "get_context", "end_thread"} {
+		if msg := callErr(t, mallory, tool, map[string]any{"thread_id": "diary"}, nil); !strings.Contains(msg, "not found") {
+			t.Errorf("mallory's %s on alice's thread: %q", tool, msg)
+		}
+	}
+	call(t, mallory, "append_messages", map[string]any{"thread_id": "diary", "messages": []map[string]string{{"role": "user", "content": "mine"}}}, nil)
+	var hist struct{ Messages []struct{ Content string } }
+	call(t, alice, "get_thread_history", map[string]any{"thread_id": "diary"}, &hist)
+	if len(hist.Messages) != 1 || hist.Messages[0].Content != "Dear diary, SECRET." {
+		t.Errorf("alice's diary: %+v", hist)
+	}
+	var list struct{ Threads []struct{ ID string } }
+	call(t, mallory, "list_threads", map[string]any{}, &list)
+	call(t, mallory, "get_thread_history", map[string]any{"thread_id": "diary"}, &hist)
+	if len(list.Threads) != 1 || len(hist.Messages) != 1 || hist.Messages[0].Content != "mine" {
+		t.Errorf("mallory's threads %+v, diary %+v", list, hist)
+	}
 	var facts struct{ Facts []struct{ ID string } }
 	call(t, alice, "retrieve_user_facts", map[string]any{"query": "bank PIN hint"}, &facts)
 	if len(facts.Facts) == 0 || facts.Facts[0].ID != m.ID {

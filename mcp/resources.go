@@ -61,6 +61,37 @@ func (t *tools) readNotes(ctx context.Context, req *sdk.ReadResourceRequest) (*s
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: notesURI, MIMEType: "text/markdown", Text: n.Content}}}, nil
 }
 
+// changes tells the subscribers of the profile and the notes when either
+// changed since the server last looked, by its own tools or elsewhere
+// (reflection rewrites the profile in the background; another client may
+// edit the notes). It looks after every tool call: a subscriber learns of
+// a change at its next call at the latest.
+func (t *tools) changes(ctx context.Context, user string) {
+	if t.server == nil {
+		return
+	}
+	versions := map[string]int64{}
+	if p, err := t.svc.FindProfile(ctx, user); err == nil {
+		versions[profileURI] = int64(p.Version)
+	}
+	if n, err := t.svc.FindNotes(ctx, user, t.opt.Agent); err == nil {
+		versions[notesURI] = n.Version
+	}
+	t.mu.Lock()
+	first := t.seen == nil
+	var changed []string
+	for _, uri := range []string{profileURI, notesURI} {
+		if !first && versions[uri] != t.seen[uri] {
+			changed = append(changed, uri)
+		}
+	}
+	t.seen = versions
+	t.mu.Unlock()
+	for _, uri := range changed {
+		t.updated(ctx, uri)
+	}
+}
+
 // updated tells the subscribers of a resource that it changed.
 func (t *tools) updated(ctx context.Context, uri string) {
 	if t.server == nil {

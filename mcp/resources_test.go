@@ -68,11 +68,26 @@ func TestResources(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 
-	// With a profile, the session starts with it and the notes.
+	// A profile written elsewhere (reflection, in the background) reaches
+	// a subscriber at its next call.
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "agentmem://profile"}); err != nil {
+		t.Fatal(err)
+	}
 	call(t, cs, "remember", map[string]any{"text": "User is a pediatric nurse.", "category": "work"}, nil)
 	if _, err := mem.RefreshProfile(ctx, "erin"); err != nil {
 		t.Fatal(err)
 	}
+	call(t, cs, "list_threads", map[string]any{}, nil)
+	select {
+	case uri := <-updates:
+		if uri != "agentmem://profile" {
+			t.Errorf("update of %q", uri)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update of the profile")
+	}
+
+	// With a profile, the session starts with it and the notes.
 	if got := read("agentmem://profile"); !strings.Contains(got, "pediatric nurse") {
 		t.Errorf("profile: %q", got)
 	}

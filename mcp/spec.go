@@ -44,6 +44,7 @@ func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations
 						return nil, zero, toolError(err)
 					}
 					out, err := fn(t, ctx, user, in)
+					t.changes(ctx, user)
 					return nil, out, toolError(err)
 				})
 		},

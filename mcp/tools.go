@@ -309,9 +309,6 @@ func (t *tools) notes(ctx context.Context, user string, in notesIn) (notesOut, e
 	if err != nil {
 		return notesOut{}, err
 	}
-	if in.Operation != "read" && in.Operation != "" {
-		t.updated(ctx, notesURI)
-	}
 	return notesOut{Content: n.Content, Version: n.Version}, nil
 }
 
