@@ -2,12 +2,15 @@ package langchaingo_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/langchaingo"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/go-cmp/cmp"
@@ -72,8 +75,22 @@ func TestConversationChain(t *testing.T) {
 // langchaingo has, tool calls included; Clear starts a new thread and
 // keeps the old one, ended.
 func TestHistory(t *testing.T) {
-	mem := openApp(t)
-	var h schema.ChatMessageHistory = langchaingo.NewHistory(mem.Service, "bob", "coach", "")
+	for _, over := range []string{"in process", "over REST"} {
+		t.Run(over, func(t *testing.T) {
+			mem := openApp(t)
+			var svc agentmem.Service = mem.Service
+			if over == "over REST" {
+				srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{}))
+				t.Cleanup(srv.Close)
+				svc = client.New(srv.URL, nil)
+			}
+			testHistory(t, mem, svc)
+		})
+	}
+}
+
+func testHistory(t *testing.T, mem *app.App, svc agentmem.Service) {
+	var h schema.ChatMessageHistory = langchaingo.NewHistory(svc, "bob", "coach", "")
 	want := []llms.ChatMessage{
 		llms.SystemChatMessage{Content: "You are a running coach."},
 		llms.HumanChatMessage{Content: "How far should I run today?"},
