@@ -26,6 +26,8 @@ var allowed = map[string][]string{
 	"proxy": {".", "core", "httpapi"},
 	// The MCP server's tools call the service, in process or over REST.
 	"mcp": {"."},
+	// The web UI is static files; its script calls the API.
+	"web": {"std"},
 	// The langchaingo adapter works over any agentmem.Service.
 	"langchaingo": {"."},
 	"core":        {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},

@@ -56,6 +56,9 @@ type Options struct {
 	// MCP, when set, serves the MCP tools over streamable HTTP at /mcp
 	// (mcp.NewHTTPHandler) to any authenticated caller.
 	MCP http.Handler
+	// Web, when set, serves the web UI at / and /static/ (web.NewHandler)
+	// to anyone: the page holds no data; its script calls the API.
+	Web http.Handler
 }
 
 // DefaultMaxQueryBytes bounds a URL query string when

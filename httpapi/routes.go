@@ -91,6 +91,9 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		// identity's user, or the one it names: see package mcp).
 		rs = append(rs, route{"/mcp", accessUser, opt.MCP})
 	}
+	if opt.Web != nil {
+		rs = append(rs, route{"/{$}", accessPublic, opt.Web}, route{"/static/", accessPublic, opt.Web})
+	}
 	if opt.Registry != nil {
 		rs = append(rs, route{"GET /metrics", accessAdmin, promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})})
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/proxy"
+	"github.com/agentmem/agentmem/web"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
@@ -156,6 +157,7 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 		AllowedHosts:   cfg.AllowedHosts,
 		Proxy:          proxyHandler,
 		MCP:            mcpHandler,
+		Web:            web.NewHandler(),
 	})
 	return &http.Server{
 		Handler:           handler,

@@ -1,0 +1,260 @@
+// agentmem's web UI: the chat, the conversations, and what the model is
+// sent. Same-origin requests with JSON bodies, to the REST API (/v1) and
+// the OpenAI-compatible proxy (/openai/v1).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { user: "", thread: "", busy: false };
+
+function headers(extra) {
+  const h = { "Content-Type": "application/json", "X-Agentmem-User": state.user };
+  const key = $("apikey").value.trim();
+  if (key) h["Authorization"] = "Bearer " + key;
+  if (state.thread) h["X-Agentmem-Thread"] = state.thread;
+  return Object.assign(h, extra || {});
+}
+
+function userPath() {
+  return "/v1/users/" + encodeURIComponent(state.user);
+}
+
+async function api(method, path, body) {
+  const res = await fetch(path, { method, headers: headers(), body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = res.status === 204 ? null : await res.json().catch(() => null);
+  if (!res.ok) {
+    const err = new Error((data && data.error && data.error.message) || res.status + " " + res.statusText);
+    err.status = res.status;
+    err.code = data && data.error && data.error.code;
+    throw err;
+  }
+  return data;
+}
+
+function notice(text) {
+  $("notice").textContent = text || "";
+  $("notice").hidden = !text;
+}
+
+function addMessage(role, text) {
+  const li = document.createElement("li");
+  li.className = "msg " + role;
+  const who = document.createElement("span");
+  who.className = "role";
+  who.textContent = role;
+  const body = document.createElement("span");
+  body.className = "text";
+  body.textContent = text;
+  li.append(who, body);
+  $("messages").append(li);
+  li.scrollIntoView({ block: "end" });
+  return body;
+}
+
+async function loadThreads() {
+  const list = $("threads");
+  list.replaceChildren();
+  let data;
+  try {
+    data = await api("GET", userPath() + "/threads?limit=50");
+  } catch (e) {
+    notice("Could not list the conversations: " + e.message);
+    return;
+  }
+  $("threads-empty").hidden = data.data.length > 0;
+  for (const t of data.data) {
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = t.title || "Untitled";
+    b.title = t.title || t.id;
+    b.dataset.thread = t.id;
+    b.setAttribute("aria-current", String(t.id === state.thread));
+    b.addEventListener("click", () => openThread(t.id));
+    li.append(b);
+    list.append(li);
+  }
+}
+
+async function openThread(id) {
+  state.thread = id;
+  remember();
+  $("messages").replaceChildren();
+  notice("");
+  if (id) {
+    try {
+      const data = await api("GET", userPath() + "/threads/" + encodeURIComponent(id) + "/messages?limit=200");
+      for (const m of data.data) {
+        if (m.role === "user" || m.role === "assistant") addMessage(m.role, m.content);
+      }
+    } catch (e) {
+      notice(e.status === 404 ? "That conversation no longer exists." : e.message);
+    }
+  }
+  document.querySelectorAll("#threads button").forEach((b) => b.setAttribute("aria-current", String(b.dataset.thread === id)));
+  await inspect();
+}
+
+// inspect shows the context a model would get now, and the memories.
+async function inspect() {
+  const tbody = $("sections").querySelector("tbody");
+  tbody.replaceChildren();
+  $("warnings").replaceChildren();
+  if (state.thread) {
+    try {
+      const c = await api("POST", userPath() + "/threads/" + encodeURIComponent(state.thread) + "/context", {});
+      const t = c.telemetry;
+      $("used").textContent = t.used_tokens;
+      $("budget").textContent = t.budget_tokens;
+      $("gauge").value = t.fraction;
+      for (const [name, n] of Object.entries(t.sections).sort((a, b) => b[1] - a[1])) {
+        const tr = document.createElement("tr");
+        const a = document.createElement("td");
+        a.textContent = name;
+        const b = document.createElement("td");
+        b.textContent = n;
+        tr.append(a, b);
+        tbody.append(tr);
+      }
+      for (const w of t.warnings) {
+        const li = document.createElement("li");
+        li.textContent = w;
+        $("warnings").append(li);
+      }
+    } catch (e) {
+      if (e.status !== 404) notice(e.message);
+    }
+  } else {
+    $("used").textContent = "0";
+    $("budget").textContent = "0";
+    $("gauge").value = 0;
+  }
+  const list = $("memories");
+  list.replaceChildren();
+  try {
+    const m = await api("GET", userPath() + "/memories?limit=50");
+    $("memories-empty").hidden = m.data.length > 0;
+    for (const mem of m.data) {
+      const li = document.createElement("li");
+      li.textContent = mem.text;
+      list.append(li);
+    }
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
+// send stores the user's turn and streams the model's answer through the
+// proxy; without a model it says so, and the turn is recorded all the same.
+async function send(text) {
+  if (state.busy) return;
+  state.busy = true;
+  notice("");
+  addMessage("user", text);
+  const answer = addMessage("assistant", "…");
+  try {
+    const res = await fetch("/openai/v1/chat/completions", {
+      method: "POST",
+      headers: headers({ "X-Agentmem-Memory": "full" }),
+      body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: text }] }),
+    });
+    const thread = res.headers.get("X-Agentmem-Thread");
+    if (thread && thread !== state.thread) {
+      state.thread = thread;
+      remember();
+    }
+    if (!res.ok) {
+      const data = await res.json().catch(() => null);
+      const code = data && data.error && data.error.code;
+      answer.parentElement.remove();
+      notice(code === "no_upstream"
+        ? "No model is configured, so nothing answers; your message is recorded, and the inspector shows the context a model would get. Start serve with --proxy-upstream and OPENAI_API_KEY to chat."
+        : "The model failed: " + ((data && data.error && data.error.message) || res.status));
+    } else {
+      answer.textContent = "";
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buf = "";
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, i).trim();
+          buf = buf.slice(i + 1);
+          if (!line.startsWith("data:")) continue;
+          const data = line.slice(5).trim();
+          if (data === "[DONE]") continue;
+          try {
+            const chunk = JSON.parse(data);
+            const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+            if (delta && delta.content) answer.textContent += delta.content;
+          } catch (_) { /* a line that is not JSON: skip */ }
+        }
+      }
+      answer.parentElement.dataset.done = "true";
+    }
+  } catch (e) {
+    notice("The request failed: " + e.message);
+  } finally {
+    state.busy = false;
+  }
+  await loadThreads();
+  await inspect();
+}
+
+function remember() {
+  localStorage.setItem("agentmem.user", state.user);
+  localStorage.setItem("agentmem.thread", state.thread);
+  const url = new URL(location.href);
+  url.searchParams.set("user", state.user);
+  if (state.thread) url.searchParams.set("thread", state.thread);
+  else url.searchParams.delete("thread");
+  history.replaceState(null, "", url);
+}
+
+async function start() {
+  const params = new URLSearchParams(location.search);
+  state.user = params.get("user") || localStorage.getItem("agentmem.user") || "local-user";
+  state.thread = params.get("thread") || (params.get("user") ? "" : localStorage.getItem("agentmem.thread") || "");
+  $("user").value = state.user;
+  $("apikey").value = sessionStorage.getItem("agentmem.key") || "";
+  $("user").addEventListener("change", async () => {
+    state.user = $("user").value.trim() || "local-user";
+    state.thread = "";
+    await loadThreads();
+    await openThread("");
+  });
+  $("apikey").addEventListener("change", async () => {
+    sessionStorage.setItem("agentmem.key", $("apikey").value.trim());
+    await loadThreads();
+    await openThread(state.thread);
+  });
+  $("new").addEventListener("click", async () => {
+    // A new thread, named here: the proxy creates it with the first message.
+    state.thread = crypto.randomUUID();
+    remember();
+    $("messages").replaceChildren();
+    notice("");
+    document.querySelectorAll("#threads button").forEach((b) => b.setAttribute("aria-current", "false"));
+    await inspect();
+    $("input").focus();
+  });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("input").value.trim();
+    if (!text) return;
+    $("input").value = "";
+    send(text);
+  });
+  $("input").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+  await loadThreads();
+  await openThread(state.thread);
+}
+
+start();
