@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/llm/llmtest"
@@ -49,7 +50,7 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 20*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	var mu sync.Mutex
 	var errs []string
@@ -73,6 +74,15 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 		}
 	})
 	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), errs...) }
+}
+
+// clear empties a form field, as a person selecting its text and deleting
+// it would.
+func clear(id string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[any](`document.getElementById(` + strconv.Quote(id) + `).value = ""`)(ctx, t)
+		return chromedp.Void{}, err
+	}
 }
 
 // serve runs agentmem in process with the proxy in front of a fake model,
@@ -124,6 +134,10 @@ func TestChat(t *testing.T) {
 			location, err := chromedp.Run(ctx, chromedp.Location())
 			if err != nil {
 				t.Fatal(err)
+			}
+			hiddenForms, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`["rename-form", "undo", "export"].every(id => getComputedStyle(document.getElementById(id)).display === "none")`))
+			if err != nil || !hiddenForms {
+				t.Errorf("a hidden panel shows (%v)", err)
 			}
 			if reply != "echo: Hello there, I live in Porto." {
 				t.Errorf("reply %q", reply)
@@ -178,5 +192,86 @@ func TestChat(t *testing.T) {
 				t.Errorf("console errors: %q", errs)
 			}
 		})
+	}
+}
+
+// TestThreadActions: in the browser, a conversation is renamed, exported,
+// deleted and restored; the agent's notes are edited; a memory is
+// deleted; each change is the server's.
+func TestThreadActions(t *testing.T) {
+	srv, mem := serve(t)
+	ctx, consoleErrors := browser(t, 1280, 800)
+	bg := context.Background()
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel chromedp.CSS) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	step("send", chromedp.Navigate(srv.URL+"/?user=ada"), chromedp.WaitVisible(chromedp.ID("input")),
+		chromedp.SendKeys(chromedp.ID("input"), "I live in Porto.\r"),
+		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)), chromedp.WaitVisible(chromedp.ID("toolbar")))
+	location, _ := chromedp.Run(ctx, chromedp.Location())
+	u, _ := url.Parse(location)
+	thread := u.Query().Get("thread")
+
+	step("rename", chromedp.Click(chromedp.ID("rename")), chromedp.WaitVisible(chromedp.ID("rename-input")),
+		clear("rename-input"), chromedp.SendKeys(chromedp.ID("rename-input"), "Porto move"),
+		chromedp.Click(chromedp.CSS(`#rename-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//nav//button[text()="Porto move"]`)))
+	if th, err := mem.FindThreadByID(bg, "ada", thread); err != nil || th.Title != "Porto move" {
+		t.Errorf("the server's title: %+v, %v", th, err)
+	}
+
+	step("export", chromedp.Click(chromedp.ID("export-md")), chromedp.WaitVisible(chromedp.ID("export-text")))
+	if md := text("#export-text"); !strings.Contains(md, "Porto move") || !strings.Contains(md, "I live in Porto.") {
+		t.Errorf("the Markdown export:\n%s", md)
+	}
+
+	step("notes", clear("notes"), chromedp.SendKeys(chromedp.ID("notes"), "- Moving to Porto in May"), chromedp.Click(chromedp.ID("notes-save")),
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="notes-version" and contains(text(), "saved")]`)))
+	if n, err := mem.FindNotes(bg, "ada", "default"); err != nil || n.Content != "- Moving to Porto in May" || n.Version != 1 {
+		t.Errorf("the server's notes: %+v, %v", n, err)
+	}
+
+	// The memory drawn from the message, once indexed, deleted in two clicks.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ms, _, _ := mem.FindMemories(bg, "ada", agentmem.MemoryFilter{})
+		if len(ms) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no memory drawn from the message")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	step("forget", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#memories li button.forget`)),
+		chromedp.Click(chromedp.CSS(`#memories li button.forget`)), chromedp.Click(chromedp.CSS(`#memories li button.forget`)),
+		chromedp.WaitVisible(chromedp.ID("memories-empty")))
+	if ms, _, err := mem.FindMemories(bg, "ada", agentmem.MemoryFilter{}); err != nil || len(ms) != 0 {
+		t.Errorf("memories left: %+v, %v", ms, err)
+	}
+
+	step("delete", chromedp.Click(chromedp.ID("delete")), chromedp.Click(chromedp.ID("delete")), chromedp.WaitVisible(chromedp.ID("undo")),
+		chromedp.WaitVisible(chromedp.ID("threads-empty")))
+	if _, err := mem.FindThreadByID(bg, "ada", thread); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Errorf("the deleted thread: %v", err)
+	}
+	step("restore", chromedp.Click(chromedp.ID("restore")), chromedp.WaitVisible(chromedp.Search(`//nav//button[text()="Porto move"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant`)))
+	if th, err := mem.FindThreadByID(bg, "ada", thread); err != nil || th.MessageCount != 2 {
+		t.Errorf("the restored thread: %+v, %v", th, err)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
 	}
 }

@@ -91,7 +91,35 @@ async function openThread(id) {
     }
   }
   document.querySelectorAll("#threads button").forEach((b) => b.setAttribute("aria-current", String(b.dataset.thread === id)));
+  showToolbar();
   await inspect();
+}
+
+// showToolbar shows the current thread's title and actions.
+function showToolbar() {
+  const b = document.querySelector('#threads button[aria-current="true"]');
+  $("toolbar").hidden = !b;
+  $("rename-form").hidden = true;
+  $("title").textContent = b ? b.textContent : "";
+  resetDelete();
+}
+
+function threadPath() {
+  return userPath() + "/threads/" + encodeURIComponent(state.thread);
+}
+
+function resetDelete() {
+  $("delete").textContent = "Delete";
+  $("delete").classList.remove("danger");
+  delete $("delete").dataset.armed;
+}
+
+async function act(fn) {
+  try {
+    await fn();
+  } catch (e) {
+    notice(e.message);
+  }
 }
 
 // inspect shows the context a model would get now, and the memories.
@@ -135,9 +163,37 @@ async function inspect() {
     $("memories-empty").hidden = m.data.length > 0;
     for (const mem of m.data) {
       const li = document.createElement("li");
-      li.textContent = mem.text;
+      li.dataset.memory = mem.id;
+      const text = document.createElement("span");
+      text.className = "text";
+      text.textContent = mem.text;
+      const del = document.createElement("button");
+      del.type = "button";
+      del.className = "forget";
+      del.textContent = "Delete";
+      del.setAttribute("aria-label", "Delete the memory: " + mem.text);
+      del.addEventListener("click", () => act(async () => {
+        if (!del.dataset.armed) {
+          del.dataset.armed = "true";
+          del.textContent = "Really delete?";
+          del.classList.add("danger");
+          return;
+        }
+        await api("DELETE", userPath() + "/memories/" + encodeURIComponent(mem.id));
+        li.remove();
+        $("memories-empty").hidden = list.children.length > 0;
+      }));
+      li.append(text, del);
       list.append(li);
     }
+  } catch (e) {
+    notice(e.message);
+  }
+  try {
+    const n = await api("GET", userPath() + "/agents/default/notes");
+    $("notes").value = n.content;
+    $("notes").dataset.version = n.version;
+    $("notes-version").textContent = "version " + n.version;
   } catch (e) {
     notice(e.message);
   }
@@ -200,6 +256,7 @@ async function send(text) {
     state.busy = false;
   }
   await loadThreads();
+  showToolbar();
   await inspect();
 }
 
@@ -240,6 +297,64 @@ async function start() {
     await inspect();
     $("input").focus();
   });
+  $("rename").addEventListener("click", () => {
+    $("rename-form").hidden = false;
+    $("rename-input").value = $("title").textContent;
+    $("rename-input").focus();
+  });
+  $("rename-cancel").addEventListener("click", () => { $("rename-form").hidden = true; });
+  $("rename-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(async () => {
+      await api("PATCH", threadPath(), { title: $("rename-input").value.trim() });
+      await loadThreads();
+      showToolbar();
+    });
+  });
+  $("end").addEventListener("click", () => act(async () => {
+    await api("POST", threadPath() + "/end");
+    notice("The conversation has ended: it is summarised and reflected on. A new message reopens it.");
+  }));
+  $("delete").addEventListener("click", () => act(async () => {
+    if (!$("delete").dataset.armed) {
+      $("delete").dataset.armed = "true";
+      $("delete").textContent = "Really delete?";
+      $("delete").classList.add("danger");
+      return;
+    }
+    const gone = state.thread;
+    await api("DELETE", threadPath());
+    state.deleted = gone;
+    $("undo").hidden = false;
+    await loadThreads();
+    await openThread("");
+  }));
+  $("restore").addEventListener("click", () => act(async () => {
+    state.thread = state.deleted;
+    await api("POST", threadPath() + "/restore");
+    $("undo").hidden = true;
+    await loadThreads();
+    await openThread(state.deleted);
+  }));
+  for (const [id, format, type] of [["export-md", "markdown", "text/markdown"], ["export-json", "json", "application/json"]]) {
+    $(id).addEventListener("click", () => act(async () => {
+      const res = await fetch(threadPath() + "/export?format=" + format, { headers: headers() });
+      const text = await res.text();
+      if (!res.ok) throw new Error("The export failed: " + res.status);
+      $("export-text").textContent = text;
+      const link = $("export-download");
+      URL.revokeObjectURL(link.href);
+      link.href = URL.createObjectURL(new Blob([text], { type }));
+      link.download = (state.thread || "thread") + (format === "json" ? ".json" : ".md");
+      $("export").hidden = false;
+    }));
+  }
+  $("export-close").addEventListener("click", () => { $("export").hidden = true; });
+  $("notes-save").addEventListener("click", () => act(async () => {
+    const n = await api("PUT", userPath() + "/agents/default/notes", { content: $("notes").value, expected_version: Number($("notes").dataset.version || 0) });
+    $("notes").dataset.version = n.version;
+    $("notes-version").textContent = "version " + n.version + ", saved";
+  }));
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("input").value.trim();
