@@ -76,11 +76,11 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), errs...) }
 }
 
-// clear empties a form field, as a person selecting its text and deleting
+// clearField empties a form field, as a person selecting its text and deleting
 // it would.
-func clear(id string) chromedp.Action[chromedp.Void] {
+func clearField(id string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Evaluate[any](`document.getElementById(` + strconv.Quote(id) + `).value = ""`)(ctx, t)
+		_, err := chromedp.Evaluate[any](`document.getElementById(`+strconv.Quote(id)+`).value = ""`)(ctx, t)
 		return chromedp.Void{}, err
 	}
 }
@@ -224,7 +224,7 @@ func TestThreadActions(t *testing.T) {
 	thread := u.Query().Get("thread")
 
 	step("rename", chromedp.Click(chromedp.ID("rename")), chromedp.WaitVisible(chromedp.ID("rename-input")),
-		clear("rename-input"), chromedp.SendKeys(chromedp.ID("rename-input"), "Porto move"),
+		clearField("rename-input"), chromedp.SendKeys(chromedp.ID("rename-input"), "Porto move"),
 		chromedp.Click(chromedp.CSS(`#rename-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//nav//button[text()="Porto move"]`)))
 	if th, err := mem.FindThreadByID(bg, "ada", thread); err != nil || th.Title != "Porto move" {
@@ -236,7 +236,7 @@ func TestThreadActions(t *testing.T) {
 		t.Errorf("the Markdown export:\n%s", md)
 	}
 
-	step("notes", clear("notes"), chromedp.SendKeys(chromedp.ID("notes"), "- Moving to Porto in May"), chromedp.Click(chromedp.ID("notes-save")),
+	step("notes", clearField("notes"), chromedp.SendKeys(chromedp.ID("notes"), "- Moving to Porto in May"), chromedp.Click(chromedp.ID("notes-save")),
 		chromedp.WaitVisible(chromedp.Search(`//span[@id="notes-version" and contains(text(), "saved")]`)))
 	if n, err := mem.FindNotes(bg, "ada", "default"); err != nil || n.Content != "- Moving to Porto in May" || n.Version != 1 {
 		t.Errorf("the server's notes: %+v, %v", n, err)
