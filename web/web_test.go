@@ -79,8 +79,14 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 // clearField empties a form field, as a person selecting its text and deleting
 // it would.
 func clearField(id string) chromedp.Action[chromedp.Void] {
+	return script(`document.getElementById(` + strconv.Quote(id) + `).value = ""`)
+}
+
+// script runs JavaScript in the page, for what a person does but
+// chromedp's keys do not (emptying a field).
+func script(js string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Evaluate[any](`document.getElementById(`+strconv.Quote(id)+`).value = ""`)(ctx, t)
+		_, err := chromedp.Evaluate[any](js)(ctx, t)
 		return chromedp.Void{}, err
 	}
 }
@@ -270,6 +276,52 @@ func TestThreadActions(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant`)))
 	if th, err := mem.FindThreadByID(bg, "ada", thread); err != nil || th.MessageCount != 2 {
 		t.Errorf("the restored thread: %+v, %v", th, err)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestSearchAndEdit: the inspector's search shows what is found with its
+// scores per signal; a memory is edited in place, on the server too.
+func TestSearchAndEdit(t *testing.T) {
+	srv, mem := serve(t)
+	m, err := mem.CreateMemory(context.Background(), "bo", agentmem.MemoryInput{Text: "User collects vinyl records.", Category: "hobby"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, consoleErrors := browser(t, 1280, 800)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?user=bo"),
+		chromedp.WaitVisible(chromedp.CSS(`#memories li button.edit`)),
+		chromedp.SendKeys(chromedp.ID("search-input"), "vinyl records"),
+		chromedp.Click(chromedp.CSS(`#search-form button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-kind="memory"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#search-results li[data-kind="memory"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(found, "User collects vinyl records.") || !strings.Contains(found, "fulltext") || !strings.Contains(found, "score") {
+		t.Errorf("search result %q", found)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#memories li button.edit`)),
+		chromedp.WaitVisible(chromedp.CSS(`#memories li form input`)),
+		script(`document.querySelector("#memories li form input").value = ""`),
+		chromedp.SendKeys(chromedp.CSS(`#memories li form input`), "User collects jazz vinyl records."),
+		chromedp.Click(chromedp.CSS(`#memories li form button`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#memories li form`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mem.FindMemoryByID(context.Background(), "bo", m.ID)
+	if err != nil || got.Text != "User collects jazz vinyl records." || got.Version != 2 {
+		t.Errorf("the server's memory: %+v, %v", got, err)
 	}
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

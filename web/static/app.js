@@ -143,6 +143,10 @@ async function inspect() {
         tr.append(a, b);
         tbody.append(tr);
       }
+      const lag = [];
+      if (t.index_lag > 0) lag.push("indexing is " + t.index_lag + " messages behind");
+      if (t.summary_lag > 0 && t.summary_behind) lag.push("the summary is " + t.summary_lag + " messages behind");
+      $("lag").textContent = lag.length ? "Background work: " + lag.join("; ") + "." : "";
       for (const w of t.warnings) {
         const li = document.createElement("li");
         li.textContent = w;
@@ -183,7 +187,35 @@ async function inspect() {
         li.remove();
         $("memories-empty").hidden = list.children.length > 0;
       }));
-      li.append(text, del);
+      const edit = document.createElement("button");
+      edit.type = "button";
+      edit.className = "edit";
+      edit.textContent = "Edit";
+      edit.setAttribute("aria-label", "Edit the memory: " + mem.text);
+      edit.addEventListener("click", () => {
+        const form = document.createElement("form");
+        form.className = "toolbar";
+        const input = document.createElement("input");
+        input.value = mem.text;
+        input.setAttribute("aria-label", "The memory's text");
+        input.required = true;
+        const save = document.createElement("button");
+        save.type = "submit";
+        save.textContent = "Save";
+        form.append(input, save);
+        form.addEventListener("submit", (e) => {
+          e.preventDefault();
+          act(async () => {
+            const updated = await api("PATCH", userPath() + "/memories/" + encodeURIComponent(mem.id), { text: input.value.trim(), reason: "edited in the web UI" });
+            mem.text = updated.text;
+            text.textContent = updated.text;
+            form.remove();
+          });
+        });
+        li.append(form);
+        input.focus();
+      });
+      li.append(text, edit, del);
       list.append(li);
     }
   } catch (e) {
@@ -349,6 +381,30 @@ async function start() {
       $("export").hidden = false;
     }));
   }
+  $("search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    act(async () => {
+      const res = await api("POST", userPath() + "/search", { query: $("search-input").value.trim(), scopes: ["memories", "messages", "chunks", "summaries"] });
+      const list = $("search-results");
+      list.replaceChildren();
+      if (res.results.length === 0) {
+        const li = document.createElement("li");
+        li.textContent = "Nothing found.";
+        list.append(li);
+      }
+      for (const r of res.results) {
+        const li = document.createElement("li");
+        li.dataset.kind = r.kind;
+        li.textContent = r.text;
+        const scores = document.createElement("span");
+        scores.className = "scores";
+        const parts = Object.entries(r.scores || {}).map(([k, v]) => k + " " + Number(v).toFixed(3));
+        scores.textContent = r.kind + " · score " + r.score.toFixed(3) + (parts.length ? " (" + parts.join(", ") + ")" : "");
+        li.append(scores);
+        list.append(li);
+      }
+    });
+  });
   $("export-close").addEventListener("click", () => { $("export").hidden = true; });
   $("notes-save").addEventListener("click", () => act(async () => {
     const n = await api("PUT", userPath() + "/agents/default/notes", { content: $("notes").value, expected_version: Number($("notes").dataset.version || 0) });
