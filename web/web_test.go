@@ -327,3 +327,33 @@ func TestSearchAndEdit(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestCitations: beside an answer, what its context drew on: the memory
+// relevant to the question, from an earlier conversation.
+func TestCitations(t *testing.T) {
+	srv, mem := serve(t)
+	if _, err := mem.CreateMemory(context.Background(), "cy", agentmem.MemoryInput{Text: "User is allergic to peanuts."}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, consoleErrors := browser(t, 1280, 800)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?user=cy"),
+		chromedp.WaitVisible(chromedp.ID("input")),
+		chromedp.SendKeys(chromedp.ID("input"), "Which snacks suit my peanut allergy?\r"),
+		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"] details.citations summary`)),
+		chromedp.Click(chromedp.CSS(`details.citations summary`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cited, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`details.citations`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cited, "Drawn on 1 memory") || !strings.Contains(cited, "User is allergic to peanuts.") {
+		t.Errorf("citations %q", cited)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}

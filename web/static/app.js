@@ -280,6 +280,7 @@ async function send(text) {
           } catch (_) { /* a line that is not JSON: skip */ }
         }
       }
+      await cite(answer.parentElement, text);
       answer.parentElement.dataset.done = "true";
     }
   } catch (e) {
@@ -290,6 +291,41 @@ async function send(text) {
   await loadThreads();
   showToolbar();
   await inspect();
+}
+
+// cite shows beside an answer what its context drew on: the memories
+// relevant to the question (built as the proxy built them: the thread's
+// context for the question) and how many turns it held.
+async function cite(li, question) {
+  let c;
+  try {
+    c = await api("POST", threadPath() + "/context", { query: question, format: "messages" });
+  } catch (_) {
+    return; // citations are a help, not the answer
+  }
+  const memories = [];
+  for (const m of c.messages) {
+    if (m.role !== "system") continue;
+    const i = m.content.indexOf("### Relevant Memories\n");
+    if (i < 0) continue;
+    for (const line of m.content.slice(i).split("\n").slice(1)) {
+      if (!line.startsWith("- ")) break;
+      memories.push(line.slice(2));
+    }
+  }
+  const details = document.createElement("details");
+  details.className = "citations";
+  const summary = document.createElement("summary");
+  const turns = c.telemetry.included_messages;
+  summary.textContent = "Drawn on " + memories.length + (memories.length === 1 ? " memory" : " memories") + " and " + turns + (turns === 1 ? " turn" : " turns");
+  const list = document.createElement("ul");
+  for (const text of memories) {
+    const item = document.createElement("li");
+    item.textContent = text;
+    list.append(item);
+  }
+  details.append(summary, list);
+  li.append(details);
 }
 
 function remember() {
