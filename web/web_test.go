@@ -357,3 +357,60 @@ func TestCitations(t *testing.T) {
 		t.Errorf("console errors: %q", errs)
 	}
 }
+
+// TestProfileAndKeyboard: the inspector shows the profile with its
+// earlier versions and the entities; the chat is reached and used with
+// the keyboard alone.
+func TestProfileAndKeyboard(t *testing.T) {
+	srv, mem := serve(t)
+	bg := context.Background()
+	for _, text := range []string{"User lives in Oslo.", "User works as a nurse."} {
+		if _, err := mem.CreateMemory(bg, "di", agentmem.MemoryInput{Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mem.RefreshProfile(bg, "di"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := mem.PutEntity(bg, "di", agentmem.EntityInput{Name: "Night Shift Rota", Type: "workflow"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, consoleErrors := browser(t, 1280, 800)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?user=di"),
+		chromedp.WaitVisible(chromedp.ID("profile-versions")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("profile")))
+	version, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("profile-version")))
+	entities, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("entities")))
+	if !strings.Contains(profile, "nurse") || version != "version 2" || !strings.Contains(entities, "Night Shift Rota") {
+		t.Errorf("profile %q (%s), entities %q", profile, version, entities)
+	}
+	// The keyboard alone: Tab from the page's start reaches the message box
+	// through labelled controls, Enter sends.
+	focused := ""
+	for i := 0; i < 40 && focused != "input"; i++ {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("\t")); err != nil {
+			t.Fatal(err)
+		}
+		focused, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.id`))
+	}
+	if focused != "input" {
+		t.Fatalf("Tab never reached the message box")
+	}
+	err = chromedp.Do(ctx, chromedp.KeyEvent("Hi from the keyboard"), chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`li.msg.assistant .text`)))
+	if reply != "echo: Hi from the keyboard" {
+		t.Errorf("reply %q", reply)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}

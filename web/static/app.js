@@ -221,6 +221,8 @@ async function inspect() {
   } catch (e) {
     notice(e.message);
   }
+  await showProfile();
+  await showEntities();
   try {
     const n = await api("GET", userPath() + "/agents/default/notes");
     $("notes").value = n.content;
@@ -291,6 +293,52 @@ async function send(text) {
   await loadThreads();
   showToolbar();
   await inspect();
+}
+
+// showProfile shows the user's profile and its earlier versions.
+async function showProfile() {
+  const versions = $("profile-versions").querySelector("ol");
+  versions.replaceChildren();
+  $("profile-versions").hidden = true;
+  try {
+    const p = await api("GET", userPath() + "/profile");
+    $("profile").textContent = p.text;
+    $("profile-version").textContent = "version " + p.version;
+    const all = await api("GET", userPath() + "/profile/versions?limit=20");
+    for (const v of all.data) {
+      if (v.version === p.version) continue;
+      const li = document.createElement("li");
+      li.textContent = "Version " + v.version + " (" + new Date(v.created_at).toLocaleString() + "):\n" + v.text;
+      versions.append(li);
+    }
+    $("profile-versions").hidden = versions.children.length === 0;
+  } catch (e) {
+    $("profile-version").textContent = "";
+    $("profile").textContent = e.status === 404 ? "No profile yet: it is written when a conversation has ended and been reflected on." : e.message;
+  }
+}
+
+// showEntities lists the named things the user talks about.
+async function showEntities() {
+  const list = $("entities");
+  list.replaceChildren();
+  try {
+    const res = await api("GET", userPath() + "/entities?limit=50");
+    for (const e of res.data) {
+      const li = document.createElement("li");
+      li.textContent = e.name;
+      if (e.type) {
+        const type = document.createElement("span");
+        type.className = "muted";
+        type.textContent = e.type;
+        li.append(type);
+      }
+      list.append(li);
+    }
+    $("entities-empty").hidden = res.data.length > 0;
+  } catch (e) {
+    notice(e.message);
+  }
 }
 
 // cite shows beside an answer what its context drew on: the memories
