@@ -76,6 +76,10 @@ func browser(t *testing.T, width, height int) (context.Context, func() []string)
 	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), errs...) }
 }
 
+// ready waits until the page has loaded the conversation and opened the
+// composer.
+var ready = chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`))
+
 // clearField empties a form field, as a person selecting its text and deleting
 // it would.
 func clearField(id string) chromedp.Action[chromedp.Void] {
@@ -95,6 +99,12 @@ func script(js string) chromedp.Action[chromedp.Void] {
 // and the web UI.
 func serve(t *testing.T) (*httptest.Server, *app.App) {
 	t.Helper()
+	return serveAuth(t, httpapi.Auth{})
+}
+
+// serveAuth is serve with an authentication mode.
+func serveAuth(t *testing.T, auth httpapi.Auth) (*httptest.Server, *app.App) {
+	t.Helper()
 	mem, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")})
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +112,7 @@ func serve(t *testing.T) (*httptest.Server, *app.App) {
 	t.Cleanup(func() { mem.Close() })
 	fake := llmtest.NewServer(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
+		Auth:  auth,
 		Proxy: proxy.NewHandler(nil, mem.Service, proxy.Options{Upstream: &proxy.Upstream{BaseURL: fake.BaseURL()}}),
 		Web:   web.NewHandler(),
 	}))
@@ -124,7 +135,7 @@ func TestChat(t *testing.T) {
 			err := chromedp.Do(ctx,
 				chromedp.EmulateViewport(int64(size.width), int64(size.height)),
 				chromedp.Navigate(srv.URL+"/?user=ada"),
-				chromedp.WaitVisible(chromedp.ID("input")),
+				ready,
 				chromedp.Focus(chromedp.ID("input")),
 				chromedp.SendKeys(chromedp.ID("input"), "Hello there, I live in Porto.\r"),
 				chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)),
@@ -222,7 +233,7 @@ func TestThreadActions(t *testing.T) {
 		}
 		return s
 	}
-	step("send", chromedp.Navigate(srv.URL+"/?user=ada"), chromedp.WaitVisible(chromedp.ID("input")),
+	step("send", chromedp.Navigate(srv.URL+"/?user=ada"), ready,
 		chromedp.SendKeys(chromedp.ID("input"), "I live in Porto.\r"),
 		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)), chromedp.WaitVisible(chromedp.ID("toolbar")))
 	location, _ := chromedp.Run(ctx, chromedp.Location())
@@ -293,6 +304,7 @@ func TestSearchAndEdit(t *testing.T) {
 	ctx, consoleErrors := browser(t, 1280, 800)
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/?user=bo"),
+		ready,
 		chromedp.WaitVisible(chromedp.CSS(`#memories li button.edit`)),
 		chromedp.SendKeys(chromedp.ID("search-input"), "vinyl records"),
 		chromedp.Click(chromedp.CSS(`#search-form button`)),
@@ -338,7 +350,7 @@ func TestCitations(t *testing.T) {
 	ctx, consoleErrors := browser(t, 1280, 800)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/?user=cy"),
-		chromedp.WaitVisible(chromedp.ID("input")),
+		ready,
 		chromedp.SendKeys(chromedp.ID("input"), "Which snacks suit my peanut allergy?\r"),
 		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"] details.citations summary`)),
 		chromedp.Click(chromedp.CSS(`details.citations summary`)),
@@ -378,6 +390,7 @@ func TestProfileAndKeyboard(t *testing.T) {
 	ctx, consoleErrors := browser(t, 1280, 800)
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/?user=di"),
+		ready,
 		chromedp.WaitVisible(chromedp.ID("profile-versions")),
 	)
 	if err != nil {
@@ -409,6 +422,57 @@ func TestProfileAndKeyboard(t *testing.T) {
 	reply, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`li.msg.assistant .text`)))
 	if reply != "echo: Hi from the keyboard" {
 		t.Errorf("reply %q", reply)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
+}
+
+// TestOperator: an admin sees the operator's view (the store's counts,
+// failed jobs, keys, the audit log); a user's key does not, and its chat
+// works with the key typed into the page.
+func TestOperator(t *testing.T) {
+	srv, mem := serveAuth(t, httpapi.Auth{Mode: httpapi.AuthAPIKey})
+	bg := context.Background()
+	admin, err := mem.CreateKey(bg, agentmem.KeyInput{Scope: "admin", Name: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := mem.CreateKey(bg, agentmem.KeyInput{Scope: "user:eva", Name: "eva's app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.CreateThread(bg, "eva", &agentmem.Thread{ID: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.DeleteThread(bg, "eva", "old", true); err != nil { // an erasure: audited
+		t.Fatal(err)
+	}
+	ctx, consoleErrors := browser(t, 1280, 800)
+	withKey := func(key, user string) chromedp.Action[chromedp.Void] {
+		return script(`sessionStorage.setItem("agentmem.key", ` + strconv.Quote(key) + `); localStorage.setItem("agentmem.user", ` + strconv.Quote(user) + `)`)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), withKey(admin.Token, "eva"), chromedp.Reload(), ready,
+		chromedp.WaitVisible(chromedp.ID("operator")), chromedp.Click(chromedp.CSS("#operator summary")),
+		chromedp.WaitVisible(chromedp.CSS("#audit li")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("operator")))
+	for _, want := range []string{"users", "eva's app (user eva)", "ops (admin)", "erase"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the operator's view lacks %q:\n%s", want, view)
+		}
+	}
+	err = chromedp.Do(ctx, withKey(user.Token, "eva"), chromedp.Navigate(srv.URL+"/?user=eva"), ready,
+		chromedp.SendKeys(chromedp.ID("input"), "Hello from eva\r"),
+		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("operator").hidden`))
+	if !hidden {
+		t.Error("a user's key sees the operator's view")
 	}
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

@@ -341,6 +341,46 @@ async function showEntities() {
   }
 }
 
+// showOperator shows the operator's view when the caller is an admin
+// (the local admin with --auth none): the store's counts, failed jobs,
+// keys and the audit log. Other callers never see it (their requests are
+// refused, 403).
+async function showOperator() {
+  let stats;
+  try {
+    stats = await api("GET", "/v1/stats");
+  } catch (_) {
+    $("operator").hidden = true;
+    return;
+  }
+  $("operator").hidden = false;
+  $("stats").textContent = stats.users + " users, " + stats.threads + " conversations, " + stats.messages + " messages, " + (stats.store_bytes / 1048576).toFixed(1) + " MiB";
+  const fill = (id, items, line, empty) => {
+    const list = $(id);
+    list.replaceChildren();
+    for (const it of items) {
+      const li = document.createElement("li");
+      li.textContent = line(it);
+      list.append(li);
+    }
+    if (items.length === 0) {
+      const li = document.createElement("li");
+      li.className = "empty";
+      li.textContent = empty;
+      list.append(li);
+    }
+  };
+  try {
+    const [dead, keys, audit] = await Promise.all([api("GET", "/v1/jobs?status=dead&limit=20"), api("GET", "/v1/keys?limit=20"), api("GET", "/v1/audit?limit=20")]);
+    fill("dead-jobs", dead.data, (j) => j.kind + " of " + j.user_id + ": " + (j.last_error || "failed"), "None.");
+    const scope = (sc) => [sc.kind, sc.tenant_id, sc.user_id].filter(Boolean).join(" ");
+    fill("keys", keys.data, (k) => (k.name || k.id) + " (" + scope(k.scope) + (k.revoked_at ? ", revoked" : "") + ")", "None yet.");
+    fill("audit", audit.data, (e) => new Date(e.at).toLocaleString() + " " + e.actor + " " + e.action + (e.user_id ? " " + e.user_id : ""), "Nothing yet.");
+  } catch (e) {
+    notice(e.message);
+  }
+}
+
 // cite shows beside an answer what its context drew on: the memories
 // relevant to the question (built as the proxy built them: the thread's
 // context for the question) and how many turns it held.
@@ -510,6 +550,12 @@ async function start() {
   });
   await loadThreads();
   await openThread(state.thread);
+  await showOperator();
+  // The composer opens once the page has loaded the conversation, so that
+  // nothing typed before is cleared by the load.
+  $("input").disabled = false;
+  $("send").disabled = false;
+  document.body.dataset.ready = "true";
 }
 
 start();
