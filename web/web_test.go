@@ -184,7 +184,7 @@ func TestChat(t *testing.T) {
 				t.Errorf("inspector shows %s tokens, the context endpoint %d", used, c.Telemetry.UsedTokens)
 			}
 			// A reload resumes the conversation.
-			if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant`))); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Reload(), ready, chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant`)), chromedp.WaitVisible(chromedp.ID("operator"))); err != nil {
 				t.Fatal(err)
 			}
 			texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("li.msg .text")].map(e => e.textContent)`))
