@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/web"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -205,6 +206,22 @@ func TestChat(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "chat-"+size.name+".png"), shot, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// Dark, as a system that prefers it shows the page.
+			if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			bg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+			if err != nil || bg != "rgb(21, 24, 28)" {
+				t.Errorf("dark background %q, %v", bg, err)
+			}
+			if shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "chat-"+size.name+"-dark.png"), shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if errs := consoleErrors(); len(errs) > 0 {
 				t.Errorf("console errors: %q", errs)
 			}
@@ -257,6 +274,10 @@ func TestThreadActions(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//span[@id="notes-version" and contains(text(), "saved")]`)))
 	if n, err := mem.FindNotes(bg, "ada", "default"); err != nil || n.Content != "- Moving to Porto in May" || n.Version != 1 {
 		t.Errorf("the server's notes: %+v, %v", n, err)
+	}
+	step("notes history", chromedp.Click(chromedp.CSS(`#notes-history summary`)), chromedp.WaitVisible(chromedp.CSS(`#notes-history ol li`)))
+	if h := text("#notes-history ol"); !strings.Contains(h, "Version 1") || !strings.Contains(h, "Moving to Porto") {
+		t.Errorf("the notes' history %q", h)
 	}
 
 	// The memory drawn from the message, once indexed, deleted in two clicks.
@@ -334,6 +355,16 @@ func TestSearchAndEdit(t *testing.T) {
 	got, err := mem.FindMemoryByID(context.Background(), "bo", m.ID)
 	if err != nil || got.Text != "User collects jazz vinyl records." || got.Version != 2 {
 		t.Errorf("the server's memory: %+v, %v", got, err)
+	}
+	// Its history: both versions, the edit's reason.
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#memories li details.history summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#memories li details.history ol li`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#memories li details.history ol`)))
+	if !strings.Contains(history, "v1") || !strings.Contains(history, "v2") || !strings.Contains(history, "edited in the web UI") {
+		t.Errorf("the memory's history %q", history)
 	}
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

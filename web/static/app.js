@@ -215,7 +215,24 @@ async function inspect() {
         li.append(form);
         input.focus();
       });
-      li.append(text, edit, del);
+      const hist = document.createElement("details");
+      hist.className = "history";
+      const hs = document.createElement("summary");
+      hs.textContent = "History";
+      hist.append(hs);
+      hist.addEventListener("toggle", () => act(async () => {
+        if (!hist.open || hist.dataset.loaded) return;
+        const h = await api("GET", userPath() + "/memories/" + encodeURIComponent(mem.id) + "/history");
+        const ol = document.createElement("ol");
+        for (const c of h.data || h) {
+          const item = document.createElement("li");
+          item.textContent = "v" + c.version + " " + c.op + ": " + c.text + (c.thread_id ? " (from " + c.thread_id + (c.seq_from ? ", messages " + c.seq_from + "–" + c.seq_to : "") + ")" : "") + (c.reason ? " — " + c.reason : "");
+          ol.append(item);
+        }
+        hist.append(ol);
+        hist.dataset.loaded = "true";
+      }));
+      li.append(text, edit, del, hist);
       list.append(li);
     }
   } catch (e) {
@@ -228,9 +245,23 @@ async function inspect() {
     $("notes").value = n.content;
     $("notes").dataset.version = n.version;
     $("notes-version").textContent = "version " + n.version;
+    await showNotesHistory();
   } catch (e) {
     notice(e.message);
   }
+}
+
+// showNotesHistory lists the notes' earlier versions, newest first.
+async function showNotesHistory() {
+  const ol = $("notes-history").querySelector("ol");
+  ol.replaceChildren();
+  const h = await api("GET", userPath() + "/agents/default/notes/history?limit=20");
+  for (const n of h.data) {
+    const li = document.createElement("li");
+    li.textContent = "Version " + n.version + " (" + n.operation + "): " + n.content;
+    ol.append(li);
+  }
+  $("notes-history").hidden = h.data.length === 0;
 }
 
 // send stores the user's turn and streams the model's answer through the
@@ -534,6 +565,7 @@ async function start() {
     const n = await api("PUT", userPath() + "/agents/default/notes", { content: $("notes").value, expected_version: Number($("notes").dataset.version || 0) });
     $("notes").dataset.version = n.version;
     $("notes-version").textContent = "version " + n.version + ", saved";
+    await showNotesHistory();
   }));
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
