@@ -71,25 +71,44 @@ func (t *tools) changes(ctx context.Context, user string) {
 		return
 	}
 	versions := map[string]int64{}
-	if p, err := t.svc.FindProfile(ctx, user); err == nil {
+	p, err := t.svc.FindProfile(ctx, user)
+	switch {
+	case err == nil:
 		versions[profileURI] = int64(p.Version)
+	case agentmem.ErrorCode(err) == agentmem.ENOTFOUND:
+		versions[profileURI] = 0
 	}
 	if n, err := t.svc.FindNotes(ctx, user, t.opt.Agent); err == nil {
 		versions[notesURI] = n.Version
 	}
 	t.mu.Lock()
 	first := t.seen == nil
+	if first {
+		t.seen = map[string]int64{}
+	}
 	var changed []string
-	for _, uri := range []string{profileURI, notesURI} {
-		if !first && versions[uri] != t.seen[uri] {
+	for uri, v := range versions { // a read that failed changes nothing
+		if !first && v != t.seen[uri] {
 			changed = append(changed, uri)
 		}
+		t.seen[uri] = v
 	}
-	t.seen = versions
 	t.mu.Unlock()
 	for _, uri := range changed {
 		t.updated(ctx, uri)
 	}
+}
+
+// wrote tells the subscribers of a resource this server has just changed
+// to version that it changed, and notes the version, so that changes
+// does not tell them again.
+func (t *tools) wrote(ctx context.Context, uri string, version int64) {
+	t.mu.Lock()
+	if t.seen != nil {
+		t.seen[uri] = version
+	}
+	t.mu.Unlock()
+	t.updated(ctx, uri)
 }
 
 // updated tells the subscribers of a resource that it changed.

@@ -309,6 +309,9 @@ func (t *tools) notes(ctx context.Context, user string, in notesIn) (notesOut, e
 	if err != nil {
 		return notesOut{}, err
 	}
+	if in.Operation != "read" && in.Operation != "" {
+		t.wrote(ctx, notesURI, n.Version)
+	}
 	return notesOut{Content: n.Content, Version: n.Version}, nil
 }
 
