@@ -243,3 +243,19 @@ type CleanupResult struct {
 	Users   int       `json:"users"` // users who had threads to delete
 	Deleted Counts    `json:"deleted"`
 }
+
+// AppendBeginning appends msgs to the user's thread threadID as
+// ThreadService.AppendMessages does, and first begins the thread (of
+// agentID) when the user has none of that ID: for clients that name a
+// conversation before it exists (the MCP tools, the langchaingo adapter).
+// A soft-deleted thread keeps its ID: appending to it stays ENOTFOUND.
+func AppendBeginning(ctx context.Context, svc ThreadService, userID, agentID, threadID string, msgs []*Message) ([]*Message, error) {
+	stored, err := svc.AppendMessages(ctx, userID, threadID, msgs, "")
+	if ErrorCode(err) != ENOTFOUND {
+		return stored, err
+	}
+	if err := svc.CreateThread(ctx, userID, &Thread{ID: threadID, AgentID: agentID}); err != nil && ErrorCode(err) != ECONFLICT {
+		return nil, err
+	}
+	return svc.AppendMessages(ctx, userID, threadID, msgs, "")
+}

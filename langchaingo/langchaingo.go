@@ -86,13 +86,7 @@ func (h *History) append(ctx context.Context, msgs ...*agentmem.Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.svc.AppendMessages(ctx, h.user, thread, msgs, "")
-	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-		// A thread named for the first time begins.
-		if err = h.svc.CreateThread(ctx, h.user, &agentmem.Thread{ID: thread, AgentID: h.agent}); err == nil || agentmem.ErrorCode(err) == agentmem.ECONFLICT {
-			_, err = h.svc.AppendMessages(ctx, h.user, thread, msgs, "")
-		}
-	}
+	_, err = agentmem.AppendBeginning(ctx, h.svc, h.user, h.agent, thread, msgs)
 	return err
 }
 

@@ -47,10 +47,18 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 		// updates to the sessions subscribed to it; a subscription notes
 		// the versions its updates are told against (see changes).
 		SubscribeHandler: func(ctx context.Context, _ *sdk.SubscribeRequest) error {
+			t.mu.Lock()
+			t.subscriptions++
+			t.mu.Unlock()
 			t.changes(ctx, opt.User)
 			return nil
 		},
-		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error {
+			t.mu.Lock()
+			t.subscriptions = max(t.subscriptions-1, 0)
+			t.mu.Unlock()
+			return nil
+		},
 	})
 	t.server = s
 	for _, sp := range specs {
@@ -66,9 +74,11 @@ type tools struct {
 	opt    Options
 	server *sdk.Server // nil when a tool runs outside MCP (Call)
 
-	// seen are the versions of the resources last seen (see changes).
-	mu   sync.Mutex
-	seen map[string]int64
+	// seen are the versions of the resources last seen, while any
+	// resource has a subscriber (see changes).
+	mu            sync.Mutex
+	seen          map[string]int64
+	subscriptions int
 }
 
 // user returns the user the server acts for.

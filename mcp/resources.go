@@ -64,11 +64,15 @@ func (t *tools) readNotes(ctx context.Context, req *sdk.ReadResourceRequest) (*s
 // changes tells the subscribers of the profile and the notes when either
 // changed since the server last looked, by its own tools or elsewhere
 // (reflection rewrites the profile in the background; another client may
-// edit the notes). It looks after every tool call: a subscriber learns of
-// a change at its next call at the latest.
+// edit the notes). It looks after every tool call while a resource has a
+// subscriber: a subscriber learns of a change at its next call at the
+// latest.
 func (t *tools) changes(ctx context.Context, user string) {
-	if t.server == nil {
-		return
+	t.mu.Lock()
+	watched := t.subscriptions > 0
+	t.mu.Unlock()
+	if t.server == nil || !watched {
+		return // nobody to tell: no reads added to the call
 	}
 	versions := map[string]int64{}
 	p, err := t.svc.FindProfile(ctx, user)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -109,15 +110,8 @@ func Functions() []Function {
 func Call(ctx context.Context, svc agentmem.Service, user, agent, name string, args json.RawMessage) (any, error) {
 	for _, s := range specs {
 		if s.name == name {
-			return s.run(ctx, &tools{svc: svc, opt: Options{Agent: cmpOr(agent, agentmem.DefaultAgent)}}, user, args)
+			return s.run(ctx, &tools{svc: svc, opt: Options{Agent: cmp.Or(agent, agentmem.DefaultAgent)}}, user, args)
 		}
 	}
 	return nil, agentmem.Errorf(agentmem.ENOTFOUND, "No tool %q; GET /v1/tools lists them.", name)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -280,13 +280,7 @@ func (t *tools) appendMessages(ctx context.Context, user string, in appendIn) (a
 	for i, m := range in.Messages {
 		msgs[i] = &agentmem.Message{Role: m.Role, Content: m.Content}
 	}
-	stored, err := t.svc.AppendMessages(ctx, user, thread, msgs, "")
-	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND && in.ThreadID != "" {
-		// A conversation named for the first time begins.
-		if err = t.svc.CreateThread(ctx, user, &agentmem.Thread{ID: thread, AgentID: t.opt.Agent}); err == nil || agentmem.ErrorCode(err) == agentmem.ECONFLICT {
-			stored, err = t.svc.AppendMessages(ctx, user, thread, msgs, "")
-		}
-	}
+	stored, err := agentmem.AppendBeginning(ctx, t.svc, user, t.opt.Agent, thread, msgs)
 	if err != nil {
 		return appendOut{}, err
 	}

@@ -192,8 +192,8 @@ func (s downStore) FindThreadByID(ctx context.Context, userID, threadID string) 
 // Retry-After, or with passthrough forwards the request unchanged and says
 // memory was unavailable.
 func TestStoreDown(t *testing.T) {
-	for _, degrade := range []string{"", proxy.DegradePassthrough} {
-		t.Run(cmpOr(degrade, "fail"), func(t *testing.T) {
+	for name, degrade := range map[string]string{"fail": "", "passthrough": proxy.DegradePassthrough} {
+		t.Run(name, func(t *testing.T) {
 			down := false
 			e := newEnv(t, func(o *envOptions) {
 				o.proxy.Degrade = degrade
@@ -223,13 +223,6 @@ func TestStoreDown(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // TestMetricsAndModels: /metrics counts the proxy's requests and tokens;

@@ -215,7 +215,7 @@ func (b *Builder) start(ctx context.Context, userID, threadID string, req Reques
 	}
 	tok, exact := b.opt.Tokenizer(req.Model)
 	cnt := &counter{tok: tok, useStored: b.opt.StoredEncoding != "" && tok.Encoding() == b.opt.StoredEncoding}
-	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact, promptName: promptName, given: given, hasGiven: given != nil}
+	bld := &build{b: b, req: req, th: th, sum: sum, cnt: cnt, exact: exact, promptName: promptName, given: given}
 	if on(req.Include.System) {
 		bld.system = system
 	}
@@ -309,9 +309,8 @@ type build struct {
 	degraded bool // a provider failed: the context lacks its section
 
 	// given is the history a client holds (Augment), read instead of the
-	// store's when hasGiven.
-	given    []*agentmem.Message
-	hasGiven bool
+	// store's when not nil.
+	given []*agentmem.Message
 
 	history     []*agentmem.Message // included, oldest first
 	historyCost []int               // cost of each, in the format
@@ -529,7 +528,7 @@ func (bl *build) fitSections() (int, error) {
 func (bl *build) fitHistory(ctx context.Context, avail int) error {
 	budget := bl.req.BudgetTokens
 	floor := bl.floor()
-	if bl.summary == nil || bl.hasGiven {
+	if bl.summary == nil || bl.given != nil {
 		floor = 0 // without its summary in the context, the whole history is candidate; a client's, all of it
 	}
 	before := bl.th.LastSeq + 1
@@ -585,7 +584,7 @@ func (bl *build) fitHistory(ctx context.Context, avail int) error {
 		}
 		return true
 	}
-	if bl.hasGiven {
+	if bl.given != nil {
 		for i := len(bl.given) - 1; i >= 0 && visit(bl.given[i]); i-- {
 		}
 	} else if err := bl.b.tails.newest(ctx, bl.b.store, bl.th, floor, pageSize(avail), visit); err != nil {
@@ -594,7 +593,7 @@ func (bl *build) fitHistory(ctx context.Context, avail int) error {
 	if visitErr != nil {
 		return visitErr
 	}
-	bl.reachedEnd = !full && (bl.hasGiven || before <= floor+1)
+	bl.reachedEnd = !full && (bl.given != nil || before <= floor+1)
 	bl.turnsRead = turns
 	// A tool answer without the assistant message that called it is
 	// refused by chat APIs: drop such orphans from the oldest end.

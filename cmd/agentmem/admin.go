@@ -85,9 +85,7 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 				_, err = io.WriteString(w, x.Markdown())
 				return err
 			}
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(x)
+			return printJSON(w, x)
 		})
 	})
 }

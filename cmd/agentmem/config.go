@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -438,20 +439,13 @@ func (cfg *Config) proxyOptions(getenv func(string) string) proxy.Options {
 	key := getenv(proxyKeyEnv)
 	switch endpoint := getenv("AZURE_OPENAI_ENDPOINT"); {
 	case cfg.ProxyUpstream != "":
-		opt.Upstream = &proxy.Upstream{BaseURL: cfg.ProxyUpstream, APIKey: cmpOr(key, getenv("OPENAI_API_KEY"))}
+		opt.Upstream = &proxy.Upstream{BaseURL: cfg.ProxyUpstream, APIKey: cmp.Or(key, getenv("OPENAI_API_KEY"))}
 	case endpoint != "":
-		opt.Upstream = &proxy.Upstream{AzureEndpoint: endpoint, AzureAPIVersion: getenv("OPENAI_API_VERSION"), APIKey: cmpOr(key, getenv("AZURE_OPENAI_API_KEY"))}
+		opt.Upstream = &proxy.Upstream{AzureEndpoint: endpoint, AzureAPIVersion: getenv("OPENAI_API_VERSION"), APIKey: cmp.Or(key, getenv("AZURE_OPENAI_API_KEY"))}
 	case cfg.LLMBaseURL != "" || getenv("OPENAI_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "":
-		opt.Upstream = &proxy.Upstream{BaseURL: cmpOr(cfg.LLMBaseURL, getenv("OPENAI_BASE_URL")), APIKey: cmpOr(key, getenv("OPENAI_API_KEY"))}
+		opt.Upstream = &proxy.Upstream{BaseURL: cmp.Or(cfg.LLMBaseURL, getenv("OPENAI_BASE_URL")), APIKey: cmp.Or(key, getenv("OPENAI_API_KEY"))}
 	}
 	return opt
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (cfg *Config) checkAllowed() error {

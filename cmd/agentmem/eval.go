@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -132,9 +131,7 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	if !*perQuestion {
 		rep.Questions = nil
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return printJSON(stdout, rep)
 }
 
 // evalSearcher returns what the evaluation indexes and searches with: the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -71,7 +70,5 @@ func runEvalExtraction(ctx context.Context, args []string, getenv func(string) s
 	if !*a.asJSON {
 		return rep.WriteText(stdout)
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return printJSON(stdout, rep)
 }

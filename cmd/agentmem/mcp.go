@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -53,7 +54,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 			return fmt.Errorf("mcp: --url must be an http(s) URL such as http://127.0.0.1:8080, not %q", a.url)
 		}
 		c := client.New(a.url, nil)
-		c.APIKey = cmpOr(a.apiKey, getenv(apiKeyEnv))
+		c.APIKey = cmp.Or(a.apiKey, getenv(apiKeyEnv))
 		svc = c
 	} else {
 		acfg, err := cfg.app(getenv, log)

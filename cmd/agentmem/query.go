@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,7 +42,7 @@ func (a *target) with(ctx context.Context, cfg Config, getenv func(string) strin
 			return fmt.Errorf("--url must be an http(s) URL such as http://127.0.0.1:8080, not %q", a.url)
 		}
 		c := client.New(a.url, nil)
-		c.APIKey = cmpOr(a.apiKey, getenv(apiKeyEnv))
+		c.APIKey = cmp.Or(a.apiKey, getenv(apiKeyEnv))
 		return fn(ctx, c)
 	}
 	acfg, err := cfg.app(getenv, newLogger(stderr, cfg.LogLevel))
