@@ -57,6 +57,8 @@ var allowed = map[string][]string{
 	"examples/agentloop": {".", "app", "llm/openai"},
 	// internal/testutil holds test helpers and may open any backend.
 	"internal/testutil": {"*"},
+	// internal/apptest opens agentmem in process for the faces' tests.
+	"internal/apptest": {"app"},
 	// internal/goldenfile compares test output with golden files.
 	"internal/goldenfile": {"*"},
 	// internal/vecenc is the byte format of stored vectors, both stores'.

@@ -3,7 +3,6 @@ package langchaingo_test
 import (
 	"context"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/langchaingo"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/go-cmp/cmp"
@@ -22,23 +22,13 @@ import (
 
 var ctx = context.Background()
 
-func openApp(t *testing.T) *app.App {
-	t.Helper()
-	mem, err := app.Open(ctx, app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	return mem
-}
-
 // TestConversationChain: langchaingo's own conversation chain, with its
 // OpenAI model pointed at the fake server, swaps in agentmem as its memory
 // in one line: every turn is stored, and the model gets agentmem's context
 // (the earlier turns, and what is remembered of the user from another
 // conversation).
 func TestConversationChain(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	if _, err := mem.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User is allergic to shellfish."}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +67,7 @@ func TestConversationChain(t *testing.T) {
 func TestHistory(t *testing.T) {
 	for _, over := range []string{"in process", "over REST"} {
 		t.Run(over, func(t *testing.T) {
-			mem := openApp(t)
+			mem := apptest.Open(t)
 			var svc agentmem.Service = mem.Service
 			if over == "over REST" {
 				srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{}))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3"
@@ -22,7 +23,7 @@ import (
 // MCP gets the same tools from GET /v1/tools, hands them to its model, and
 // runs the model's calls with POST /v1/users/{user}/tools/{name}.
 func TestFunctions_AgentLoop(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{}))
 	t.Cleanup(srv.Close)
 

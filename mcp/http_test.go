@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +31,7 @@ func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // header; another key cannot use a session it did not open; no key is
 // 401.
 func TestHTTP(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
 		Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey},
 		MCP:  mcp.NewHTTPHandler(mem.Service, mcp.HTTPOptions{}),

@@ -3,30 +3,17 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var ctx = context.Background()
-
-// openApp opens agentmem in process on a fresh SQLite file, its workers
-// running.
-func openApp(t *testing.T) *app.App {
-	t.Helper()
-	mem, err := app.Open(ctx, app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	return mem
-}
 
 // connect returns an MCP client session, through the SDK's own client over
 // its in-memory transport, to a server acting for user.
@@ -83,7 +70,7 @@ func callErr(t *testing.T, cs *sdk.ClientSession, name string, args any, out any
 // TestTools_Listed: every tool is listed with a description and an object
 // input schema an LLM can act on.
 func TestTools_Listed(t *testing.T) {
-	cs := connect(t, openApp(t).Service, "alice")
+	cs := connect(t, apptest.Open(t).Service, "alice")
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +94,7 @@ func TestTools_Listed(t *testing.T) {
 // TestTools_RememberRecallForget: a fact remembered is recalled by a
 // question and by search, and forgotten by its id.
 func TestTools_RememberRecallForget(t *testing.T) {
-	cs := connect(t, openApp(t).Service, "alice")
+	cs := connect(t, apptest.Open(t).Service, "alice")
 	var m struct{ ID, Text string }
 	call(t, cs, "remember", map[string]any{"text": "User is vegetarian.", "category": "preference"}, &m)
 	if m.ID == "" || m.Text != "User is vegetarian." {
@@ -144,7 +131,7 @@ func TestTools_RememberRecallForget(t *testing.T) {
 // session's; the history, the context and the thread list show them; the
 // thread ends.
 func TestTools_Conversation(t *testing.T) {
-	cs := connect(t, openApp(t).Service, "bob")
+	cs := connect(t, apptest.Open(t).Service, "bob")
 	var app struct {
 		ThreadID          string `json:"thread_id"`
 		FirstSeq, LastSeq int64
@@ -197,7 +184,7 @@ func TestTools_Conversation(t *testing.T) {
 // TestTools_NotesProfileEntities: the agent's notes through seed 003's
 // operations; the profile before there is one; entities by name.
 func TestTools_NotesProfileEntities(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	cs := connect(t, mem.Service, "carol")
 	var n struct {
 		Content string
@@ -233,7 +220,7 @@ func TestTools_NotesProfileEntities(t *testing.T) {
 // TestTools_Errors: bad arguments are tool errors with a message naming
 // what is wrong, never a crash or a protocol error; nothing is stored.
 func TestTools_Errors(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	cs := connect(t, mem.Service, "dave")
 	for _, tc := range []struct {
 		tool string
@@ -270,7 +257,7 @@ func TestTools_Errors(t *testing.T) {
 // TestTools_Isolation: a server acting for one user never reaches
 // another's memory, by search or by id.
 func TestTools_Isolation(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	alice, mallory := connect(t, mem.Service, "alice"), connect(t, mem.Service, "mallory")
 	var m struct{ ID string }
 	call(t, alice, "remember", map[string]any{"text": "User's bank PIN hint is the cat's birthday."}, &m)

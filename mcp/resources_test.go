@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,7 +16,7 @@ import (
 // subscriber to the notes is told when manage_notes changes them; the
 // session-start prompt opens with what is remembered.
 func TestResources(t *testing.T) {
-	mem := openApp(t)
+	mem := apptest.Open(t)
 	srv := mcp.NewServer(mem.Service, mcp.Options{User: "erin", Agent: "assistant"})
 	ct, st := sdk.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/web"
@@ -106,11 +107,7 @@ func serve(t *testing.T) (*httptest.Server, *app.App) {
 // serveAuth is serve with an authentication mode.
 func serveAuth(t *testing.T, auth httpapi.Auth) (*httptest.Server, *app.App) {
 	t.Helper()
-	mem, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
+	mem := apptest.Open(t)
 	fake := llmtest.NewServer(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
 		Auth:  auth,
