@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // chromium returns the browser's path; the test fails without one on CI
@@ -104,18 +105,40 @@ func serve(t *testing.T) (*httptest.Server, *app.App) {
 	return serveAuth(t, httpapi.Auth{})
 }
 
-// serveAuth is serve with an authentication mode.
-func serveAuth(t *testing.T, auth httpapi.Auth) (*httptest.Server, *app.App) {
+// serveAuth is serve with an authentication mode, and options that
+// change agentmem's configuration.
+func serveAuth(t *testing.T, auth httpapi.Auth, options ...func(*app.Config)) (*httptest.Server, *app.App) {
 	t.Helper()
-	mem := apptest.Open(t)
+	mem := apptest.Open(t, options...)
 	fake := llmtest.NewServer(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
-		Auth:  auth,
-		Proxy: proxy.NewHandler(nil, mem.Service, proxy.Options{Upstream: &proxy.Upstream{BaseURL: fake.BaseURL()}}),
-		Web:   web.NewHandler(),
+		Auth:     auth,
+		Proxy:    proxy.NewHandler(nil, mem.Service, proxy.Options{Upstream: &proxy.Upstream{BaseURL: fake.BaseURL()}}),
+		Web:      web.NewHandler(),
+		Registry: prometheus.NewRegistry(),
 	}))
 	t.Cleanup(srv.Close)
 	return srv, mem
+}
+
+// steps runs a test's browser steps, failing it with the step's name.
+func steps(t *testing.T, ctx context.Context) func(what string, actions ...chromedp.Action[chromedp.Void]) {
+	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
+// textOf returns an element's text, failing the test without one.
+func textOf(t *testing.T, ctx context.Context, sel chromedp.CSS) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatalf("%s: %v", sel, err)
+	}
+	return s
 }
 
 // TestChat: in a real browser, a message typed and sent with the keyboard
@@ -226,148 +249,6 @@ func TestChat(t *testing.T) {
 	}
 }
 
-// TestThreadActions: in the browser, a conversation is renamed, exported,
-// deleted and restored; the agent's notes are edited; a memory is
-// deleted; each change is the server's.
-func TestThreadActions(t *testing.T) {
-	srv, mem := serve(t)
-	ctx, consoleErrors := browser(t, 1280, 800)
-	bg := context.Background()
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel chromedp.CSS) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
-	step("send", chromedp.Navigate(srv.URL+"/?user=ada"), ready,
-		chromedp.SendKeys(chromedp.ID("input"), "I live in Porto.\r"),
-		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)), chromedp.WaitVisible(chromedp.ID("toolbar")))
-	location, _ := chromedp.Run(ctx, chromedp.Location())
-	u, _ := url.Parse(location)
-	thread := u.Query().Get("thread")
-
-	step("rename", chromedp.Click(chromedp.ID("rename")), chromedp.WaitVisible(chromedp.ID("rename-input")),
-		clearField("rename-input"), chromedp.SendKeys(chromedp.ID("rename-input"), "Porto move"),
-		chromedp.Click(chromedp.CSS(`#rename-form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//nav//button[text()="Porto move"]`)))
-	if th, err := mem.FindThreadByID(bg, "ada", thread); err != nil || th.Title != "Porto move" {
-		t.Errorf("the server's title: %+v, %v", th, err)
-	}
-
-	step("export", chromedp.Click(chromedp.ID("export-md")), chromedp.WaitVisible(chromedp.ID("export-text")))
-	if md := text("#export-text"); !strings.Contains(md, "Porto move") || !strings.Contains(md, "I live in Porto.") {
-		t.Errorf("the Markdown export:\n%s", md)
-	}
-
-	step("notes", clearField("notes"), chromedp.SendKeys(chromedp.ID("notes"), "- Moving to Porto in May"), chromedp.Click(chromedp.ID("notes-save")),
-		chromedp.WaitVisible(chromedp.Search(`//span[@id="notes-version" and contains(text(), "saved")]`)))
-	if n, err := mem.FindNotes(bg, "ada", "default"); err != nil || n.Content != "- Moving to Porto in May" || n.Version != 1 {
-		t.Errorf("the server's notes: %+v, %v", n, err)
-	}
-	step("notes history", chromedp.Click(chromedp.CSS(`#notes-history summary`)), chromedp.WaitVisible(chromedp.CSS(`#notes-history ol li`)))
-	if h := text("#notes-history ol"); !strings.Contains(h, "Version 1") || !strings.Contains(h, "Moving to Porto") {
-		t.Errorf("the notes' history %q", h)
-	}
-
-	// The memory drawn from the message, once indexed, deleted in two clicks.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ms, _, _ := mem.FindMemories(bg, "ada", agentmem.MemoryFilter{})
-		if len(ms) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no memory drawn from the message")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	step("forget", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#memories li button.forget`)),
-		chromedp.Click(chromedp.CSS(`#memories li button.forget`)), chromedp.Click(chromedp.CSS(`#memories li button.forget`)),
-		chromedp.WaitVisible(chromedp.ID("memories-empty")))
-	if ms, _, err := mem.FindMemories(bg, "ada", agentmem.MemoryFilter{}); err != nil || len(ms) != 0 {
-		t.Errorf("memories left: %+v, %v", ms, err)
-	}
-
-	step("delete", chromedp.Click(chromedp.ID("delete")), chromedp.Click(chromedp.ID("delete")), chromedp.WaitVisible(chromedp.ID("undo")),
-		chromedp.WaitVisible(chromedp.ID("threads-empty")))
-	if _, err := mem.FindThreadByID(bg, "ada", thread); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
-		t.Errorf("the deleted thread: %v", err)
-	}
-	step("restore", chromedp.Click(chromedp.ID("restore")), chromedp.WaitVisible(chromedp.Search(`//nav//button[text()="Porto move"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant`)))
-	if th, err := mem.FindThreadByID(bg, "ada", thread); err != nil || th.MessageCount != 2 {
-		t.Errorf("the restored thread: %+v, %v", th, err)
-	}
-	if errs := consoleErrors(); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
-	}
-}
-
-// TestSearchAndEdit: the inspector's search shows what is found with its
-// scores per signal; a memory is edited in place, on the server too.
-func TestSearchAndEdit(t *testing.T) {
-	srv, mem := serve(t)
-	m, err := mem.CreateMemory(context.Background(), "bo", agentmem.MemoryInput{Text: "User collects vinyl records.", Category: "hobby"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, consoleErrors := browser(t, 1280, 800)
-	err = chromedp.Do(ctx,
-		chromedp.Navigate(srv.URL+"/?user=bo"),
-		ready,
-		chromedp.WaitVisible(chromedp.CSS(`#memories li button.edit`)),
-		chromedp.SendKeys(chromedp.ID("search-input"), "vinyl records"),
-		chromedp.Click(chromedp.CSS(`#search-form button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-kind="memory"]`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#search-results li[data-kind="memory"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(found, "User collects vinyl records.") || !strings.Contains(found, "fulltext") || !strings.Contains(found, "score") {
-		t.Errorf("search result %q", found)
-	}
-	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`#memories li button.edit`)),
-		chromedp.WaitVisible(chromedp.CSS(`#memories li form input`)),
-		script(`document.querySelector("#memories li form input").value = ""`),
-		chromedp.SendKeys(chromedp.CSS(`#memories li form input`), "User collects jazz vinyl records."),
-		chromedp.Click(chromedp.CSS(`#memories li form button`)),
-		chromedp.WaitNotPresent(chromedp.CSS(`#memories li form`)),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := mem.FindMemoryByID(context.Background(), "bo", m.ID)
-	if err != nil || got.Text != "User collects jazz vinyl records." || got.Version != 2 {
-		t.Errorf("the server's memory: %+v, %v", got, err)
-	}
-	// Its history: both versions, the edit's reason.
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#memories li details.history summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`#memories li details.history ol li`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	history, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#memories li details.history ol`)))
-	if !strings.Contains(history, "v1") || !strings.Contains(history, "v2") || !strings.Contains(history, "edited in the web UI") {
-		t.Errorf("the memory's history %q", history)
-	}
-	if errs := consoleErrors(); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
-	}
-}
-
 // TestCitations: beside an answer, what its context drew on: the memory
 // relevant to the question, from an earlier conversation.
 func TestCitations(t *testing.T) {
@@ -450,57 +331,6 @@ func TestProfileAndKeyboard(t *testing.T) {
 	reply, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`li.msg.assistant .text`)))
 	if reply != "echo: Hi from the keyboard" {
 		t.Errorf("reply %q", reply)
-	}
-	if errs := consoleErrors(); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
-	}
-}
-
-// TestOperator: an admin sees the operator's view (the store's counts,
-// failed jobs, keys, the audit log); a user's key does not, and its chat
-// works with the key typed into the page.
-func TestOperator(t *testing.T) {
-	srv, mem := serveAuth(t, httpapi.Auth{Mode: httpapi.AuthAPIKey})
-	bg := context.Background()
-	admin, err := mem.CreateKey(bg, agentmem.KeyInput{Scope: "admin", Name: "ops"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, err := mem.CreateKey(bg, agentmem.KeyInput{Scope: "user:eva", Name: "eva's app"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mem.CreateThread(bg, "eva", &agentmem.Thread{ID: "old"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := mem.DeleteThread(bg, "eva", "old", true); err != nil { // an erasure: audited
-		t.Fatal(err)
-	}
-	ctx, consoleErrors := browser(t, 1280, 800)
-	withKey := func(key, user string) chromedp.Action[chromedp.Void] {
-		return script(`sessionStorage.setItem("agentmem.key", ` + strconv.Quote(key) + `); localStorage.setItem("agentmem.user", ` + strconv.Quote(user) + `)`)
-	}
-	err = chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), withKey(admin.Token, "eva"), chromedp.Reload(), ready,
-		chromedp.WaitVisible(chromedp.ID("operator")), chromedp.Click(chromedp.CSS("#operator summary")),
-		chromedp.WaitVisible(chromedp.CSS("#audit li")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("operator")))
-	for _, want := range []string{"users", "eva's app (user eva)", "ops (admin)", "erase"} {
-		if !strings.Contains(view, want) {
-			t.Errorf("the operator's view lacks %q:\n%s", want, view)
-		}
-	}
-	err = chromedp.Do(ctx, withKey(user.Token, "eva"), chromedp.Navigate(srv.URL+"/?user=eva"), ready,
-		chromedp.SendKeys(chromedp.ID("input"), "Hello from eva\r"),
-		chromedp.WaitVisible(chromedp.CSS(`li.msg.assistant[data-done="true"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hidden, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("operator").hidden`))
-	if !hidden {
-		t.Error("a user's key sees the operator's view")
 	}
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

@@ -12,10 +12,15 @@ import (
 )
 
 // Open opens agentmem on a new SQLite file in the test's temporary
-// directory; it is closed when the test ends.
-func Open(tb testing.TB) *app.App {
+// directory (cfg.DB, "sqlite:PATH", when the options look), each option
+// changing the configuration first; it is closed when the test ends.
+func Open(tb testing.TB, options ...func(cfg *app.Config)) *app.App {
 	tb.Helper()
-	mem, err := app.Open(context.Background(), app.Config{DB: "sqlite:" + filepath.Join(tb.TempDir(), "agentmem.db")})
+	cfg := app.Config{DB: "sqlite:" + filepath.Join(tb.TempDir(), "agentmem.db")}
+	for _, o := range options {
+		o(&cfg)
+	}
+	mem, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
