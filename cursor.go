@@ -32,10 +32,11 @@ const (
 	ListAudit        = "audit events"
 	ListNotes        = "notes versions"
 	ListProfiles     = "profile versions"
+	ListUsers        = "users"
 )
 
 var listNames = []string{ListThreads, ListMessages, ListMessagesDesc, ListElements, ListMemories, ListEntities,
-	ListEntityRefs, ListJobs, ListKeys, ListAudit, ListNotes, ListProfiles}
+	ListEntityRefs, ListJobs, ListKeys, ListAudit, ListNotes, ListProfiles, ListUsers}
 
 // ListOf returns the list called name whose items belong to scope.
 func ListOf(name string, scope ...string) CursorList {

@@ -114,6 +114,15 @@ type JobStore interface {
 	// Returns ECONFLICT and ENOTFOUND as CompleteJob.
 	ReleaseJob(ctx context.Context, userID, id, owner string) error
 
+	// RetryJob queues a dead job of the user again, as an operator or the
+	// user decides once its cause is fixed: runnable at once, with all its
+	// MaxAttempts again and no lease, keeping its LastError (why it died,
+	// until a new failure replaces it; see Job.Retry). Returns ENOTFOUND if there
+	// is no such job, and ECONFLICT if it is not dead, or if a job of the
+	// same user, kind and key is queued or running (only one may be: the
+	// dead job stays dead, and that one does its work).
+	RetryJob(ctx context.Context, userID, id string) (*Job, error)
+
 	// FindJobs returns a page of jobs of every user (an operator's view),
 	// newest updated first, and the next cursor ("" on the last page).
 	// Returns EINVALID for a malformed cursor or an unknown status.
@@ -395,6 +404,24 @@ func (j *Job) Release(owner string, now time.Time) error {
 	j.Status, j.RunAt, j.LeaseOwner, j.LeaseUntil, j.UpdatedAt = JobQueued, now, "", nil, now
 	j.Attempts = max(j.Attempts-1, 0)
 	return nil
+}
+
+// Retry queues j, a dead job, again at now: runnable at once, its
+// attempts back to 0 and its lease cleared. LastError stays, so that one
+// sees why it died (until a new failure replaces it). Returns ECONFLICT
+// unless j is dead.
+func (j *Job) Retry(now time.Time) error {
+	if j.Status != JobDead {
+		return Errorf(ECONFLICT, "Job %q is %s; only a dead job can be retried.", j.ID, j.Status)
+	}
+	j.Status, j.Attempts, j.RunAt, j.LeaseOwner, j.LeaseUntil, j.UpdatedAt = JobQueued, 0, now, "", nil, now
+	return nil
+}
+
+// JobKeyTaken is the ECONFLICT of RetryJob for the dead job id whose
+// kind and key have another job queued or running.
+func JobKeyTaken(id string) error {
+	return Errorf(ECONFLICT, "Job %q cannot be retried: an equal job (same kind and key) is already queued or running.", id)
 }
 
 func (j *Job) checkLease(owner string) error {

@@ -383,10 +383,12 @@ type MemoryWrite struct {
 	Invalidate *MemoryInvalidation
 }
 
-// MemoryInvalidation is what InvalidateMemory takes besides the memory.
+// MemoryInvalidation is what InvalidateMemory takes besides the memory:
+// the memory that supersedes it ("" for none) and why ("" for no reason
+// given).
 type MemoryInvalidation struct {
-	SupersededBy string
-	Reason       string
+	SupersededBy string `json:"superseded_by"`
+	Reason       string `json:"reason"`
 }
 
 // Validate checks a write of userID's batch, as the single calls do, and

@@ -33,8 +33,15 @@ type Service interface {
 }
 
 // UserService is the use cases of a user's data as a whole: export and
-// import. Erasure is an operator's (AdminService.EraseUser).
+// import, the user's background jobs; and who the caller is. Erasure is
+// an operator's (AdminService.EraseUser).
 type UserService interface {
+	// WhoAmI describes the identity of ctx: its kind, its user and
+	// tenant, how it was established, and the user of a request that
+	// names none (see Caller). Every caller may ask; a ctx without
+	// identity (in process) is the owner, an admin.
+	WhoAmI(ctx context.Context) (*Caller, error)
+
 	// ExportUser writes everything of the user to w (agentmem.UserExport
 	// as JSON, or Markdown to read), streamed thread by thread.
 	ExportUser(ctx context.Context, userID string, opt ExportOptions, w io.Writer) error
@@ -42,6 +49,16 @@ type UserService interface {
 	// (see ImportStore.ImportUser), then queues the indexing of what it
 	// imported.
 	ImportUser(ctx context.Context, userID string, x *UserExport, opt ImportOptions) (*ImportResult, error)
+
+	// FindUserJobs lists the user's background jobs, newest updated
+	// first (as AdminService.FindJobs, f.UserID being the user's,
+	// whatever f says). Returns EINVALID for a bad filter.
+	FindUserJobs(ctx context.Context, userID string, f JobFilter) ([]*Job, string, error)
+	// RetryJob queues a dead job of the user again (see
+	// JobStore.RetryJob) and returns it. Returns ENOTFOUND, and ECONFLICT
+	// for a job that is not dead or whose kind and key have another job
+	// queued or running.
+	RetryJob(ctx context.Context, userID, id string) (*Job, error)
 }
 
 // ThreadService is the use cases of conversations: threads, their
@@ -119,6 +136,11 @@ type MemoryService interface {
 	// UpdateMemory applies upd (a new version) and embeds a new text.
 	UpdateMemory(ctx context.Context, userID, id string, upd MemoryUpdate) (*Memory, error)
 	DeleteMemory(ctx context.Context, userID, id string) error
+	// InvalidateMemory marks a memory as no longer holding, superseded by
+	// inv.SupersededBy ("" for none) for inv.Reason (see
+	// MemoryStore.InvalidateMemory); an invalidated memory is returned as
+	// it is. Returns EINVALID for bad fields and ENOTFOUND.
+	InvalidateMemory(ctx context.Context, userID, id string, inv MemoryInvalidation) (*Memory, error)
 	FindMemoryHistory(ctx context.Context, userID, id string) ([]*MemoryChange, error)
 
 	// Search runs a hybrid search over the user's data.
@@ -174,6 +196,11 @@ type AdminService interface {
 	FindAuditEvents(ctx context.Context, f AuditFilter) ([]*AuditEvent, string, error)
 	FindJobs(ctx context.Context, f JobFilter) ([]*Job, string, error)
 	Stats(ctx context.Context) (*Stats, error)
+	// FindUsers lists the users with their counts (see
+	// UserStore.FindUsers), in the order of their stored IDs (a tenant's
+	// users together); a tenant's user is named "tenant:TENANT/user:USER",
+	// as an admin addresses them.
+	FindUsers(ctx context.Context, f UserFilter) ([]*UserSummary, string, error)
 }
 
 // MemoryInput is a memory as a client creates it. Confidence defaults to

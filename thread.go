@@ -164,6 +164,10 @@ type ThreadFilter struct {
 	// the list is ordered by.
 	UpdatedSince  *time.Time
 	UpdatedBefore *time.Time
+	// Title selects the threads whose title contains it, ignoring the
+	// case of ASCII letters at least (the REST API's ?q=); "" selects
+	// every thread. Its characters are literal: % and _ are no wildcards.
+	Title *string
 	// IncludeDeleted also returns soft-deleted threads.
 	IncludeDeleted bool
 	// Deleted returns soft-deleted threads only (the threads a restore can
@@ -184,6 +188,13 @@ func (f *ThreadFilter) Validate() error {
 	}
 	if f.Status != nil && *f.Status != ThreadActive && *f.Status != ThreadEnded {
 		return Errorf(EINVALID, "status must be %q or %q, not %q.", ThreadActive, ThreadEnded, *f.Status)
+	}
+	if f.Title != nil {
+		if err := ValidateText("q", *f.Title); err != nil {
+			return err
+		} else if utf8.RuneCountInString(*f.Title) > MaxTitleRunes {
+			return Errorf(EINVALID, "q is longer than %d characters, which no title is.", MaxTitleRunes)
+		}
 	}
 	if len(f.Tags) > MaxTags {
 		return Errorf(EINVALID, "tag is given %d times; the limit is %d.", len(f.Tags), MaxTags)
@@ -222,6 +233,13 @@ func (f *ThreadFilter) Validate() error {
 		*t.t = &up
 	}
 	return nil
+}
+
+// LikeContains returns the LIKE pattern, with \ as its escape character
+// (ESCAPE '\'), that matches text containing s literally: the %, _ and \
+// of s are escaped.
+func LikeContains(s string) string {
+	return "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s) + "%"
 }
 
 // ThreadList is the list FindThreads pages through: the user's threads.

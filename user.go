@@ -56,6 +56,12 @@ type UserStore interface {
 	// given one ("" for the first page).
 	FindUserIDs(ctx context.Context, after string, limit int) ([]string, error)
 
+	// FindUsers returns a page of users (those FindUserIDs lists) with
+	// their counts, in ascending user ID order, and the next cursor (""
+	// on the last page). It reads every user (an operator's view).
+	// Returns EINVALID for a malformed cursor or limit.
+	FindUsers(ctx context.Context, f UserFilter) ([]*UserSummary, string, error)
+
 	// DeleteThreadsBefore permanently deletes the user's threads (soft-
 	// deleted or not) last updated before cutoff, with their messages,
 	// elements, sessions and summaries (as DeleteThread); with dryRun it
@@ -64,4 +70,46 @@ type UserStore interface {
 
 	// Stats counts users, threads and messages and measures the store.
 	Stats(ctx context.Context) (*Stats, error)
+}
+
+// UserSummary is a user as an operator's list shows them: what they hold
+// and when they were last active.
+type UserSummary struct {
+	UserID   string `json:"user_id"`
+	Threads  int64  `json:"threads"`  // threads not deleted
+	Messages int64  `json:"messages"` // messages of those threads
+	Memories int64  `json:"memories"` // valid memories (not invalidated)
+	// LastActiveAt is the newest updated_at of the user's threads not
+	// deleted; nil when there is none.
+	LastActiveAt *time.Time `json:"last_active_at"`
+}
+
+// UserFilter pages through FindUsers.
+type UserFilter struct {
+	Limit  int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
+	Cursor string // opaque, from a previous page's next cursor
+}
+
+// UserCursor is the keyset position of FindUsers: the last user's ID.
+type UserCursor struct {
+	UserID string `json:"u"`
+}
+
+// UserPage cuts a result fetched with limit+1 rows to limit and returns
+// the cursor of the next page ("" when there is none).
+func UserPage(users []*UserSummary, limit int) ([]*UserSummary, string) {
+	return CutPage(users, limit, ListOf(ListUsers), func(last *UserSummary) any { return UserCursor{UserID: last.UserID} })
+}
+
+// After returns the user ID the page of f begins after ("" for the first
+// page). Returns EINVALID for a malformed cursor.
+func (f UserFilter) After() (string, error) {
+	if f.Cursor == "" {
+		return "", nil
+	}
+	var c UserCursor
+	if err := DecodeCursor(f.Cursor, ListOf(ListUsers), &c); err != nil {
+		return "", err
+	}
+	return c.UserID, nil
 }

@@ -127,6 +127,57 @@ func (c *Client) AllJobs(ctx context.Context, f agentmem.JobFilter) iter.Seq2[*a
 	})
 }
 
+// FindUserJobs implements agentmem.UserService: GET
+// /v1/users/{user}/jobs with status, kind, limit and cursor (f.UserID is
+// not sent: the jobs are the user's of the path).
+func (c *Client) FindUserJobs(ctx context.Context, userID string, f agentmem.JobFilter) ([]*agentmem.Job, string, error) {
+	q := url.Values{}
+	setPtr(q, "status", f.Status)
+	setPtr(q, "kind", f.Kind)
+	setPage(q, f.Limit, f.Cursor)
+	return list[*agentmem.Job](ctx, c, []string{"v1", "users", userID, "jobs"}, q)
+}
+
+// AllUserJobs iterates over the user's jobs that f selects.
+func (c *Client) AllUserJobs(ctx context.Context, userID string, f agentmem.JobFilter) iter.Seq2[*agentmem.Job, error] {
+	return all(f.Cursor, func(cursor string) ([]*agentmem.Job, string, error) {
+		f.Cursor = cursor
+		return c.FindUserJobs(ctx, userID, f)
+	})
+}
+
+// RetryJob implements agentmem.UserService: POST
+// /v1/users/{user}/jobs/{job}/retry. It is not retried: a retry whose
+// first attempt succeeded would answer ECONFLICT (the job is no longer
+// dead).
+func (c *Client) RetryJob(ctx context.Context, userID, id string) (*agentmem.Job, error) {
+	var out agentmem.Job
+	return &out, c.do(ctx, call{method: http.MethodPost, path: []string{"v1", "users", userID, "jobs", id, "retry"}, out: &out})
+}
+
+// WhoAmI implements agentmem.UserService: GET /v1/me, the identity the
+// server takes the client's key (or, without one, the request) for.
+func (c *Client) WhoAmI(ctx context.Context) (*agentmem.Caller, error) {
+	var out agentmem.Caller
+	return &out, c.do(ctx, call{method: http.MethodGet, path: []string{"v1", "me"}, out: &out})
+}
+
+// FindUsers implements agentmem.AdminService: GET /v1/users with limit
+// and cursor.
+func (c *Client) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentmem.UserSummary, string, error) {
+	q := url.Values{}
+	setPage(q, f.Limit, f.Cursor)
+	return list[*agentmem.UserSummary](ctx, c, []string{"v1", "users"}, q)
+}
+
+// AllUsers iterates over every user, from f.Cursor on.
+func (c *Client) AllUsers(ctx context.Context, f agentmem.UserFilter) iter.Seq2[*agentmem.UserSummary, error] {
+	return all(f.Cursor, func(cursor string) ([]*agentmem.UserSummary, string, error) {
+		f.Cursor = cursor
+		return c.FindUsers(ctx, f)
+	})
+}
+
 // Stats implements agentmem.AdminService: GET /v1/stats.
 func (c *Client) Stats(ctx context.Context) (*agentmem.Stats, error) {
 	var out agentmem.Stats

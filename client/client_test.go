@@ -24,6 +24,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/reflection"
+	"github.com/agentmem/agentmem/storetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
@@ -196,6 +197,77 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 			t.Fatalf("AllJobs=%+v; want 2", all)
 		}
 	},
+	"GET /v1/users/{user}/jobs": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		for _, j := range []*agentmem.Job{{UserID: "alice", Kind: "summarize"}, {UserID: "alice", Kind: "embed"}, {UserID: "bob", Kind: "embed"}} {
+			if _, err := s.EnqueueJob(ctx, j); err != nil {
+				t.Fatalf("EnqueueJob: %v", err)
+			}
+		}
+		// The user of the path, whatever the filter's UserID says.
+		jobs, next, err := c.FindUserJobs(ctx, "alice", agentmem.JobFilter{Kind: ptr("embed"), Status: ptr(agentmem.JobQueued), UserID: ptr("bob")})
+		if err != nil || len(jobs) != 1 || jobs[0].Kind != "embed" || jobs[0].UserID != "alice" || next != "" {
+			t.Fatalf("FindUserJobs(embed)=%+v, %q, %v; want alice's embed job", jobs, next, err)
+		}
+		if jobs, _, err := c.FindUserJobs(ctx, "alice", agentmem.JobFilter{Status: ptr(agentmem.JobDead)}); err != nil || len(jobs) != 0 {
+			t.Fatalf("FindUserJobs(dead)=%+v, %v; want none", jobs, err)
+		}
+		if all := collect(t, c.AllUserJobs(ctx, "alice", agentmem.JobFilter{Limit: 1})); len(all) != 2 {
+			t.Fatalf("AllUserJobs=%+v; want alice's 2", all)
+		}
+		_, _, err = c.FindUserJobs(ctx, "alice", agentmem.JobFilter{Status: ptr("bogus")})
+		wantCode(t, err, agentmem.EINVALID)
+	},
+	"POST /v1/users/{user}/jobs/{job}/retry": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		dead := storetest.MustKillJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"}, "model down")
+		j, err := c.RetryJob(ctx, "alice", dead.ID)
+		if err != nil || j.ID != dead.ID || j.Status != agentmem.JobQueued || j.Attempts != 0 || j.LastError != "model down" || j.UserID != "alice" {
+			t.Fatalf("RetryJob=%+v, %v; want it queued again with its last error", j, err)
+		}
+		_, err = c.RetryJob(ctx, "alice", dead.ID)
+		wantCode(t, err, agentmem.ECONFLICT)
+		_, err = c.RetryJob(ctx, "alice", "nope")
+		wantCode(t, err, agentmem.ENOTFOUND)
+		_, err = c.RetryJob(ctx, "bob", dead.ID)
+		wantCode(t, err, agentmem.ENOTFOUND)
+	},
+	"GET /v1/users": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		mustThread(t, c, "alice", "t1", "")
+		mustAppend(t, c, "alice", "t1", "Hello.", "Hi!")
+		mustMemory(t, c, "bob", agentmem.MemoryInput{Text: "User is vegetarian."})
+		mustThread(t, c, "tenant:acme/user:carol", "t1", "")
+		users, next, err := c.FindUsers(ctx, agentmem.UserFilter{})
+		if err != nil || len(users) != 3 || next != "" {
+			t.Fatalf("FindUsers=%+v, %q, %v; want 3", users, next, err)
+		}
+		if u := users[1]; u.UserID != "alice" || u.Threads != 1 || u.Messages != 2 || u.Memories != 0 || u.LastActiveAt == nil {
+			t.Fatalf("alice=%+v", u)
+		}
+		if u := users[2]; u.UserID != "bob" || u.Threads != 0 || u.Memories != 1 || u.LastActiveAt != nil {
+			t.Fatalf("bob=%+v", u)
+		}
+		all := collect(t, c.AllUsers(ctx, agentmem.UserFilter{Limit: 1}))
+		if len(all) != 3 || all[0].UserID != "tenant:acme/user:carol" {
+			t.Fatalf("AllUsers=%+v; want the 3, acme's carol first", all)
+		}
+		if _, err := c.FindThreadByID(ctx, all[0].UserID, "t1"); err != nil {
+			t.Fatalf("FindThreadByID(%s): %v; want the user reachable by the name listed", all[0].UserID, err)
+		}
+		_, _, err = c.FindUsers(ctx, agentmem.UserFilter{Cursor: "garbage!"})
+		wantCode(t, err, agentmem.EINVALID)
+	},
+	"GET /v1/me": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		me, err := c.WhoAmI(t.Context())
+		want := &agentmem.Caller{Kind: agentmem.ScopeAdmin, Via: "none", DefaultUser: agentmem.LocalUser}
+		if err != nil {
+			t.Fatalf("WhoAmI: %v", err)
+		}
+		if diff := cmp.Diff(want, me); diff != "" {
+			t.Fatalf("WhoAmI mismatch (-want +got):\n%s", diff)
+		}
+	},
 	"GET /v1/keys": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		ctx := t.Context()
 		for _, scope := range []string{"user:alice", "tenant:acme"} {
@@ -240,7 +312,7 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		if _, err := c.EndThread(ctx, "alice", "t1"); err != nil {
 			t.Fatalf("EndThread: %v", err)
 		}
-		if _, err := c.UpdateThread(ctx, "alice", "t2", agentmem.ThreadUpdate{Tags: &[]string{"x", "y,z"}}); err != nil {
+		if _, err := c.UpdateThread(ctx, "alice", "t2", agentmem.ThreadUpdate{Tags: &[]string{"x", "y,z"}, Title: ptr("50% off_Sale")}); err != nil {
 			t.Fatalf("UpdateThread: %v", err)
 		}
 		ids := func(ts []*agentmem.Thread) []string {
@@ -264,6 +336,9 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 			{agentmem.ThreadFilter{AgentID: ptr("bot")}, []string{"t1", "t2"}},
 			{agentmem.ThreadFilter{AgentID: ptr("")}, []string{"t3"}},
 			{agentmem.ThreadFilter{Status: ptr(agentmem.ThreadEnded)}, []string{"t1"}},
+			{agentmem.ThreadFilter{Title: ptr("% OFF_s")}, []string{"t2"}},
+			{agentmem.ThreadFilter{Title: ptr("0%_o")}, nil},
+			{agentmem.ThreadFilter{Title: ptr("")}, []string{"t1", "t2", "t3"}},
 			{agentmem.ThreadFilter{}, []string{"t1", "t2", "t3"}},
 		} {
 			got, next, err := c.FindThreads(ctx, "alice", tc.f)
@@ -618,6 +693,31 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 			t.Fatalf("DeleteMemory: %v", err)
 		}
 		_, err := c.FindMemoryByID(t.Context(), "alice", m.ID)
+		wantCode(t, err, agentmem.ENOTFOUND)
+	},
+	"POST /v1/users/{user}/memories/{memory}/invalidate": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		old := mustMemory(t, c, "alice", agentmem.MemoryInput{Text: "User lives in Lisbon."})
+		fresh := mustMemory(t, c, "alice", agentmem.MemoryInput{Text: "User lives in Berlin."})
+		got, err := c.InvalidateMemory(ctx, "alice", old.ID, agentmem.MemoryInvalidation{SupersededBy: fresh.ID, Reason: "moved"})
+		if err != nil || got.InvalidAt == nil || got.SupersededBy != fresh.ID || got.Version != 2 || got.UserID != "alice" {
+			t.Fatalf("InvalidateMemory=%+v, %v; want it invalidated, superseded by the fresh one", got, err)
+		}
+		again, err := c.InvalidateMemory(ctx, "alice", old.ID, agentmem.MemoryInvalidation{})
+		if err != nil {
+			t.Fatalf("InvalidateMemory again: %v", err)
+		}
+		if diff := cmp.Diff(got, again); diff != "" {
+			t.Fatalf("invalidated again mismatch (-first +again):\n%s", diff)
+		}
+		if h, err := c.FindMemoryHistory(ctx, "alice", old.ID); err != nil || len(h) != 2 || h[1].Op != agentmem.OpInvalidate || h[1].Reason != "moved" {
+			t.Fatalf("FindMemoryHistory=%+v, %v; want the addition and the invalidation", h, err)
+		}
+		_, err = c.InvalidateMemory(ctx, "alice", fresh.ID, agentmem.MemoryInvalidation{SupersededBy: fresh.ID})
+		wantCode(t, err, agentmem.EINVALID)
+		_, err = c.InvalidateMemory(ctx, "alice", "nope", agentmem.MemoryInvalidation{})
+		wantCode(t, err, agentmem.ENOTFOUND)
+		_, err = c.InvalidateMemory(ctx, "bob", fresh.ID, agentmem.MemoryInvalidation{})
 		wantCode(t, err, agentmem.ENOTFOUND)
 	},
 	"GET /v1/users/{user}/memories/{memory}/history": func(t *testing.T, c *client.Client, s agentmem.Store) {

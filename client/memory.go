@@ -77,6 +77,14 @@ func (c *Client) DeleteMemory(ctx context.Context, userID, id string) error {
 	return c.do(ctx, call{method: http.MethodDelete, path: memoryPath(userID, id)})
 }
 
+// InvalidateMemory implements agentmem.MemoryService: POST
+// …/memories/{memory}/invalidate. Invalidating twice changes nothing, so
+// it is retried.
+func (c *Client) InvalidateMemory(ctx context.Context, userID, id string, inv agentmem.MemoryInvalidation) (*agentmem.Memory, error) {
+	var out agentmem.Memory
+	return &out, c.do(ctx, call{method: http.MethodPost, path: memoryPath(userID, id, "invalidate"), idempotent: true, in: inv, out: &out})
+}
+
 // FindMemoryHistory implements agentmem.MemoryService: GET
 // …/memories/{memory}/history.
 func (c *Client) FindMemoryHistory(ctx context.Context, userID, id string) ([]*agentmem.MemoryChange, error) {

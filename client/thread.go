@@ -42,7 +42,7 @@ func (c *Client) FindThreadByID(ctx context.Context, userID, threadID string) (*
 
 // FindThreads implements agentmem.ThreadService: GET …/threads with
 // agent_id (sent also when empty: threads without an agent), status,
-// deleted, tag (once per tag), since (UpdatedSince), until
+// deleted, tag (once per tag), q (Title), since (UpdatedSince), until
 // (UpdatedBefore), limit and cursor. IncludeDeleted has no parameter
 // (EINVALID).
 func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
@@ -58,6 +58,7 @@ func (c *Client) FindThreads(ctx context.Context, userID string, f agentmem.Thre
 	for _, tag := range f.Tags {
 		q.Add("tag", tag)
 	}
+	setPtr(q, "q", f.Title)
 	setTime(q, "since", f.UpdatedSince)
 	setTime(q, "until", f.UpdatedBefore)
 	setPage(q, f.Limit, f.Cursor)

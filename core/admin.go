@@ -139,3 +139,20 @@ func (s *Service) Stats(ctx context.Context) (*agentmem.Stats, error) {
 	}
 	return s.store.Stats(ctx)
 }
+
+// FindUsers implements agentmem.AdminService: a tenant's user is named as
+// an admin addresses them, "tenant:T/user:U" (see nameOf), never by the
+// stored ID.
+func (s *Service) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentmem.UserSummary, string, error) {
+	if err := admin(ctx); err != nil {
+		return nil, "", err
+	}
+	users, next, err := s.store.FindUsers(ctx, f)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, u := range users {
+		u.UserID = nameOf(ctx, u.UserID)
+	}
+	return users, next, nil
+}

@@ -178,6 +178,11 @@ func nameOf(ctx context.Context, storedID string) string {
 	return tenantPrefix + tenant + "/" + userPrefix + u
 }
 
+// WhoAmI implements agentmem.UserService.
+func (s *Service) WhoAmI(ctx context.Context) (*agentmem.Caller, error) {
+	return agentmem.CallerOf(agentmem.IdentityFromContext(ctx)), nil
+}
+
 // admin returns EFORBIDDEN unless the caller of ctx is an admin (or the
 // in-process owner).
 func admin(ctx context.Context) error {
@@ -246,6 +251,14 @@ func (u user) show(v any) {
 	case *agentmem.ThreadExport:
 		if v != nil {
 			u.show(v.Thread)
+		}
+	case *agentmem.Job:
+		if v != nil {
+			v.UserID = u.name
+		}
+	case []*agentmem.Job:
+		for _, x := range v {
+			x.UserID = u.name
 		}
 	}
 }

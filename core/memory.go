@@ -83,6 +83,24 @@ func (s *Service) DeleteMemory(ctx context.Context, userID, id string) error {
 	return s.store.DeleteMemory(ctx, u.id, id)
 }
 
+// InvalidateMemory implements agentmem.MemoryService. The memory that
+// supersedes it is not looked up (see agentmem.MemoryStore).
+func (s *Service) InvalidateMemory(ctx context.Context, userID, id string, inv agentmem.MemoryInvalidation) (*agentmem.Memory, error) {
+	u, err := s.resolve(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if err := agentmem.ValidateID("memory_id", id); err != nil {
+		return nil, err
+	}
+	m, err := s.store.InvalidateMemory(ctx, u.id, id, inv.SupersededBy, inv.Reason)
+	if err != nil {
+		return nil, err
+	}
+	u.show(m)
+	return m, nil
+}
+
 // FindMemoryHistory implements agentmem.MemoryService.
 func (s *Service) FindMemoryHistory(ctx context.Context, userID, id string) ([]*agentmem.MemoryChange, error) {
 	u, err := s.resolve(ctx, userID)

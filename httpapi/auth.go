@@ -46,14 +46,15 @@ type Auth struct {
 type access int
 
 const (
-	accessPublic    access = iota // anyone, even without credentials (health checks)
-	accessUser                    // the user of the path, its tenant, or an admin
-	accessUserAdmin               // the tenant of the path's user, or an admin (erasing a user)
-	accessAdmin                   // admin keys only (operators' routes)
+	accessPublic     access = iota // anyone, even without credentials (health checks)
+	accessUser                     // the user of the path, its tenant, or an admin
+	accessUserAdmin                // the tenant of the path's user, or an admin (erasing a user)
+	accessAdmin                    // admin keys only (operators' routes)
+	accessIdentified               // any identified caller, whoever it is (who am I)
 )
 
 func (a access) String() string {
-	return [...]string{"public", "user", "user-admin", "admin"}[a]
+	return [...]string{"public", "user", "user-admin", "admin", "identified"}[a]
 }
 
 // authenticate establishes who is calling and stores it in the request's

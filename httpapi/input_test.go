@@ -49,7 +49,7 @@ func TestHandler_QueryParameters(t *testing.T) {
 
 	runScenarios(t, srv.URL, []scenario{
 		{name: "ThreadsUnknown", method: "GET", url: "/v1/users/alice/threads?tags=a", wantStatus: 400,
-			wantBody: `Unknown query parameter \"tags\"; this route accepts: agent_id, status, deleted, tag, since, until, limit, cursor.`},
+			wantBody: `Unknown query parameter \"tags\"; this route accepts: agent_id, status, deleted, tag, q, since, until, limit, cursor.`},
 		{name: "MemoriesUnknown", method: "GET", url: "/v1/users/alice/memories?include_invalidated=true", wantStatus: 400,
 			wantBody: `Unknown query parameter \"include_invalidated\"; this route accepts: kind, category, agent_id, thread_id, include_invalid, processed, limit, cursor.`},
 		{name: "MessagesUnknown", method: "GET", url: "/v1/users/alice/threads/t1/messages?after=1", wantStatus: 400, wantBody: `Unknown query parameter \"after\"`},

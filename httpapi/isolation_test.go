@@ -39,29 +39,37 @@ var routeCases = map[string]routeCase{
 	"DELETE /v1/keys/{key}": {"/v1/keys/{key}", "", 200},
 	"POST /v1/cleanup":      {"/v1/cleanup", `{"older_than":"3650d","dry_run":true}`, 200},
 	"GET /v1/tools":         {"/v1/tools", "", 200},
+	"GET /v1/me":            {"/v1/me", "", 200},
+	"GET /v1/users":         {"/v1/users?limit=2", "", 200},
 
-	"GET /v1/users/{user}/threads":                     {"/v1/users/{user}/threads", "", 200},
-	"POST /v1/users/{user}/threads":                    {"/v1/users/{user}/threads", `{"title":"new"}`, 201},
-	"POST /v1/users/{user}/threads/import":             {"/v1/users/{user}/threads/import", `{"version":1,"thread":{"title":"imported"},"messages":[{"role":"user","content":"hi"}]}`, 201},
-	"GET /v1/users/{user}/threads/{thread}":            {"/v1/users/{user}/threads/{thread}", "", 200},
-	"PATCH /v1/users/{user}/threads/{thread}":          {"/v1/users/{user}/threads/{thread}", `{"title":"renamed"}`, 200},
-	"DELETE /v1/users/{user}/threads/{thread}":         {"/v1/users/{user}/threads/{thread}?permanent=true", "", 204},
-	"POST /v1/users/{user}/threads/{thread}/end":       {"/v1/users/{user}/threads/{thread}/end", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/restore":   {"/v1/users/{user}/threads/{thread}/restore", "", 200}, // t1 is not deleted: answered as it is
-	"GET /v1/users/{user}/threads/{thread}/messages":   {"/v1/users/{user}/threads/{thread}/messages", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/messages":  {"/v1/users/{user}/threads/{thread}/messages", `{"messages":[{"role":"user","content":"more"}]}`, 201},
-	"GET /v1/users/{user}/threads/{thread}/elements":   {"/v1/users/{user}/threads/{thread}/elements", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/elements":  {"/v1/users/{user}/threads/{thread}/elements", `{"name":"note","content":"c"}`, 201},
-	"GET /v1/users/{user}/threads/{thread}/export":     {"/v1/users/{user}/threads/{thread}/export", "", 200},
-	"POST /v1/users/{user}/threads/{thread}/context":   {"/v1/users/{user}/threads/{thread}/context", `{"input":"hello","budget_tokens":1000}`, 200},
-	"POST /v1/users/{user}/facts":                      {"/v1/users/{user}/facts", `{"query":"SECRET"}`, 200},
-	"POST /v1/users/{user}/search":                     {"/v1/users/{user}/search", `{"query":"SECRET"}`, 200},
-	"GET /v1/users/{user}/memories":                    {"/v1/users/{user}/memories", "", 200},
-	"POST /v1/users/{user}/memories":                   {"/v1/users/{user}/memories", `{"text":"User likes tea."}`, 201},
-	"GET /v1/users/{user}/memories/{memory}":           {"/v1/users/{user}/memories/mem1", "", 200},
-	"PATCH /v1/users/{user}/memories/{memory}":         {"/v1/users/{user}/memories/mem1", `{"text":"User likes coffee."}`, 200},
-	"DELETE /v1/users/{user}/memories/{memory}":        {"/v1/users/{user}/memories/mem1", "", 204},
-	"GET /v1/users/{user}/memories/{memory}/history":   {"/v1/users/{user}/memories/mem1/history", "", 200},
+	"GET /v1/users/{user}/threads":                       {"/v1/users/{user}/threads", "", 200},
+	"POST /v1/users/{user}/threads":                      {"/v1/users/{user}/threads", `{"title":"new"}`, 201},
+	"POST /v1/users/{user}/threads/import":               {"/v1/users/{user}/threads/import", `{"version":1,"thread":{"title":"imported"},"messages":[{"role":"user","content":"hi"}]}`, 201},
+	"GET /v1/users/{user}/threads/{thread}":              {"/v1/users/{user}/threads/{thread}", "", 200},
+	"PATCH /v1/users/{user}/threads/{thread}":            {"/v1/users/{user}/threads/{thread}", `{"title":"renamed"}`, 200},
+	"DELETE /v1/users/{user}/threads/{thread}":           {"/v1/users/{user}/threads/{thread}?permanent=true", "", 204},
+	"POST /v1/users/{user}/threads/{thread}/end":         {"/v1/users/{user}/threads/{thread}/end", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/restore":     {"/v1/users/{user}/threads/{thread}/restore", "", 200}, // t1 is not deleted: answered as it is
+	"GET /v1/users/{user}/threads/{thread}/messages":     {"/v1/users/{user}/threads/{thread}/messages", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/messages":    {"/v1/users/{user}/threads/{thread}/messages", `{"messages":[{"role":"user","content":"more"}]}`, 201},
+	"GET /v1/users/{user}/threads/{thread}/elements":     {"/v1/users/{user}/threads/{thread}/elements", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/elements":    {"/v1/users/{user}/threads/{thread}/elements", `{"name":"note","content":"c"}`, 201},
+	"GET /v1/users/{user}/threads/{thread}/export":       {"/v1/users/{user}/threads/{thread}/export", "", 200},
+	"POST /v1/users/{user}/threads/{thread}/context":     {"/v1/users/{user}/threads/{thread}/context", `{"input":"hello","budget_tokens":1000}`, 200},
+	"POST /v1/users/{user}/facts":                        {"/v1/users/{user}/facts", `{"query":"SECRET"}`, 200},
+	"POST /v1/users/{user}/search":                       {"/v1/users/{user}/search", `{"query":"SECRET"}`, 200},
+	"GET /v1/users/{user}/memories":                      {"/v1/users/{user}/memories", "", 200},
+	"POST /v1/users/{user}/memories":                     {"/v1/users/{user}/memories", `{"text":"User likes tea."}`, 201},
+	"GET /v1/users/{user}/memories/{memory}":             {"/v1/users/{user}/memories/mem1", "", 200},
+	"PATCH /v1/users/{user}/memories/{memory}":           {"/v1/users/{user}/memories/mem1", `{"text":"User likes coffee."}`, 200},
+	"DELETE /v1/users/{user}/memories/{memory}":          {"/v1/users/{user}/memories/mem1", "", 204},
+	"GET /v1/users/{user}/memories/{memory}/history":     {"/v1/users/{user}/memories/mem1/history", "", 200},
+	"POST /v1/users/{user}/memories/{memory}/invalidate": {"/v1/users/{user}/memories/mem1/invalidate", `{"reason":"no longer true"}`, 200},
+	"GET /v1/users/{user}/jobs":                          {"/v1/users/{user}/jobs?status=queued", "", 200},
+	// job1 is queued: the retry reaches the job, which answers 409 (a dead
+	// job would be listed by GET /v1/jobs?status=dead under its stored
+	// user ID).
+	"POST /v1/users/{user}/jobs/{job}/retry":           {"/v1/users/{user}/jobs/job1/retry", "", 409},
 	"GET /v1/users/{user}/agents/{agent}/session":      {"/v1/users/{user}/agents/{agent}/session", "", 200},
 	"PUT /v1/users/{user}/agents/{agent}/session":      {"/v1/users/{user}/agents/{agent}/session", `{"thread_id":"t1"}`, 200},
 	"GET /v1/users/{user}/profile":                     {"/v1/users/{user}/profile", "", 200},
@@ -105,12 +113,14 @@ type caller struct {
 	server string // "apikey", "header" or "untrusted" (header mode, proxy not trusted)
 	header http.Header
 	user   string // the {user} of the path
-	// outcomes by route access: public, user, user-admin, admin.
+	// outcomes by route access: public, user, user-admin, admin; a route
+	// that any identified caller may call (identified) allows every
+	// caller but those denied 401.
 	user_, userAdmin, admin string
 }
 
 // seeded users: stored user IDs, each with thread t1 of agent a1 holding a
-// message SECRET-<id>, an element and an active session. Callers that are
+// message SECRET-<id>, an element, an active session and a queued job1. Callers that are
 // allowed write to a user of their own, so that no allowed call changes
 // what a denied call is checked against (alice).
 var seededUsers = []string{"alice", "bob", "carol", "erin", "acme/alice", "acme/dave"}
@@ -143,6 +153,9 @@ func seedIsolation(t *testing.T, s agentmem.Store) {
 			t.Fatal(err)
 		}
 		if err := s.PutReflections(ctx, u, []*agentmem.Reflection{{UserID: u, ThreadID: "t1", Status: agentmem.ReflectionPending, Reason: "SECRET-" + u}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.EnqueueJob(ctx, &agentmem.Job{UserID: u, ID: "job1", Kind: "isolation", Payload: json.RawMessage(`{"secret":"SECRET-` + u + `"}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,6 +293,10 @@ func call(t *testing.T, servers map[string]string, rt httpapi.RouteAccess, rc ro
 		want = c.userAdmin
 	case "admin":
 		want = c.admin
+	case "identified":
+		if c.user_ == deny401 {
+			want = deny401
+		}
 	}
 	method, _, _ := strings.Cut(rt.Pattern, " ")
 	path := strings.NewReplacer("{user}", c.user, "{thread}", "t1", "{agent}", "a1", "{key}", targetKey).Replace(rc.path)
@@ -349,5 +366,8 @@ func mustBeIntact(t *testing.T, s agentmem.Store, user string) {
 	}
 	if n, err := s.FindNotes(ctx, user, "a1"); err != nil || n.Content != "SECRET-"+user || n.Version != 1 {
 		t.Fatalf("%s's notes changed: %+v, err %v", user, n, err)
+	}
+	if jobs, _, err := s.FindJobs(ctx, agentmem.JobFilter{UserID: &user}); err != nil || len(jobs) != 1 || jobs[0].ID != "job1" || jobs[0].Status != agentmem.JobQueued || jobs[0].Attempts != 0 {
+		t.Fatalf("%s's jobs changed: %+v, err %v", user, jobs, err)
 	}
 }

@@ -117,6 +117,31 @@ func handleDeleteMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handl
 	})
 }
 
+// handleInvalidateMemory marks a memory as no longer holding: the body,
+// optional, is an agentmem.MemoryInvalidation ({"superseded_by",
+// "reason"}); 200 with the memory. An invalidated memory is answered as
+// it is.
+func handleInvalidateMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
+		if err != nil {
+			return err
+		}
+		var inv agentmem.MemoryInvalidation
+		if r.ContentLength != 0 {
+			if inv, err = decode[agentmem.MemoryInvalidation](r); err != nil {
+				return err
+			}
+		}
+		m, err := svc.InvalidateMemory(r.Context(), p.user, r.PathValue("memory"), inv)
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, m)
+		return nil
+	})
+}
+
 // handleMemoryHistory lists the changes of a memory.
 func handleMemoryHistory(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
 	type response struct {

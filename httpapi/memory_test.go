@@ -3,15 +3,16 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/internal/testutil"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 )
@@ -134,4 +135,83 @@ func TestHandler_Memories(t *testing.T) {
 	if sr := decodeJSON[searchResponse](t, body); len(sr.Results) == 0 || sr.Results[0].ThreadID != "t" || sr.Results[0].SeqFrom != 1 {
 		t.Fatalf("message search: %s", body)
 	}
+}
+
+// TestHandler_InvalidateMemory: POST …/memories/{memory}/invalidate marks
+// a memory as no longer holding (200 with it, recorded in its history,
+// left out of lists unless include_invalid), with an optional body;
+// again, it answers the memory as it is. 400 names a bad field, 404 an
+// unknown memory or another user's.
+func TestHandler_InvalidateMemory(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		alice, _ := mustKey(t, s, "user:alice", time.Now(), 0)
+		bob, _ := mustKey(t, s, "user:bob", time.Now(), 0)
+		for _, id := range []string{"m1", "m2", "m3", "m4"} {
+			if err := s.CreateMemory(context.Background(), &agentmem.Memory{UserID: "alice", ID: id, Text: "User lives in " + id + "."}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := MustServe(t, s, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}})
+		var first agentmem.Memory
+		invalidated := func(supersededBy string, version int) func(*testing.T, *http.Response, []byte) {
+			return func(t *testing.T, _ *http.Response, body []byte) {
+				m := decodeJSON[agentmem.Memory](t, body)
+				if m.InvalidAt == nil || m.SupersededBy != supersededBy || m.Version != version || m.UserID != "alice" {
+					t.Fatalf("invalidated: %s, want invalid_at set, superseded_by %q, version %d", body, supersededBy, version)
+				}
+				if first.ID == "" {
+					first = m
+				} else if m.ID == first.ID && !m.InvalidAt.Equal(*first.InvalidAt) {
+					t.Fatalf("invalidated again: invalid_at %v, want it unchanged (%v)", m.InvalidAt, first.InvalidAt)
+				}
+			}
+		}
+		u := "/v1/users/alice/memories/"
+		runScenarios(t, srv.URL, []scenario{
+			{name: "OK", method: "POST", url: u + "m1/invalidate", header: bearerHeader(alice), body: `{"superseded_by":"m2","reason":"moved"}`,
+				wantStatus: 200, check: invalidated("m2", 2)},
+			{name: "Again", method: "POST", url: u + "m1/invalidate", header: bearerHeader(alice), body: `{"superseded_by":"m3","reason":"again"}`,
+				wantStatus: 200, check: invalidated("m2", 2)},
+			{name: "History", method: "GET", url: u + "m1/history", header: bearerHeader(alice), wantStatus: 200,
+				check: func(t *testing.T, _ *http.Response, body []byte) {
+					h := decodeJSON[struct{ Data []agentmem.MemoryChange }](t, body).Data
+					if len(h) != 2 || h[1].Op != agentmem.OpInvalidate || h[1].Reason != "moved" || h[1].Version != 2 {
+						t.Fatalf("history: %s, want the addition and one invalidation", body)
+					}
+				}},
+			{name: "LeftOutOfLists", method: "GET", url: "/v1/users/alice/memories", header: bearerHeader(alice), wantStatus: 200,
+				check: func(t *testing.T, _ *http.Response, body []byte) {
+					if strings.Contains(string(body), `"id":"m1"`) {
+						t.Fatalf("list holds the invalidated memory: %s", body)
+					}
+				}},
+			{name: "ListedWithInvalid", method: "GET", url: "/v1/users/alice/memories?include_invalid=true", header: bearerHeader(alice), wantStatus: 200,
+				wantBody: `"id":"m1"`},
+			{name: "NoBody", method: "POST", url: u + "m3/invalidate", header: bearerHeader(alice), wantStatus: 200, check: invalidated("", 2)},
+			{name: "EmptyObject", method: "POST", url: u + "m4/invalidate", header: bearerHeader(alice), body: `{}`, wantStatus: 200,
+				check: invalidated("", 2)},
+			{name: "BadSupersededBy", method: "POST", url: u + "m2/invalidate", header: bearerHeader(alice), body: `{"superseded_by":"a b"}`,
+				wantStatus: 400, wantBody: `superseded_by \"a b\" may not contain slashes, spaces or control characters.`},
+			{name: "SupersedesItself", method: "POST", url: u + "m2/invalidate", header: bearerHeader(alice), body: `{"superseded_by":"m2"}`,
+				wantStatus: 400, wantBody: `A memory cannot supersede itself.`},
+			{name: "BadReason", method: "POST", url: u + "m2/invalidate", header: bearerHeader(alice), body: `{"reason":"a\u0000b"}`,
+				wantStatus: 400, wantBody: `reason may not contain NUL characters.`},
+			{name: "UnknownField", method: "POST", url: u + "m2/invalidate", header: bearerHeader(alice), body: `{"superseded":"m1"}`,
+				wantStatus: 400, wantBody: `superseded`},
+			{name: "WrongType", method: "POST", url: u + "m2/invalidate", header: bearerHeader(alice), body: `{"reason":1}`,
+				wantStatus: 400, wantBody: `reason`},
+			{name: "StillValid", method: "GET", url: u + "m2", header: bearerHeader(alice), wantStatus: 200,
+				check: func(t *testing.T, _ *http.Response, body []byte) {
+					if m := decodeJSON[agentmem.Memory](t, body); m.InvalidAt != nil || m.Version != 1 {
+						t.Fatalf("refused invalidations changed m2: %s", body)
+					}
+				}},
+			{name: "Unknown", method: "POST", url: u + "nope/invalidate", header: bearerHeader(alice), wantStatus: 404,
+				wantBody: `Memory \"nope\" not found.`},
+			{name: "OtherUser", method: "POST", url: u + "m2/invalidate", header: bearerHeader(bob), wantStatus: 404,
+				wantBody: `User \"alice\" not found.`},
+			{name: "OtherUsersMemory", method: "POST", url: "/v1/users/bob/memories/m2/invalidate", header: bearerHeader(bob), wantStatus: 404,
+				wantBody: `Memory \"m2\" not found.`},
+		})
+	})
 }

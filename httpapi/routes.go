@@ -31,6 +31,8 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"DELETE /v1/keys/{key}", accessAdmin, handleRevokeKey(log, svc)},
 		{"POST /v1/cleanup", accessAdmin, handleCleanup(log, svc)},
 		{"GET /v1/tools", accessPublic, handleListTools(log)},
+		{"GET /v1/me", accessIdentified, handleWhoAmI(log, svc)},
+		{"GET /v1/users", accessAdmin, handleListUsers(log, svc)},
 
 		{"GET /v1/users/{user}/threads", accessUser, handleListThreads(log, svc)},
 		{"POST /v1/users/{user}/threads", accessUser, handleCreateThread(log, svc)},
@@ -55,6 +57,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"PATCH /v1/users/{user}/memories/{memory}", accessUser, handleUpdateMemory(log, svc)},
 		{"DELETE /v1/users/{user}/memories/{memory}", accessUser, handleDeleteMemory(log, svc)},
 		{"GET /v1/users/{user}/memories/{memory}/history", accessUser, handleMemoryHistory(log, svc)},
+		{"POST /v1/users/{user}/memories/{memory}/invalidate", accessUser, handleInvalidateMemory(log, svc)},
 		{"GET /v1/users/{user}/entities", accessUser, handleListEntities(log, svc)},
 		{"POST /v1/users/{user}/entities", accessUser, handlePutEntity(log, svc)},
 		{"GET /v1/users/{user}/entities/{entity}", accessUser, handleGetEntity(log, svc)},
@@ -76,6 +79,9 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"GET /v1/users/{user}/agents/{agent}/notes/history", accessUser, handleNotesHistory(log, svc)},
 
 		{"POST /v1/users/{user}/tools/{name}", accessUser, handleCallTool(log, svc)},
+
+		{"GET /v1/users/{user}/jobs", accessUser, handleListUserJobs(log, svc)},
+		{"POST /v1/users/{user}/jobs/{job}/retry", accessUser, handleRetryJob(log, svc)},
 
 		{"GET /v1/users/{user}/export", accessUser, handleExportUser(log, svc)},
 		{"POST /v1/users/{user}/import", accessUser, handleImportUser(log, svc)},

@@ -13,11 +13,12 @@ import (
 // deleted (true: the soft-deleted threads only, which POST …/restore
 // brings back; false, the default: the others), tag (repeatable: threads
 // with every tag given; tags may hold commas, so a list is given by
-// repeating the parameter), since and until (RFC 3339 times bounding
+// repeating the parameter), q (threads whose title contains it, in any
+// case; % and _ are literal), since and until (RFC 3339 times bounding
 // updated_at, the time the list is ordered by: since inclusive, until
 // exclusive), limit, cursor.
 func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
-	return handleQuery(log, []string{"agent_id", "status", "deleted", "tag*", "since", "until", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"agent_id", "status", "deleted", "tag*", "q", "since", "until", "limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
 			return err
@@ -43,6 +44,10 @@ func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handle
 			return err
 		}
 		f.Tags = q["tag"]
+		if q.Has("q") {
+			title := q.Get("q")
+			f.Title = &title
+		}
 		if f.UpdatedSince, err = queryTime(q, "since"); err != nil {
 			return err
 		}

@@ -8,6 +8,41 @@ import (
 	"github.com/agentmem/agentmem"
 )
 
+// handleListUsers lists every user with their counts, in the order of
+// their stored IDs (a tenant's users together), for operators: {"data":[{"user_id","threads","messages","memories",
+// "last_active_at"}],"next_cursor"}. A tenant's user is named
+// "tenant:TENANT/user:USER", the user ID of the other routes. Query:
+// limit, cursor.
+func handleListUsers(log *slog.Logger, svc agentmem.AdminService) http.Handler {
+	return handleQuery(log, []string{"limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
+		q := r.URL.Query()
+		f := agentmem.UserFilter{Cursor: q.Get("cursor")}
+		var err error
+		if f.Limit, err = queryLimit(q); err != nil {
+			return err
+		}
+		data, next, err := svc.FindUsers(r.Context(), f)
+		if err != nil {
+			return err
+		}
+		return encodeList(w, r, log, data, next)
+	})
+}
+
+// handleWhoAmI describes the caller's identity (an agentmem.Caller): its
+// kind, user and tenant, how it was established, and with
+// authentication off the user of requests that name none.
+func handleWhoAmI(log *slog.Logger, svc agentmem.UserService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		c, err := svc.WhoAmI(r.Context())
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, c)
+		return nil
+	})
+}
+
 // handleDeleteUser erases everything of a user and answers with what was
 // deleted.
 func handleDeleteUser(log *slog.Logger, svc agentmem.AdminService) http.Handler {

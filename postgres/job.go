@@ -386,6 +386,32 @@ func (s *Store) FailJob(ctx context.Context, userID, id, owner, errMsg string, r
 	})
 }
 
+// RetryJob implements agentmem.JobStore. jobs_active_key decides between
+// the retry and a concurrent enqueue of the key: the update of the one
+// that commits second violates it, which for the retry is ECONFLICT.
+func (s *Store) RetryJob(ctx context.Context, userID, id string) (*agentmem.Job, error) {
+	var j *agentmem.Job
+	err := s.write(ctx, func(tx pgx.Tx) (err error) {
+		if j, err = findJobForUpdate(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if err := j.Retry(s.now()); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, updateJobSQL, updateJobArgs(j)...)
+		if isUniqueViolation(err) {
+			return agentmem.JobKeyTaken(j.ID)
+		} else if err != nil {
+			return fmt.Errorf("update job: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
 // FindJobs implements agentmem.JobStore.
 //
 //	SELECT … FROM jobs WHERE true [AND status = $n] [AND kind = $n] [AND user_id = $n]

@@ -128,12 +128,12 @@ func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentme
 // FindThreads implements agentmem.ThreadStore.
 //
 //	SELECT … FROM threads WHERE user_id = $1 [AND agent_id = $n] [AND status = $n] [AND tags @> $n]
-//	  [AND deleted_at IS [NOT] NULL] [AND updated_at >= $n] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
+//	  [AND title ILIKE $n ESCAPE '\'] [AND deleted_at IS [NOT] NULL] [AND updated_at >= $n] [AND updated_at < $n] [AND (updated_at, id) < ($n, $m)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
-// cursor, so every page costs the same; tags are checked on the rows it
-// visits.
+// cursor, so every page costs the same; tags and titles are checked on
+// the rows it visits.
 func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
 	limit, err := agentmem.PageSize(f.Limit)
 	if err != nil {
@@ -158,6 +158,9 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	}
 	if len(f.Tags) > 0 {
 		where = append(where, "tags @> "+arg(f.Tags))
+	}
+	if f.Title != nil && *f.Title != "" {
+		where = append(where, "title ILIKE "+arg(agentmem.LikeContains(*f.Title))+` ESCAPE '\'`)
 	}
 	switch {
 	case f.Deleted:

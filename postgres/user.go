@@ -88,6 +88,51 @@ func (s *Store) FindUserIDs(ctx context.Context, after string, limit int) ([]str
 	return ids, err
 }
 
+// FindUsers implements agentmem.UserStore.
+//
+//	SELECT user_id, (threads not deleted), (their message_count summed), (valid memories), (their newest updated_at)
+//	FROM users WHERE user_id > cursor ORDER BY user_id LIMIT n+1
+//
+// walks the users' primary key from the cursor; each count is a range of
+// an index led by user_id (threads_user_updated, memories_user_updated).
+func (s *Store) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentmem.UserSummary, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := f.After()
+	if err != nil {
+		return nil, "", err
+	}
+	var users []*agentmem.UserSummary
+	err = s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT u.user_id,
+				(SELECT COUNT(*) FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL),
+				(SELECT COALESCE(SUM(t.message_count), 0)::bigint FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL),
+				(SELECT COUNT(*) FROM memories m WHERE m.user_id = u.user_id AND m.invalid_at IS NULL),
+				(SELECT MAX(t.updated_at) FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL)
+			FROM users u WHERE u.user_id > $1 ORDER BY u.user_id LIMIT $2`, after, limit+1)
+		if err != nil {
+			return fmt.Errorf("find users: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u agentmem.UserSummary
+			if err := rows.Scan(&u.UserID, &u.Threads, &u.Messages, &u.Memories, &u.LastActiveAt); err != nil {
+				return fmt.Errorf("scan user: %w", err)
+			}
+			u.LastActiveAt = utc(u.LastActiveAt)
+			users = append(users, &u)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	users, next := agentmem.UserPage(users, limit)
+	return users, next, nil
+}
+
 // DeleteThreadsBefore implements agentmem.UserStore.
 //
 // The deletion locks the matching threads first, in id order (as DeleteUser

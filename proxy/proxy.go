@@ -60,7 +60,7 @@ const DegradePassthrough = "passthrough"
 
 // DefaultLocalUser is the user of a request that names none when
 // authentication is off (seed 000's local user).
-const DefaultLocalUser = "local-user"
+const DefaultLocalUser = agentmem.LocalUser
 
 // DefaultTimeout bounds the wait for the upstream's answer to begin, and
 // then each pause between the parts of a streamed answer.

@@ -267,6 +267,33 @@ func (s *Store) FailJob(ctx context.Context, userID, id, owner, errMsg string, r
 	})
 }
 
+// RetryJob implements agentmem.JobStore. The write loop runs one write at
+// a time, so no enqueue comes between the lookup of the active job of the
+// key and the update; jobs_active_key only backs that up.
+func (s *Store) RetryJob(ctx context.Context, userID, id string) (*agentmem.Job, error) {
+	var j *agentmem.Job
+	err := s.write(ctx, func(tx *sql.Tx) (err error) {
+		if j, err = findJob(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		if err := j.Retry(s.now()); err != nil {
+			return err
+		}
+		var status string
+		err = tx.QueryRowContext(ctx, findActiveJobStatusQuery, j.UserID, j.Kind, j.Key).Scan(&status)
+		if err == nil {
+			return agentmem.JobKeyTaken(j.ID)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("find active job: %w", err)
+		}
+		return updateJob(ctx, tx, j)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
 // FindJobs implements agentmem.JobStore.
 //
 //	SELECT … FROM jobs WHERE true [AND status = ?] [AND kind = ?] [AND user_id = ?]

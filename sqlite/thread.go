@@ -134,13 +134,13 @@ func (s *Store) FindThreadByID(ctx context.Context, userID, id string) (*agentme
 // FindThreads implements agentmem.ThreadStore.
 //
 //	SELECT … FROM threads WHERE user_id = ? [AND agent_id = ?] [AND status = ?]
-//	  [AND EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)]…
+//	  [AND EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)]… [AND title LIKE ? ESCAPE '\']
 //	  [AND deleted_at IS NULL] [AND updated_at >= ?] [AND updated_at < ?] [AND (updated_at, id) < (cursor)]
 //	ORDER BY updated_at DESC, id DESC LIMIT n+1
 //
 // walks the (user_id[, agent_id], updated_at DESC, id DESC) index from the
-// cursor, so every page costs the same; tags are checked on the rows it
-// visits.
+// cursor, so every page costs the same; tags and titles are checked on
+// the rows it visits (LIKE ignores the case of ASCII letters).
 func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.ThreadFilter) ([]*agentmem.Thread, string, error) {
 	limit, err := agentmem.PageSize(f.Limit)
 	if err != nil {
@@ -159,6 +159,9 @@ func (s *Store) FindThreads(ctx context.Context, userID string, f agentmem.Threa
 	}
 	for _, tag := range f.Tags {
 		where, args = append(where, "EXISTS (SELECT 1 FROM json_each(threads.tags) WHERE json_each.value = ?)"), append(args, tag)
+	}
+	if f.Title != nil && *f.Title != "" {
+		where, args = append(where, `title LIKE ? ESCAPE '\'`), append(args, agentmem.LikeContains(*f.Title))
 	}
 	switch {
 	case f.Deleted:

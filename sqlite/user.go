@@ -69,6 +69,52 @@ func (s *Store) FindUserIDs(ctx context.Context, after string, limit int) ([]str
 	return ids, err
 }
 
+// FindUsers implements agentmem.UserStore.
+//
+//	SELECT user_id, (threads not deleted), (their message_count summed), (valid memories), (their newest updated_at)
+//	FROM users WHERE user_id > cursor ORDER BY user_id LIMIT n+1
+//
+// walks the users' primary key from the cursor; each count is a range of
+// an index led by user_id (threads_user_updated, memories_user_updated).
+func (s *Store) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentmem.UserSummary, string, error) {
+	limit, err := agentmem.PageSize(f.Limit)
+	if err != nil {
+		return nil, "", err
+	}
+	after, err := f.After()
+	if err != nil {
+		return nil, "", err
+	}
+	var users []*agentmem.UserSummary
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT u.user_id,
+				(SELECT COUNT(*) FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL),
+				(SELECT COALESCE(SUM(t.message_count), 0) FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL),
+				(SELECT COUNT(*) FROM memories m WHERE m.user_id = u.user_id AND m.invalid_at IS NULL),
+				(SELECT MAX(t.updated_at) FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL)
+			FROM users u WHERE u.user_id > ? ORDER BY u.user_id LIMIT ?`, after, limit+1)
+		if err != nil {
+			return fmt.Errorf("find users: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u agentmem.UserSummary
+			var last sql.NullInt64
+			if err := rows.Scan(&u.UserID, &u.Threads, &u.Messages, &u.Memories, &last); err != nil {
+				return fmt.Errorf("scan user: %w", err)
+			}
+			u.LastActiveAt = fromNullMicros(last)
+			users = append(users, &u)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	users, next := agentmem.UserPage(users, limit)
+	return users, next, nil
+}
+
 // DeleteThreadsBefore implements agentmem.UserStore.
 func (s *Store) DeleteThreadsBefore(ctx context.Context, userID string, cutoff time.Time, dryRun bool) (agentmem.Counts, error) {
 	var c agentmem.Counts

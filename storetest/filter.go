@@ -82,6 +82,79 @@ func testFindThreadsFilters(t *testing.T, s agentmem.Store) {
 	})
 }
 
+// testFindThreadsTitle: FindThreads selects the threads whose title
+// contains the text, ignoring the case of ASCII letters, taking % and _
+// (and the escape character) literally, also across pages.
+func testFindThreadsTitle(t *testing.T, s agentmem.Store) {
+	for id, title := range map[string]string{
+		"trip":     "Trip to Lisbon",
+		"notes":    "LISBON notes",
+		"pct":      "100% sure_thing",
+		"words":    "100 percent sure thing",
+		"off":      "Budget 50%off",
+		"slash":    `back\slash`,
+		"untitled": "",
+	} {
+		MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: id, Title: title, AgentID: "a"})
+	}
+	MustCreateThread(t, s, &agentmem.Thread{UserID: "bob", ID: "bobs", Title: "Lisbon"})
+	MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "other", Title: "Lisbon again", AgentID: "b"})
+	for _, c := range []struct {
+		name string
+		f    agentmem.ThreadFilter
+		want []string // sorted
+	}{
+		{"Word", agentmem.ThreadFilter{Title: ptr("lisbon")}, []string{"notes", "other", "trip"}},
+		{"MixedCase", agentmem.ThreadFilter{Title: ptr("LiSbOn NoTeS")}, []string{"notes"}},
+		{"Percent", agentmem.ThreadFilter{Title: ptr("100%")}, []string{"pct"}},
+		{"PercentAlone", agentmem.ThreadFilter{Title: ptr("%")}, []string{"off", "pct"}},
+		{"Underscore", agentmem.ThreadFilter{Title: ptr("e_t")}, []string{"pct"}},
+		{"UnderscoreAlone", agentmem.ThreadFilter{Title: ptr("_")}, []string{"pct"}},
+		{"Backslash", agentmem.ThreadFilter{Title: ptr(`k\s`)}, []string{"slash"}},
+		{"BackslashPercent", agentmem.ThreadFilter{Title: ptr(`\%`)}, nil},
+		{"Empty", agentmem.ThreadFilter{Title: ptr("")}, []string{"notes", "off", "other", "pct", "slash", "trip", "untitled", "words"}},
+		{"None", agentmem.ThreadFilter{Title: ptr("Porto")}, nil},
+		{"AndAgent", agentmem.ThreadFilter{Title: ptr("lisbon"), AgentID: ptr("a")}, []string{"notes", "trip"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			f := c.f
+			f.Limit = 1
+			for {
+				page, next, err := s.FindThreads(ctx, "alice", f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, th := range page {
+					got = append(got, th.ID)
+				}
+				if f.Cursor = next; next == "" {
+					break
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("threads %q, want %q", got, c.want)
+			}
+		})
+	}
+	t.Run("ErrInvalid", func(t *testing.T) {
+		for _, c := range []struct {
+			title, want string
+		}{
+			{"a\x00", "q may not contain NUL characters."},
+			{"\xff", "q is not valid UTF-8."},
+			{strings.Repeat("é", agentmem.MaxTitleRunes+1), "q is longer than"},
+		} {
+			_, _, err := s.FindThreads(ctx, "alice", agentmem.ThreadFilter{Title: &c.title})
+			wantCode(t, err, agentmem.EINVALID)
+			if msg := agentmem.ErrorMessage(err); !strings.Contains(msg, c.want) {
+				t.Errorf("FindThreads(title %.20q): %q, want %q in it", c.title, msg, c.want)
+			}
+		}
+	})
+}
+
 // testFilterText: text with NUL or invalid UTF-8 in a filter is EINVALID
 // naming the filter on every backend (PostgreSQL cannot hold NUL; SQLite
 // would compare it and find nothing).

@@ -37,6 +37,33 @@ func MustClaimJobs(tb testing.TB, s agentmem.JobStore, owner string, kinds []str
 	return jobs
 }
 
+// MustKillJob enqueues j with a single attempt and fails its run with
+// errMsg, so that it is dead (a dead letter), and returns it as stored.
+// The other due jobs of its kind that the claim takes are handed back
+// as they were (ReleaseJob).
+func MustKillJob(tb testing.TB, s agentmem.JobStore, j *agentmem.Job, errMsg string) *agentmem.Job {
+	tb.Helper()
+	j.MaxAttempts = 1
+	j = MustEnqueueJob(tb, s, j)
+	const owner = "storetest-kill"
+	for _, c := range MustClaimJobs(tb, s, owner, []string{j.Kind}, agentmem.MaxPageSize, time.Minute) {
+		var err error
+		if c.UserID == j.UserID && c.ID == j.ID {
+			err = s.FailJob(ctx, c.UserID, c.ID, owner, errMsg, time.Time{})
+		} else {
+			err = s.ReleaseJob(ctx, c.UserID, c.ID, owner)
+		}
+		if err != nil {
+			tb.Fatalf("MustKillJob: %v", err)
+		}
+	}
+	dead := MustFindJob(tb, s, j.UserID, j.ID)
+	if dead.Status != agentmem.JobDead {
+		tb.Fatalf("MustKillJob: job %s is %s, not dead", j.ID, dead.Status)
+	}
+	return dead
+}
+
 // MustFindJob returns the job of the user with the id, through FindJobs.
 func MustFindJob(tb testing.TB, s agentmem.JobStore, userID, id string) *agentmem.Job {
 	tb.Helper()
@@ -484,6 +511,100 @@ func testFailJob(t *testing.T, s agentmem.Store) {
 		got := MustFindJob(t, s, "alice", k.ID)
 		if len(got.LastError) > agentmem.MaxJobErrorBytes || !strings.HasPrefix(got.LastError, "bad \uFFFD nul  é") || strings.ContainsRune(got.LastError, 0) {
 			t.Fatalf("stored error %q… (%d bytes)", got.LastError[:min(20, len(got.LastError))], len(got.LastError))
+		}
+	})
+}
+
+func testRetryJob(t *testing.T, s agentmem.Store) {
+	// A job that dies after its MaxAttempts failures…
+	j := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1", MaxAttempts: 2, Payload: json.RawMessage(`{"thread_id":"t1"}`)})
+	for attempt := 1; attempt <= 2; attempt++ {
+		if got := MustClaimJobs(t, s, "w1", []string{"summarize"}, 10, time.Minute); len(got) != 1 || got[0].ID != j.ID {
+			t.Fatalf("attempt %d: claimed %v", attempt, jobIDs(got))
+		}
+		if err := s.FailJob(ctx, "alice", j.ID, "w1", fmt.Sprintf("boom %d", attempt), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dead := MustFindJob(t, s, "alice", j.ID); dead.Status != agentmem.JobDead {
+		t.Fatalf("after its last failure: %+v, want dead", dead)
+	}
+	// …is queued again, at once, with all its attempts and no lease; its
+	// last error stays.
+	before := time.Now().Truncate(time.Microsecond)
+	got, err := s.RetryJob(ctx, "alice", j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != agentmem.JobQueued || got.Attempts != 0 || got.MaxAttempts != 2 || got.LeaseOwner != "" || got.LeaseUntil != nil ||
+		got.LastError != "boom 2" || got.RunAt.Before(before) || got.RunAt.After(time.Now()) || !got.UpdatedAt.Equal(got.RunAt) ||
+		got.Key != "t1" || string(got.Payload) != `{"thread_id":"t1"}` {
+		t.Fatalf("retried: %+v, want queued now with 0 of 2 attempts, no lease, the last error kept", got)
+	}
+	if diff := cmp.Diff(got, MustFindJob(t, s, "alice", j.ID)); diff != "" {
+		t.Fatalf("stored job mismatch (-returned +stored):\n%s", diff)
+	}
+	// It is claimable again, and can complete.
+	claimed := MustClaimJobs(t, s, "w2", []string{"summarize"}, 10, time.Minute)
+	if len(claimed) != 1 || claimed[0].ID != j.ID || claimed[0].Attempts != 1 {
+		t.Fatalf("claimed %+v after the retry, want the job on its first attempt", claimed)
+	}
+	if err := s.CompleteJob(ctx, "alice", j.ID, "w2"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("ErrNotDead", func(t *testing.T) {
+		queued := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "queued"})
+		running := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "running"})
+		MustClaimJobs(t, s, "w1", []string{"running"}, 1, time.Minute)
+		for _, x := range []*agentmem.Job{j, queued, running} { // done, queued, running
+			before := MustFindJob(t, s, "alice", x.ID)
+			_, err := s.RetryJob(ctx, "alice", x.ID)
+			wantCode(t, err, agentmem.ECONFLICT)
+			if msg := agentmem.ErrorMessage(err); !strings.Contains(msg, "only a dead job can be retried") {
+				t.Errorf("RetryJob(%s job): %q", before.Status, msg)
+			}
+			if diff := cmp.Diff(before, MustFindJob(t, s, "alice", x.ID)); diff != "" {
+				t.Fatalf("a refused retry changed the job (-before +after):\n%s", diff)
+			}
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		dead := MustKillJob(t, s, &agentmem.Job{UserID: "alice", Kind: "embed"}, "boom")
+		_, err := s.RetryJob(ctx, "alice", "nope")
+		wantCode(t, err, agentmem.ENOTFOUND)
+		_, err = s.RetryJob(ctx, "bob", dead.ID) // another user's
+		wantCode(t, err, agentmem.ENOTFOUND)
+	})
+	t.Run("ErrEqualJobActive", func(t *testing.T) {
+		dead := MustKillJob(t, s, &agentmem.Job{UserID: "alice", Kind: "extract", Key: "t9"}, "boom")
+		active := MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "extract", Key: "t9"}) // a dead job holds no key
+		if active.ID == dead.ID {
+			t.Fatal("enqueue of a dead job's key returned it")
+		}
+		_, err := s.RetryJob(ctx, "alice", dead.ID)
+		wantCode(t, err, agentmem.ECONFLICT)
+		if msg := agentmem.ErrorMessage(err); !strings.Contains(msg, "an equal job (same kind and key) is already queued or running") {
+			t.Errorf("RetryJob with an equal job queued: %q", msg)
+		}
+		if diff := cmp.Diff(dead, MustFindJob(t, s, "alice", dead.ID)); diff != "" {
+			t.Fatalf("a refused retry changed the job (-before +after):\n%s", diff)
+		}
+		// Running, too.
+		MustClaimJobs(t, s, "w1", []string{"extract"}, 1, time.Minute)
+		_, err = s.RetryJob(ctx, "alice", dead.ID)
+		wantCode(t, err, agentmem.ECONFLICT)
+		// Another user's job of the same kind and key is no equal.
+		bobs := MustKillJob(t, s, &agentmem.Job{UserID: "bob", Kind: "extract", Key: "t9"}, "boom")
+		if got, err := s.RetryJob(ctx, "bob", bobs.ID); err != nil || got.Status != agentmem.JobQueued {
+			t.Fatalf("RetryJob(bob's)=%+v, %v; want it queued", got, err)
+		}
+		// Once the active job is done, the dead one can be retried.
+		if err := s.CompleteJob(ctx, "alice", active.ID, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.RetryJob(ctx, "alice", dead.ID); err != nil || got.Status != agentmem.JobQueued {
+			t.Fatalf("RetryJob once the equal job is done=%+v, %v; want it queued", got, err)
 		}
 	})
 }
