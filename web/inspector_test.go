@@ -101,11 +101,12 @@ func TestMemoryInspector(t *testing.T) {
 	step := steps(t, ctx)
 	planItem := `#memories li[data-memory="` + plan.ID + `"]`
 	teaItem := `#memories li[data-memory="` + tea.ID + `"]`
-	step("open", chromedp.Navigate(srv.URL+"/?user=fa"), ready, chromedp.WaitVisible(chromedp.CSS(planItem+" .timeline .bar")))
+	step("open", chromedp.Navigate(srv.URL+"/?user=fa"), ready, chromedp.WaitVisible(chromedp.CSS(planItem+" .timeline .range")))
 	if got := textOf(t, ctx, chromedp.CSS(planItem)); !strings.Contains(got, "plan · confidence 80%") || !strings.Contains(got, "valid since") || !strings.Contains(got, "from a conversation, messages 1–2") {
 		t.Errorf("the memory shows %q", got)
 	}
 
+	screenshot(t, ctx, "memories-desktop")
 	step("its conversation", chromedp.Click(chromedp.CSS(planItem+" button.link")),
 		chromedp.WaitVisible(chromedp.Search(`//li[contains(@class, "msg")]/span[text()="I fly to Lisbon on May 3."]`)))
 	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "thread=trip") {
@@ -154,6 +155,22 @@ func TestLeftOut(t *testing.T) {
 	}
 	if _, err := mem.AppendMessages(bg, "gi", "long", msgs, ""); err != nil {
 		t.Fatal(err)
+	}
+	// The first build asks for a summary of what does not fit; once it is
+	// written, the context stays as it is while the page shows it.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		c, err := mem.BuildContext(bg, "gi", "long", agentmem.ContextRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Telemetry.SummaryThroughSeq > 0 && c.Telemetry.SummaryJob == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no summary: %+v", c.Telemetry)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	ctx, consoleErrors := browser(t, 1280, 800)
 	step := steps(t, ctx)

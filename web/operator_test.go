@@ -46,10 +46,18 @@ func TestOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	view, _ := chromedp.Run(ctx, chromedp.Text(chromedp.ID("operator")))
-	for _, want := range []string{"users", "eva's app (user eva)", "ops (admin)", "erase", "reflection failed: the model answered 500", "Requests", "p99 latency"} {
+	for _, want := range []string{"1 user, 0 conversations", "eva's app (user eva)", "ops (admin)", "erase", "reflection failed: the model answered 500", "Requests", "p99 latency"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("the operator's view lacks %q:\n%s", want, view)
 		}
+	}
+	screenshot(t, ctx, "operator-desktop")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(375, 812)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "operator-phone")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
 	}
 	users, _ := chromedp.Run(ctx, chromedp.Evaluate[[][]string](`[...document.querySelectorAll("#users tbody tr")].map(r => [...r.cells].map(c => c.textContent))`))
 	if len(users) != 1 || users[0][0] != "eva" {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -141,6 +142,20 @@ func textOf(t *testing.T, ctx context.Context, sel chromedp.CSS) string {
 	return s
 }
 
+// screenshot saves the whole page as NAME.png in $AGENTMEM_SCREENSHOTS
+// (a temporary folder without it).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := cmp.Or(os.Getenv("AGENTMEM_SCREENSHOTS"), t.TempDir())
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestChat: in a real browser, a message typed and sent with the keyboard
 // gets the model's streamed reply; the inspector shows the context's
 // tokens as the context endpoint counts them; a reload resumes the
@@ -212,20 +227,10 @@ func TestChat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			if err != nil {
-				t.Fatal(err)
-			}
 			if len(texts) != 2 || texts[0] != "Hello there, I live in Porto." || texts[1] != "echo: Hello there, I live in Porto." {
 				t.Errorf("after reload: %q", texts)
 			}
-			dir := os.Getenv("AGENTMEM_SCREENSHOTS")
-			if dir == "" {
-				dir = t.TempDir()
-			}
-			if err := os.WriteFile(filepath.Join(dir, "chat-"+size.name+".png"), shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			screenshot(t, ctx, "chat-"+size.name)
 			// Dark, as a system that prefers it shows the page.
 			if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
@@ -236,12 +241,7 @@ func TestChat(t *testing.T) {
 			if err != nil || bg != "rgb(21, 24, 28)" {
 				t.Errorf("dark background %q, %v", bg, err)
 			}
-			if shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "chat-"+size.name+"-dark.png"), shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			screenshot(t, ctx, "chat-"+size.name+"-dark")
 			if errs := consoleErrors(); len(errs) > 0 {
 				t.Errorf("console errors: %q", errs)
 			}

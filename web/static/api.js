@@ -131,6 +131,12 @@ export function when(t) {
   return t ? new Date(t).toLocaleString() : "";
 }
 
+// short is a time as a list shows it: the hour today, the date before.
+export function short(t) {
+  const d = new Date(t);
+  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleDateString();
+}
+
 export function plural(n, one, many) {
   return n + " " + (n === 1 ? one : many || one + "s");
 }

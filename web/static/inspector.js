@@ -19,6 +19,7 @@ async function showContext() {
   $("used").textContent = "0";
   $("budget").textContent = "0";
   $("gauge").value = 0;
+  $("sections").hidden = true;
   if (!state.thread) {
     $("context-empty").hidden = false;
     return;
@@ -32,6 +33,7 @@ async function showContext() {
     return;
   }
   $("context-empty").hidden = true;
+  $("sections").hidden = false;
   const t = c.telemetry;
   $("used").textContent = t.used_tokens;
   $("budget").textContent = t.budget_tokens;
@@ -100,8 +102,9 @@ export async function showMemories() {
     notice(e.message);
     return;
   }
+  // The timeline runs from the oldest memory's start to now.
   const now = Date.now();
-  const start = Math.min(now - 60000, ...m.data.map((x) => Date.parse(x.valid_from)));
+  const start = Math.min(now - 1000, ...m.data.map((x) => Date.parse(x.valid_from)));
   list.replaceChildren(...m.data.map((mem) => memoryItem(mem, start, now)));
   $("memories-empty").hidden = m.data.length > 0;
 }
@@ -113,9 +116,10 @@ function memoryItem(mem, start, now) {
     mem.invalid_at ? "valid " + when(mem.valid_from) + " – " + when(mem.invalid_at) : "valid since " + when(mem.valid_from)].filter(Boolean);
   const from = Date.parse(mem.valid_from);
   const to = mem.invalid_at ? Date.parse(mem.invalid_at) : now;
-  const bar = el("span", { class: "bar" });
-  bar.style.left = ((from - start) / (now - start)) * 100 + "%";
-  bar.style.width = Math.max(1, ((to - from) / (now - start)) * 100) + "%";
+  const bar = el("span", { class: "range" });
+  const left = Math.min(98, Math.max(0, ((from - start) / (now - start)) * 100));
+  bar.style.left = left + "%";
+  bar.style.width = Math.min(100 - left, Math.max(2, ((to - from) / (now - start)) * 100)) + "%";
   const timeline = el("span", { class: "timeline", role: "img", "aria-label": meta[meta.length - 1] }, bar);
   const source = mem.thread_id
     ? el("button", { type: "button", class: "link", text: "from a conversation" + (mem.seq_from ? ", messages " + mem.seq_from + (mem.seq_to > mem.seq_from ? "–" + mem.seq_to : "") : ""),
@@ -145,7 +149,7 @@ function memoryItem(mem, start, now) {
         (c.thread_id ? " (from " + c.thread_id + (c.seq_from ? ", messages " + c.seq_from + "–" + c.seq_to : "") + ")" : "") + (c.reason ? " — " + c.reason : ""),
     }))));
   }));
-  li.append(text, el("span", { class: "meta muted" }, meta.join(" · ") + " ", source), timeline, el("span", { class: "actions" }, edit, invalidate, del), hist);
+  li.append(text, el("span", { class: "meta muted", text: meta.join(" · ") }), el("span", { class: "source muted" }, source), timeline, el("span", { class: "actions" }, edit, invalidate, del), hist);
   return li;
 }
 

@@ -133,7 +133,7 @@ async function showDashboard() {
     ["Jobs waiting", String(sum(samples, "agentmem_jobs_backlog"))],
     ["Tokens saved by the proxy", String(Math.max(0, saved))],
   ];
-  const spark = el("span", { class: "spark", role: "img", "aria-label": "Requests per second, last two minutes" });
+  const spark = el("span", { class: "spark", role: "img", "aria-label": "Requests per second, last two minutes", hidden: rates.length < 2 });
   const top = Math.max(1, ...rates);
   for (const r of rates) {
     const b = el("span");

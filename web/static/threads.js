@@ -1,6 +1,6 @@
 // The conversations: the sidebar (newest first, searched by title, paged,
 // the recently deleted), opening one, and the toolbar's actions on it.
-import { $, state, api, request, act, el, confirmed, notice, fill, when, plural, userPath, threadPath } from "./api.js";
+import { $, state, api, request, act, el, confirmed, notice, fill, short, plural, userPath, threadPath } from "./api.js";
 import { addMessage } from "./chat.js";
 import { inspect } from "./inspector.js";
 
@@ -35,7 +35,7 @@ export async function loadThreads(more) {
 }
 
 function threadItem(t) {
-  const detail = [when(t.updated_at), plural(t.message_count, "message")];
+  const detail = [short(t.updated_at), plural(t.message_count, "message")];
   if (t.status === "ended") detail.push("ended");
   if (t.agent_id && t.agent_id !== "default") detail.push("agent " + t.agent_id);
   return el("li", {},
