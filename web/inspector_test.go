@@ -107,10 +107,16 @@ func TestMemoryInspector(t *testing.T) {
 	}
 
 	screenshot(t, ctx, "memories-desktop")
+	step("phone", chromedp.EmulateViewport(375, 812))
+	screenshot(t, ctx, "memories-phone")
+	step("desktop", chromedp.EmulateViewport(1280, 800))
 	step("its conversation", chromedp.Click(chromedp.CSS(planItem+" button.link")),
 		chromedp.WaitVisible(chromedp.Search(`//li[contains(@class, "msg")]/span[text()="I fly to Lisbon on May 3."]`)))
 	if loc, _ := chromedp.Run(ctx, chromedp.Location()); !strings.Contains(loc, "thread=trip") {
 		t.Errorf("the URL after opening the memory's conversation: %s", loc)
+	}
+	if marked, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#messages li.marked")].map(li => li.dataset.seq)`)); len(marked) != 2 || marked[0] != "1" || marked[1] != "2" {
+		t.Errorf("the messages the memory came from are marked %q, not 1 and 2", marked)
 	}
 
 	step("invalidate", chromedp.Click(chromedp.CSS(planItem+" button.invalidate")), chromedp.Click(chromedp.CSS(planItem+" button.invalidate")),

@@ -231,6 +231,14 @@ func TestChat(t *testing.T) {
 				t.Errorf("after reload: %q", texts)
 			}
 			screenshot(t, ctx, "chat-"+size.name)
+			// Every control a person can reach has a name a screen reader
+			// says.
+			unnamed, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("input, textarea, button, select, summary, a[href]")]
+				.filter(e => e.offsetParent !== null && !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.textContent.trim())
+				.map(e => e.outerHTML.slice(0, 80))`))
+			if err != nil || len(unnamed) > 0 {
+				t.Errorf("controls without a name: %q (%v)", unnamed, err)
+			}
 			// Dark, as a system that prefers it shows the page.
 			if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},

@@ -123,7 +123,7 @@ function memoryItem(mem, start, now) {
   const timeline = el("span", { class: "timeline", role: "img", "aria-label": meta[meta.length - 1] }, bar);
   const source = mem.thread_id
     ? el("button", { type: "button", class: "link", text: "from a conversation" + (mem.seq_from ? ", messages " + mem.seq_from + (mem.seq_to > mem.seq_from ? "–" + mem.seq_to : "") : ""),
-      onclick: () => act(() => openThread(mem.thread_id)) })
+      onclick: () => act(() => openThread(mem.thread_id, mem.seq_from, mem.seq_to)) })
     : el("span", { text: mem.source === "api" ? "written through the API" : "" });
   const edit = el("button", { type: "button", class: "edit small", text: "Edit", "aria-label": "Edit the memory: " + mem.text, onclick: () => editMemory(li, mem, text) });
   const invalidate = mem.invalid_at ? null : el("button", { type: "button", class: "invalidate small", text: "No longer true", "aria-label": "Mark as no longer true: " + mem.text });
@@ -210,7 +210,7 @@ async function showEntities() {
       const refs = await api("GET", userPath() + "/entities/" + encodeURIComponent(e.id) + "/threads?limit=20");
       const ul = el("ul");
       fill(ul, refs.data, (r) => el("li", {}, el("button", { type: "button", class: "link", text: r.action + " in " + r.thread_id + (r.seq ? " (message " + r.seq + ")" : "") + ", " + when(r.at),
-        onclick: () => act(() => openThread(r.thread_id)) })), "In no conversation.");
+        onclick: () => act(() => openThread(r.thread_id, r.seq)) })), "In no conversation.");
       details.append(ul);
     }));
     return el("li", {}, details);
@@ -244,7 +244,7 @@ async function search() {
     const li = el("li", { dataset: { kind: r.kind } }, r.text,
       el("span", { class: "scores", text: r.kind + " · score " + r.score.toFixed(3) + (parts.length ? " (" + parts.join(", ") + ")" : "") }));
     if (r.thread_id) {
-      li.append(el("button", { type: "button", class: "link", text: "open the conversation", onclick: () => act(() => openThread(r.thread_id)) }));
+      li.append(el("button", { type: "button", class: "link", text: "open the conversation", onclick: () => act(() => openThread(r.thread_id, r.seq_from, r.seq_to)) }));
     }
     return li;
   }, "Nothing found.");

@@ -63,8 +63,10 @@ async function loadDeleted() {
       }) })), "None.");
 }
 
-// openThread shows a conversation ("" for none: a new one) and inspects it.
-export async function openThread(id) {
+// openThread shows a conversation ("" for none: a new one) and inspects
+// it; from and to, when given, mark the messages of those seqs (where a
+// memory came from) and scroll to them.
+export async function openThread(id, from, to) {
   state.thread = id;
   remember();
   $("messages").replaceChildren();
@@ -77,6 +79,11 @@ export async function openThread(id) {
         if (m.role === "user" || m.role === "assistant") addMessage(m.role, m.content, m.seq);
       }
       if (data.next_cursor) $("messages").prepend(el("li", { class: "empty", text: "Earlier messages are in the export." }));
+      if (from) {
+        const marked = [...document.querySelectorAll("#messages li.msg[data-seq]")].filter((li) => Number(li.dataset.seq) >= from && Number(li.dataset.seq) <= (to || from));
+        marked.forEach((li) => li.classList.add("marked"));
+        if (marked.length) marked[0].scrollIntoView({ block: "center" });
+      }
     } catch (e) {
       notice(e.status === 404 ? "That conversation no longer exists." : e.message);
     }
