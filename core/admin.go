@@ -124,12 +124,18 @@ func (s *Service) FindAuditEvents(ctx context.Context, f agentmem.AuditFilter) (
 	return s.store.FindAuditEvents(ctx, f)
 }
 
-// FindJobs implements agentmem.AdminService.
+// FindJobs implements agentmem.AdminService. A tenant's user is named as
+// an admin addresses them (tenant:T/user:U), as FindUsers names them, so
+// that a job's user_id leads to the user's routes (a retry).
 func (s *Service) FindJobs(ctx context.Context, f agentmem.JobFilter) ([]*agentmem.Job, string, error) {
 	if err := admin(ctx); err != nil {
 		return nil, "", err
 	}
-	return s.store.FindJobs(ctx, f)
+	jobs, next, err := s.store.FindJobs(ctx, f)
+	for _, j := range jobs {
+		j.UserID = nameOf(ctx, j.UserID)
+	}
+	return jobs, next, err
 }
 
 // Stats implements agentmem.AdminService.

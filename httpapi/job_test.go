@@ -43,6 +43,7 @@ func TestHandler_UserJobs(t *testing.T) {
 		alice, _ := mustKey(t, s, "user:alice", now, 0)
 		bob, _ := mustKey(t, s, "user:bob", now, 0)
 		acme, _ := mustKey(t, s, "tenant:acme", now, 0)
+		admin, _ := mustKey(t, s, "admin", now, 0)
 		storetest.MustKillJob(t, s, &agentmem.Job{UserID: "alice", ID: "dead", Kind: "summarize", Key: "t1"}, "model down")
 		storetest.MustKillJob(t, s, &agentmem.Job{UserID: "alice", ID: "twin", Kind: "extract", Key: "t1"}, "boom")
 		storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", ID: "queued", Kind: "extract", Key: "t1"}) // twin's equal
@@ -66,6 +67,21 @@ func TestHandler_UserJobs(t *testing.T) {
 						t.Fatalf("page of limit 2: %s", body)
 					}
 				}},
+			// The admin's list names a tenant's user as the admin addresses
+			// them, so that the job leads to its user's routes.
+			{name: "AdminListTenant", method: "GET", url: "/v1/jobs?status=dead&kind=summarize", header: bearerHeader(admin), wantStatus: 200,
+				check: func(t *testing.T, _ *http.Response, body []byte) {
+					var users []string
+					for _, j := range decodeJSON[struct{ Data []agentmem.Job }](t, body).Data {
+						users = append(users, j.UserID)
+					}
+					slices.Sort(users)
+					if !slices.Equal(users, []string{"alice", "tenant:acme/user:carol"}) {
+						t.Fatalf("the dead summaries' users %q: %s", users, body)
+					}
+				}},
+			{name: "AdminRetryTenant", method: "POST", url: "/v1/users/tenant:acme%2Fuser:carol/jobs/nope/retry", header: bearerHeader(admin), wantStatus: 404,
+				wantBody: `Job \"nope\" not found.`},
 			{name: "ListTenant", method: "GET", url: "/v1/users/carol/jobs", header: bearerHeader(acme), wantStatus: 200,
 				check: wantJobs("carol", "dead")},
 			{name: "ListBadStatus", method: "GET", url: "/v1/users/alice/jobs?status=failed", header: bearerHeader(alice), wantStatus: 400,
