@@ -301,3 +301,48 @@ func runCleanup(ctx context.Context, args []string, getenv func(string) string, 
 		verb, total.Threads, total.Messages, total.Elements, users, cutoff.UTC().Format(time.RFC3339))
 	return nil
 }
+
+// backupArgs are backup's arguments.
+type backupArgs struct{ out string }
+
+func (a *backupArgs) flags(fs *flag.FlagSet) {
+	fs.StringVar(&a.out, "out", "", "the backup file to write; it must not exist (required)")
+}
+
+// backuper is a store that copies itself online (SQLite's).
+type backuper interface {
+	Backup(ctx context.Context, path string) (int64, error)
+}
+
+// runBackup writes an online backup of the SQLite database to --out while
+// serve may be running: one consistent snapshot, checked before it is
+// named --out. A PostgreSQL database is backed up with pg_dump.
+func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var a backupArgs
+	cfg, fs, err := parseCommand("backup", args, getenv, stdout, &a)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("backup: unexpected argument %q", fs.Arg(0))
+	case a.out == "":
+		return errors.New("--out is required: the file to write the backup to")
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	b, ok := store.(backuper)
+	if !ok {
+		return fmt.Errorf("backup copies a SQLite database; back PostgreSQL up with pg_dump: pg_dump --format=custom --file=%s '%s' (restore with pg_restore --clean --dbname=…)", a.out, redactDSN(cfg.DB))
+	}
+	start := time.Now()
+	size, err := b.Backup(ctx, a.out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "backed up %s to %s: %.1f MiB in %s, integrity ok\n", redactDSN(cfg.DB), a.out, float64(size)/(1<<20), time.Since(start).Round(time.Millisecond))
+	return nil
+}

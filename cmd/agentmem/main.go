@@ -5,6 +5,7 @@
 //	agentmem export   --user ID [--thread ID] [--format json|markdown] [--out FILE] [--db …]
 //	agentmem import   --user ID [--db …] FILE
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
+//	agentmem backup   --out FILE [--db …]  (SQLite, online; PostgreSQL: pg_dump)
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
 //	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
 //	agentmem eval     extraction [--data FILE] [--json]
@@ -43,6 +44,7 @@ var commands = []command{
 	{name: "export", in: inAdmin, synopsis: "--user ID [--thread ID] [--format json|markdown] [--out FILE] [--db …]", args: func() arguments { return new(exportArgs) }},
 	{name: "import", in: inAdmin, synopsis: "--user ID [--on-conflict fail|skip|replace] [--db …] FILE", args: func() arguments { return new(importArgs) }},
 	{name: "cleanup", in: inAdmin, synopsis: "--older-than 30d [--dry-run] [--db …]", args: func() arguments { return new(cleanupArgs) }},
+	{name: "backup", in: inAdmin, synopsis: "--out FILE [--db …]  (an online copy of the SQLite database; PostgreSQL: pg_dump)", args: func() arguments { return new(backupArgs) }},
 	{name: "keys create", in: inAdmin, synopsis: "--scope admin|user:ID|tenant:ID|tenant:ID/user:ID [--name TEXT] [--expires 90d] [--db …]", args: func() arguments { return new(keysCreateArgs) }},
 	{name: "keys list", in: inAdmin, synopsis: "[--tenant ID] [--db …]", args: func() arguments { return new(keysListArgs) }},
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
@@ -111,6 +113,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return runImport(ctx, args, getenv, stdin, stdout, stderr)
 	case "cleanup":
 		return runCleanup(ctx, args, getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args, getenv, stdout, stderr)
 	case "keys":
 		return runKeys(ctx, args, getenv, stdout, stderr)
 	case "eval":
