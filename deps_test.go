@@ -63,6 +63,9 @@ var allowed = map[string][]string{
 	"internal/goldenfile": {"*"},
 	// internal/vecenc is the byte format of stored vectors, both stores'.
 	"internal/vecenc": {"."},
+	// internal/plot draws the reliability suite's charts (standard
+	// library and x/image only).
+	"internal/plot": {},
 
 	// eval/extraction runs an extractor and the consolidator over its corpus;
 	// cmd passes the store and the embedder.
