@@ -175,7 +175,7 @@ var settings = []setting{
 	{"insecure", inServe, "allow --auth none on an address other than loopback", func(c *Config) any { return &c.Insecure }},
 	{"user-header", inServe, "header mode: the header holding the user ID", func(c *Config) any { return &c.UserHeader }},
 	{"trusted-proxies", inServe, "header mode: comma-separated addresses or CIDRs of the proxies whose header is believed", func(c *Config) any { return &c.TrustedProxies }},
-	{"rate-limit", inServe, "requests per second per key, a token bucket (0: no limit; 429 above)", func(c *Config) any { return &c.RateLimit }},
+	{"rate-limit", inServe, "requests per second per key on each replica, a token bucket (0: no limit; 429 above)", func(c *Config) any { return &c.RateLimit }},
 	{"allowed-origins", inServe, "comma-separated origins (https://app.example.com) whose browser requests are served besides the server's own", func(c *Config) any { return &c.AllowedOrigins }},
 	{"allowed-hosts", inServe, "comma-separated Host names served besides loopback ones (with --auth none; with auth, when set, only these and loopback are)", func(c *Config) any { return &c.AllowedHosts }},
 	{"rate-burst", inServe, "requests a key may send at once above the rate", func(c *Config) any { return &c.RateBurst }},
