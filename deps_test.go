@@ -67,6 +67,10 @@ var allowed = map[string][]string{
 	// library and x/image only).
 	"internal/plot": {},
 
+	// faults is the fault suite: its tests build and run the binary, and
+	// read the databases with their drivers; the package itself is a doc.
+	"faults": {"std"},
+
 	// eval/extraction runs an extractor and the consolidator over its corpus;
 	// cmd passes the store and the embedder.
 	"eval/extraction": {".", "extract"},

@@ -113,6 +113,12 @@ type Config struct {
 	// DoneJobsRetention deletes the jobs done this long ago (0: never);
 	// dead jobs are kept for the operator.
 	DoneJobsRetention time.Duration
+	// JobLease is how long a worker holds a background job it claimed
+	// (worker.DefaultLease when 0): a job whose process died, killed or
+	// crashed, runs again once its lease has expired. Make it longer
+	// than the slowest job should take: a job's handler is stopped a
+	// tenth of it (at most 30 s) before it expires.
+	JobLease time.Duration
 	// InsightCategories are the categories reflection draws insights in
 	// (general ones when empty).
 	InsightCategories []string
@@ -183,7 +189,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Log: log}
+	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Lease: cfg.JobLease, Log: log}
 	// Every part enqueues through a store that wakes the pool when a job
 	// is stored, so that it runs at once rather than at the next poll.
 	store = worker.Notifying(store, pool.Notify)

@@ -44,9 +44,9 @@ const (
 	DefaultBackoffMax  = 5 * time.Minute
 )
 
-// recordTimeout bounds the store call recording a job's outcome, which
-// runs even when the pool is stopping (the work is done; losing its
-// outcome would run it again).
+// recordTimeout bounds the store calls that run even when the pool is
+// stopping: recording a job's outcome (the work is done; losing its
+// outcome would run it again), and a claim in flight (see Pool.claim).
 const recordTimeout = 10 * time.Second
 
 // Pool runs jobs from Jobs with Handlers, Concurrency at a time. Set the
@@ -230,7 +230,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		n := c.concurrency - len(inFlight)
 		mu.Unlock()
 		if n > 0 {
-			jobs, err := p.Jobs.ClaimJobs(ctx, c.owner, c.kinds, n, c.lease)
+			jobs, err := p.claim(ctx, c, n)
 			switch {
 			case ctx.Err() != nil:
 				// Claimed as the stop came: hand them back unstarted.
@@ -277,6 +277,19 @@ func (p *Pool) Run(ctx context.Context) error {
 		}
 		poll.Reset(c.poll)
 	}
+}
+
+// claim claims up to n jobs for the pool. The claim does not end with
+// ctx, but runs to its end (within recordTimeout): a claim that the stop
+// interrupted may be committed all the same (pgx, when its ctx ends
+// during COMMIT, closes the connection and returns the ctx's error while
+// the server may have committed), and its jobs would then stay leased to
+// a pool that is gone until their lease expired. Finished, it tells
+// which jobs it took, and Run hands them back.
+func (p *Pool) claim(ctx context.Context, c *config, n int) ([]*agentmem.Job, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	return p.Jobs.ClaimJobs(cctx, c.owner, c.kinds, n, c.lease)
 }
 
 // runJob runs j's handler and records the outcome.

@@ -254,6 +254,55 @@ func TestPool_Stopped(t *testing.T) {
 	}
 }
 
+// TestPool_StoppedDuringClaim: a stop that comes while a claim is in
+// flight must not leave the jobs of that claim leased. A database may
+// commit a claim whose caller stopped waiting for the answer: pgx, when
+// the claim's ctx ends during COMMIT, closes the connection and returns
+// the ctx's error, though the server may have committed. The store here
+// behaves so (it claims, then answers the ctx's error if the ctx has
+// ended), and the pool is stopped in the middle of its claim: the job
+// must be queued again once Run has returned, not leased to a pool that
+// is gone until its lease expires.
+func TestPool_StoppedDuringClaim(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize"})
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	p := &worker.Pool{
+		Jobs: &stopDuringClaim{Store: s, stop: stop},
+		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+		Owner: "stopping",
+		Lease: time.Hour,
+	}
+	if err := p.Run(runCtx); err != nil {
+		t.Fatal(err)
+	}
+	back := storetest.MustFindJob(t, s, "alice", j.ID)
+	if back.Status != agentmem.JobQueued || back.LeaseUntil != nil || back.Attempts != 0 {
+		t.Fatalf("job claimed as the pool stopped = %+v, want queued again, with no lease and no attempt counted", back)
+	}
+}
+
+// stopDuringClaim is a store whose ClaimJobs stops the pool (stop) while
+// it claims, commits the claim whatever becomes of ctx, and then answers
+// as a driver that stopped waiting does: ctx's error if ctx has ended.
+type stopDuringClaim struct {
+	agentmem.Store
+	stop func()
+}
+
+func (s *stopDuringClaim) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
+	s.stop()
+	jobs, err := s.Store.ClaimJobs(context.WithoutCancel(ctx), owner, kinds, n, lease)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return jobs, err
+}
+
 // TestPool_Crashed: a job whose worker died (claimed, never finished nor
 // handed back) stays leased; another pool runs it once the lease expires.
 func TestPool_Crashed(t *testing.T) {

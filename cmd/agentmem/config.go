@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/window"
+	"github.com/agentmem/agentmem/worker"
 )
 
 // Config is everything agentmem can be told: the settings of the table
@@ -74,6 +75,7 @@ type Config struct {
 	IndexShedBacklog     int           // index jobs waiting past which indexing sheds optional work (negative: never)
 	IdleTimeout          time.Duration // an active thread idle this long ends (0: never)
 	DoneJobsRetention    time.Duration // done jobs are deleted this long after (0: kept)
+	JobLease             time.Duration // a background job of a server that died runs again this long after it was claimed
 	InsightCategories    []string      // of reflection's insights (empty: the defaults)
 	InsightMinConfidence float64       // reflection drops weaker insights
 	FactsMinScore        float64       // min_score of a facts question that gives none
@@ -128,6 +130,7 @@ func defaults() Config {
 		IndexShedBacklog:     index.DefaultShedBacklog,
 		IdleTimeout:          30 * time.Minute,
 		DoneJobsRetention:    24 * time.Hour,
+		JobLease:             worker.DefaultLease,
 		InsightMinConfidence: reflection.DefaultInsightConfidence,
 
 		ProxyMode:    agentmem.MemoryAuto,
@@ -210,6 +213,7 @@ var settings = []setting{
 	{"index-shed-backlog", inServe, "index jobs waiting past which indexing describes chunks without the model and extracts no entities, so that search and memories keep up (-1: never)", func(c *Config) any { return &c.IndexShedBacklog }},
 	{"idle-timeout", inServe, "an active thread without a message for this long ends, and is reflected on (0: never)", func(c *Config) any { return &c.IdleTimeout }},
 	{"done-jobs-retention", inServe, "background jobs that are done are deleted this long after (0: kept; dead jobs are always kept)", func(c *Config) any { return &c.DoneJobsRetention }},
+	{"job-lease", inServe, "how long a worker holds a background job: the jobs of a server that died (killed, crashed) run again once their lease expires; longer than the slowest job takes", func(c *Config) any { return &c.JobLease }},
 	{"insight-categories", inServe, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
 	{"insight-min-confidence", inServe, "reflection drops insights with less confidence (seed 001)", func(c *Config) any { return &c.InsightMinConfidence }},
 	{"proxy-upstream", inServe, "base URL of the model server the OpenAI-compatible proxy at /openai/v1 forwards to, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (default: the model's server: --llm-base-url, OPENAI_BASE_URL, OpenAI with OPENAI_API_KEY, or Azure); its key is AGENTMEM_PROXY_API_KEY, else OPENAI_API_KEY", func(c *Config) any { return &c.ProxyUpstream }},
@@ -337,6 +341,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must not be negative (0 never ends idle threads), not %v", n("idle-timeout"), cfg.IdleTimeout)
 	case cfg.DoneJobsRetention < 0:
 		return fmt.Errorf("%s must not be negative (0 keeps done jobs), not %v", n("done-jobs-retention"), cfg.DoneJobsRetention)
+	case cfg.JobLease < time.Second:
+		return fmt.Errorf("%s must be at least 1s (a job's handler stops a tenth of it before it expires), not %v", n("job-lease"), cfg.JobLease)
 	case cfg.Embedder != "builtin" && cfg.Embedder != "openai":
 		return fmt.Errorf("%s must be builtin or openai, not %q", n("embedder"), cfg.Embedder)
 	case cfg.Embedder == "openai" && cfg.EmbedModel == "":
@@ -504,7 +510,7 @@ func (cfg *Config) app(getenv func(string) string, log *slog.Logger) (app.Config
 			},
 		},
 		WarnFraction: cfg.ContextWarnFraction, RecentSummaries: recent, ChunkTurns: cfg.ChunkTurns, IndexShedBacklog: cfg.IndexShedBacklog,
-		IdleTimeout: cfg.IdleTimeout, DoneJobsRetention: cfg.DoneJobsRetention, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
+		IdleTimeout: cfg.IdleTimeout, DoneJobsRetention: cfg.DoneJobsRetention, JobLease: cfg.JobLease, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
 		FactsMinScore: cfg.FactsMinScore, Log: log,
 	}
 	if cfg.Prompts != "" {

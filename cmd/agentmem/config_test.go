@@ -230,6 +230,7 @@ func TestSettings_Errors(t *testing.T) {
 		{"ValidateNumber", nil, map[string]string{"AGENTMEM_RATE_LIMIT": "-1"}, `AGENTMEM_RATE_LIMIT must not be negative`},
 		{"ValidateFlag", []string{"--window-turns", "-1"}, nil, `--window-turns must not be negative`},
 		{"Retention", []string{"--done-jobs-retention", "-1h"}, nil, `invalid value "-1h" for flag -done-jobs-retention: not a duration`},
+		{"JobLease", []string{"--job-lease", "500ms"}, nil, `--job-lease must be at least 1s`},
 		{"Window", []string{"--window-turns", "0"}, nil, `--window-turns and --window-messages are both 0`},
 		{"FileValue", []string{"--config", bad}, nil, `config file ` + bad + `: rate-limit "fast": not a number`},
 		{"FileUnknownKey", []string{"--config", unknown}, nil, `config file ` + unknown + `: unknown setting "rate-limmit"`},
@@ -358,6 +359,8 @@ func TestServe_AppConfig(t *testing.T) {
 		{[]string{"--idle-timeout", "1d"}, func(c app.Config) any { return c.IdleTimeout }, 24 * time.Hour},
 		{[]string{"--done-jobs-retention", "2d"}, func(c app.Config) any { return c.DoneJobsRetention }, 48 * time.Hour},
 		{nil, func(c app.Config) any { return c.DoneJobsRetention }, 24 * time.Hour}, // the default
+		{[]string{"--job-lease", "30s"}, func(c app.Config) any { return c.JobLease }, 30 * time.Second},
+		{nil, func(c app.Config) any { return c.JobLease }, 5 * time.Minute}, // the default
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			cfg, err := parseServe(tt.args, func(string) string { return "" }, io.Discard)

@@ -1,0 +1,282 @@
+package faults_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Report is what CheckMessages found, for the figures.
+type Report struct {
+	Acknowledged   int // batches acknowledged (201)
+	Messages       int // messages of those batches
+	Lost           int // acknowledged messages not stored at their acknowledged seq
+	Duplicated     int // extra copies of messages (by their token)
+	Unacknowledged int // batches never acknowledged (the load's ctx ended first)
+	Retried        int // acknowledged batches sent more than once (a request failed)
+}
+
+// CheckMessages reads every thread of the load through the API and
+// checks it against the ledger: each thread's seqs run 1..N without a
+// gap; every stored message is one the load sent; every acknowledged
+// message is stored exactly once, at the seq it was acknowledged with;
+// every batch, acknowledged or not, is stored whole at consecutive seqs
+// or (unacknowledged only) not at all. Each failure is a test error; the
+// counts come back as a Report.
+func CheckMessages(ctx context.Context, t testing.TB, c *Client, l *Load) Report {
+	t.Helper()
+	type stored struct {
+		thread  string // user/thread
+		seq     int64
+		content string
+	}
+	byToken := map[string][]stored{}
+	for _, ut := range l.cfg.Threads() {
+		type message struct {
+			Seq     int64  `json:"seq"`
+			Content string `json:"content"`
+		}
+		msgs, err := List[message](ctx, c, "/v1/users/"+ut.User+"/threads/"+ut.Thread+"/messages?limit=1000")
+		if err != nil {
+			t.Fatalf("read %s/%s: %v", ut.User, ut.Thread, err)
+		}
+		for i, m := range msgs {
+			if m.Seq != int64(i+1) {
+				t.Errorf("%s/%s: message %d has seq %d: seqs must run 1..N without a gap", ut.User, ut.Thread, i, m.Seq)
+				break
+			}
+		}
+		for _, m := range msgs {
+			token, _, _ := strings.Cut(m.Content, ": ")
+			byToken[token] = append(byToken[token], stored{ut.User + "/" + ut.Thread, m.Seq, m.Content})
+		}
+	}
+
+	var r Report
+	known := map[string]bool{}
+	for _, b := range l.Batches() {
+		thread := b.User + "/" + b.Thread
+		present := 0
+		for _, tok := range b.Tokens {
+			known[tok] = true
+			if n := len(byToken[tok]); n > 1 {
+				r.Duplicated += n - 1
+				t.Errorf("batch %s: message %s is stored %d times: %+v", b.Key, tok, n, byToken[tok])
+			} else if n == 1 {
+				present++
+			}
+		}
+		if b.Acked {
+			r.Acknowledged++
+			r.Messages += len(b.Tokens)
+			if b.Attempts > 1 {
+				r.Retried++
+			}
+		} else {
+			r.Unacknowledged++
+		}
+		// Whole or (unacknowledged) absent, at consecutive seqs of its
+		// thread, in its order.
+		switch {
+		case present == 0 && !b.Acked:
+			continue
+		case present != len(b.Tokens):
+			t.Errorf("batch %s (acknowledged %v): %d of its %d messages are stored: a batch is atomic", b.Key, b.Acked, present, len(b.Tokens))
+		}
+		for i, tok := range b.Tokens {
+			copies := byToken[tok]
+			if len(copies) == 0 {
+				if b.Acked {
+					r.Lost++
+					t.Errorf("batch %s: acknowledged message %s (seq %d) is lost", b.Key, tok, b.Seqs[i])
+				}
+				continue
+			}
+			got := copies[0]
+			switch {
+			case got.thread != thread:
+				t.Errorf("batch %s: message %s is stored in %s, want %s", b.Key, tok, got.thread, thread)
+			case got.content != b.Contents[i]:
+				t.Errorf("batch %s: message %s is stored as %q, want %q", b.Key, tok, got.content, b.Contents[i])
+			case b.Acked && got.seq != b.Seqs[i]:
+				r.Lost++
+				t.Errorf("batch %s: message %s was acknowledged at seq %d and is stored at %d", b.Key, tok, b.Seqs[i], got.seq)
+			case i > 0 && len(byToken[b.Tokens[0]]) > 0 && got.seq != byToken[b.Tokens[0]][0].seq+int64(i):
+				t.Errorf("batch %s: message %d is at seq %d, not right after the batch's first (seq %d)", b.Key, i, got.seq, byToken[b.Tokens[0]][0].seq)
+			}
+		}
+	}
+	for tok, copies := range byToken {
+		if !known[tok] {
+			t.Errorf("message %q is stored (%+v) but no writer sent it", tok, copies)
+		}
+	}
+	return r
+}
+
+// CheckMemories checks, through the API, that no user has two valid
+// memories with the same text: a statement learned again (a batch indexed
+// twice after a crash, or said in many batches) is one memory.
+func CheckMemories(ctx context.Context, t testing.TB, c *Client, cfg LoadConfig) (memories int) {
+	t.Helper()
+	for u := range cfg.Users {
+		user := UserID(u)
+		type memory struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		mems, err := List[memory](ctx, c, "/v1/users/"+user+"/memories?limit=1000")
+		if err != nil {
+			t.Fatalf("memories of %s: %v", user, err)
+		}
+		seen := map[string]string{}
+		for _, m := range mems {
+			if id, ok := seen[m.Text]; ok {
+				t.Errorf("%s has two memories %q: %s and %s", user, m.Text, id, m.ID)
+			}
+			seen[m.Text] = m.ID
+		}
+		memories += len(mems)
+	}
+	return memories
+}
+
+// JobCounts is how many jobs of each status the database holds, and
+// under "rerun" how many ran more than once (a kill cut a run short, or a
+// run failed and was retried).
+type JobCounts map[string]int
+
+// CheckJobs reads the jobs table directly: every job must be done, none
+// dead (a job that failed or was cut off five times), queued or running,
+// and none may hold a lease. Run it once WaitJobs has returned, or on a
+// stopped server.
+func CheckJobs(t testing.TB, db *sql.DB) JobCounts {
+	t.Helper()
+	counts := JobCounts{}
+	var n int
+	for _, row := range query(t, db, `SELECT status, count(*) FROM jobs GROUP BY status`) {
+		fmt.Sscan(row[1], &n)
+		counts[row[0]] = n
+	}
+	fmt.Sscan(query(t, db, `SELECT count(*) FROM jobs WHERE attempts > 1`)[0][0], &n)
+	counts["rerun"] = n
+	t.Logf("jobs by kind (kind, jobs, run more than once): %v",
+		query(t, db, `SELECT kind, count(*), sum(CASE WHEN attempts > 1 THEN 1 ELSE 0 END) FROM jobs GROUP BY kind ORDER BY kind`))
+	for _, status := range []string{"dead", "queued", "running"} {
+		if counts[status] > 0 {
+			t.Errorf("%d jobs are %s, want none: %v", counts[status], status,
+				query(t, db, `SELECT kind, key, attempts, lease_owner, last_error FROM jobs WHERE status = '`+status+`' LIMIT 5`))
+		}
+	}
+	if leased := query(t, db, `SELECT kind, key, status, lease_owner FROM jobs WHERE lease_until IS NOT NULL LIMIT 5`); len(leased) > 0 {
+		t.Errorf("jobs still hold a lease: %v", leased)
+	}
+	return counts
+}
+
+// CheckIndex reads what the background jobs wrote directly from the
+// database: every turn (user and assistant message) has its window and
+// its vector, each thread's chunks cover its turns from seq 1 without
+// overlap or gap, no user has two valid memories with the same text,
+// each version of a thread's summary covers more than the one before,
+// and each ended thread is reflected on through its last message.
+func CheckIndex(t testing.TB, b Backend, db *sql.DB) {
+	t.Helper()
+	noWindow := `SELECT user_id, thread_id, seq FROM messages WHERE role IN ('user', 'assistant') AND window_tsv IS NULL LIMIT 5`
+	if b.SQLite() {
+		noWindow = `SELECT m.user_id, m.thread_id, m.seq FROM messages m WHERE m.role IN ('user', 'assistant')
+			AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = m.user_id AND w.doc = m.rowid) LIMIT 5`
+	}
+	if rows := query(t, db, noWindow); len(rows) > 0 {
+		t.Errorf("turns without a window (not indexed): %v", rows)
+	}
+	if rows := query(t, db, `SELECT m.user_id, m.thread_id, m.seq FROM messages m WHERE m.role IN ('user', 'assistant')
+			AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.user_id = m.user_id AND v.scope = 'messages' AND v.id = m.id) LIMIT 5`); len(rows) > 0 {
+		t.Errorf("turns without a vector (not indexed): %v", rows)
+	}
+	if rows := query(t, db, `SELECT user_id, text, count(*) FROM memories WHERE invalid_at IS NULL
+			GROUP BY user_id, text HAVING count(*) > 1 LIMIT 5`); len(rows) > 0 {
+		t.Errorf("valid memories stored twice: %v", rows)
+	}
+	if rows := query(t, db, `SELECT a.user_id, a.thread_id, a.version, a.through_seq, b.through_seq FROM summaries a
+			JOIN summaries b ON b.user_id = a.user_id AND b.thread_id = a.thread_id AND b.version = a.version + 1
+			WHERE b.through_seq <= a.through_seq LIMIT 5`); len(rows) > 0 {
+		t.Errorf("summary versions that cover no more than the one before (a summary written twice): %v", rows)
+	}
+	// A thread reopened by an append is reflected on at its next end: its
+	// reflection may stay pending. An ended thread's must be done, through
+	// its last message.
+	if rows := query(t, db, `SELECT t.user_id, t.id, t.last_seq, r.status, r.through_seq, r.reason FROM threads t
+			LEFT JOIN reflections r ON r.user_id = t.user_id AND r.thread_id = t.id
+			WHERE t.status = 'ended' AND (r.status IS NULL OR r.status IN ('pending', 'failed') OR r.through_seq <> t.last_seq) LIMIT 5`); len(rows) > 0 {
+		t.Errorf("ended threads not reflected on through their last message: %v", rows)
+	}
+	chunks := query(t, db, `SELECT user_id, thread_id, seq_from, seq_to FROM chunks ORDER BY user_id, thread_id, seq_from`)
+	var thread string
+	var next int64
+	for _, c := range chunks {
+		var from, to int64
+		fmt.Sscan(c[2], &from)
+		fmt.Sscan(c[3], &to)
+		if th := c[0] + "/" + c[1]; th != thread {
+			thread, next = th, 1
+		}
+		if from != next || to < from {
+			t.Errorf("%s: chunk %d..%d, want one from seq %d: chunks must cover a thread without overlap or gap", thread, from, to, next)
+		}
+		next = to + 1
+	}
+}
+
+// CheckSQLiteFile checks an SQLite database that no process has open:
+// PRAGMA integrity_check says ok, the full-text indexes pass FTS5's
+// integrity-check against their content, and the queue of messages
+// waiting for the full-text index is empty (it is emptied before every
+// commit).
+func CheckSQLiteFile(t testing.TB, db *sql.DB) {
+	t.Helper()
+	if rows := query(t, db, `PRAGMA integrity_check`); len(rows) != 1 || rows[0][0] != "ok" {
+		t.Errorf("PRAGMA integrity_check: %v, want ok", rows)
+	}
+	for _, fts := range []string{"messages_fts", "memories_fts", "chunks_fts", "message_windows_fts"} {
+		if _, err := db.Exec(`INSERT INTO ` + fts + ` (` + fts + `) VALUES ('integrity-check')`); err != nil {
+			t.Errorf("%s integrity-check: %v", fts, err)
+		}
+	}
+	if rows := query(t, db, `SELECT count(*) FROM messages_fts_queue`); len(rows) != 1 || rows[0][0] != "0" {
+		t.Errorf("messages_fts_queue holds %v rows after the server stopped, want 0", rows)
+	}
+}
+
+// query runs a query without arguments and returns its rows as text.
+func query(t testing.TB, db *sql.DB, q string) [][]string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}

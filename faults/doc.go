@@ -1,0 +1,52 @@
+// Package faults is agentmem's reliability fault suite (issue 17): tests
+// that build the real binary, run `agentmem serve` as a child process on
+// SQLite and on PostgreSQL, put it under concurrent load through the REST
+// API, and then hurt it as production would, checking afterwards, from
+// the API and from the database itself, that nothing acknowledged was
+// lost and nothing was done twice. The package holds no code: its tests
+// are the suite, and docs/reliability.md has the figures they print.
+//
+// TestCrash kills the server with SIGKILL at random moments (six times,
+// every 0.5 to 2 s) while 29 clients append batches of messages to 12
+// threads of 4 users, each batch with its own Idempotency-Key and
+// retried with that key (after a connection error, 503 or 429) until
+// acknowledged, and 3 more build contexts, search and end threads (32
+// clients in all). Each time it restarts the server on the same database
+// and address, with --job-lease 5s so that the jobs a killed server held
+// run again within seconds. Once the load has stopped and the background
+// jobs have run, it proves that every acknowledged message is stored
+// exactly once, at the seq it was acknowledged with; that each thread's
+// seqs run 1..N without a gap; that a batch retried after a kill was
+// stored once and whole; that every background job is done (none dead,
+// queued or still leased) and its work done once (no two valid memories
+// of a user with the same text, a thread's chunks without overlap or
+// gap, every turn with its window and vector); and, on SQLite, that the
+// file passes PRAGMA integrity_check and its full-text indexes theirs.
+// It prints the figures: batches and messages acknowledged, messages
+// lost and duplicated, kills survived, and the time from a restart to
+// /readyz answering 200.
+//
+// TestShutdown sends SIGTERM three times under the same load, restarting
+// the server each time: it must exit with status 0 within its
+// --shutdown-timeout; every request in flight must either complete or
+// fail with a connection error or 503 (a retry with the same key after
+// the restart then stores the batch exactly once); and no job may be
+// left running under a lease (the database is read before the restart).
+// The checks of TestCrash then run too.
+//
+// The tests read AGENTMEM_TEST_POSTGRES for the PostgreSQL runs, each of
+// which has a schema of its own, and fail without it when CI=true (see
+// internal/testutil). They talk to 127.0.0.1 only, and no model is
+// configured: the child's environment has no OPENAI_*, AZURE_OPENAI_* or
+// AGENTMEM_* variable. Run them with
+//
+//	CI=true go test ./faults -v -run 'TestCrash|TestShutdown' | grep 'faults:'
+//
+// Each backend's run is bounded by a 60 s deadline, and the whole
+// package takes under a minute on two cores. The harness is meant for
+// the suite's other tests too: harness_test.go builds the binary once
+// per run (Binary) and runs it (StartServe: Kill, Term, Restart) on each
+// backend (Backends), load_test.go drives the traffic and keeps its
+// ledger (StartLoad), and check_test.go checks what is stored
+// (CheckMessages, CheckMemories, CheckJobs, CheckIndex, CheckSQLiteFile).
+package faults
