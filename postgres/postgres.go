@@ -49,14 +49,25 @@ type Store struct {
 	MaxMessageBytes int
 }
 
+// DefaultConnectTimeout bounds a new connection, from the dial to the
+// end of authentication, when the DSN sets no connect_timeout: a server
+// that accepts connections and never answers (down behind a proxy or a
+// load balancer that still listens) then fails a request in seconds,
+// EUNAVAILABLE, rather than holding it for as long as the client waits.
+const DefaultConnectTimeout = 3 * time.Second
+
 // Open connects to the PostgreSQL database of dsn (a postgres:// URL or
 // key=value string, as pgx reads them: search_path selects the schema,
-// pool_max_conns sizes the pool) and applies the pending migrations.
+// pool_max_conns sizes the pool, connect_timeout bounds a new connection,
+// DefaultConnectTimeout when absent) and applies the pending migrations.
 // Returns EUNAVAILABLE if the database cannot be reached.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres dsn: %w", err) // pgx masks the password
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 { // libpq's default: none
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		// pgxpool's default (the CPU count, at least 4) starves concurrent
@@ -283,13 +294,22 @@ func size(ctx context.Context, tx pgx.Tx) (int64, error) {
 }
 
 // formatError turns driver errors into agentmem errors: a unique violation
-// is ECONFLICT; a lost or refused connection, a deadlock or a lock timeout
-// EUNAVAILABLE; NUL characters, which PostgreSQL text cannot hold, and
+// is ECONFLICT; a lost or refused connection (also one the driver had
+// already closed when the pool handed it out), a deadlock or a lock
+// timeout EUNAVAILABLE; NUL characters, which PostgreSQL text cannot hold, and
 // times beyond the range of timestamptz EINVALID. Others pass as they are (clients see them as internal errors,
-// never their text). agentmem errors and context errors pass unchanged.
+// never their text). agentmem errors and context errors pass unchanged,
+// except a connection that timed out (DefaultConnectTimeout): the
+// database did not answer, EUNAVAILABLE.
 func formatError(err error) error {
 	var ae *agentmem.Error
-	if err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var ce *pgconn.ConnectError
+	switch {
+	case err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &ce):
+		return unavailable(err)
+	case errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
 	var pe *pgconn.PgError
@@ -310,9 +330,12 @@ func formatError(err error) error {
 		}
 		return err
 	}
-	var ce *pgconn.ConnectError
 	var ne net.Error
-	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		// A connection found closed (its socket went away while idle in
+		// the pool), or any error the driver says happened before the
+		// server saw the statement.
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) {
 		return unavailable(err)
 	}
 	return err
