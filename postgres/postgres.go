@@ -40,6 +40,9 @@ var _ agentmem.Store = (*Store)(nil)
 type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	// connectTimeout bounds a new connection, and how long a call waits
+	// for one of the pool's (see begin).
+	connectTimeout time.Duration
 
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
@@ -78,7 +81,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", formatError(err))
 	}
-	s := &Store{pool: pool, Now: time.Now}
+	s := &Store{pool: pool, Now: time.Now, connectTimeout: cfg.ConnConfig.ConnectTimeout}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -100,6 +103,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
 		return errClosed()
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.connectTimeout) // see begin
+	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
 		return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer."), err)
 	}
@@ -186,7 +191,7 @@ func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) 
 	if s.closed.Load() {
 		return errClosed()
 	}
-	tx, err := s.pool.BeginTx(ctx, opt)
+	tx, err := s.begin(ctx, opt)
 	if err != nil {
 		if s.closed.Load() {
 			return errClosed()
@@ -203,6 +208,22 @@ func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) 
 		return formatError(fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// begin begins a transaction on a connection of the pool, waiting for one
+// at most connectTimeout. While the server does not answer, the pool's
+// connections are all being made, each until connectTimeout, and a caller
+// queued behind them would wait for several of those in turn: it gives
+// up after one, EUNAVAILABLE (the statements that follow have the
+// caller's ctx only).
+func (s *Store) begin(ctx context.Context, opt pgx.TxOptions) (pgx.Tx, error) {
+	bctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+	defer cancel()
+	tx, err := s.pool.BeginTx(bctx, opt)
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return nil, unavailable(err)
+	}
+	return tx, err
 }
 
 // migrationLock is the first key of the advisory lock that migrations take;

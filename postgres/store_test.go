@@ -397,3 +397,31 @@ type safeToRetry struct{}
 
 func (safeToRetry) Error() string     { return "conn uninitialized" }
 func (safeToRetry) SafeToRetry() bool { return true }
+
+// TestStore_ConnectionWait: a call waits for a connection of the pool at
+// most the connect timeout, then fails EUNAVAILABLE (503), whatever holds
+// the pool's connections: here a transaction on the only one; during an
+// outage, connections being made to a server that does not answer, which
+// a caller queued behind several of them would otherwise wait for in turn.
+func TestStore_ConnectionWait(t *testing.T) {
+	t.Parallel()
+	s := MustOpen(t, testutil.WithParams(MustCreateSchema(t), map[string]string{"pool_max_conns": "1", "connect_timeout": "1"}))
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	release, err := postgres.HoldIndexLock(ctx, s, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	start := time.Now()
+	_, err = s.FindThreadByID(ctx, "alice", th.ID)
+	if took := time.Since(start); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || took < time.Second || took > 3*time.Second {
+		t.Fatalf("with the pool's connection held: %v after %v, want EUNAVAILABLE after about 1s", err, took)
+	}
+	if err := s.Ping(ctx); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+		t.Fatalf("Ping with the pool's connection held: %v, want EUNAVAILABLE", err)
+	}
+	release()
+	if _, err := s.FindThreadByID(ctx, "alice", th.ID); err != nil {
+		t.Fatalf("once the connection is free: %v", err)
+	}
+}
