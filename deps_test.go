@@ -59,6 +59,9 @@ var allowed = map[string][]string{
 	"internal/testutil": {"*"},
 	// internal/apptest opens agentmem in process for the faces' tests.
 	"internal/apptest": {"app"},
+	// faults is the reliability fault suite: tests that run agentmem in
+	// process and as a child process, and break what it depends on.
+	"faults": {"*"},
 	// internal/goldenfile compares test output with golden files.
 	"internal/goldenfile": {"*"},
 	// internal/vecenc is the byte format of stored vectors, both stores'.
