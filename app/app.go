@@ -47,6 +47,10 @@ import (
 // DefaultDB is the database of the zero Config.
 const DefaultDB = "sqlite:./agentmem.db"
 
+// DefaultQueryEmbedTimeout is Config.QueryEmbedTimeout when 0: a model's
+// embeddings answer a short query in well under a second.
+const DefaultQueryEmbedTimeout = 2 * time.Second
+
 // Config says how to open agentmem. The zero value works.
 type Config struct {
 	// DB is "sqlite:PATH" (or a plain path) or "postgres://…"; DefaultDB
@@ -78,6 +82,19 @@ type Config struct {
 	// EmbedModel, default text-embedding-3-small).
 	Embedder   string
 	EmbedModel string
+	// QueryEmbedTimeout bounds the embedding of a query by the model's
+	// embeddings (Embedder "openai"): a search, a context's memories, a
+	// facts question. Past it, or when the server fails, the search is
+	// full-text only and says so, so that no request waits on the model
+	// for longer (DefaultQueryEmbedTimeout when 0). Queries are not
+	// retried, and their circuit breaker is their own.
+	QueryEmbedTimeout time.Duration
+	// ModelClient, when set, adjusts the configuration of the model's
+	// clients (chat and embeddings) once it is read from Getenv: the
+	// timeout of an attempt, the retries and their back-off, the circuit
+	// breaker (see openai.Config). Nil keeps the openai package's
+	// defaults, which serve uses.
+	ModelClient func(*openai.Config)
 
 	// Context holds the default context request (budget, model,
 	// strategy, window, summarize policy…); zero fields take
@@ -122,6 +139,13 @@ type Config struct {
 	// InsightCategories are the categories reflection draws insights in
 	// (general ones when empty).
 	InsightCategories []string
+	// JobBackoff is how long a failed job waits before its next attempt
+	// (worker.Pool.Backoff: exponential from a second up to five minutes
+	// when nil), and JobPoll how often the idle workers look for due jobs
+	// (worker.DefaultPoll when 0). Serve keeps the defaults; tests that
+	// watch jobs die shorten them.
+	JobBackoff func(attempt int) time.Duration
+	JobPoll    time.Duration
 
 	// Log receives the logs (nil discards).
 	Log *slog.Logger
@@ -185,11 +209,11 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	emb, space, err := newEmbedder(ctx, cfg, getenv)
+	emb, queries, space, err := newEmbedder(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
-	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Lease: cfg.JobLease, Log: log}
+	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Lease: cfg.JobLease, Log: log, Backoff: cfg.JobBackoff, Poll: cfg.JobPoll}
 	// Every part enqueues through a store that wakes the pool when a job
 	// is stored, so that it runs at once rather than at the next poll.
 	store = worker.Notifying(store, pool.Notify)
@@ -221,7 +245,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: space, Categories: cfg.InsightCategories,
 		MinConfidence: cfg.InsightMinConfidence}
 	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Log: log}
-	searcher := retrieve.New(store, emb, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
+	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -519,6 +543,9 @@ func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
 	if !openai.Configured(oc) {
 		return nil, nil
 	}
+	if cfg.ModelClient != nil {
+		cfg.ModelClient(&oc)
+	}
 	c, err := openai.New(oc)
 	if err != nil {
 		return nil, fmt.Errorf("model client: %w", err)
@@ -526,17 +553,20 @@ func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
 	return c, nil
 }
 
-// newEmbedder returns the embedder of search and its vector space: the
-// built-in one, or the model server's embeddings, whose dimension one
-// call learns (the space names model and dimension, so that vectors of
-// different embedders are never compared).
-func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (agentmem.Embedder, string, error) {
+// newEmbedder returns the embedder of indexing, the embedder of queries
+// and their vector space: the built-in embedder (both), or the model
+// server's embeddings, whose dimension one call learns (the space names
+// model and dimension, so that vectors of different embedders are never
+// compared). Queries are embedded on the request path: their client gives
+// up after cfg.QueryEmbedTimeout, without retries, and its breaker counts
+// only their failures.
+func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (emb, queries agentmem.Embedder, space string, err error) {
 	if cfg.Embedder == "" || cfg.Embedder == "builtin" {
 		emb := lexical.New(0)
-		return emb, emb.Space(), nil
+		return emb, emb, emb.Space(), nil
 	}
 	if cfg.Embedder != "openai" {
-		return nil, "", fmt.Errorf("embedder must be builtin or openai, not %q", cfg.Embedder)
+		return nil, nil, "", fmt.Errorf("embedder must be builtin or openai, not %q", cfg.Embedder)
 	}
 	model := cmp.Or(cfg.EmbedModel, "text-embedding-3-small")
 	oc := openai.ConfigFromEnv(getenv)
@@ -545,21 +575,31 @@ func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (a
 	}
 	oc.EmbeddingModel = model
 	if !openai.Configured(oc) {
-		return nil, "", fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
+		return nil, nil, "", fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
+	}
+	if cfg.ModelClient != nil {
+		cfg.ModelClient(&oc)
 	}
 	c, err := openai.New(oc)
 	if err != nil {
-		return nil, "", fmt.Errorf("embeddings client: %w", err)
+		return nil, nil, "", fmt.Errorf("embeddings client: %w", err)
+	}
+	qc := oc
+	qc.Timeout = min(cmp.Or(oc.Timeout, openai.DefaultTimeout), cmp.Or(cfg.QueryEmbedTimeout, DefaultQueryEmbedTimeout))
+	qc.MaxRetries = -1 // a retry would cost the request more than the vector signal is worth
+	q, err := openai.New(qc)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("embeddings client: %w", err)
 	}
 	vecs, err := c.Embed(ctx, []string{"agentmem"})
 	if err != nil {
-		return nil, "", fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
+		return nil, nil, "", fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
 	}
-	space := fmt.Sprintf("openai/%s/%d", model, len(vecs[0]))
+	space = fmt.Sprintf("openai/%s/%d", model, len(vecs[0]))
 	if err := agentmem.ValidateSpace(space); err != nil {
-		return nil, "", fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
+		return nil, nil, "", fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
 	}
-	return unitVectors{c}, space, nil
+	return unitVectors{c}, unitVectors{q}, space, nil
 }
 
 // unitVectors scales a model's embeddings to unit length, which the

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/llm/openai"
 )
 
 // onBackends runs test on a fresh SQLite file and a fresh PostgreSQL
@@ -425,4 +426,57 @@ func TestConfig_DoneJobsRetention(t *testing.T) {
 			mem.Close()
 		}
 	})
+}
+
+// TestConfig_QueryEmbedTimeout: with the model's embeddings, a search
+// whose query the embeddings server does not embed (it hangs) gives up
+// after the query timeout and searches full-text only, saying so, while
+// the indexing client keeps its own, longer timeout; once the queries'
+// breaker is open, a search does not wait at all, and a context build
+// never waits longer than a search.
+func TestConfig_QueryEmbedTimeout(t *testing.T) {
+	fake := llmtest.NewServer(t)
+	fake.Script(func(llmtest.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Text(`{"memories": [], "entities": []}`)
+	})
+	const timeout = 300 * time.Millisecond
+	mem := openConfig(t, "sqlite:"+filepath.Join(t.TempDir(), "a.db"), app.Config{
+		Getenv: func(k string) string {
+			return map[string]string{"OPENAI_BASE_URL": fake.BaseURL(), "OPENAI_API_KEY": "test"}[k]
+		},
+		Embedder: "openai", EmbedModel: "fake-embedding", QueryEmbedTimeout: timeout,
+		ModelClient: func(c *openai.Config) { c.Timeout, c.BreakerThreshold, c.BreakerCooldown = time.Minute, 2, time.Minute },
+	})
+	ctx := context.Background()
+	appendTurns(t, mem, "alice", "t", 2)
+	waitIdle(t, mem)
+	fake.Down(llmtest.Hang())
+	search := func() (time.Duration, *agentmem.SearchResponse) {
+		t.Helper()
+		start := time.Now()
+		res, err := mem.Search(ctx, "alice", agentmem.SearchRequest{Query: "kayak trip"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start), res
+	}
+	for i := range 2 { // the breaker's threshold
+		took, res := search()
+		if took < timeout || took > timeout+2*time.Second {
+			t.Fatalf("search %d took %v, want about %v", i, took, timeout)
+		}
+		if len(res.Results) == 0 || !slices.Equal(res.Signals, []string{"fulltext"}) || len(res.Warnings) == 0 {
+			t.Fatalf("search %d: signals %v, warnings %q, %d results; want full-text results and a warning", i, res.Signals, res.Warnings, len(res.Results))
+		}
+	}
+	if took, _ := search(); took > timeout/2 {
+		t.Fatalf("with the breaker open, search took %v", took)
+	}
+	start := time.Now()
+	if _, err := mem.BuildContext(ctx, "alice", "t", agentmem.ContextRequest{Input: "kayak trip"}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > timeout/2 {
+		t.Fatalf("context build took %v", took)
+	}
 }

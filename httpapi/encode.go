@@ -78,6 +78,9 @@ func StatusOf(code string) int {
 	return http.StatusInternalServerError
 }
 
+// retryAfterUnavailable is the Retry-After of a 503, in seconds.
+const retryAfterUnavailable = "1"
+
 // statusClientClosedRequest is nginx's status for a request whose client
 // went away before the answer; nobody reads it, but logs and metrics then
 // do not count the disconnect as a server error.
@@ -85,7 +88,9 @@ const statusClientClosedRequest = 499
 
 // writeError answers with err as {"error":{"code","message"}}: the status
 // follows agentmem.ErrorCode(err) and the message is
-// agentmem.ErrorMessage(err), so internal text never reaches the client.
+// agentmem.ErrorMessage(err), so internal text never reaches the client;
+// a 503 (EUNAVAILABLE: the database or the model is down or busy) says
+// when to retry in Retry-After.
 // This is where a failed request's error is logged, at Error and only for
 // 5xx; client errors are the client's business.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
@@ -99,6 +104,12 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			return
 		}
 		code, msg, status = agentmem.EUNAVAILABLE, "The request timed out.", http.StatusServiceUnavailable
+	}
+	if status == http.StatusServiceUnavailable {
+		// A dependency is down or busy: the request failed fast and did
+		// nothing, so it may be sent again (an append with its
+		// Idempotency-Key) once the outage, usually seconds, is over.
+		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	if status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()),

@@ -286,3 +286,25 @@ func TestHandler_Scenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestHandler_RetryAfterUnavailable: a store that is down (here closed)
+// answers 503 with a Retry-After, for writes and /readyz alike, so that
+// clients know to send the request again; other errors carry none.
+func TestHandler_RetryAfterUnavailable(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	srv := MustServe(t, s, httpapi.Options{})
+	resp, _ := Do(t, "GET", srv.URL+"/v1/users/alice/threads/nope", nil, "")
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Retry-After") != "" {
+		t.Fatalf("404: status %d, Retry-After %q; want none", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	s.Close()
+	for _, r := range []struct{ method, url, body string }{
+		{"GET", "/readyz", ""},
+		{"POST", "/v1/users/alice/threads/t/messages", `{"messages":[{"role":"user","content":"hi"}]}`},
+	} {
+		resp, body := Do(t, r.method, srv.URL+r.url, nil, r.body)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" || !strings.Contains(string(body), `"code":"unavailable"`) {
+			t.Errorf("%s %s: status %d, Retry-After %q, body %s; want 503, 1 and unavailable", r.method, r.url, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+}

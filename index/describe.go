@@ -79,9 +79,11 @@ func ChunkPrompt(turns []*agentmem.Message) (string, error) {
 
 // ModelChunkDescriber asks a chat model for a chunk's summary, topics and
 // entities (one JSON object), validated as extract.ModelExtractor
-// validates its answers: a malformed answer is an EUNAVAILABLE error (the
-// index job is retried); when the model itself fails, Fallback describes
-// the chunk and a warning is logged.
+// validates its answers. When the model fails (it is down, or refused)
+// or its answer is malformed (not JSON, or not the object asked for),
+// Fallback describes the chunk and a warning is logged: a description is
+// optional work (indexing sheds it when behind), so the index job goes on
+// rather than being retried, or dead, for it.
 type ModelChunkDescriber struct {
 	Chat     agentmem.Chat
 	Model    string
@@ -101,22 +103,27 @@ func (d *ModelChunkDescriber) DescribeChunk(ctx context.Context, turns []*agentm
 		MaxTokens: 1024,
 		JSON:      true,
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return ChunkDescription{}, ctx.Err()
+	what := "chunk model failed"
+	if err == nil {
+		var desc ChunkDescription
+		if desc, err = parseChunkDescription(resp.Content); err == nil {
+			return desc, nil
 		}
-		log := d.Log
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		log.WarnContext(ctx, "chunk model failed; describing heuristically", "thread", turns[0].ThreadID, "seq_from", turns[0].Seq, "err", err)
-		var fb ChunkDescriber = HeuristicDescriber{}
-		if d.Fallback != nil {
-			fb = d.Fallback
-		}
-		return fb.DescribeChunk(ctx, turns)
+		what = "chunk model's answer malformed"
 	}
-	return parseChunkDescription(resp.Content)
+	if ctx.Err() != nil {
+		return ChunkDescription{}, ctx.Err()
+	}
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log.WarnContext(ctx, what+"; describing heuristically", "thread", turns[0].ThreadID, "seq_from", turns[0].Seq, "err", err)
+	var fb ChunkDescriber = HeuristicDescriber{}
+	if d.Fallback != nil {
+		fb = d.Fallback
+	}
+	return fb.DescribeChunk(ctx, turns)
 }
 
 // parseChunkDescription validates a model's description: a non-empty

@@ -18,3 +18,6 @@ func HoldIndexLock(ctx context.Context, s *Store, userID, threadID string) (func
 	}
 	return func() { tx.Rollback(context.Background()) }, nil
 }
+
+// FormatError exposes formatError to the error-mapping test.
+var FormatError = formatError

@@ -40,6 +40,9 @@ var _ agentmem.Store = (*Store)(nil)
 type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	// connectTimeout bounds a new connection, and how long a call waits
+	// for one of the pool's (see begin).
+	connectTimeout time.Duration
 
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
@@ -49,14 +52,25 @@ type Store struct {
 	MaxMessageBytes int
 }
 
+// DefaultConnectTimeout bounds a new connection, from the dial to the
+// end of authentication, when the DSN sets no connect_timeout: a server
+// that accepts connections and never answers (down behind a proxy or a
+// load balancer that still listens) then fails a request in seconds,
+// EUNAVAILABLE, rather than holding it for as long as the client waits.
+const DefaultConnectTimeout = 3 * time.Second
+
 // Open connects to the PostgreSQL database of dsn (a postgres:// URL or
 // key=value string, as pgx reads them: search_path selects the schema,
-// pool_max_conns sizes the pool) and applies the pending migrations.
+// pool_max_conns sizes the pool, connect_timeout bounds a new connection,
+// DefaultConnectTimeout when absent) and applies the pending migrations.
 // Returns EUNAVAILABLE if the database cannot be reached.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres dsn: %w", err) // pgx masks the password
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 { // libpq's default: none
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		// pgxpool's default (the CPU count, at least 4) starves concurrent
@@ -67,7 +81,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", formatError(err))
 	}
-	s := &Store{pool: pool, Now: time.Now}
+	s := &Store{pool: pool, Now: time.Now, connectTimeout: cfg.ConnConfig.ConnectTimeout}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -89,6 +103,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
 		return errClosed()
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.connectTimeout) // see begin
+	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
 		return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer."), err)
 	}
@@ -175,7 +191,7 @@ func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) 
 	if s.closed.Load() {
 		return errClosed()
 	}
-	tx, err := s.pool.BeginTx(ctx, opt)
+	tx, err := s.begin(ctx, opt)
 	if err != nil {
 		if s.closed.Load() {
 			return errClosed()
@@ -192,6 +208,22 @@ func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) 
 		return formatError(fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// begin begins a transaction on a connection of the pool, waiting for one
+// at most connectTimeout. While the server does not answer, the pool's
+// connections are all being made, each until connectTimeout, and a caller
+// queued behind them would wait for several of those in turn: it gives
+// up after one, EUNAVAILABLE (the statements that follow have the
+// caller's ctx only).
+func (s *Store) begin(ctx context.Context, opt pgx.TxOptions) (pgx.Tx, error) {
+	bctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+	defer cancel()
+	tx, err := s.pool.BeginTx(bctx, opt)
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return nil, unavailable(err)
+	}
+	return tx, err
 }
 
 // migrationLock is the first key of the advisory lock that migrations take;
@@ -283,13 +315,22 @@ func size(ctx context.Context, tx pgx.Tx) (int64, error) {
 }
 
 // formatError turns driver errors into agentmem errors: a unique violation
-// is ECONFLICT; a lost or refused connection, a deadlock or a lock timeout
-// EUNAVAILABLE; NUL characters, which PostgreSQL text cannot hold, and
+// is ECONFLICT; a lost or refused connection (also one the driver had
+// already closed when the pool handed it out), a deadlock or a lock
+// timeout EUNAVAILABLE; NUL characters, which PostgreSQL text cannot hold, and
 // times beyond the range of timestamptz EINVALID. Others pass as they are (clients see them as internal errors,
-// never their text). agentmem errors and context errors pass unchanged.
+// never their text). agentmem errors and context errors pass unchanged,
+// except a connection that timed out (DefaultConnectTimeout): the
+// database did not answer, EUNAVAILABLE.
 func formatError(err error) error {
 	var ae *agentmem.Error
-	if err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var ce *pgconn.ConnectError
+	switch {
+	case err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &ce):
+		return unavailable(err)
+	case errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
 	var pe *pgconn.PgError
@@ -310,9 +351,12 @@ func formatError(err error) error {
 		}
 		return err
 	}
-	var ce *pgconn.ConnectError
 	var ne net.Error
-	if errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		// A connection found closed (its socket went away while idle in
+		// the pool), or any error the driver says happened before the
+		// server saw the statement.
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) {
 		return unavailable(err)
 	}
 	return err

@@ -2,7 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/postgres"
 	"github.com/agentmem/agentmem/storetest"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var ctx = context.Background()
@@ -325,5 +329,99 @@ func TestOpen_Unavailable(t *testing.T) {
 	}
 	if msg := agentmem.ErrorMessage(err); msg != "The database is unavailable; retry." {
 		t.Fatalf("client message %q", msg)
+	}
+}
+
+// TestOpen_Blackhole: a server that accepts connections and never answers
+// (a database down behind a proxy that still listens) fails within
+// DefaultConnectTimeout, EUNAVAILABLE, when the DSN sets no
+// connect_timeout, rather than holding the caller until it gives up.
+func TestOpen_Blackhole(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	defer func() {
+		ln.Close()
+		for c := range accepted {
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, 4*postgres.DefaultConnectTimeout)
+	defer cancel()
+	start := time.Now()
+	_, err = postgres.Open(ctx, "postgres://postgres@"+ln.Addr().String()+"/test?sslmode=disable")
+	took := time.Since(start)
+	if code := agentmem.ErrorCode(err); code != agentmem.EUNAVAILABLE {
+		t.Fatalf("Open on a silent server: code %q (%v), want %q", code, err, agentmem.EUNAVAILABLE)
+	}
+	if took < postgres.DefaultConnectTimeout || took > postgres.DefaultConnectTimeout+2*time.Second {
+		t.Fatalf("Open gave up after %v, want about %v", took, postgres.DefaultConnectTimeout)
+	}
+}
+
+// TestFormatError_LostConnection: the errors of a connection lost while
+// idle in the pool, which the driver finds closed before it sends
+// anything, are EUNAVAILABLE (503 and Retry-After), not internal errors.
+func TestFormatError_LostConnection(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("begin: %w", pgconn.ErrConnClosed),
+		fmt.Errorf("begin: %w", safeToRetry{}),
+		&pgconn.ConnectError{},
+		fmt.Errorf("query: %w", io.ErrUnexpectedEOF),
+	} {
+		if code := agentmem.ErrorCode(postgres.FormatError(err)); code != agentmem.EUNAVAILABLE {
+			t.Errorf("%v: code %q, want %q", err, code, agentmem.EUNAVAILABLE)
+		}
+	}
+	if err := postgres.FormatError(errors.New("something else")); agentmem.ErrorCode(err) != agentmem.EINTERNAL {
+		t.Errorf("an unknown error: %v, want it internal", err)
+	}
+}
+
+// safeToRetry is an error the driver marks as raised before the server
+// saw the statement.
+type safeToRetry struct{}
+
+func (safeToRetry) Error() string     { return "conn uninitialized" }
+func (safeToRetry) SafeToRetry() bool { return true }
+
+// TestStore_ConnectionWait: a call waits for a connection of the pool at
+// most the connect timeout, then fails EUNAVAILABLE (503), whatever holds
+// the pool's connections: here a transaction on the only one; during an
+// outage, connections being made to a server that does not answer, which
+// a caller queued behind several of them would otherwise wait for in turn.
+func TestStore_ConnectionWait(t *testing.T) {
+	t.Parallel()
+	s := MustOpen(t, testutil.WithParams(MustCreateSchema(t), map[string]string{"pool_max_conns": "1", "connect_timeout": "1"}))
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	release, err := postgres.HoldIndexLock(ctx, s, "alice", th.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	start := time.Now()
+	_, err = s.FindThreadByID(ctx, "alice", th.ID)
+	if took := time.Since(start); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || took < time.Second || took > 3*time.Second {
+		t.Fatalf("with the pool's connection held: %v after %v, want EUNAVAILABLE after about 1s", err, took)
+	}
+	if err := s.Ping(ctx); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+		t.Fatalf("Ping with the pool's connection held: %v, want EUNAVAILABLE", err)
+	}
+	release()
+	if _, err := s.FindThreadByID(ctx, "alice", th.ID); err != nil {
+		t.Fatalf("once the connection is free: %v", err)
 	}
 }

@@ -264,7 +264,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	s.mu.RUnlock()
 	// Wait for the outcome even if ctx ends meanwhile: once queued, the
 	// write may commit, and the caller must not be told otherwise.
-	return <-op.done
+	return formatError(<-op.done)
 }
 
 // writeBatch is how many items of a batch of background work (windows,
@@ -531,7 +531,7 @@ func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return formatError(err)
 	}
 	return tx.Commit()
 }
@@ -592,19 +592,58 @@ func (s *Store) Size() int64 {
 }
 
 // formatError turns driver errors into agentmem errors: a constraint
-// violation is ECONFLICT, a busy database EUNAVAILABLE; others pass as they
-// are (clients see them as internal errors).
+// violation is ECONFLICT, a busy database EUNAVAILABLE, a full disk (or
+// a file at its SetMaxPageCount) EUNAVAILABLE saying so; agentmem errors
+// and others pass as they are (clients see the others as internal
+// errors). write and read apply it to what their fn returns.
 func formatError(err error) error {
+	var ae *agentmem.Error
 	var e *sqlite.Error
+	if errors.As(err, &ae) {
+		return err
+	}
 	if errors.As(err, &e) {
 		switch e.Code() & 0xff {
 		case sqlite3.SQLITE_CONSTRAINT:
 			return agentmem.Errorf(agentmem.ECONFLICT, "The record already exists.")
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is busy; retry."), err)
+		case sqlite3.SQLITE_FULL:
+			return errors.Join(errDiskFull, err)
 		}
 	}
 	return err
+}
+
+// errDiskFull is a write that found the database's disk full: nothing of
+// it is stored, what is stored stays readable, and the same write succeeds
+// once there is room again.
+var errDiskFull = agentmem.Errorf(agentmem.EUNAVAILABLE, "The database's disk is full: nothing was written; reads still work. Retry once space is freed.")
+
+// DefaultMaxPageCount is SQLite's own bound on the pages of a database
+// file (SQLITE_MAX_PAGE_COUNT), which SetMaxPageCount restores.
+const DefaultMaxPageCount = 4294967294
+
+// SetMaxPageCount bounds the pages of the database file (SQLite's PRAGMA
+// max_page_count, on the writer connection): a write that would grow it
+// further fails as on a full disk (EUNAVAILABLE, errDiskFull's message),
+// while reads go on, and writes that fit in the file's free pages still
+// succeed. A bound below the file's size is raised to it; n ≤ 0 restores
+// DefaultMaxPageCount. It returns the bound in effect. It is how the
+// fault tests fill the disk without a file system of their own, and an
+// operator's cap on the file; the bound lasts until Close.
+func (s *Store) SetMaxPageCount(ctx context.Context, n int64) (int64, error) {
+	if n <= 0 {
+		n = DefaultMaxPageCount
+	}
+	var got int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, n)).Scan(&got)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("set max_page_count: %w", err)
+	}
+	return got, nil
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -49,6 +49,13 @@ const (
 // outcome would run it again), and a claim in flight (see Pool.claim).
 const recordTimeout = 10 * time.Second
 
+// While the store is unavailable, recording an outcome is tried again
+// after recordRetryMin, then twice as long each time up to recordRetryMax.
+const (
+	recordRetryMin = 50 * time.Millisecond
+	recordRetryMax = 2 * time.Second
+)
+
 // Pool runs jobs from Jobs with Handlers, Concurrency at a time. Set the
 // fields before Run; the zero value of each but Jobs and Handlers is a
 // default. Run it once.
@@ -300,11 +307,9 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 	start := time.Now()
 	err := runHandler(hctx, c.handlers[j.Kind], j)
 	cancel()
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
 	switch {
 	case err == nil:
-		if rerr := p.Jobs.CompleteJob(rctx, j.UserID, j.ID, c.owner); rerr != nil {
+		if rerr := record(ctx, j, func(rctx context.Context) error { return p.Jobs.CompleteJob(rctx, j.UserID, j.ID, c.owner) }); rerr != nil {
 			logUnrecorded(log, rerr, "complete job")
 			return
 		}
@@ -319,12 +324,51 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 			attrs = append(attrs, "stack", pe.stack)
 		}
 		delay := c.backoff(j.Attempts)
-		if rerr := p.Jobs.FailJob(rctx, j.UserID, j.ID, c.owner, err.Error(), c.now().Add(delay)); rerr != nil {
+		rerr := record(ctx, j, func(rctx context.Context) error {
+			return p.Jobs.FailJob(rctx, j.UserID, j.ID, c.owner, err.Error(), c.now().Add(delay))
+		})
+		if rerr != nil {
 			logUnrecorded(log, rerr, "fail job", attrs...)
 		} else if j.Attempts >= j.MaxAttempts {
 			log.Error("job dead", append(attrs, "max_attempts", j.MaxAttempts)...)
 		} else {
 			log.Warn("job failed", append(attrs, "retry_in", delay)...)
+		}
+	}
+}
+
+// record runs call, which records the outcome of j's run, on a context
+// of its own: the work is done (or failed) whether or not the pool is
+// stopping, and an outcome not recorded leaves the job running until its
+// lease ends (minutes), when it runs again. So while the store is
+// unavailable (EUNAVAILABLE: the database is down, or its disk full) the
+// call is tried again, with a back-off, until the lease ends; once the
+// pool is stopping, for recordTimeout at most. Each try is bounded by
+// recordTimeout.
+func record(ctx context.Context, j *agentmem.Job, call func(ctx context.Context) error) error {
+	end := time.Now().Add(recordTimeout)
+	if j.LeaseUntil != nil && j.LeaseUntil.After(end) {
+		end = *j.LeaseUntil
+	}
+	var stopping <-chan struct{} = ctx.Done()
+	for wait := recordRetryMin; ; wait = min(2*wait, recordRetryMax) {
+		if ctx.Err() != nil && stopping != nil { // the pool stops: recordTimeout more at most
+			if stop := time.Now().Add(recordTimeout); stop.Before(end) {
+				end = stop
+			}
+			stopping = nil
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		err := call(rctx)
+		cancel()
+		if err == nil || agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || time.Now().Add(wait).After(end) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-stopping:
+			t.Stop()
 		}
 	}
 }

@@ -478,3 +478,67 @@ func wantRun(t *testing.T, ran chan string, key string) {
 		t.Fatalf("job %q did not run within 5s: the pool was not woken", key)
 	}
 }
+
+// flakyJobs is a job store whose outcome calls (CompleteJob, FailJob)
+// fail EUNAVAILABLE, as during a database outage, while down is set.
+type flakyJobs struct {
+	agentmem.JobStore
+	down  atomic.Bool
+	calls atomic.Int32 // outcome calls refused
+}
+
+func (f *flakyJobs) CompleteJob(ctx context.Context, userID, id, owner string) error {
+	if f.down.Load() {
+		f.calls.Add(1)
+		return agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry.")
+	}
+	return f.JobStore.CompleteJob(ctx, userID, id, owner)
+}
+
+func (f *flakyJobs) FailJob(ctx context.Context, userID, id, owner, errMsg string, retryAt time.Time) error {
+	if f.down.Load() {
+		f.calls.Add(1)
+		return agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry.")
+	}
+	return f.JobStore.FailJob(ctx, userID, id, owner, errMsg, retryAt)
+}
+
+// TestPool_RecordWhileUnavailable: the outcome of a run that the store
+// cannot record while it is unavailable (a database outage) is recorded
+// once it is back, within the job's lease: the job does not stay running
+// until its lease ends, minutes later, to run again.
+func TestPool_RecordWhileUnavailable(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Complete", true: "Fail"}[fail], func(t *testing.T) {
+			s := testutil.MustOpenSQLite(t)
+			jobs := &flakyJobs{JobStore: s}
+			jobs.down.Store(true)
+			var runs atomic.Int32
+			p := &worker.Pool{
+				Jobs: jobs,
+				Handlers: map[string]worker.Handler{"index": func(ctx context.Context, j *agentmem.Job) error {
+					runs.Add(1)
+					if fail {
+						return fmt.Errorf("the database went away")
+					}
+					return nil
+				}},
+				Lease:   time.Hour,
+				Poll:    5 * time.Millisecond,
+				Backoff: func(int) time.Duration { return time.Hour },
+			}
+			j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index"})
+			MustRun(t, p)
+			waitFor(t, 5*time.Second, "the outcome to be refused twice", func() bool { return jobs.calls.Load() >= 2 })
+			jobs.down.Store(false)
+			want := agentmem.JobDone
+			if fail {
+				want = agentmem.JobQueued
+			}
+			got := waitStatus(t, s, j, want)
+			if runs.Load() != 1 || got.Attempts != 1 || got.LeaseUntil != nil {
+				t.Fatalf("job %+v after %d runs, want %s after one run, its lease cleared", got, runs.Load(), want)
+			}
+		})
+	}
+}

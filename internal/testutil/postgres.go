@@ -80,6 +80,10 @@ func WithSearchPath(dsn, schema string) string {
 	return withParams(dsn, map[string]string{"search_path": schema})
 }
 
+// WithParams sets parameters of a URL or key=value DSN (pool_max_conns,
+// connect_timeout…).
+func WithParams(dsn string, params map[string]string) string { return withParams(dsn, params) }
+
 // withParams sets parameters of a URL or key=value DSN.
 func withParams(dsn string, params map[string]string) string {
 	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {

@@ -14,8 +14,10 @@
 // and embeddings are hashed bags of words (Vector), unless a test queues
 // replies with Push or decides them with Script. Replies can also be faults:
 // an HTTP error with an optional Retry-After (Fail, RateLimited), a hang until
-// the client gives up (Hang), a malformed body (Malformed) or an answer
-// without choices (Empty). The server records every request it receives.
+// the client gives up (Hang), a malformed body (Malformed), a body that is
+// not JSON at all (NotJSON) or an answer without choices (Empty); Down
+// makes every answer one of them until Up, an outage of the whole server.
+// The server records every request it receives.
 //
 // The package imports the standard library only, and never llm/openai.
 package llmtest
@@ -64,6 +66,7 @@ type Server struct {
 	embedQueue  []Reply
 	chatScript  func(ChatCompletionRequest) Reply
 	embedScript func(EmbeddingRequest) Reply
+	down        *Reply // the fault of every answer while the server is down
 	dim         int
 	apiKey      string
 	requests    []Request
@@ -135,6 +138,24 @@ func (s *Server) ScriptEmbedding(f func(req EmbeddingRequest) Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.embedScript = f
+}
+
+// Down makes the server answer every model request (chat, Responses and
+// embeddings) with fault, ahead of the queues and scripts, until Up: an
+// outage of the model server (Fail(500), Hang(), Malformed(), NotJSON()…).
+// The requests are still recorded; what was queued stays queued.
+func (s *Server) Down(fault Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = &fault
+}
+
+// Up ends the outage that Down began: answers are the queued, scripted or
+// default ones again.
+func (s *Server) Up() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = nil
 }
 
 // SetDimensions sets the length of default embedding vectors for requests
@@ -214,6 +235,8 @@ type Reply struct {
 	Body       string      // sent verbatim, with Status or 200, instead of the generated body
 	Hang       bool        // answer nothing until the client gives up (or the test ends)
 	Delay      time.Duration
+	// ContentType is the Content-Type of Body ("" means application/json).
+	ContentType string
 }
 
 // Text returns a reply whose chat answer is content.
@@ -235,6 +258,12 @@ func Hang() Reply { return Reply{Hang: true} }
 // Malformed returns a reply whose 200 body is cut-off JSON.
 func Malformed() Reply {
 	return Reply{Body: `{"id":"chatcmpl-broken","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`}
+}
+
+// NotJSON returns a reply whose 200 body is an HTML page, as a proxy or a
+// captive portal in front of the model server might answer.
+func NotJSON() Reply {
+	return Reply{Body: "<html><head><title>Service Unavailable</title></head><body>Try again later.</body></html>\n", ContentType: "text/html; charset=utf-8"}
 }
 
 // Empty returns a chat reply with no choices.
@@ -454,6 +483,9 @@ func (s *Server) next(req ChatCompletionRequest) (Reply, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := fmt.Sprint(s.seq)
+	if s.down != nil {
+		return *s.down, n
+	}
 	if len(s.chatQueue) > 0 {
 		reply := s.chatQueue[0]
 		s.chatQueue = s.chatQueue[1:]
@@ -554,7 +586,9 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	var reply Reply
-	if len(s.embedQueue) > 0 {
+	if s.down != nil {
+		reply = *s.down
+	} else if len(s.embedQueue) > 0 {
 		reply, s.embedQueue = s.embedQueue[0], s.embedQueue[1:]
 	} else if f := s.embedScript; f != nil {
 		s.mu.Unlock()
@@ -638,7 +672,7 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, reply Reply) bool
 	}
 	status := cmp.Or(reply.Status, http.StatusOK)
 	if reply.Body != "" {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", cmp.Or(reply.ContentType, "application/json"))
 		w.WriteHeader(status)
 		io.WriteString(w, reply.Body)
 		return true

@@ -124,6 +124,45 @@ func TestServer_Chat(t *testing.T) {
 		}
 	})
 
+	t.Run("NotJSON", func(t *testing.T) {
+		s := llmtest.NewServer(t)
+		s.Push(llmtest.NotJSON())
+		status, h, body := post(t, s.BaseURL()+"/chat/completions", hello)
+		if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || json.Valid(body) || !strings.HasPrefix(string(body), "<html>") {
+			t.Fatalf("status=%d Content-Type=%q body=%s", status, h.Get("Content-Type"), body)
+		}
+	})
+
+	t.Run("DownAndUp", func(t *testing.T) {
+		s := llmtest.NewServer(t)
+		s.Push(llmtest.Text("queued"))
+		s.Down(llmtest.Fail(http.StatusInternalServerError))
+		for _, path := range []string{"/chat/completions", "/embeddings", "/chat/completions"} {
+			body := hello
+			if path == "/embeddings" {
+				body = `{"model":"e","input":["a"]}`
+			}
+			if status, _, _ := post(t, s.BaseURL()+path, body); status != http.StatusInternalServerError {
+				t.Fatalf("%s while down: status=%d, want 500", path, status)
+			}
+		}
+		s.Down(llmtest.Malformed())
+		if _, _, body := post(t, s.BaseURL()+"/embeddings", `{"model":"e","input":["a"]}`); json.Valid(body) {
+			t.Fatalf("embeddings while down with Malformed: valid JSON %s", body)
+		}
+		s.Up()
+		_, _, body := post(t, s.BaseURL()+"/chat/completions", hello)
+		if got := decode[llmtest.ChatCompletion](t, body).Choices[0].Message.Content; got != "queued" {
+			t.Fatalf("after Up: content=%q, want the queued reply", got)
+		}
+		if status, _, _ := post(t, s.BaseURL()+"/embeddings", `{"model":"e","input":["a"]}`); status != http.StatusOK {
+			t.Fatalf("embeddings after Up: status=%d, want 200", status)
+		}
+		if n := len(s.Requests()); n != 6 {
+			t.Fatalf("len(Requests)=%d, want 6: requests are recorded while down", n)
+		}
+	})
+
 	t.Run("Hang", func(t *testing.T) {
 		s := llmtest.NewServer(t)
 		s.Push(llmtest.Hang())
