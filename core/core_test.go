@@ -269,3 +269,30 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// downEmbedder is an embedder whose server is down.
+type downEmbedder struct{}
+
+func (downEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, agentmem.Errorf(agentmem.EUNAVAILABLE, "The embedding model does not answer.")
+}
+
+// TestCreateMemory_EmbedderDown: a memory that cannot be embedded is not
+// created (the client is told to try again), so that its retry, once the
+// embedder is back, makes one memory, not two.
+func TestCreateMemory_EmbedderDown(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		ix := &index.Indexer{Store: f.store, Jobs: f.store, Emb: downEmbedder{}, Space: "down"}
+		down := core.New(f.store, core.Options{Indexer: ix})
+		_, err := down.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User likes tea."})
+		if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+			t.Fatalf("CreateMemory with the embedder down: %v, want EUNAVAILABLE", err)
+		}
+		if _, err := f.svc.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User likes tea."}); err != nil {
+			t.Fatal(err)
+		}
+		if ms, _, err := f.svc.FindMemories(ctx, "alice", agentmem.MemoryFilter{}); err != nil || len(ms) != 1 {
+			t.Errorf("after the failed create and its retry: %d memories (%v), want 1", len(ms), err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agentmem/agentmem"
 )
@@ -18,6 +19,12 @@ func (s *Service) CreateMemory(ctx context.Context, userID string, in agentmem.M
 		return nil, err
 	}
 	if err := s.opt.Indexer.EmbedMemory(ctx, m); err != nil {
+		// All or nothing: a memory the client is told was not created (the
+		// embedder is down: 503, try again) must not be there when it
+		// tries again, or the retry would make a second one.
+		if derr := s.store.DeleteMemory(context.WithoutCancel(ctx), u.id, m.ID); derr != nil {
+			return nil, errors.Join(err, derr)
+		}
 		return nil, err
 	}
 	u.show(m)
