@@ -20,6 +20,14 @@ const (
 	EUNAVAILABLE   = "unavailable"   // a dependency (database, model) is down (503)
 )
 
+// ErrStoreDown is joined to a store's EUNAVAILABLE errors that say the
+// store itself cannot work now (its database does not answer, or its disk
+// is full), as against a dependency of the caller's (a model) being down.
+// A background job that fails with it is not at fault: a worker hands it
+// back without counting the attempt, and waits before claiming more
+// (package worker), so that an outage, however long, kills no job.
+var ErrStoreDown = errors.New("the store is unavailable")
+
 // Error is an application error whose Message is safe to show to clients.
 type Error struct {
 	Code    string

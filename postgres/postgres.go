@@ -363,7 +363,7 @@ func formatError(err error) error {
 }
 
 func unavailable(err error) error {
-	return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry."), err)
+	return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry."), agentmem.ErrStoreDown, err)
 }
 
 // isUniqueViolation reports whether err is PostgreSQL's unique_violation,

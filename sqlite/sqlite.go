@@ -609,7 +609,7 @@ func formatError(err error) error {
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is busy; retry."), err)
 		case sqlite3.SQLITE_FULL:
-			return errors.Join(errDiskFull, err)
+			return errors.Join(errDiskFull, agentmem.ErrStoreDown, err)
 		}
 	}
 	return err

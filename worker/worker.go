@@ -21,6 +21,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -43,6 +44,10 @@ const (
 	DefaultBackoffBase = time.Second
 	DefaultBackoffMax  = 5 * time.Minute
 )
+
+// storeDownPause is how long a pool stops claiming jobs after one failed
+// because the store was unavailable (agentmem.ErrStoreDown).
+const storeDownPause = time.Second
 
 // recordTimeout bounds the store calls that run even when the pool is
 // stopping: recording a job's outcome (the work is done; losing its
@@ -90,6 +95,20 @@ type Pool struct {
 
 	wakeOnce sync.Once
 	wake     chan struct{}
+
+	// pausedUntil is when the pool may claim again after a job found the
+	// store unavailable (unix nanoseconds; see pauseClaims).
+	pausedUntil atomic.Int64
+}
+
+// pauseClaims stops the pool claiming jobs until t (a later pause wins).
+func (p *Pool) pauseClaims(t time.Time) {
+	for {
+		old := p.pausedUntil.Load()
+		if t.UnixNano() <= old || p.pausedUntil.CompareAndSwap(old, t.UnixNano()) {
+			return
+		}
+	}
 }
 
 // Notify wakes the pool to claim jobs now rather than at its next poll:
@@ -220,6 +239,11 @@ func (p *Pool) Run(ctx context.Context) error {
 		inFlight = map[jobKey]bool{} // guarded by mu
 		freed    = make(chan struct{}, 1)
 		failing  bool // whether the last claim failed
+		// orphans: a claim failed with the store unavailable, and may have
+		// been committed all the same (a connection lost during COMMIT):
+		// once a claim succeeds, the jobs leased to this pool that it does
+		// not run are handed back (see releaseOrphans).
+		orphans bool
 	)
 	defer wg.Wait()
 	wake := p.wakeChan()
@@ -232,6 +256,10 @@ func (p *Pool) Run(ctx context.Context) error {
 		case <-wake:
 		case <-freed:
 		case <-poll.C:
+		}
+		if wait := time.Until(time.Unix(0, p.pausedUntil.Load())); wait > 0 {
+			poll.Reset(wait) // the store was unavailable: claim nothing meanwhile
+			continue
 		}
 		mu.Lock()
 		n := c.concurrency - len(inFlight)
@@ -253,6 +281,9 @@ func (p *Pool) Run(ctx context.Context) error {
 				log.Info("claim jobs: recovered")
 			}
 			failing = err != nil
+			if err != nil && agentmem.ErrorCode(err) == agentmem.EUNAVAILABLE {
+				orphans = true
+			}
 			for _, j := range jobs {
 				k := jobKey{j.UserID, j.ID}
 				mu.Lock()
@@ -276,6 +307,12 @@ func (p *Pool) Run(ctx context.Context) error {
 					default:
 					}
 				})
+			}
+			if err == nil && orphans {
+				mu.Lock()
+				running := maps.Clone(inFlight)
+				mu.Unlock()
+				orphans = p.releaseOrphans(ctx, c, log, running) != nil
 			}
 			if err == nil && len(jobs) == n {
 				// Maybe more are due: claim again as soon as a slot frees.
@@ -317,6 +354,18 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 	case ctx.Err() != nil:
 		p.release(ctx, c, log, j)
 		log.Info("job interrupted by the stop and handed back", "err", err)
+	case errors.Is(err, agentmem.ErrStoreDown):
+		// The store cannot work now (its database is away, its disk full):
+		// not the job's fault. Handed back, its attempt not counted, and
+		// the pool waits before it claims again, so that an outage kills
+		// no job however long it lasts.
+		p.pauseClaims(c.now().Add(storeDownPause))
+		rerr := record(ctx, j, func(rctx context.Context) error { return p.Jobs.ReleaseJob(rctx, j.UserID, j.ID, c.owner) })
+		if rerr != nil {
+			logUnrecorded(log, rerr, "hand back job", "err", err)
+		} else {
+			log.Warn("job handed back: the store is unavailable", "err", err, "pause", storeDownPause)
+		}
 	default:
 		attrs := []any{"err", err, "duration", time.Since(start)}
 		var pe *panicError
@@ -370,6 +419,33 @@ func record(ctx context.Context, j *agentmem.Job, call func(ctx context.Context)
 		case <-stopping:
 			t.Stop()
 		}
+	}
+}
+
+// releaseOrphans hands back the jobs leased to this pool that it does not
+// run (running: those it does): a claim that failed as the store became
+// unavailable may have been committed all the same (the connection lost
+// during COMMIT), and its jobs would otherwise wait for their lease to
+// expire, minutes, before anyone ran them. It reads the running jobs of
+// every user, a short list.
+func (p *Pool) releaseOrphans(ctx context.Context, c *config, log *slog.Logger, running map[jobKey]bool) error {
+	status := agentmem.JobRunning
+	f := agentmem.JobFilter{Status: &status, Limit: agentmem.MaxPageSize}
+	for {
+		jobs, next, err := p.Jobs.FindJobs(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if j.LeaseOwner == c.owner && !running[jobKey{j.UserID, j.ID}] {
+				log.Info("job claimed by a claim that seemed to fail: handed back", "job", j.ID, "user", j.UserID, "kind", j.Kind)
+				p.release(ctx, c, log, j)
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		f.Cursor = next
 	}
 }
 

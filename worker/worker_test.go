@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -540,5 +541,74 @@ func TestPool_RecordWhileUnavailable(t *testing.T) {
 				t.Fatalf("job %+v after %d runs, want %s after one run, its lease cleared", got, runs.Load(), want)
 			}
 		})
+	}
+}
+
+// TestPool_StoreDown: a job whose run finds the store unavailable
+// (agentmem.ErrStoreDown: its database away, its disk full) is handed back
+// with its attempt not counted, however often that happens: a job of one
+// attempt survives three such runs and is done by the fourth. Another
+// failure still counts.
+func TestPool_StoreDown(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	var runs atomic.Int32
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"index": func(ctx context.Context, j *agentmem.Job) error {
+			switch n := runs.Add(1); {
+			case j.UserID == "bob":
+				return fmt.Errorf("the model failed")
+			case n <= 3:
+				return fmt.Errorf("write chunks: %w", errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database's disk is full."), agentmem.ErrStoreDown))
+			}
+			return nil
+		}},
+		Poll:    5 * time.Millisecond,
+		Backoff: func(int) time.Duration { return 0 },
+	}
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index", MaxAttempts: 1})
+	MustRun(t, p)
+	if got := waitStatus(t, s, j, agentmem.JobDone); runs.Load() != 4 || got.Attempts != 1 {
+		t.Fatalf("job %+v after %d runs, want done by the 4th run, one attempt counted", got, runs.Load())
+	}
+	other := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "bob", Kind: "index", MaxAttempts: 1})
+	if got := waitStatus(t, s, other, agentmem.JobDead); got.Attempts != 1 {
+		t.Fatalf("a job failed by its model: %+v, want dead after its one attempt", got)
+	}
+}
+
+// lostCommitJobs is a job store whose first claim is committed but
+// answered with an error, as when the connection to the database is lost
+// during COMMIT.
+type lostCommitJobs struct {
+	agentmem.JobStore
+	lost atomic.Bool
+}
+
+func (l *lostCommitJobs) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
+	jobs, err := l.JobStore.ClaimJobs(ctx, owner, kinds, n, lease)
+	if err == nil && len(jobs) > 0 && l.lost.CompareAndSwap(false, true) {
+		return nil, errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry."), agentmem.ErrStoreDown)
+	}
+	return jobs, err
+}
+
+// TestPool_ClaimCommitLost: the jobs of a claim that was committed but
+// answered with an error (the connection lost during COMMIT) are handed
+// back once the store answers again, and run then, not when their lease
+// (an hour here) expires.
+func TestPool_ClaimCommitLost(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	var runs atomic.Int32
+	p := &worker.Pool{
+		Jobs:     &lostCommitJobs{JobStore: s},
+		Handlers: map[string]worker.Handler{"index": func(ctx context.Context, j *agentmem.Job) error { runs.Add(1); return nil }},
+		Lease:    time.Hour,
+		Poll:     5 * time.Millisecond,
+	}
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index"})
+	MustRun(t, p)
+	if got := waitStatus(t, s, j, agentmem.JobDone); runs.Load() != 1 || got.Attempts != 1 {
+		t.Fatalf("job %+v after %d runs, want done once, its lost claim not counted", got, runs.Load())
 	}
 }
