@@ -41,6 +41,15 @@ type Thread struct {
 	// LastSeq is the seq of the newest message (0 when empty). Equal to
 	// MessageCount while messages are never deleted one by one.
 	LastSeq int64 `json:"last_seq"`
+
+	// JustEnded is set on the thread that an update returns
+	// (UpdateThread, EndThread) when that update ended it: ApplyUpdate
+	// moved it from active to ended. The stores apply an update to the
+	// thread as their transaction has it locked, so of two calls that end
+	// a thread at once (through two replicas, say) exactly one gets
+	// JustEnded: the one that queues what an end queues. Never stored;
+	// false on a thread read otherwise.
+	JustEnded bool `json:"-"`
 }
 
 // Validate checks the client-settable fields of a thread about to be
@@ -369,8 +378,8 @@ func ThreadIDTaken(id string, deleted bool) error {
 }
 
 // ApplyUpdate applies a validated update to t at time now: set fields
-// change, the status change sets or clears EndedAt, and UpdatedAt moves to
-// now.
+// change, the status change sets or clears EndedAt (an end sets
+// JustEnded), and UpdatedAt moves to now.
 func (t *Thread) ApplyUpdate(upd ThreadUpdate, now time.Time) {
 	if upd.Title != nil {
 		t.Title = *upd.Title
@@ -384,10 +393,12 @@ func (t *Thread) ApplyUpdate(upd ThreadUpdate, now time.Time) {
 	if upd.AgentID != nil {
 		t.AgentID = *upd.AgentID
 	}
+	t.JustEnded = false
 	if upd.Status != nil && *upd.Status != t.Status {
 		t.Status = *upd.Status
 		if t.Status == ThreadEnded {
 			t.EndedAt = &now
+			t.JustEnded = true
 		} else {
 			t.EndedAt = nil
 		}

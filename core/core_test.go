@@ -22,6 +22,7 @@ var ctx = context.Background()
 type fixture struct {
 	store agentmem.Store
 	svc   *core.Service
+	opt   core.Options // svc's: another service over the store may share them
 }
 
 func newFixture(t *testing.T, store agentmem.Store) *fixture {
@@ -30,7 +31,8 @@ func newFixture(t *testing.T, store agentmem.Store) *fixture {
 	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
 	sm := &window.Summarizer{Store: store}
 	rf := &reflection.Reflector{Store: store, Summarize: sm.SummarizeThrough, Embed: ix.EmbedMemory}
-	return &fixture{store: store, svc: core.New(store, core.Options{Indexer: ix, Reflector: rf})}
+	opt := core.Options{Indexer: ix, Reflector: rf}
+	return &fixture{store: store, svc: core.New(store, opt), opt: opt}
 }
 
 // backends runs fn on SQLite, and on PostgreSQL when AGENTMEM_TEST_POSTGRES
@@ -148,6 +150,80 @@ func TestService_EndIdleThreads(t *testing.T) {
 		user := agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Scope: agentmem.Scope{Kind: agentmem.ScopeUser, UserID: "alice"}, Via: "apikey"})
 		if _, err := f.svc.EndIdleThreads(user, time.Now()); agentmem.ErrorCode(err) != agentmem.EFORBIDDEN {
 			t.Fatalf("EndIdleThreads by a user: %v, want EFORBIDDEN", err)
+		}
+	})
+}
+
+// staleStore is a store whose FindThreadByID runs hook, once, after it
+// has read the thread: what another replica does between a call's read
+// of a thread and its write.
+type staleStore struct {
+	agentmem.Store
+	hook func()
+}
+
+func (s *staleStore) FindThreadByID(ctx context.Context, userID, id string) (*agentmem.Thread, error) {
+	th, err := s.Store.FindThreadByID(ctx, userID, id)
+	if h := s.hook; h != nil {
+		s.hook = nil
+		h()
+	}
+	return th, err
+}
+
+// TestService_EndThreadConcurrently: of two calls that end a thread at
+// once, through two services on one store (two replicas), only the one
+// that ended it queues its index job and its reflection. The other read
+// the thread active, but the first ended it (and its jobs ran) before the
+// other wrote: it used to queue them again, so that the thread was
+// reflected on twice, or its reflection, done, marked pending again with
+// its job still running (the fault suite's TestReplicas found it). The
+// idle sweeps of two replicas likewise end a thread once, and count it
+// once.
+func TestService_EndThreadConcurrently(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		stale := &staleStore{Store: f.store}
+		other := core.New(stale, f.opt)
+		for _, c := range []struct {
+			name string
+			end  func(svc *core.Service) (ended bool)
+		}{
+			{"EndThread", func(svc *core.Service) bool {
+				th, err := svc.EndThread(ctx, "alice", "t1")
+				if err != nil || th.Status != agentmem.ThreadEnded {
+					t.Fatalf("EndThread: %+v, %v", th, err)
+				}
+				return th.JustEnded
+			}},
+			{"EndIdleThreads", func(svc *core.Service) bool {
+				n, err := svc.EndIdleThreads(ctx, time.Now().Add(time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n == 1
+			}},
+		} {
+			f.talk(t, "alice", "t1", "I live in Oslo.") // (re)opens it
+			f.finishJobs(t, "alice")
+			index0, reflect0 := f.jobs(t, "alice", index.JobKind), f.jobs(t, "alice", reflection.JobKind)
+			stale.hook = func() {
+				if !c.end(f.svc) {
+					t.Errorf("%s: the first call did not end the thread", c.name)
+				}
+				f.finishJobs(t, "alice")
+			}
+			if c.end(other) {
+				t.Errorf("%s: the second call says it ended the thread that the first ended", c.name)
+			}
+			if stale.hook != nil {
+				t.Fatalf("%s: the thread was not read", c.name)
+			}
+			if n := f.jobs(t, "alice", index.JobKind) - index0; n != 1 {
+				t.Errorf("%s: %d index jobs for one end, want 1", c.name, n)
+			}
+			if n := f.jobs(t, "alice", reflection.JobKind) - reflect0; n != 1 {
+				t.Errorf("%s: %d reflect jobs for one end, want 1", c.name, n)
+			}
 		}
 	})
 }

@@ -53,17 +53,11 @@ func (s *Service) UpdateThread(ctx context.Context, userID, threadID string, upd
 	if err != nil {
 		return nil, err
 	}
-	var before *agentmem.Thread
-	if upd.Status != nil && *upd.Status == agentmem.ThreadEnded {
-		if before, err = s.store.FindThreadByID(ctx, u.id, threadID); err != nil {
-			return nil, err
-		}
-	}
 	t, err := s.store.UpdateThread(ctx, u.id, threadID, upd)
 	if err != nil {
 		return nil, err
 	}
-	if before != nil && before.Status != agentmem.ThreadEnded && t.Status == agentmem.ThreadEnded {
+	if t.JustEnded { // not when another call ended it meanwhile
 		s.ended(ctx, t)
 	}
 	u.show(t)
@@ -129,7 +123,13 @@ func (s *Service) endThread(ctx context.Context, userID, threadID string) (*agen
 	if err != nil {
 		return nil, err
 	}
-	s.ended(ctx, t)
+	// Another call (another replica's) may have ended it since it was
+	// read: only the call that ended it queues the end's jobs, or the
+	// thread would be reflected on twice, or its reflection marked
+	// pending again after its job had run.
+	if t.JustEnded {
+		s.ended(ctx, t)
+	}
 	return t, nil
 }
 
@@ -166,13 +166,15 @@ func (s *Service) EndIdleThreads(ctx context.Context, idleSince time.Time) (int,
 	}
 	n := 0
 	for _, th := range idle {
-		_, err := s.endThread(ctx, th.UserID, th.ID)
+		t, err := s.endThread(ctx, th.UserID, th.ID)
 		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 			continue // deleted meanwhile
 		} else if err != nil {
 			return n, err
 		}
-		n++
+		if t.JustEnded { // not if another replica's sweep ended it meanwhile
+			n++
+		}
 	}
 	return n, nil
 }

@@ -176,6 +176,45 @@ func CheckJobs(t testing.TB, db *sql.DB) JobCounts {
 	return counts
 }
 
+// JobRef names a job: its user and ID (a job's ID is unique per user).
+type JobRef struct{ User, ID string }
+
+// CheckJobsRunOnce reads the jobs table directly and checks that each job
+// ran once: claimed once (attempts 1), but for the jobs of expect, which
+// the test knows must have run again (those a killed server held, once
+// by it and once by another server after the lease expired), and must
+// have been claimed exactly expect[job] times. A job claimed more often
+// ran twice within a lease (taken from a live worker), or failed and was
+// retried: each is an error, with its last error. It returns how many
+// jobs ran more often than they should have.
+func CheckJobsRunOnce(t testing.TB, db *sql.DB, expect map[JobRef]int) (runTwice int) {
+	t.Helper()
+	seen := map[JobRef]bool{}
+	for _, row := range query(t, db, `SELECT user_id, id, kind, key, status, attempts, lease_owner, last_error FROM jobs WHERE attempts <> 1`) {
+		j := JobRef{row[0], row[1]}
+		var attempts int
+		fmt.Sscan(row[5], &attempts)
+		want, ok := expect[j]
+		if !ok {
+			want = 1
+		}
+		seen[j] = true
+		if attempts > want {
+			runTwice++
+		}
+		if attempts != want {
+			t.Errorf("job %s/%s (%s %s, %s, finished by %s) was claimed %d times, want %d; last error %q",
+				row[0], row[1], row[2], row[3], row[4], row[6], attempts, want, row[7])
+		}
+	}
+	for j, want := range expect {
+		if want != 1 && !seen[j] {
+			t.Errorf("job %s/%s was claimed once, want %d times", j.User, j.ID, want)
+		}
+	}
+	return runTwice
+}
+
 // CheckIndex reads what the background jobs wrote directly from the
 // database: every turn (user and assistant message) has its window and
 // its vector, each thread's chunks cover its turns from seq 1 without

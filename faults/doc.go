@@ -34,6 +34,34 @@
 // left running under a lease (the database is read before the restart).
 // The checks of TestCrash then run too.
 //
+// TestReplicas (PostgreSQL only: SQLite is one process's file by design)
+// runs three serve processes on one schema, each on its own port with
+// --job-lease 5s, as replicas behind a load balancer, and spreads the
+// same load over them (StartLoadOn): each client sends to its replica
+// and, after a failure, retries through the next one with the same key.
+// After two seconds it stops one replica (SIGSTOP) until the jobs table
+// shows it holding jobs under a lease, and kills it (SIGKILL); the load
+// goes on through the other two. It proves that appends to the same
+// threads through different replicas are stored as TestCrash's are
+// (gap-free, ordered, each acknowledged batch once); that the killed
+// replica's jobs are done by another once their lease expires, claimed
+// once more and no earlier, and that the other two drain the queue; that
+// every other job was claimed once (CheckJobsRunOnce) and its work done
+// once (CheckIndex); that a thread ended through the three replicas at
+// once gets one reflect job; that a memory written through one replica
+// is found by searches on the others (both signals, and the vector
+// signal alone, which reads each replica's cache of the user's vectors)
+// within a second; and, in RateLimit, that the rate limit is each
+// replica's: three replicas with --rate-limit 5 --rate-burst 5, sent 20
+// requests of one key each at once, each allow its burst of 5, 15 in
+// all. It prints the figures: batches acknowledged, lost and duplicated,
+// jobs run twice, the jobs the kill left leased and the time from the
+// kill until the last of them was done, reflect jobs per end, the search
+// visibility delay (median and maximum), and the requests each replica
+// allowed. Run it with
+//
+//	CI=true go test ./faults -count=1 -v -run TestReplicas | grep 'faults:'
+//
 // The tests read AGENTMEM_TEST_POSTGRES for the PostgreSQL runs, each of
 // which has a schema of its own, and fail without it when CI=true (see
 // internal/testutil). They talk to 127.0.0.1 only, and no model is
@@ -42,11 +70,14 @@
 //
 //	CI=true go test ./faults -v -run 'TestCrash|TestShutdown' | grep 'faults:'
 //
-// Each backend's run is bounded by a 60 s deadline, and the whole
-// package takes under a minute on two cores. The harness is meant for
-// the suite's other tests too: harness_test.go builds the binary once
-// per run (Binary) and runs it (StartServe: Kill, Term, Restart) on each
-// backend (Backends), load_test.go drives the traffic and keeps its
-// ledger (StartLoad), and check_test.go checks what is stored
-// (CheckMessages, CheckMemories, CheckJobs, CheckIndex, CheckSQLiteFile).
+// Each backend's run (and the whole of TestReplicas) is bounded by a
+// 60 s deadline, and the whole package takes about a minute
+// on two cores. The harness is meant for the suite's other tests too:
+// harness_test.go builds the binary once per run (Binary, Agentmem) and
+// runs it (StartServe: Kill, Term, Restart, Pause, Resume, PID) on each
+// backend (Backends, PostgreSQL), load_test.go drives the traffic,
+// through one server or several, and keeps its ledger (StartLoad,
+// StartLoadOn), and check_test.go checks what is stored (CheckMessages,
+// CheckMemories, CheckJobs, CheckJobsRunOnce, CheckIndex,
+// CheckSQLiteFile).
 package faults

@@ -63,6 +63,22 @@ func Binary(tb testing.TB) string {
 	return bin
 }
 
+// Agentmem runs the binary with args (`keys create …`, say), in the
+// environment serve gets (serveEnv), and returns what it printed on
+// stdout, without the trailing newline; it fails tb if the command
+// fails, with what it printed on stderr.
+func Agentmem(tb testing.TB, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command(Binary(tb), args...)
+	cmd.Env = serveEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("agentmem %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSuffix(stdout.String(), "\n")
+}
+
 // Backend is a database a test runs serve on: an SQLite file or a fresh
 // PostgreSQL schema.
 type Backend struct {
@@ -101,11 +117,20 @@ func Backends(t *testing.T, test func(t *testing.T, b Backend)) {
 		test(t, Backend{Name: "sqlite", DB: "sqlite:" + path, Driver: "sqlite", DSN: "file:" + path + "?_pragma=busy_timeout(10000)"})
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
-		// The schema is dropped at the end of the subtest, after the
-		// servers' cleanups (registered later) have stopped them.
-		dsn := testutil.MustCreateSchema(t)
-		test(t, Backend{Name: "postgresql", DB: dsn, Driver: "pgx", DSN: dsn})
+		test(t, PostgreSQL(t))
 	})
+}
+
+// PostgreSQL returns the PostgreSQL backend on a new schema of the
+// AGENTMEM_TEST_POSTGRES database, dropped when tb ends, after the
+// servers' cleanups (registered later) have stopped them. Without that
+// variable tb is skipped, or fails on CI (testutil.PostgresDSN). It is
+// what Backends runs its "PostgreSQL" subtest on, and what a test that
+// needs several processes on one database (TestReplicas) runs on alone.
+func PostgreSQL(tb testing.TB) Backend {
+	tb.Helper()
+	dsn := testutil.MustCreateSchema(tb)
+	return Backend{Name: "postgresql", DB: dsn, Driver: "pgx", DSN: dsn}
 }
 
 // Server is `agentmem serve` running as a child process, which the test
@@ -291,6 +316,57 @@ func (s *Server) exitedChan() chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exited
+}
+
+// PID is the process ID of the server's current process (it changes
+// with each restart): the workers of serve name themselves in the leases
+// they take HOST-PID-RANDOM (worker.Pool.Owner), by which a test tells
+// the jobs of one replica from another's.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd.Process.Pid
+}
+
+// Pause stops the server with SIGSTOP, as a long stall would (a VM
+// paused, a process starved of CPU): it keeps its connections, its
+// database transactions and its leases, and does nothing until Resume
+// or Kill. It returns once the process is stopped (on Linux, as
+// /proc/PID/stat says; elsewhere after 50 ms), so that what the test
+// reads meanwhile (the jobs it holds, say) stays as it is.
+func (s *Server) Pause() {
+	s.tb.Helper()
+	s.signal(syscall.SIGSTOP)
+	stat := fmt.Sprintf("/proc/%d/stat", s.PID())
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			time.Sleep(50 * time.Millisecond) // no /proc: give the signal time
+			return
+		}
+		// pid (comm) state …: comm may hold spaces and parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return
+		}
+	}
+	s.tb.Fatalf("serve (pid %d) is not stopped 2 s after SIGSTOP", s.PID())
+}
+
+// Resume continues a server that Pause stopped (SIGCONT).
+func (s *Server) Resume() {
+	s.tb.Helper()
+	s.signal(syscall.SIGCONT)
+}
+
+// signal sends sig to the server's process, which must still run.
+func (s *Server) signal(sig syscall.Signal) {
+	s.tb.Helper()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if err := cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatalf("%v serve: %v", sig, err)
+	}
 }
 
 // Kill kills the server with SIGKILL, as a crash or the OOM killer

@@ -56,9 +56,11 @@ type Batch struct {
 	Contents          []string
 	Roles             []string
 	// Acked is set once a 201 answered the batch; Seqs are the seqs it
-	// gave its messages.
+	// gave its messages, and Via the URL of the server that answered it
+	// (one of the load's, see StartLoadOn).
 	Acked bool
 	Seqs  []int64
+	Via   string
 	// Attempts counts the requests sent for it; Failed those that got a
 	// connection error or a transient status before one was answered.
 	Attempts, Failed int
@@ -72,12 +74,13 @@ type Outcomes struct {
 	Unexpected  atomic.Int64 // anything else: each one also fails the test
 }
 
-// Load is concurrent traffic against a Server: writers whose every batch
-// is recorded in a ledger, and clients that read and end threads.
+// Load is concurrent traffic against a Server, or several serving one
+// database (replicas): writers whose every batch is recorded in a ledger,
+// and clients that read and end threads.
 type Load struct {
-	tb  testing.TB
-	cfg LoadConfig
-	c   *Client
+	tb      testing.TB
+	cfg     LoadConfig
+	clients []*Client // one per URL of the load
 
 	stop     chan struct{} // closed by Stop: no new batches or reads
 	finish   context.Context
@@ -118,11 +121,30 @@ func (cfg LoadConfig) Threads() []ThreadRef {
 // it.
 func StartLoad(ctx context.Context, tb testing.TB, url string, cfg LoadConfig) *Load {
 	tb.Helper()
-	l := &Load{tb: tb, cfg: cfg, c: NewClient(url), stop: make(chan struct{})}
+	return StartLoadOn(ctx, tb, []string{url}, cfg)
+}
+
+// StartLoadOn is StartLoad over several servers of one database, as
+// clients behind a load balancer: writer (or other client) number i
+// sends to urls[i % len(urls)] and, when a request fails with a
+// connection error or a transient status, sends its retry (with the
+// same Idempotency-Key) to the next URL, and keeps to that one. So every
+// thread is written through every server at once, and a batch that one
+// server left unanswered is stored through another. The threads are
+// created through urls[0].
+func StartLoadOn(ctx context.Context, tb testing.TB, urls []string, cfg LoadConfig) *Load {
+	tb.Helper()
+	if len(urls) == 0 {
+		tb.Fatal("StartLoadOn: no URL")
+	}
+	l := &Load{tb: tb, cfg: cfg, stop: make(chan struct{})}
+	for _, u := range urls {
+		l.clients = append(l.clients, NewClient(u))
+	}
 	l.finish, l.cancel = context.WithCancel(ctx)
 	tb.Cleanup(l.cancel)
 	for _, ut := range cfg.Threads() {
-		status, b, err := l.c.Retrying(ctx, http.MethodPost, "/v1/users/"+ut.User+"/threads", map[string]any{"id": ut.Thread, "agent_id": "agent"}, nil)
+		status, b, err := l.clients[0].Retrying(ctx, http.MethodPost, "/v1/users/"+ut.User+"/threads", map[string]any{"id": ut.Thread, "agent_id": "agent"}, nil)
 		if err != nil || status != http.StatusCreated {
 			tb.Fatalf("create thread %s/%s: %d %s %v", ut.User, ut.Thread, status, b, err)
 		}
@@ -230,6 +252,7 @@ func (l *Load) count(what string, status int, body []byte, err error, os ...*Out
 // write is writer w: batches to random threads until Stop or MaxBatches.
 func (l *Load) write(w int) {
 	r := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+	server := w % len(l.clients)
 	threads := l.cfg.Threads()
 	for n := 0; n < l.cfg.MaxBatches && !l.stopped() && l.finish.Err() == nil; n++ {
 		ut := threads[r.IntN(len(threads))]
@@ -247,7 +270,7 @@ func (l *Load) write(w int) {
 		l.mu.Lock()
 		l.batches = append(l.batches, b)
 		l.mu.Unlock()
-		l.send(b)
+		l.send(b, &server)
 		select {
 		case <-l.stop:
 		case <-time.After(l.cfg.Pause + rand.N(l.cfg.Pause+1)):
@@ -255,9 +278,10 @@ func (l *Load) write(w int) {
 	}
 }
 
-// send appends b, retrying with its key while the server is away, until
-// it is acknowledged or the load's ctx ends.
-func (l *Load) send(b *Batch) {
+// send appends b through the client *server, retrying with its key
+// while the server is away (through the next client, when the load has
+// several), until it is acknowledged or the load's ctx ends.
+func (l *Load) send(b *Batch, server *int) {
 	type message struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
@@ -276,13 +300,15 @@ func (l *Load) send(b *Batch) {
 		}
 		b.Attempts++
 		start := time.Now()
-		status, body, err := l.c.Do(l.finish, http.MethodPost, path, req, &resp, "Idempotency-Key", b.Key)
+		c := l.clients[*server]
+		status, body, err := c.Do(l.finish, http.MethodPost, path, req, &resp, "Idempotency-Key", b.Key)
 		counts := []*Outcomes{&l.Writes}
 		if l.spansMark(start, time.Now()) {
 			counts = append(counts, &l.AtMark)
 		}
 		if l.count("append "+b.Key, status, body, err, counts...) {
 			b.Failed++
+			*server = (*server + 1) % len(l.clients)
 			select {
 			case <-l.finish.Done():
 			case <-time.After(Backoff(try)):
@@ -303,7 +329,7 @@ func (l *Load) send(b *Batch) {
 			b.Seqs = append(b.Seqs, m.Seq)
 		}
 		l.mu.Lock()
-		b.Acked = true
+		b.Acked, b.Via = true, c.URL
 		l.mu.Unlock()
 		return
 	}
@@ -313,7 +339,9 @@ func (l *Load) send(b *Batch) {
 func (l *Load) other(o int) {
 	r := rand.New(rand.NewPCG(uint64(1000+o), uint64(time.Now().UnixNano())))
 	threads := l.cfg.Threads()
+	server := o % len(l.clients)
 	for !l.stopped() && l.finish.Err() == nil {
+		c := l.clients[server]
 		ut := threads[r.IntN(len(threads))]
 		base := "/v1/users/" + ut.User
 		var what string
@@ -323,18 +351,20 @@ func (l *Load) other(o int) {
 		switch n := r.IntN(8); {
 		case n == 0:
 			what = "end " + ut.User + "/" + ut.Thread
-			status, body, err = l.c.Do(l.finish, http.MethodPost, base+"/threads/"+ut.Thread+"/end", nil, nil)
+			status, body, err = c.Do(l.finish, http.MethodPost, base+"/threads/"+ut.Thread+"/end", nil, nil)
 		case n < 5:
 			// A small budget, so that contexts ask for summaries.
 			what = "context " + ut.User + "/" + ut.Thread
-			status, body, err = l.c.Do(l.finish, http.MethodPost, base+"/threads/"+ut.Thread+"/context",
+			status, body, err = c.Do(l.finish, http.MethodPost, base+"/threads/"+ut.Thread+"/context",
 				map[string]any{"input": "What do you know about me?", "budget_tokens": 600, "model": "gpt-4o"}, nil)
 		default:
 			what = "search " + ut.User
-			status, body, err = l.c.Do(l.finish, http.MethodPost, base+"/search",
+			status, body, err = c.Do(l.finish, http.MethodPost, base+"/search",
 				map[string]any{"query": strings.TrimSuffix(facts[r.IntN(len(facts))], "."), "scopes": []string{"memories", "messages", "chunks", "summaries"}}, nil)
 		}
-		l.count(what, status, body, err, &l.Reads)
+		if l.count(what, status, body, err, &l.Reads) {
+			server = (server + 1) % len(l.clients)
+		}
 		select {
 		case <-l.stop:
 		case <-time.After(2*l.cfg.Pause + rand.N(2*l.cfg.Pause+1)):

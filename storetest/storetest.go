@@ -346,8 +346,17 @@ func testUpdateThread(t *testing.T, s agentmem.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ended.Status != agentmem.ThreadEnded || ended.EndedAt == nil {
-			t.Fatalf("ended thread = %+v", ended)
+		if ended.Status != agentmem.ThreadEnded || ended.EndedAt == nil || !ended.JustEnded {
+			t.Fatalf("ended thread = %+v, want ended, with EndedAt, and JustEnded", ended)
+		}
+		// Ending it again changes nothing: the end that queues its jobs is
+		// the first (see agentmem.Thread.JustEnded).
+		again, err := s.EndThread(ctx, "alice", th.ID)
+		if err != nil || again.Status != agentmem.ThreadEnded || again.JustEnded || !again.EndedAt.Equal(*ended.EndedAt) {
+			t.Fatalf("thread ended again = %+v, %v; want ended at %v, not JustEnded", again, err, ended.EndedAt)
+		}
+		if read, _ := s.FindThreadByID(ctx, "alice", th.ID); read.JustEnded {
+			t.Fatal("a thread read has JustEnded")
 		}
 		MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, "back again")
 		got, _ := s.FindThreadByID(ctx, "alice", th.ID)
