@@ -62,17 +62,42 @@
 //
 //	CI=true go test ./faults -count=1 -v -run TestReplicas | grep 'faults:'
 //
+// TestOutage_PostgreSQL and TestOutage_SQLiteDiskFull (outage_test.go)
+// run agentmem in process and take its database away under load: a TCP
+// proxy between agentmem and PostgreSQL refuses new connections or
+// swallows them (the machine's PostgreSQL is never stopped: other tests
+// share it), and SQLite's max_page_count fills the disk. Requests must
+// fail fast with 503 and Retry-After, nothing may be half-written, the
+// service must recover by itself, and no job may be lost or killed by
+// the outage. TestModel_Outage and TestModel_ChunkDescriptionNotJSON
+// (model_test.go) make the fake model fail five ways (500, 429, hanging,
+// cut JSON, HTML): the request path never waits on it, contexts stay
+// within budget, jobs retry and dead-letter with their reason, the
+// circuit breakers open and close, and a chunk description that is not
+// JSON falls back to the heuristic one.
+//
+// TestBackup runs `agentmem backup` while serve takes the load, serves
+// the copy, and checks that it holds everything acknowledged before the
+// backup began. TestSoak runs a mixed workload (appends, contexts,
+// searches, proxied turns, thread ends, profile syntheses) at a fixed
+// 20 requests a second for AGENTMEM_SOAK (30s by default; docs/ holds
+// a 10m run) on each backend: every request succeeds, the server keeps
+// up, and goroutines, open files, heap and bytes per message stay flat;
+// with AGENTMEM_SOAK_PLOTS=DIR it draws its latencies and resources as
+// PNG charts.
+//
 // The tests read AGENTMEM_TEST_POSTGRES for the PostgreSQL runs, each of
 // which has a schema of its own, and fail without it when CI=true (see
-// internal/testutil). They talk to 127.0.0.1 only, and no model is
-// configured: the child's environment has no OPENAI_*, AZURE_OPENAI_* or
-// AGENTMEM_* variable. Run them with
+// internal/testutil). They talk to 127.0.0.1 only; the child processes
+// have no OPENAI_*, AZURE_OPENAI_* or AGENTMEM_* variable, and the only
+// model is the fake one in the test process. All the figures of
+// docs/reliability.md come from
 //
-//	CI=true go test ./faults -v -run 'TestCrash|TestShutdown' | grep 'faults:'
+//	CI=true go test ./faults -count=1 -v | grep 'faults:'
 //
-// Each backend's run (and the whole of TestReplicas) is bounded by a
-// 60 s deadline, and the whole package takes about a minute
-// on two cores. The harness is meant for the suite's other tests too:
+// (the soak's with AGENTMEM_SOAK=10m). Each backend's run is bounded by a
+// 60 s deadline (the soak by its duration), and the whole package takes
+// about three minutes on two cores. The harness is meant for the suite's other tests too:
 // harness_test.go builds the binary once per run (Binary, Agentmem) and
 // runs it (StartServe: Kill, Term, Restart, Pause, Resume, PID) on each
 // backend (Backends, PostgreSQL), load_test.go drives the traffic,
