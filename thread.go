@@ -264,6 +264,14 @@ type ThreadUpdate struct {
 	Tags     *[]string        `json:"tags"`
 	AgentID  *string          `json:"agent_id"`
 	Status   *string          `json:"status"`
+
+	// EndJobs, when the update ends the thread (it sets JustEnded), gives
+	// the jobs its end queues, each as a list of alternatives (see
+	// EnqueuePicked), and the store enqueues them in the update's own
+	// transaction: a process that dies right after cannot leave the thread
+	// ended with its end's work (its last chunk, its reflection) never
+	// queued. Not part of the API.
+	EndJobs func(t *Thread) [][]*Job `json:"-"`
 }
 
 // Validate checks and normalises the fields that are set.

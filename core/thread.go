@@ -53,15 +53,19 @@ func (s *Service) UpdateThread(ctx context.Context, userID, threadID string, upd
 	if err != nil {
 		return nil, err
 	}
+	if upd.Status != nil && *upd.Status == agentmem.ThreadEnded {
+		before, err := s.store.FindThreadByID(ctx, u.id, threadID)
+		if err != nil {
+			return nil, err
+		}
+		if before.Status != agentmem.ThreadEnded {
+			s.ending(ctx, before)
+		}
+	}
+	upd.EndJobs = s.endJobs
 	t, err := s.store.UpdateThread(ctx, u.id, threadID, upd)
-	if err != nil {
-		return nil, err
-	}
-	if t.JustEnded { // not when another call ended it meanwhile
-		s.ended(ctx, t)
-	}
 	u.show(t)
-	return t, nil
+	return t, err
 }
 
 // DeleteThread implements agentmem.ThreadService.
@@ -119,36 +123,45 @@ func (s *Service) endThread(ctx context.Context, userID, threadID string) (*agen
 		}
 		return before, nil
 	}
-	t, err := s.store.EndThread(ctx, userID, threadID)
-	if err != nil {
-		return nil, err
-	}
-	// Another call (another replica's) may have ended it since it was
-	// read: only the call that ended it queues the end's jobs, or the
-	// thread would be reflected on twice, or its reflection marked
-	// pending again after its job had run.
-	if t.JustEnded {
-		s.ended(ctx, t)
-	}
-	return t, nil
+	s.ending(ctx, before)
+	// Another call (another replica's) may end it at the same time: the
+	// store queues the end's jobs (endJobs) only for the call whose update
+	// ended it (JustEnded), in that update's transaction, or the thread
+	// would be reflected on twice.
+	ended := agentmem.ThreadEnded
+	return s.store.UpdateThread(ctx, userID, threadID, agentmem.ThreadUpdate{Status: &ended, EndJobs: s.endJobs})
 }
 
-// ended queues the jobs of a thread that has just ended: an index job,
-// which writes its last turns into a chunk, and its reflection (summary,
-// topics, insights). The thread has ended whatever happens: a failure to
-// enqueue is logged, not returned.
-func (s *Service) ended(ctx context.Context, t *agentmem.Thread) {
+// endJobs are the jobs of a thread that ends, which the store queues with
+// the end, in its transaction (agentmem.ThreadUpdate.EndJobs): an index
+// job, which writes its last turns into a chunk, and its reflection
+// (summary, topics, insights). A process that dies right after the end
+// leaves them queued, never the thread ended without them.
+func (s *Service) endJobs(t *agentmem.Thread) [][]*agentmem.Job {
 	if t.LastSeq == 0 {
+		return nil
+	}
+	var jobs [][]*agentmem.Job
+	if alts := s.opt.Indexer.EndJobs(t); len(alts) > 0 {
+		jobs = append(jobs, alts)
+	}
+	if s.opt.Reflector != nil {
+		jobs = append(jobs, []*agentmem.Job{s.opt.Reflector.Job(t.ID)})
+	}
+	return jobs
+}
+
+// ending records, as an active thread t is about to be ended, that its
+// reflection is pending: before the end, whose transaction queues the
+// reflect job (endJobs), so that the job, done, is never marked pending
+// again after it ran. A failure is logged, not returned: the job is
+// queued with the end whatever the status says.
+func (s *Service) ending(ctx context.Context, t *agentmem.Thread) {
+	if t.LastSeq == 0 || s.opt.Reflector == nil {
 		return
 	}
-	if err := s.opt.Indexer.Enqueue(ctx, t.UserID, t.ID, t.LastSeq, t.LastSeq); err != nil {
-		s.log.WarnContext(ctx, "ended thread: index job not enqueued", "thread", t.ID, "err", err)
-	}
-	if s.opt.Reflector == nil {
-		return
-	}
-	if err := s.opt.Reflector.Enqueue(ctx, t.UserID, t.ID); err != nil {
-		s.log.WarnContext(ctx, "ended thread: reflection not enqueued", "thread", t.ID, "err", err)
+	if err := s.opt.Reflector.MarkEnded(ctx, t.UserID, t.ID); err != nil {
+		s.log.WarnContext(ctx, "ending thread: reflection not marked pending", "thread", t.ID, "err", err)
 	}
 }
 

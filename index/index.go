@@ -161,6 +161,17 @@ func (ix *Indexer) Enqueue(ctx context.Context, userID, threadID string, seqFrom
 	return err
 }
 
+// EndJobs returns the index job of a thread that ends (its last turns, as
+// Enqueue would queue them), for the store to enqueue in the end's own
+// transaction (agentmem.ThreadUpdate.EndJobs); none from a nil ix, or one
+// without Jobs.
+func (ix *Indexer) EndJobs(t *agentmem.Thread) []*agentmem.Job {
+	if ix == nil || ix.Jobs == nil || t.LastSeq == 0 {
+		return nil
+	}
+	return indexJobs("", t.ID, t.LastSeq, t.LastSeq)
+}
+
 // AppendJobs returns opt asking AppendMessages to enqueue the index job of
 // the batch in the append's own transaction (agentmem.AppendOptions.Jobs):
 // the batch and a job covering it are stored together, even if the

@@ -218,8 +218,19 @@ func (s *Store) UpdateThread(ctx context.Context, userID, id string, upd agentme
 		if t, err = findLiveThread(ctx, tx, userID, id, forUpdate); err != nil {
 			return err
 		}
-		t.ApplyUpdate(upd, s.now())
-		return updateThread(ctx, tx, t)
+		now := s.now()
+		t.ApplyUpdate(upd, now)
+		if err := updateThread(ctx, tx, t); err != nil {
+			return err
+		}
+		if t.JustEnded && upd.EndJobs != nil {
+			for _, alts := range upd.EndJobs(t) {
+				if _, _, err := enqueuePicked(ctx, tx, userID, alts, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

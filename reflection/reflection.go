@@ -111,6 +111,35 @@ func (r *Reflector) Enqueue(ctx context.Context, userID, threadID string) error 
 }
 
 func (r *Reflector) enqueueThread(ctx context.Context, userID, threadID, reason string) (*agentmem.Reflection, error) {
+	ref, err := r.markPending(ctx, userID, threadID, reason)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.enqueue(ctx, userID, JobKind, threadID, reflectPayload{ThreadID: threadID}); err != nil {
+		return nil, err
+	}
+	return ref, nil
+}
+
+// Job is the reflect job of a thread that ends, for a caller that stores
+// it in its own transaction (agentmem.ThreadUpdate.EndJobs, so that a
+// thread never stays ended without it); MarkEnded then records the
+// reflection as queued.
+func (r *Reflector) Job(threadID string) *agentmem.Job {
+	b, _ := json.Marshal(reflectPayload{ThreadID: threadID}) // a struct of a string: cannot fail
+	return &agentmem.Job{Kind: JobKind, Key: threadID, Serial: JobKind, Payload: b}
+}
+
+// MarkEnded records that the reflection of a thread that has just ended is
+// queued (its Job stored with the end): the status a client reads until
+// the job has run. The job runs whether or not this is recorded.
+func (r *Reflector) MarkEnded(ctx context.Context, userID, threadID string) error {
+	_, err := r.markPending(ctx, userID, threadID, "The thread ended; its reflection is queued.")
+	return err
+}
+
+// markPending records the thread's reflection as pending, for reason.
+func (r *Reflector) markPending(ctx context.Context, userID, threadID, reason string) (*agentmem.Reflection, error) {
 	ref, err := r.Store.FindReflection(ctx, userID, threadID)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		ref, err = &agentmem.Reflection{UserID: userID, ThreadID: threadID}, nil
@@ -120,9 +149,6 @@ func (r *Reflector) enqueueThread(ctx context.Context, userID, threadID, reason 
 	}
 	ref.Status, ref.Reason = agentmem.ReflectionPending, reason
 	if err := r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{ref}, nil); err != nil {
-		return nil, err
-	}
-	if err := r.enqueue(ctx, userID, JobKind, threadID, reflectPayload{ThreadID: threadID}); err != nil {
 		return nil, err
 	}
 	return ref, nil

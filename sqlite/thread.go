@@ -220,7 +220,17 @@ func (s *Store) UpdateThread(ctx context.Context, userID, id string, upd agentme
 		}
 		now := s.now()
 		t.ApplyUpdate(upd, now)
-		return updateThread(ctx, tx, t)
+		if err := updateThread(ctx, tx, t); err != nil {
+			return err
+		}
+		if t.JustEnded && upd.EndJobs != nil {
+			for _, alts := range upd.EndJobs(t) {
+				if err := s.enqueueAlternatives(ctx, tx, userID, alts, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	return t, err
 }

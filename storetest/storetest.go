@@ -369,6 +369,48 @@ func testUpdateThread(t *testing.T, s agentmem.Store) {
 		_, err = s.EndThread(ctx, "alice", "nope")
 		wantCode(t, err, agentmem.ENOTFOUND)
 	})
+
+	// The jobs of an end are stored with it, in its transaction, and only
+	// by the update that ended the thread.
+	t.Run("EndJobs", func(t *testing.T) {
+		th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+		MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, "to be ended")
+		ended := agentmem.ThreadEnded
+		var saw *agentmem.Thread
+		endJobs := func(t *agentmem.Thread) [][]*agentmem.Job {
+			saw = t
+			return [][]*agentmem.Job{
+				{{Kind: "end-index", Key: t.ID + "#a"}, {Kind: "end-index", Key: t.ID + "#b"}},
+				{{Kind: "end-reflect", Key: t.ID}},
+			}
+		}
+		kindJobs := func(kind string) []*agentmem.Job {
+			js, _, err := s.FindJobs(ctx, agentmem.JobFilter{UserID: ptr("alice"), Kind: &kind})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return js
+		}
+		title := "renamed"
+		if _, err := s.UpdateThread(ctx, "alice", th.ID, agentmem.ThreadUpdate{Title: &title, EndJobs: endJobs}); err != nil || saw != nil {
+			t.Fatalf("an update that does not end the thread asked for its end's jobs (%v)", err)
+		}
+		got, err := s.UpdateThread(ctx, "alice", th.ID, agentmem.ThreadUpdate{Status: &ended, EndJobs: endJobs})
+		if err != nil || !got.JustEnded || saw == nil || saw.ID != th.ID || saw.Status != agentmem.ThreadEnded {
+			t.Fatalf("end: %+v, %v; EndJobs saw %+v", got, err, saw)
+		}
+		idx, refl := kindJobs("end-index"), kindJobs("end-reflect")
+		if len(idx) != 1 || idx[0].Key != th.ID+"#a" || idx[0].Status != agentmem.JobQueued || len(refl) != 1 || refl[0].Key != th.ID {
+			t.Fatalf("the end's jobs: index %+v, reflect %+v; want one of each, queued (the first alternative)", idx, refl)
+		}
+		saw = nil
+		if _, err := s.UpdateThread(ctx, "alice", th.ID, agentmem.ThreadUpdate{Status: &ended, EndJobs: endJobs}); err != nil || saw != nil {
+			t.Fatalf("ending an ended thread asked for its end's jobs again (%v)", err)
+		}
+		if len(kindJobs("end-index")) != 1 || len(kindJobs("end-reflect")) != 1 {
+			t.Fatal("ending an ended thread queued more jobs")
+		}
+	})
 }
 
 func testDeleteThread(t *testing.T, s agentmem.Store) {

@@ -496,8 +496,9 @@ func runHandler(ctx context.Context, h Handler, j *agentmem.Job) (err error) {
 }
 
 // Notifying returns store with notify called after each call that stored
-// a runnable job: an EnqueueJob that queued one, and an AppendMessages
-// whose AppendOptions.Jobs queued one in the append's transaction. Give it
+// a runnable job: an EnqueueJob that queued one, an AppendMessages whose
+// AppendOptions.Jobs queued one in the append's transaction, and an
+// UpdateThread that ended a thread with ThreadUpdate.EndJobs. Give it
 // the pool's Notify, and the parts that enqueue jobs wake the pool at once
 // without being told about it.
 func Notifying(store agentmem.Store, notify func()) agentmem.Store {
@@ -547,4 +548,12 @@ func (n *notifying) AppendMessages(ctx context.Context, userID, threadID string,
 		n.notify()
 	}
 	return out, err
+}
+
+func (n *notifying) UpdateThread(ctx context.Context, userID, threadID string, upd agentmem.ThreadUpdate) (*agentmem.Thread, error) {
+	t, err := n.Store.UpdateThread(ctx, userID, threadID, upd)
+	if err == nil && t.JustEnded && upd.EndJobs != nil {
+		n.notify()
+	}
+	return t, err
 }
