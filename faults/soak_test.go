@@ -282,8 +282,9 @@ func TestSoak(t *testing.T) {
 			p50, p99 := percentiles(ops[op.name])
 			fmt.Fprintf(&line, " %s_p50/p99_ms=%.1f/%.1f", op.name, ms(p50), ms(p99))
 		}
-		fmt.Fprintf(&line, " heap_mib=%.1f→%.1f goroutines=%v→%v open_files=%v→%v bytes_per_message=%.0f→%.0f messages=%.0f",
-			early.heap/(1<<20), late4.heap/(1<<20), early.goroutines, late4.goroutines, early.openFiles, late4.openFiles, perMsg(early), perMsg(late4), late4.messages)
+		fmt.Fprintf(&line, " heap_mib=%.1f→%.1f heap_per_message_kib=%.1f→%.1f goroutines=%v→%v open_files=%v→%v bytes_per_message=%.0f→%.0f messages=%.0f→%.0f",
+			early.heap/(1<<20), late4.heap/(1<<20), early.heap/1024/max(early.messages, 1), late4.heap/1024/max(late4.messages, 1),
+			early.goroutines, late4.goroutines, early.openFiles, late4.openFiles, perMsg(early), perMsg(late4), early.messages, late4.messages)
 		t.Log(line.String())
 		if dir := os.Getenv("AGENTMEM_SOAK_PLOTS"); dir != "" {
 			if err := soakPlots(dir, b.Name, duration, latencies, samples); err != nil {
@@ -333,7 +334,8 @@ func scrape(ctx context.Context, c *Client) (map[string]float64, error) {
 }
 
 // soakPlots draws the soak's latency (p50 and p99 per operation, per
-// twentieth of the run) and resources over time, as DIR/soak-BACKEND-*.png.
+// twentieth of the run), memory, goroutines and open files, and bytes per
+// message (database and heap) over time, as DIR/soak-BACKEND-*.png.
 func soakPlots(dir, backend string, duration time.Duration, latencies []soakLatency, samples []soakSample) error {
 	minutes := func(d time.Duration) float64 { return d.Minutes() }
 	window := duration / 20
@@ -358,20 +360,25 @@ func soakPlots(dir, backend string, duration time.Duration, latencies []soakLate
 		p50s, p99s = append(p50s, s50), append(p99s, s99)
 	}
 	heap, rss := plot.Series{Name: "heap in use (MiB)"}, plot.Series{Name: "resident (MiB)"}
-	gor, fds, perMsg := plot.Series{Name: "goroutines"}, plot.Series{Name: "open files"}, plot.Series{Name: "database bytes per message / 10"}
+	gor, fds := plot.Series{Name: "goroutines"}, plot.Series{Name: "open files"}
+	perMsg, heapPerMsg := plot.Series{Name: "database bytes per message"}, plot.Series{Name: "heap bytes per message"}
 	for _, s := range samples {
 		x := minutes(s.at)
 		heap.Points = append(heap.Points, plot.Point{X: x, Y: s.heap / (1 << 20)})
 		rss.Points = append(rss.Points, plot.Point{X: x, Y: s.rss / (1 << 20)})
 		gor.Points = append(gor.Points, plot.Point{X: x, Y: s.goroutines})
 		fds.Points = append(fds.Points, plot.Point{X: x, Y: s.openFiles})
-		perMsg.Points = append(perMsg.Points, plot.Point{X: x, Y: s.storeBytes / max(s.messages, 1) / 10})
+		if s.messages >= 500 { // before, the empty database's own bytes dominate
+			perMsg.Points = append(perMsg.Points, plot.Point{X: x, Y: s.storeBytes / s.messages})
+			heapPerMsg.Points = append(heapPerMsg.Points, plot.Point{X: x, Y: s.heap / s.messages})
+		}
 	}
 	charts := map[string]plot.Chart{
 		"p50":       {Title: "Soak on " + backend + ": median latency per operation", XLabel: "minutes", YLabel: "ms", Series: p50s},
 		"p99":       {Title: "Soak on " + backend + ": p99 latency per operation", XLabel: "minutes", YLabel: "ms", Series: p99s},
 		"memory":    {Title: "Soak on " + backend + ": server memory", XLabel: "minutes", YLabel: "MiB", Series: []plot.Series{heap, rss}},
-		"resources": {Title: "Soak on " + backend + ": goroutines, open files, bytes per message", XLabel: "minutes", YLabel: "count", Series: []plot.Series{gor, fds, perMsg}},
+		"resources": {Title: "Soak on " + backend + ": goroutines and open files", XLabel: "minutes", YLabel: "count", Series: []plot.Series{gor, fds}},
+		"storage":   {Title: "Soak on " + backend + ": bytes per message stored", XLabel: "minutes", YLabel: "bytes", Series: []plot.Series{perMsg, heapPerMsg}},
 	}
 	for name, c := range charts {
 		f, err := os.Create(filepath.Join(dir, "soak-"+backend+"-"+name+".png"))
