@@ -39,21 +39,7 @@ func testFindThreadsFilters(t *testing.T, s agentmem.Store) {
 		{"SinceAndTag", agentmem.ThreadFilter{UpdatedSince: &at, Tags: []string{"work"}}, []string{"mid"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var got []string
-			f := c.f
-			f.Limit = 1
-			for {
-				page, next, err := s.FindThreads(ctx, "alice", f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, th := range page {
-					got = append(got, th.ID)
-				}
-				if f.Cursor = next; next == "" {
-					break
-				}
-			}
+			got := threadIDs(t, s, "alice", c.f)
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("threads %q, want %q", got, c.want)
 			}
@@ -117,21 +103,7 @@ func testFindThreadsTitle(t *testing.T, s agentmem.Store) {
 		{"AndAgent", agentmem.ThreadFilter{Title: ptr("lisbon"), AgentID: ptr("a")}, []string{"notes", "trip"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var got []string
-			f := c.f
-			f.Limit = 1
-			for {
-				page, next, err := s.FindThreads(ctx, "alice", f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, th := range page {
-					got = append(got, th.ID)
-				}
-				if f.Cursor = next; next == "" {
-					break
-				}
-			}
+			got := threadIDs(t, s, "alice", c.f)
 			slices.Sort(got)
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("threads %q, want %q", got, c.want)
@@ -264,5 +236,25 @@ func testDotIDs(t *testing.T, s agentmem.Store) {
 	}
 	if got := allMessages(t, s, "alice", th.ID); len(got) != 0 {
 		t.Fatalf("%d messages stored", len(got))
+	}
+}
+
+// threadIDs returns the IDs of the user's threads that f selects, read a
+// page of one at a time, so that the filter is also checked across pages.
+func threadIDs(t *testing.T, s agentmem.Store, userID string, f agentmem.ThreadFilter) []string {
+	t.Helper()
+	var ids []string
+	f.Limit = 1
+	for {
+		page, next, err := s.FindThreads(ctx, userID, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range page {
+			ids = append(ids, th.ID)
+		}
+		if f.Cursor = next; next == "" {
+			return ids
+		}
 	}
 }
