@@ -138,6 +138,11 @@ type Telemetry struct {
 	Format      string `json:"format"`
 	Prompt      string `json:"prompt,omitempty"` // the system prompt template used
 
+	// Memories are the long-term memories the context drew on (its
+	// memories section), in its order: what a client cites beside the
+	// answer. None when the request had no input or query.
+	Memories []string `json:"memories,omitempty"`
+
 	IncludedMessages int        `json:"included_messages"`
 	OmittedMessages  int64      `json:"omitted_messages"` // history not in the context verbatim
 	OmittedSeqs      []SeqRange `json:"omitted_seqs"`

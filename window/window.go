@@ -648,6 +648,9 @@ func (bl *build) render() *Context {
 	t.Fraction = float64(t.UsedTokens) / float64(t.BudgetTokens)
 	t.Approximate = !bl.exact || bl.cnt.toolApprox
 	t.IncludedMessages = len(bl.history)
+	if t.Sections["memories"] > 0 {
+		t.Memories = bl.memories
+	}
 	bl.omitted(t)
 	bl.warn(t)
 	return c

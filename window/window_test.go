@@ -462,3 +462,29 @@ func TestBuild_CacheProviders(t *testing.T) {
 		t.Fatalf("CacheStats = %d hits, %d misses; want 4 and 4", h, m)
 	}
 }
+
+// memoryList is a MemoryProvider of fixed memories.
+type memoryList []string
+
+func (m memoryList) Memories(context.Context, string, string, string) ([]string, error) { return m, nil }
+
+// TestBuild_TelemetryMemories: the telemetry names the memories the
+// context drew on, those of its memories section; none without a query.
+func TestBuild_TelemetryMemories(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		MustThread(t, s, "alice", "t", conversation(2)...)
+		want := memoryList{"User is allergic to peanuts.", "User lives in Porto."}
+		b := MustBuilder(s, window.Options{Memories: want})
+		c, err := b.Build(ctx, "alice", "t", agentmem.ContextRequest{Query: "snacks?", Format: window.FormatMessages})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string(want), c.Telemetry.Memories); diff != "" || c.Telemetry.Sections["memories"] == 0 {
+			t.Errorf("telemetry memories (-want +got):\n%s (section tokens %d)", diff, c.Telemetry.Sections["memories"])
+		}
+		c, err = b.Build(ctx, "alice", "t", agentmem.ContextRequest{Format: window.FormatMessages})
+		if err != nil || c.Telemetry.Memories != nil {
+			t.Errorf("without a query: memories %q, %v", c.Telemetry.Memories, err)
+		}
+	})
+}

@@ -83,26 +83,17 @@ async function stream(res, onText) {
 }
 
 // cite shows beside an answer what its context drew on: the memories
-// relevant to the question (built as the proxy built them: the thread's
-// context for the question) and how many turns it held.
+// relevant to the question (the telemetry of the thread's context for the
+// question, built as the proxy built it) and how many turns it held.
 async function cite(li, question) {
   let c;
   try {
-    c = await api("POST", threadPath() + "/context", { query: question, format: "messages" });
+    c = await api("POST", threadPath() + "/context", { query: question });
   } catch (_) {
     return; // citations are a help, not the answer
   }
-  const memories = [];
-  for (const m of c.messages) {
-    if (m.role !== "system") continue;
-    const i = m.content.indexOf("### Relevant Memories\n");
-    if (i < 0) continue;
-    for (const line of m.content.slice(i).split("\n").slice(1)) {
-      if (!line.startsWith("- ")) break;
-      memories.push(line.slice(2));
-    }
-  }
   const t = c.telemetry;
+  const memories = t.memories || [];
   let turns = plural(t.included_messages, "turn");
   if (t.omitted_messages > 0) turns += " (" + t.omitted_messages + " earlier " + (t.summary_through_seq > 0 ? "summarised" : "left out") + ")";
   li.append(el("details", { class: "citations" },
