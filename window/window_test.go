@@ -466,7 +466,9 @@ func TestBuild_CacheProviders(t *testing.T) {
 // memoryList is a MemoryProvider of fixed memories.
 type memoryList []string
 
-func (m memoryList) Memories(context.Context, string, string, string) ([]string, error) { return m, nil }
+func (m memoryList) Memories(context.Context, string, string, string) ([]string, error) {
+	return m, nil
+}
 
 // TestBuild_TelemetryMemories: the telemetry names the memories the
 // context drew on, those of its memories section; none without a query.
