@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 
 	"github.com/agentmem/agentmem"
@@ -73,5 +72,5 @@ func check(ctx context.Context, path string) error {
 // sqlOpenReadOnly opens the database file at path read-only, without the
 // store's write loop or migrations.
 func sqlOpenReadOnly(path string) (*sql.DB, error) {
-	return sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(10000)")
+	return sql.Open("sqlite", fileDSN(path)+"mode=ro&_pragma=busy_timeout(10000)")
 }

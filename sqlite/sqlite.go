@@ -89,7 +89,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	// busy_timeout comes first so that the other pragmas wait for a lock.
 	pragmas := "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(ON)"
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?"
+	dsn := fileDSN(path)
 	// With synchronous NORMAL the writer never checkpoints: checkpointLoop
 	// does, on a connection of its own.
 	background := sync == "NORMAL"
@@ -216,6 +216,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// fileDSN is the driver's name of the database file at path, ready for
+// its parameters.
+func fileDSN(path string) string { return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" }
 
 func (s *Store) now() time.Time { return agentmem.Timestamp(s.Now()) }
 
