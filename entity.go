@@ -339,6 +339,9 @@ type EntityRefFilter struct {
 	EntityID string
 	ThreadID string
 	Action   *string // only references of this action
+	// IncludeDeleted also returns an entity's references of soft-deleted
+	// threads (for exports).
+	IncludeDeleted bool
 	Limit    int     // page size; 0 means DefaultPageSize, capped at MaxPageSize
 	Cursor   string  // opaque, from a previous page's next cursor
 }
