@@ -342,8 +342,8 @@ type EntityRefFilter struct {
 	// IncludeDeleted also returns an entity's references of soft-deleted
 	// threads (for exports).
 	IncludeDeleted bool
-	Limit    int     // page size; 0 means DefaultPageSize, capped at MaxPageSize
-	Cursor   string  // opaque, from a previous page's next cursor
+	Limit          int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
+	Cursor         string // opaque, from a previous page's next cursor
 }
 
 // Validate checks that the filter names exactly one entity or thread.
