@@ -254,8 +254,9 @@ type ImportStore interface {
 	// thread keeps its ID (a new one is assigned when empty), fields and
 	// times; its messages are renumbered 1..n in the given order keeping
 	// their IDs, content and times; elements keep their message links.
-	// Returns EINVALID for a bad export and ECONFLICT if the user already has
-	// a thread with that ID or a message ID is taken.
+	// Returns EINVALID for a bad export (see ThreadExport.Validate) and
+	// ECONFLICT if the user already has a thread with that ID or a message
+	// or element ID is taken.
 	ImportThread(ctx context.Context, userID string, x *ThreadExport) (*Thread, error)
 
 	// ImportUser stores x as userID's in one transaction, all of it or
@@ -263,7 +264,10 @@ type ImportStore interface {
 	// has of it (ImportExisting) and writes what PlanImport decides —
 	// clashes are reported (ClashError) before anything is written,
 	// skipped, or replaced per opt. Records keep their IDs, versions,
-	// history and times. Returns EINVALID for a bad export and ECONFLICT.
+	// history and times. Returns EINVALID for a bad export, whatever the
+	// user has (a field out of range, a record twice with other contents,
+	// a record that points at nothing: see PrepareUserImport and
+	// PlanImport), and ECONFLICT for a clash with OnConflictFail.
 	ImportUser(ctx context.Context, userID string, x *UserExport, opt ImportOptions) (*ImportResult, error)
 
 	// FindAgentIDs returns the agents the user has threads, sessions or
@@ -919,10 +923,11 @@ type ImportPlan struct {
 // nothing once imported: a session, reflection or entity reference of a
 // thread, or a memory drawn from a thread, that neither x nor the user
 // has (or that the import replaces by deleting it); a memory superseded
-// by a memory that neither has; a reflection or reference past the end
-// of its thread. A memory's history, a profile's sources and a
-// reflection's insights are records of the past and may name what is
-// gone.
+// by a memory that neither has; a reflection past the end of its thread.
+// A memory's history, a profile's sources and a reflection's insights
+// are records of the past and may name what is gone. Seqs that the API
+// does not check against the thread either (a memory's, a reference's)
+// are not checked here.
 func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportPlan, error) {
 	pl := &planner{x: x, have: have, onConflict: cmp.Or(opt.OnConflict, OnConflictFail),
 		p:       &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}},
@@ -1087,12 +1092,8 @@ func (pl *planner) references() error {
 			if pl.skippedThreads[ref.ThreadID] {
 				continue // left out with the thread
 			}
-			last, ok := pl.thread(ref.ThreadID)
-			switch {
-			case !ok:
+			if _, ok := pl.thread(ref.ThreadID); !ok {
 				return noThread(fmt.Sprintf("entities[%d].references[%d].thread_id", i, j), ref.ThreadID)
-			case ref.Seq > last:
-				return pastEnd(fmt.Sprintf("entities[%d].references[%d].seq", i, j), ref.Seq, ref.ThreadID, last)
 			}
 		}
 	}

@@ -58,7 +58,6 @@ func testImportUserChecks(t *testing.T, s agentmem.Store) {
 		{"SessionUpdatedFuture", func(x *agentmem.UserExport) { x.Sessions[0].UpdatedAt = future }, []string{"sessions[0].updated_at"}},
 		{"ProfileCreatedFuture", func(x *agentmem.UserExport) { x.Profiles[1].CreatedAt = future }, []string{"profiles[1].created_at"}},
 		{"EntityCreatedFuture", func(x *agentmem.UserExport) { x.Entities[0].CreatedAt = future }, []string{"entities[0].created_at"}},
-		{"EntityRefSeqPastThread", func(x *agentmem.UserExport) { x.Entities[0].References[0].Seq = 99 }, []string{"entities[0].references[0].seq"}},
 		{"ReflectionThroughSeqHuge", func(x *agentmem.UserExport) { x.Reflections[0].ThroughSeq = math.MaxInt64 }, []string{"reflections[0].through_seq"}},
 		{"ReflectionUpdatedYear10000", func(x *agentmem.UserExport) { x.Reflections[0].UpdatedAt = year10000 }, []string{"reflections[0].updated_at"}},
 
