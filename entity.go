@@ -339,8 +339,11 @@ type EntityRefFilter struct {
 	EntityID string
 	ThreadID string
 	Action   *string // only references of this action
-	Limit    int     // page size; 0 means DefaultPageSize, capped at MaxPageSize
-	Cursor   string  // opaque, from a previous page's next cursor
+	// IncludeDeleted also returns an entity's references of soft-deleted
+	// threads (for exports).
+	IncludeDeleted bool
+	Limit          int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
+	Cursor         string // opaque, from a previous page's next cursor
 }
 
 // Validate checks that the filter names exactly one entity or thread.

@@ -3,7 +3,10 @@ package agentmem
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +100,10 @@ type ImportResult struct {
 	Imported ImportCounts `json:"imported"`
 	Skipped  ImportCounts `json:"skipped"`
 	Replaced ImportCounts `json:"replaced"`
+	// Duplicates counts the records that the export holds more than
+	// once, identical: each is imported once, and its repeats are
+	// counted here, not as imported.
+	Duplicates ImportCounts `json:"duplicates"`
 	// ThreadIDs and MemoryIDs are those imported: their indexing (vectors,
 	// windows, chunks) is queued after the import.
 	ThreadIDs []string `json:"thread_ids"`
@@ -136,8 +143,12 @@ func ClashError(clashes []Clash) error {
 }
 
 // Validate checks an export about to be imported: the version is known,
-// the thread is valid, and the messages are valid and in strictly
-// increasing seq order.
+// the thread is valid, its times are within the years 1 to 9999, its
+// counts are not negative, the messages are valid (however many: an
+// export holds a whole thread) and in strictly increasing seq order, and
+// the elements are valid, each with an ID of its own and attached to a
+// message of the thread (or to none). Errors name the field:
+// "messages[3].seq …", "elements[0].message_id …".
 func (x *ThreadExport) Validate() error {
 	if x.Version < 0 || x.Version > ExportVersion {
 		return Errorf(EINVALID, "version %d is not supported; the newest is %d.", x.Version, ExportVersion)
@@ -148,38 +159,93 @@ func (x *ThreadExport) Validate() error {
 	if err := x.Thread.Validate(); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		t    time.Time
-	}{{"thread.created_at", x.Thread.CreatedAt}, {"thread.updated_at", x.Thread.UpdatedAt}} {
+	for _, f := range x.threadTimes() {
 		if err := ValidateTime(f.name, f.t); err != nil {
 			return err
 		}
 	}
-	if x.Thread.EndedAt != nil {
-		if err := ValidateTime("thread.ended_at", *x.Thread.EndedAt); err != nil {
-			return err
-		}
+	if x.Thread.MessageCount < 0 || x.Thread.LastSeq < 0 {
+		return Errorf(EINVALID, "thread.message_count and thread.last_seq must not be negative.")
 	}
-	if len(x.Messages) > 0 {
-		if err := ValidateMessages(x.Messages, 0); err != nil {
-			return err
-		}
+	if err := validateMessages(x.Messages, 0); err != nil {
+		return err
 	}
+	messages := make(map[string]bool, len(x.Messages))
 	for i, m := range x.Messages {
-		if m.Seq != 0 && i > 0 && m.Seq <= x.Messages[i-1].Seq {
+		switch {
+		case m.Seq < 0:
+			return Errorf(EINVALID, "messages[%d].seq must not be negative, not %d.", i, m.Seq)
+		case m.Seq != 0 && i > 0 && m.Seq <= x.Messages[i-1].Seq:
 			return Errorf(EINVALID, "messages[%d].seq %d is not after the previous seq.", i, m.Seq)
+		case m.TokenCount < 0:
+			return Errorf(EINVALID, "messages[%d].token_count must not be negative, not %d.", i, m.TokenCount)
+		}
+		if m.ID != "" {
+			messages[m.ID] = true
 		}
 	}
+	elements := make(map[string]int, len(x.Elements))
 	for i, e := range x.Elements {
 		if e == nil {
 			return Errorf(EINVALID, "elements[%d] is null.", i)
 		}
 		if err := e.Validate(); err != nil {
+			return Errorf(ErrorCode(err), "elements[%d]: %s", i, ErrorMessage(err))
+		}
+		if e.MessageID != "" && !messages[e.MessageID] {
+			return Errorf(EINVALID, "elements[%d].message_id %q names no message of the thread.", i, e.MessageID)
+		}
+		if e.ID == "" {
+			continue
+		}
+		if first, ok := elements[e.ID]; ok {
+			return Errorf(EINVALID, "elements[%d].id %q is also the ID of elements[%d].", i, e.ID, first)
+		}
+		elements[e.ID] = i
+	}
+	return nil
+}
+
+// namedTime is a time of a record and the name of its field.
+type namedTime struct {
+	name string
+	t    time.Time
+}
+
+// threadTimes returns the times of x's thread that are set.
+func (x *ThreadExport) threadTimes() []namedTime {
+	t := x.Thread
+	out := []namedTime{{"thread.created_at", t.CreatedAt}, {"thread.updated_at", t.UpdatedAt}}
+	if t.EndedAt != nil {
+		out = append(out, namedTime{"thread.ended_at", *t.EndedAt})
+	}
+	if t.DeletedAt != nil {
+		out = append(out, namedTime{"thread.deleted_at", *t.DeletedAt})
+	}
+	return out
+}
+
+// validatePast checks times of when something happened, given by a
+// client: each is zero (unset) or within the years 1 to 9999 (see
+// ValidateTime) and not in the future of now (see ValidateNotFuture).
+func validatePast(now time.Time, times ...namedTime) error {
+	for _, f := range times {
+		if err := ValidateTime(f.name, f.t); err != nil {
+			return err
+		}
+		if err := ValidateNotFuture(f.name, f.t, now); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pastPtr is the namedTime of a time that may be unset (nil).
+func pastPtr(name string, t *time.Time) namedTime {
+	if t == nil {
+		return namedTime{name, time.Time{}}
+	}
+	return namedTime{name, *t}
 }
 
 // ImportStore imports exports.
@@ -188,8 +254,9 @@ type ImportStore interface {
 	// thread keeps its ID (a new one is assigned when empty), fields and
 	// times; its messages are renumbered 1..n in the given order keeping
 	// their IDs, content and times; elements keep their message links.
-	// Returns EINVALID for a bad export and ECONFLICT if the user already has
-	// a thread with that ID or a message ID is taken.
+	// Returns EINVALID for a bad export (see ThreadExport.Validate) and
+	// ECONFLICT if the user already has a thread with that ID or a message
+	// or element ID is taken.
 	ImportThread(ctx context.Context, userID string, x *ThreadExport) (*Thread, error)
 
 	// ImportUser stores x as userID's in one transaction, all of it or
@@ -197,12 +264,21 @@ type ImportStore interface {
 	// has of it (ImportExisting) and writes what PlanImport decides —
 	// clashes are reported (ClashError) before anything is written,
 	// skipped, or replaced per opt. Records keep their IDs, versions,
-	// history and times. Returns EINVALID for a bad export and ECONFLICT.
+	// history and times. Returns EINVALID for a bad export, whatever the
+	// user has (a field out of range, a record twice with other contents,
+	// a record that points at nothing: see PrepareUserImport and
+	// PlanImport), and ECONFLICT for a clash with OnConflictFail.
 	ImportUser(ctx context.Context, userID string, x *UserExport, opt ImportOptions) (*ImportResult, error)
 
 	// FindAgentIDs returns the agents the user has threads, sessions or
 	// notes with, sorted, without "" (threads of no agent).
 	FindAgentIDs(ctx context.Context, userID string) ([]string, error)
+
+	// FindThreadReflections returns the reflections of the user's threads
+	// threadIDs, of soft-deleted threads too (FindReflection leaves them
+	// out), for exports: in no particular order, without the threads that
+	// have none. Returns EINVALID for more than MaxPageSize IDs.
+	FindThreadReflections(ctx context.Context, userID string, threadIDs []string) ([]*Reflection, error)
 }
 
 // ExportThread reads a whole thread, its messages in seq order and its
@@ -328,6 +404,9 @@ func PrepareImport(userID string, x *ThreadExport, now time.Time, tc TokenCounte
 	if err := x.Validate(); err != nil {
 		return nil, err
 	}
+	if err := validatePast(now, x.threadTimes()...); err != nil {
+		return nil, err
+	}
 	if err := validateCreatedAt("messages", x.Messages, now); err != nil {
 		return nil, err
 	}
@@ -376,13 +455,31 @@ func PrepareImport(userID string, x *ThreadExport, now time.Time, tc TokenCounte
 	return &t, nil
 }
 
+// MaxVersion is the highest version an import takes, of notes, memories
+// and profiles. Writes make versions one at a time, so no record comes
+// near it; a version far past it would wrap at the next write, or
+// overflow the 32-bit columns in which PostgreSQL keeps the versions of
+// memories and profiles.
+const MaxVersion = 1 << 30
+
 // PrepareUserImport does the work of ImportUser that needs no database,
-// for every backend: it checks all of x before anything is written
-// (errors name the record: "memories[3].text is required.") and moves it
-// to userID: every record becomes the user's, IDs that are missing are
-// assigned, times are normalised, each thread is prepared as
+// for every backend: it checks all of x before anything is written and
+// moves it to userID: every record becomes the user's, IDs that are
+// missing are assigned, times are normalised, each thread is prepared as
 // PrepareImport does (a soft-deleted thread stays deleted), memories
 // without history get their "add", and references name their entity.
+//
+// Every field is checked (errors name the record and the field:
+// "memories[3].version must be …"): IDs, texts and kinds as the API
+// checks them; versions within 1 and MaxVersion, a memory's the newest of
+// its history, whose versions increase; seqs and counts not negative;
+// times within the years 1 to 9999, and those of when something happened
+// not in the future. A record that the export holds twice (by ID; notes
+// by agent and version, profiles by version, sessions by agent,
+// reflections by thread) must be the same twice: PlanImport imports it
+// once and counts the repeat as a duplicate. Whether a record points at
+// something (a session's thread, a memory's superseded_by…) depends on
+// what the user has too: PlanImport checks that.
 func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time.Time, tc TokenCounter) error {
 	if x == nil {
 		return Errorf(EINVALID, "The export is empty.")
@@ -406,39 +503,97 @@ func PrepareUserImport(userID string, x *UserExport, opt ImportOptions, now time
 	return nil
 }
 
+// firsts tells apart the records of an import that share a key (an ID):
+// the first is imported; a repeat identical to it (the same JSON, before
+// preparation) is a duplicate; a different one is an error.
+type firsts map[string]first
+
+type first struct {
+	i   int // index of the first
+	sum [sha256.Size]byte
+}
+
+// fingerprint returns the hash of v's JSON, to compare records.
+func fingerprint(v any) [sha256.Size]byte {
+	b, err := json.Marshal(v)
+	if err != nil { // a record that cannot be written; its checks will say why
+		b = []byte(err.Error())
+	}
+	return sha256.Sum256(b)
+}
+
+// check records the record at index i of the list named list, whose key
+// is named field, and returns an error if a record of that key came
+// before it with other contents.
+func (f firsts) check(list string, i int, field, key string, sum [sha256.Size]byte) error {
+	prev, ok := f[key]
+	switch {
+	case !ok:
+		f[key] = first{i, sum}
+	case prev.sum != sum:
+		return Errorf(EINVALID, "%s[%d].%s %q is also that of %s[%d], with other contents; an export holds each record once.", list, i, field, key, list, prev.i)
+	}
+	return nil
+}
+
 // The prepare… functions each prepare the records of one kind for
 // PrepareUserImport.
 
 func prepareThreads(userID string, x *UserExport, now time.Time, tc TokenCounter) error {
-	seen := map[string]bool{}
+	seen := firsts{}
+	messages := map[string]int{} // message ID → the thread that has it
+	elements := map[string]int{}
 	for i, t := range x.Threads {
 		if t == nil || t.Thread == nil {
 			return Errorf(EINVALID, "threads[%d] has no thread.", i)
 		}
+		sum := fingerprint(t)
 		deleted := t.Thread.DeletedAt
 		th, err := PrepareImport(userID, t, now, tc)
 		if err != nil {
-			return Errorf(EINVALID, "threads[%d]: %s", i, ErrorMessage(err))
+			return Errorf(ErrorCode(err), "threads[%d]: %s", i, ErrorMessage(err))
 		}
 		th.DeletedAt = timestampPtr(deleted) // PrepareImport makes a live thread
 		t.Thread = th
-		if seen[th.ID] {
-			return Errorf(EINVALID, "threads[%d].thread.id %q appears twice.", i, th.ID)
+		if prev, dup := seen[th.ID]; dup && prev.sum == sum {
+			continue // a duplicate: its messages are those of the first
 		}
-		seen[th.ID] = true
+		if err := seen.check("threads", i, "thread.id", th.ID, sum); err != nil {
+			return err
+		}
+		for j, m := range t.Messages {
+			if other, ok := messages[m.ID]; ok {
+				return Errorf(EINVALID, "threads[%d].messages[%d].id %q is also the ID of a message of threads[%d].", i, j, m.ID, other)
+			}
+			messages[m.ID] = i
+		}
+		for j, e := range t.Elements {
+			if other, ok := elements[e.ID]; ok {
+				return Errorf(EINVALID, "threads[%d].elements[%d].id %q is also the ID of an element of threads[%d].", i, j, e.ID, other)
+			}
+			elements[e.ID] = i
+		}
 	}
 	return nil
 }
 
 func prepareSessions(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
+	seen := firsts{}
 	for i, s := range x.Sessions {
 		if s == nil {
 			return Errorf(EINVALID, "sessions[%d] is null.", i)
 		}
+		sum := fingerprint(s)
 		if err := ValidateID(fmt.Sprintf("sessions[%d].agent_id", i), s.AgentID); err != nil {
 			return err
 		}
 		if err := ValidateID(fmt.Sprintf("sessions[%d].thread_id", i), s.ThreadID); err != nil {
+			return err
+		}
+		if err := validatePast(now, namedTime{fmt.Sprintf("sessions[%d].updated_at", i), s.UpdatedAt}); err != nil {
+			return err
+		}
+		if err := seen.check("sessions", i, "agent_id", s.AgentID, sum); err != nil {
 			return err
 		}
 		s.UserID, s.UpdatedAt = userID, stamp(s.UpdatedAt, now)
@@ -446,16 +601,26 @@ func prepareSessions(userID string, x *UserExport, now time.Time, _ TokenCounter
 	return nil
 }
 
+// validateVersion checks the version of a record of an import.
+func validateVersion(field string, v int64) error {
+	if v < 1 || v > MaxVersion {
+		return Errorf(EINVALID, "%s must be between 1 and %d, not %d.", field, MaxVersion, v)
+	}
+	return nil
+}
+
 func prepareNotes(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
+	seen := firsts{}
 	for i, n := range x.Notes {
 		if n == nil {
 			return Errorf(EINVALID, "notes[%d] is null.", i)
 		}
+		sum := fingerprint(n)
 		if err := ValidateID(fmt.Sprintf("notes[%d].agent_id", i), n.AgentID); err != nil {
 			return err
 		}
-		if n.Version < 1 {
-			return Errorf(EINVALID, "notes[%d].version must be 1 or more, not %d.", i, n.Version)
+		if err := validateVersion(fmt.Sprintf("notes[%d].version", i), n.Version); err != nil {
+			return err
 		}
 		if len(n.Content) > MaxNotesBytes {
 			return Errorf(ETOOLARGE, "notes[%d].content is %d bytes; the limit is %d.", i, len(n.Content), MaxNotesBytes)
@@ -463,53 +628,151 @@ func prepareNotes(userID string, x *UserExport, now time.Time, _ TokenCounter) e
 		if err := ValidateText(fmt.Sprintf("notes[%d].content", i), n.Content); err != nil {
 			return err
 		}
-		n.UserID, n.UpdatedAt = userID, stamp(n.UpdatedAt, now)
 		n.Operation = cmp.Or(n.Operation, NotesOverwrite)
+		if n.Operation == NotesRead || !slices.Contains(notesOps, n.Operation) {
+			return Errorf(EINVALID, "notes[%d].operation must be the write that made the version (%s), not %q.",
+				i, strings.Join(notesOps[1:], ", "), n.Operation)
+		}
+		if err := validatePast(now, namedTime{fmt.Sprintf("notes[%d].updated_at", i), n.UpdatedAt}); err != nil {
+			return err
+		}
+		if err := seen.check("notes", i, "version", fmt.Sprintf("%s version %d", n.AgentID, n.Version), sum); err != nil {
+			return err
+		}
+		n.UserID, n.UpdatedAt = userID, stamp(n.UpdatedAt, now)
 	}
 	return nil
 }
 
 func prepareMemories(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
+	seen := firsts{}
 	for i, m := range x.Memories {
 		if m == nil || m.Memory == nil {
 			return Errorf(EINVALID, "memories[%d] is null.", i)
 		}
+		sum := fingerprint(m)
+		field := func(name string) string { return fmt.Sprintf("memories[%d].%s", i, name) }
 		m.UserID = userID
 		if m.ID == "" {
 			m.ID = NewID()
 		}
 		if err := m.Validate(); err != nil {
-			return Errorf(EINVALID, "memories[%d]: %s", i, ErrorMessage(err))
+			return Errorf(ErrorCode(err), "memories[%d]: %s", i, ErrorMessage(err))
 		}
-		if m.Version < 1 {
-			m.Version = 1
+		if m.Source != SourceAPI && m.Source != SourceExtracted {
+			return Errorf(EINVALID, "%s must be %q or %q, not %q.", field("source"), SourceAPI, SourceExtracted, m.Source)
+		}
+		if m.ThreadID == "" && (m.SeqFrom != 0 || m.SeqTo != 0) {
+			return Errorf(EINVALID, "%s and seq_to name turns of a thread, but thread_id is empty.", field("seq_from"))
+		}
+		if err := validatePast(now, namedTime{field("created_at"), m.CreatedAt}, namedTime{field("updated_at"), m.UpdatedAt},
+			pastPtr(field("invalid_at"), m.InvalidAt), pastPtr(field("processed_at"), m.ProcessedAt)); err != nil {
+			return err
+		}
+		if m.SupersededBy != "" {
+			if err := ValidateInvalidation(m.ID, m.SupersededBy, ""); err != nil {
+				return Errorf(ErrorCode(err), "memories[%d]: %s", i, ErrorMessage(err))
+			}
+			if m.InvalidAt == nil {
+				return Errorf(EINVALID, "%s names the memory that superseded this one, but invalid_at is not set; a superseded memory is invalidated.", field("superseded_by"))
+			}
+		}
+		newest, err := prepareHistory(i, m, now)
+		if err != nil {
+			return err
+		}
+		if m.Version == 0 { // not given: that of the newest change, or the first
+			m.Version = max(newest, 1)
+		}
+		if err := validateVersion(field("version"), int64(m.Version)); err != nil {
+			return err
+		}
+		if newest != 0 && m.Version != newest {
+			return Errorf(EINVALID, "%s %d is not that of the newest entry of its history (%d).", field("version"), m.Version, newest)
+		}
+		if err := seen.check("memories", i, "id", m.ID, sum); err != nil {
+			return err
 		}
 		m.CreatedAt, m.UpdatedAt, m.ValidFrom = stamp(m.CreatedAt, now), stamp(m.UpdatedAt, now), stamp(m.ValidFrom, now)
 		m.InvalidAt, m.ProcessedAt = timestampPtr(m.InvalidAt), timestampPtr(m.ProcessedAt)
 		if len(m.History) == 0 {
 			m.History = []*MemoryChange{m.Change(OpAdd, "")}
 		}
-		for j, c := range m.History {
-			if c == nil {
-				return Errorf(EINVALID, "memories[%d].history[%d] is null.", i, j)
-			}
-			c.MemoryID, c.At = m.ID, stamp(c.At, now)
-		}
 	}
 	return nil
 }
 
+// prepareHistory checks the history of x.Memories[i], m, and returns the
+// version of its newest entry (0 when it has none).
+func prepareHistory(i int, m *MemoryExport, now time.Time) (int, error) {
+	newest := 0
+	for j, c := range m.History {
+		if c == nil {
+			return 0, Errorf(EINVALID, "memories[%d].history[%d] is null.", i, j)
+		}
+		field := func(name string) string { return fmt.Sprintf("memories[%d].history[%d].%s", i, j, name) }
+		switch c.Op {
+		case OpAdd, OpUpdate, OpInvalidate:
+		default:
+			return 0, Errorf(EINVALID, "%s must be %q, %q or %q, not %q.", field("op"), OpAdd, OpUpdate, OpInvalidate, c.Op)
+		}
+		if err := validateVersion(field("version"), int64(c.Version)); err != nil {
+			return 0, err
+		}
+		if c.Version <= newest {
+			return 0, Errorf(EINVALID, "%s %d is not after that of the entry before it (%d); a history is oldest first.", field("version"), c.Version, newest)
+		}
+		newest = c.Version
+		if err := validateMemoryText(c.Text); err != nil {
+			return 0, Errorf(ErrorCode(err), "memories[%d].history[%d]: %s", i, j, ErrorMessage(err))
+		}
+		if err := validateCategory(c.Category); err != nil {
+			return 0, Errorf(ErrorCode(err), "memories[%d].history[%d]: %s", i, j, ErrorMessage(err))
+		}
+		if err := validateUnit(field("confidence"), c.Confidence); err != nil {
+			return 0, err
+		}
+		if err := validateUnit(field("importance"), c.Importance); err != nil {
+			return 0, err
+		}
+		if c.ThreadID != "" {
+			if err := ValidateID(field("thread_id"), c.ThreadID); err != nil {
+				return 0, err
+			}
+		}
+		if c.SeqFrom < 0 || c.SeqTo < c.SeqFrom {
+			return 0, Errorf(EINVALID, "%s and seq_to must make a range (0 ≤ seq_from ≤ seq_to).", field("seq_from"))
+		}
+		if err := ValidateText(field("reason"), c.Reason); err != nil {
+			return 0, err
+		}
+		if err := validatePast(now, namedTime{field("at"), c.At}); err != nil {
+			return 0, err
+		}
+		c.MemoryID, c.At = m.ID, stamp(c.At, now)
+	}
+	return newest, nil
+}
+
 func prepareProfiles(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
+	seen := firsts{}
 	for i, p := range x.Profiles {
 		if p == nil {
 			return Errorf(EINVALID, "profiles[%d] is null.", i)
 		}
+		sum := fingerprint(p)
 		p.UserID = userID
-		if p.Version < 1 {
-			return Errorf(EINVALID, "profiles[%d].version must be 1 or more, not %d.", i, p.Version)
+		if err := validateVersion(fmt.Sprintf("profiles[%d].version", i), int64(p.Version)); err != nil {
+			return err
 		}
 		if err := p.Validate(); err != nil {
-			return Errorf(EINVALID, "profiles[%d]: %s", i, ErrorMessage(err))
+			return Errorf(ErrorCode(err), "profiles[%d]: %s", i, ErrorMessage(err))
+		}
+		if err := validatePast(now, namedTime{fmt.Sprintf("profiles[%d].created_at", i), p.CreatedAt}); err != nil {
+			return err
+		}
+		if err := seen.check("profiles", i, "version", strconv.Itoa(p.Version), sum); err != nil {
+			return err
 		}
 		p.CreatedAt = stamp(p.CreatedAt, now)
 	}
@@ -517,40 +780,78 @@ func prepareProfiles(userID string, x *UserExport, now time.Time, _ TokenCounter
 }
 
 func prepareEntities(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
+	seen := firsts{}
+	names := map[string]int{} // name key → the entity that has it
 	for i, e := range x.Entities {
 		if e == nil || e.Entity == nil {
 			return Errorf(EINVALID, "entities[%d] is null.", i)
 		}
+		sum := fingerprint(e)
 		e.UserID = userID
 		if e.ID == "" {
 			e.ID = NewID()
 		}
 		if err := e.Validate(); err != nil {
-			return Errorf(EINVALID, "entities[%d]: %s", i, ErrorMessage(err))
+			return Errorf(ErrorCode(err), "entities[%d]: %s", i, ErrorMessage(err))
 		}
+		if err := validatePast(now, namedTime{fmt.Sprintf("entities[%d].created_at", i), e.CreatedAt},
+			namedTime{fmt.Sprintf("entities[%d].updated_at", i), e.UpdatedAt}); err != nil {
+			return err
+		}
+		if prev, dup := seen[e.ID]; dup && prev.sum == sum {
+			continue // a duplicate: PlanImport leaves it out
+		}
+		if err := seen.check("entities", i, "id", e.ID, sum); err != nil {
+			return err
+		}
+		key, _ := e.Keys()
+		if other, ok := names[key]; ok {
+			return Errorf(EINVALID, "entities[%d].name %q names the entity of entities[%d] (%q); a user has one entity by a name.",
+				i, e.Name, other, x.Entities[other].Name)
+		}
+		names[key] = i
 		e.CreatedAt, e.UpdatedAt = stamp(e.CreatedAt, now), stamp(e.UpdatedAt, now)
+		refs := firsts{}
+		kept := e.References[:0]
 		for j, r := range e.References {
 			if r == nil {
 				return Errorf(EINVALID, "entities[%d].references[%d] is null.", i, j)
 			}
+			rsum := fingerprint(r)
 			r.EntityID, r.Entity = e.ID, nil
 			if err := r.Validate(now); err != nil {
-				return Errorf(EINVALID, "entities[%d].references[%d]: %s", i, j, ErrorMessage(err))
+				return Errorf(ErrorCode(err), "entities[%d].references[%d]: %s", i, j, ErrorMessage(err))
 			}
-			r.At = Timestamp(r.At)
+			key := r.ThreadID + " " + r.Action
+			if prev, dup := refs[key]; dup && prev.sum == rsum {
+				continue // the same reference twice: kept once
+			}
+			if err := refs.check(fmt.Sprintf("entities[%d].references", i), j, "thread_id and action", key, rsum); err != nil {
+				return err
+			}
+			kept = append(kept, r)
 		}
+		e.References = kept
 	}
 	return nil
 }
 
 func prepareReflections(userID string, x *UserExport, now time.Time, _ TokenCounter) error {
+	seen := firsts{}
 	for i, r := range x.Reflections {
 		if r == nil {
 			return Errorf(EINVALID, "reflections[%d] is null.", i)
 		}
+		sum := fingerprint(r)
 		r.UserID = userID
 		if err := r.Validate(); err != nil {
-			return Errorf(EINVALID, "reflections[%d]: %s", i, ErrorMessage(err))
+			return Errorf(ErrorCode(err), "reflections[%d]: %s", i, ErrorMessage(err))
+		}
+		if err := validatePast(now, namedTime{fmt.Sprintf("reflections[%d].updated_at", i), r.UpdatedAt}); err != nil {
+			return err
+		}
+		if err := seen.check("reflections", i, "thread_id", r.ThreadID, sum); err != nil {
+			return err
 		}
 		r.UpdatedAt = stamp(r.UpdatedAt, now)
 	}
@@ -566,10 +867,13 @@ func stamp(t, now time.Time) time.Time {
 }
 
 // ImportExisting is what a user already has of an import's records, as a
-// backend finds it in the import's transaction (see PlanImport).
+// backend finds it in the import's transaction (see PlanImport): of the
+// IDs in ImportKeys.
 type ImportExisting struct {
 	Threads     map[string]bool   // thread IDs
+	LastSeqs    map[string]int64  // thread ID → its last seq
 	Messages    map[string]string // message ID → the thread that has it
+	Elements    map[string]string // element ID → the thread that has it
 	Sessions    map[string]bool   // agent IDs
 	NotesAgents map[string]bool   // agents with notes
 	Profiles    bool              // any profile version
@@ -577,6 +881,14 @@ type ImportExisting struct {
 	Entities    map[string]bool   // entity IDs
 	EntityNames map[string]string // name key → entity ID
 	Reflections map[string]bool   // thread IDs
+}
+
+// NewImportExisting returns an ImportExisting with empty maps, for a
+// backend to fill in.
+func NewImportExisting() ImportExisting {
+	return ImportExisting{Threads: map[string]bool{}, LastSeqs: map[string]int64{}, Messages: map[string]string{},
+		Elements: map[string]string{}, Sessions: map[string]bool{}, NotesAgents: map[string]bool{}, Memories: map[string]bool{},
+		Entities: map[string]bool{}, EntityNames: map[string]string{}, Reflections: map[string]bool{}}
 }
 
 // ImportPlan is what an import writes, in order: the deletions (with
@@ -602,12 +914,28 @@ type ImportPlan struct {
 // writes, given what the user has: with OnConflictFail any clash is a
 // ClashError; with OnConflictSkip a clashing record is left out (a thread
 // with its messages, elements, reflection and session); with
-// OnConflictReplace the user's clashing record is deleted first.
+// OnConflictReplace the user's clashing record is deleted first. A
+// record that x holds twice is imported once (PrepareUserImport made sure
+// that the repeats are the same) and its repeats are counted in
+// ImportResult.Duplicates.
+//
+// Before any clash, it returns EINVALID for a record that would point at
+// nothing once imported: a session, reflection or entity reference of a
+// thread, or a memory drawn from a thread, that neither x nor the user
+// has (or that the import replaces by deleting it); a memory superseded
+// by a memory that neither has; a reflection past the end of its thread.
+// A memory's history, a profile's sources and a reflection's insights
+// are records of the past and may name what is gone. Seqs that the API
+// does not check against the thread either (a memory's, a reference's)
+// are not checked here.
 func PlanImport(x *UserExport, have ImportExisting, opt ImportOptions) (*ImportPlan, error) {
 	pl := &planner{x: x, have: have, onConflict: cmp.Or(opt.OnConflict, OnConflictFail),
 		p:       &ImportPlan{Result: &ImportResult{ThreadIDs: []string{}, MemoryIDs: []string{}}},
-		deleted: map[string]bool{}, skippedThreads: map[string]bool{}}
+		deleted: map[string]bool{}, skippedThreads: map[string]bool{}, fileThreads: map[string]*Thread{}, fileMemories: map[string]bool{}}
 	pl.threads() // first: the others leave out what belongs to a skipped thread
+	if err := pl.references(); err != nil {
+		return nil, err
+	}
 	pl.sessions()
 	pl.notes()
 	pl.profiles()
@@ -629,6 +957,8 @@ type planner struct {
 	clashes        []Clash
 	deleted        map[string]bool // threads deleted by the plan
 	skippedThreads map[string]bool
+	fileThreads    map[string]*Thread // the threads of x, by ID
+	fileMemories   map[string]bool
 }
 
 // What becomes of a record of an import.
@@ -659,16 +989,20 @@ func (pl *planner) threads() {
 	r := pl.p.Result
 	for _, t := range pl.x.Threads {
 		id := t.Thread.ID
-		// A thread clashes by its ID or by a message ID that the user
-		// has, in this thread or in another (owners).
+		if pl.fileThreads[id] != nil { // a duplicate
+			r.Duplicates.Threads++
+			r.Duplicates.Messages += len(t.Messages)
+			continue
+		}
+		pl.fileThreads[id] = t.Thread
+		// A thread clashes by its ID or by a message or element ID that
+		// the user has, in this thread or in another (owners).
 		clash := pl.have.Threads[id]
 		var owners []string
-		for _, m := range t.Messages {
-			if owner, ok := pl.have.Messages[m.ID]; ok {
-				clash = true
-				if owner != id {
-					owners = append(owners, owner)
-				}
+		for _, owner := range pl.owners(t) {
+			clash = true
+			if owner != id {
+				owners = append(owners, owner)
 			}
 		}
 		switch pl.decide(clash, "thread", id) {
@@ -695,9 +1029,98 @@ func (pl *planner) threads() {
 	}
 }
 
+// owners returns the threads of the user that have a message or an
+// element of t (t's own among them).
+func (pl *planner) owners(t *ThreadExport) []string {
+	var out []string
+	for _, m := range t.Messages {
+		if owner, ok := pl.have.Messages[m.ID]; ok {
+			out = append(out, owner)
+		}
+	}
+	for _, e := range t.Elements {
+		if owner, ok := pl.have.Elements[e.ID]; ok {
+			out = append(out, owner)
+		}
+	}
+	return out
+}
+
+// thread reports whether the thread id exists once the import is done,
+// and its last seq then: the export's, or the user's if the user's is
+// kept (skipped, or not in the export and not deleted by the plan).
+func (pl *planner) thread(id string) (lastSeq int64, ok bool) {
+	if t := pl.fileThreads[id]; t != nil && !pl.skippedThreads[id] {
+		return t.LastSeq, true
+	}
+	if pl.have.Threads[id] && !pl.deleted[id] {
+		return pl.have.LastSeqs[id], true
+	}
+	return 0, false
+}
+
+// references checks that the records of x point at something (see
+// PlanImport), after threads.
+func (pl *planner) references() error {
+	x := pl.x
+	for _, m := range x.Memories {
+		pl.fileMemories[m.ID] = true
+	}
+	noThread := func(field, id string) error {
+		return Errorf(EINVALID, "%s %q names no thread of the export or of the user.", field, id)
+	}
+	pastEnd := func(field string, seq int64, thread string, last int64) error {
+		return Errorf(EINVALID, "%s %d is past the end of thread %q, whose last seq is %d.", field, seq, thread, last)
+	}
+	for i, s := range x.Sessions {
+		if _, ok := pl.thread(s.ThreadID); !ok && !pl.skippedThreads[s.ThreadID] {
+			return noThread(fmt.Sprintf("sessions[%d].thread_id", i), s.ThreadID)
+		}
+	}
+	for i, m := range x.Memories {
+		if m.ThreadID != "" {
+			if _, ok := pl.thread(m.ThreadID); !ok && pl.fileThreads[m.ThreadID] == nil {
+				return noThread(fmt.Sprintf("memories[%d].thread_id", i), m.ThreadID)
+			}
+		}
+		if m.SupersededBy != "" && !pl.fileMemories[m.SupersededBy] && !pl.have.Memories[m.SupersededBy] {
+			return Errorf(EINVALID, "memories[%d].superseded_by %q names no memory of the export or of the user.", i, m.SupersededBy)
+		}
+	}
+	for i, e := range x.Entities {
+		for j, ref := range e.References {
+			if pl.skippedThreads[ref.ThreadID] {
+				continue // left out with the thread
+			}
+			if _, ok := pl.thread(ref.ThreadID); !ok {
+				return noThread(fmt.Sprintf("entities[%d].references[%d].thread_id", i, j), ref.ThreadID)
+			}
+		}
+	}
+	for i, rf := range x.Reflections {
+		if pl.skippedThreads[rf.ThreadID] {
+			continue // left out with the thread
+		}
+		last, ok := pl.thread(rf.ThreadID)
+		switch {
+		case !ok:
+			return noThread(fmt.Sprintf("reflections[%d].thread_id", i), rf.ThreadID)
+		case rf.ThroughSeq > last:
+			return pastEnd(fmt.Sprintf("reflections[%d].through_seq", i), rf.ThroughSeq, rf.ThreadID, last)
+		}
+	}
+	return nil
+}
+
 func (pl *planner) sessions() {
 	r := pl.p.Result
+	seen := map[string]bool{}
 	for _, s := range pl.x.Sessions {
+		if seen[s.AgentID] {
+			r.Duplicates.Sessions++
+			continue
+		}
+		seen[s.AgentID] = true
 		if pl.skippedThreads[s.ThreadID] {
 			r.Skipped.Sessions++
 			continue
@@ -720,7 +1143,14 @@ func (pl *planner) sessions() {
 func (pl *planner) notes() {
 	r := pl.p.Result
 	imported := map[string]bool{} // agent → imported
+	seen := map[string]bool{}     // agent and version
 	for _, n := range pl.x.Notes {
+		key := n.AgentID + " " + strconv.FormatInt(n.Version, 10)
+		if seen[key] {
+			r.Duplicates.Notes++
+			continue
+		}
+		seen[key] = true
 		take, decided := imported[n.AgentID]
 		if !decided {
 			switch pl.decide(pl.have.NotesAgents[n.AgentID], "notes", n.AgentID) {
@@ -746,25 +1176,41 @@ func (pl *planner) notes() {
 
 // profiles decides for every version at once.
 func (pl *planner) profiles() {
-	r, x := pl.p.Result, pl.x
-	if len(x.Profiles) == 0 {
+	r := pl.p.Result
+	var versions []*Profile
+	seen := map[int]bool{}
+	for _, p := range pl.x.Profiles {
+		if seen[p.Version] {
+			r.Duplicates.Profiles++
+			continue
+		}
+		seen[p.Version] = true
+		versions = append(versions, p)
+	}
+	if len(versions) == 0 {
 		return
 	}
 	switch pl.decide(pl.have.Profiles, "profiles", "versions") {
 	case importNew:
-		pl.p.Profiles = x.Profiles
+		pl.p.Profiles = versions
 	case importReplace:
-		pl.p.DeleteProfiles, pl.p.Profiles = true, x.Profiles
-		r.Replaced.Profiles = len(x.Profiles)
+		pl.p.DeleteProfiles, pl.p.Profiles = true, versions
+		r.Replaced.Profiles = len(versions)
 	case importSkip:
-		r.Skipped.Profiles = len(x.Profiles)
+		r.Skipped.Profiles = len(versions)
 	}
 	r.Imported.Profiles = len(pl.p.Profiles)
 }
 
 func (pl *planner) memories() {
 	r := pl.p.Result
+	seen := map[string]bool{}
 	for _, m := range pl.x.Memories {
+		if seen[m.ID] {
+			r.Duplicates.Memories++
+			continue
+		}
+		seen[m.ID] = true
 		switch pl.decide(pl.have.Memories[m.ID], "memory", m.ID) {
 		case importReplace:
 			pl.p.DeleteMemories = append(pl.p.DeleteMemories, m.ID)
@@ -785,7 +1231,13 @@ func (pl *planner) memories() {
 // name key); references to skipped threads are left out.
 func (pl *planner) entities() {
 	r := pl.p.Result
+	seen := map[string]bool{}
 	for _, e := range pl.x.Entities {
+		if seen[e.ID] {
+			r.Duplicates.Entities++
+			continue
+		}
+		seen[e.ID] = true
 		key, _ := e.Keys()
 		other, named := pl.have.EntityNames[key]
 		switch pl.decide(pl.have.Entities[e.ID] || named, "entity", e.ID) {
@@ -817,7 +1269,13 @@ func (pl *planner) entities() {
 
 func (pl *planner) reflections() {
 	r := pl.p.Result
+	seen := map[string]bool{}
 	for _, rf := range pl.x.Reflections {
+		if seen[rf.ThreadID] {
+			r.Duplicates.Reflections++
+			continue
+		}
+		seen[rf.ThreadID] = true
 		if pl.skippedThreads[rf.ThreadID] {
 			r.Skipped.Reflections++
 			continue
@@ -836,25 +1294,54 @@ func (pl *planner) reflections() {
 	}
 }
 
-// ImportIDs returns the IDs an import of x asks about, for a backend's
-// lookup of what the user has (ImportExisting): threads, messages,
-// memories, entities and their name keys.
-func (x *UserExport) ImportIDs() (threads, messages, memories, entities, nameKeys []string) {
+// ImportKeys are the IDs that a backend looks up for ImportExisting: the
+// threads of an import and those its records refer to, its messages and
+// elements, its memories and those they refer to, its entities and their
+// name keys.
+type ImportKeys struct {
+	Threads, Messages, Elements, Memories, Entities, NameKeys []string
+}
+
+// ImportKeys returns the IDs an import of x (prepared) asks about.
+func (x *UserExport) ImportKeys() ImportKeys {
+	var k ImportKeys
 	for _, t := range x.Threads {
-		threads = append(threads, t.Thread.ID)
+		k.Threads = append(k.Threads, t.Thread.ID)
 		for _, m := range t.Messages {
-			messages = append(messages, m.ID)
+			k.Messages = append(k.Messages, m.ID)
+		}
+		for _, e := range t.Elements {
+			k.Elements = append(k.Elements, e.ID)
 		}
 	}
+	for _, s := range x.Sessions {
+		k.Threads = append(k.Threads, s.ThreadID)
+	}
 	for _, m := range x.Memories {
-		memories = append(memories, m.ID)
+		k.Memories = append(k.Memories, m.ID)
+		if m.SupersededBy != "" {
+			k.Memories = append(k.Memories, m.SupersededBy)
+		}
+		if m.ThreadID != "" {
+			k.Threads = append(k.Threads, m.ThreadID)
+		}
 	}
 	for _, e := range x.Entities {
-		entities = append(entities, e.ID)
+		k.Entities = append(k.Entities, e.ID)
 		key, _ := e.Keys()
-		nameKeys = append(nameKeys, key)
+		k.NameKeys = append(k.NameKeys, key)
+		for _, r := range e.References {
+			k.Threads = append(k.Threads, r.ThreadID)
+		}
 	}
-	return threads, messages, memories, entities, nameKeys
+	for _, r := range x.Reflections {
+		k.Threads = append(k.Threads, r.ThreadID)
+	}
+	for _, l := range []*[]string{&k.Threads, &k.Messages, &k.Elements, &k.Memories, &k.Entities, &k.NameKeys} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return k
 }
 
 // Markdown renders a user's export to read: the profile, the agents'

@@ -87,14 +87,21 @@ func (m *Message) TokenText() string {
 // DefaultMaxMessageBytes). Metadata is normalised in place. Errors name the
 // offending field as messages[i].field.
 func ValidateMessages(msgs []*Message, maxBytes int) error {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxMessageBytes
-	}
 	switch {
 	case len(msgs) == 0:
 		return Errorf(EINVALID, "messages must contain at least one message.")
 	case len(msgs) > MaxBatchMessages:
 		return Errorf(ETOOLARGE, "messages has %d entries; the limit is %d per request.", len(msgs), MaxBatchMessages)
+	}
+	return validateMessages(msgs, maxBytes)
+}
+
+// validateMessages checks each message of msgs as ValidateMessages does,
+// however many there are: an import holds whole threads, which grew by
+// many appends.
+func validateMessages(msgs []*Message, maxBytes int) error {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxMessageBytes
 	}
 	ids := make(map[string]bool, len(msgs))
 	for i, m := range msgs {

@@ -89,7 +89,7 @@ func (s *Service) exportJSON(ctx context.Context, u user, opt agentmem.ExportOpt
 		_, err = w.Write([]byte("]"))
 	}
 	if err == nil {
-		err = s.exportRest(ctx, w, u, threads)
+		err = s.exportRest(ctx, w, u, opt, threads)
 	}
 	if err == nil {
 		_, err = w.Write([]byte("}\n"))
@@ -102,38 +102,36 @@ func (s *Service) exportJSON(ctx context.Context, u user, opt agentmem.ExportOpt
 // version of their notes, every memory (invalidated ones too) with its
 // history, every profile version, every entity with its references, and
 // the reflections of the threads exported.
-func (s *Service) exportRest(ctx context.Context, w io.Writer, u user, threads []string) error {
+//
+// The export is whole, so that it imports (an import refuses a record
+// that points at nothing): what points at a thread that is not in it (a
+// soft-deleted one left out, or one deleted for good) leaves that out:
+// sessions and references of it are not written, nor a memory's
+// provenance (thread_id, seq_from, seq_to), nor a memory's superseded_by
+// that names a memory since deleted.
+func (s *Service) exportRest(ctx context.Context, w io.Writer, u user, opt agentmem.ExportOptions, threads []string) error {
 	agents, err := s.store.FindAgentIDs(ctx, u.id)
 	if err != nil {
 		return err
+	}
+	exported := make(map[string]bool, len(threads))
+	for _, id := range threads {
+		exported[id] = true
 	}
 	for _, l := range []struct {
 		name string
 		each func(emit func(any) error) error
 	}{
-		{"sessions", func(emit func(any) error) error { return s.exportSessions(ctx, u, agents, emit) }},
+		{"sessions", func(emit func(any) error) error { return s.exportSessions(ctx, u, agents, exported, emit) }},
 		{"notes", func(emit func(any) error) error { return s.exportNotes(ctx, u, agents, emit) }},
-		{"memories", func(emit func(any) error) error { return s.exportMemories(ctx, u, emit) }},
+		{"memories", func(emit func(any) error) error { return s.exportMemories(ctx, u, exported, emit) }},
 		{"profiles", func(emit func(any) error) error {
 			return pages(func(cursor string) ([]*agentmem.Profile, string, error) {
 				return s.store.FindProfiles(ctx, u.id, agentmem.MaxPageSize, cursor)
 			}, func(p *agentmem.Profile) error { return emit(p) })
 		}},
-		{"entities", func(emit func(any) error) error { return s.exportEntities(ctx, u, emit) }},
-		{"reflections", func(emit func(any) error) error {
-			for _, id := range threads {
-				r, err := s.store.FindReflection(ctx, u.id, id)
-				if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-					continue
-				} else if err != nil {
-					return err
-				}
-				if err := emit(r); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
+		{"entities", func(emit func(any) error) error { return s.exportEntities(ctx, u, opt, exported, emit) }},
+		{"reflections", func(emit func(any) error) error { return s.exportReflections(ctx, u, threads, emit) }},
 	} {
 		if err := writeList(w, u, l.name, l.each); err != nil {
 			return err
@@ -188,13 +186,16 @@ func pages[T any](page func(cursor string) ([]T, string, error), fn func(T) erro
 	}
 }
 
-func (s *Service) exportSessions(ctx context.Context, u user, agents []string, emit func(any) error) error {
+func (s *Service) exportSessions(ctx context.Context, u user, agents []string, exported map[string]bool, emit func(any) error) error {
 	for _, a := range agents {
 		sess, err := s.store.FindSession(ctx, u.id, a)
 		if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 			continue
 		} else if err != nil {
 			return err
+		}
+		if !exported[sess.ThreadID] {
+			continue // a thread created since the threads were written
 		}
 		if err := emit(sess); err != nil {
 			return err
@@ -223,8 +224,10 @@ func (s *Service) exportNotes(ctx context.Context, u user, agents []string, emit
 	return nil
 }
 
-// exportMemories emits every memory with its history.
-func (s *Service) exportMemories(ctx context.Context, u user, emit func(any) error) error {
+// exportMemories emits every memory with its history, without the
+// provenance or superseded_by that name what is not in the export (see
+// exportRest).
+func (s *Service) exportMemories(ctx context.Context, u user, exported map[string]bool, emit func(any) error) error {
 	return pages(func(cursor string) ([]*agentmem.Memory, string, error) {
 		return s.store.FindMemories(ctx, u.id, agentmem.MemoryFilter{IncludeInvalid: true, Limit: agentmem.MaxPageSize, Cursor: cursor})
 	}, func(m *agentmem.Memory) error {
@@ -232,26 +235,68 @@ func (s *Service) exportMemories(ctx context.Context, u user, emit func(any) err
 		if err != nil {
 			return err
 		}
+		if !exported[m.ThreadID] {
+			m.ThreadID, m.SeqFrom, m.SeqTo = "", 0, 0
+		}
+		if m.SupersededBy != "" {
+			if _, err := s.store.FindMemoryByID(ctx, u.id, m.SupersededBy); agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+				m.SupersededBy = ""
+			} else if err != nil {
+				return err
+			}
+		}
 		u.show(m)
 		return emit(&agentmem.MemoryExport{Memory: m, History: h})
 	})
 }
 
-// exportEntities emits every entity with its references.
-func (s *Service) exportEntities(ctx context.Context, u user, emit func(any) error) error {
+// exportEntities emits every entity with its references to the threads
+// exported (those of soft-deleted threads with opt.IncludeDeleted).
+func (s *Service) exportEntities(ctx context.Context, u user, opt agentmem.ExportOptions, exported map[string]bool, emit func(any) error) error {
 	return pages(func(cursor string) ([]*agentmem.Entity, string, error) {
 		return s.store.FindEntities(ctx, u.id, agentmem.EntityFilter{Limit: agentmem.MaxPageSize, Cursor: cursor})
 	}, func(e *agentmem.Entity) error {
 		var refs []*agentmem.EntityRef
 		err := pages(func(cursor string) ([]*agentmem.EntityRef, string, error) {
-			return s.store.FindEntityRefs(ctx, u.id, agentmem.EntityRefFilter{EntityID: e.ID, Limit: agentmem.MaxPageSize, Cursor: cursor})
-		}, func(r *agentmem.EntityRef) error { r.Entity = nil; refs = append(refs, r); return nil })
+			return s.store.FindEntityRefs(ctx, u.id, agentmem.EntityRefFilter{EntityID: e.ID, IncludeDeleted: opt.IncludeDeleted, Limit: agentmem.MaxPageSize, Cursor: cursor})
+		}, func(r *agentmem.EntityRef) error {
+			if exported[r.ThreadID] {
+				r.Entity = nil
+				refs = append(refs, r)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
 		u.show(e)
 		return emit(&agentmem.EntityExport{Entity: e, References: refs})
 	})
+}
+
+// exportReflections emits the reflections of the threads exported, in
+// their order, soft-deleted threads' too.
+func (s *Service) exportReflections(ctx context.Context, u user, threads []string, emit func(any) error) error {
+	for len(threads) > 0 {
+		batch := threads[:min(len(threads), agentmem.MaxPageSize)]
+		threads = threads[len(batch):]
+		rs, err := s.store.FindThreadReflections(ctx, u.id, batch)
+		if err != nil {
+			return err
+		}
+		byThread := make(map[string]*agentmem.Reflection, len(rs))
+		for _, r := range rs {
+			byThread[r.ThreadID] = r
+		}
+		for _, id := range batch {
+			if r := byThread[id]; r != nil {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ImportUser implements agentmem.UserService: x is restored as the

@@ -362,7 +362,7 @@ func (s *Store) FindEntityRefs(ctx context.Context, userID string, f agentmem.En
 	if byEntity {
 		other = "r.thread_id"
 		q = `SELECT r.entity_id, r.thread_id, r.action, r.seq, r.at FROM entity_refs r
-			JOIN threads t ON t.user_id = r.user_id AND t.id = r.thread_id AND t.deleted_at IS NULL
+			JOIN threads t ON t.user_id = r.user_id AND t.id = r.thread_id AND (t.deleted_at IS NULL OR ` + arg(f.IncludeDeleted) + `)
 			WHERE r.user_id = ` + arg(userID) + ` AND r.entity_id = ` + arg(f.EntityID)
 	} else {
 		q = `SELECT r.entity_id, r.thread_id, r.action, r.seq, r.at, e.user_id, e.id, e.name, e.name_key, e.type, e.aliases, e.created_at, e.updated_at

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/agentmem/agentmem"
 	"github.com/jackc/pgx/v5"
@@ -62,23 +63,25 @@ func orEmpty(ids []string) []string {
 
 // findExisting reads what the user has of x's records.
 func findExisting(ctx context.Context, tx pgx.Tx, userID string, x *agentmem.UserExport) (agentmem.ImportExisting, error) {
-	threads, messages, memories, entities, nameKeys := x.ImportIDs()
-	have := agentmem.ImportExisting{Threads: map[string]bool{}, Messages: map[string]string{}, Sessions: map[string]bool{},
-		NotesAgents: map[string]bool{}, Memories: map[string]bool{}, Entities: map[string]bool{}, EntityNames: map[string]string{},
-		Reflections: map[string]bool{}}
+	k := x.ImportKeys()
+	have := agentmem.NewImportExisting()
 	sets := []struct {
 		q    string
 		args []any
 		put  func(a, b string)
 	}{
-		{`SELECT id, '' FROM threads WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(threads)}, func(a, _ string) { have.Threads[a] = true }},
-		{`SELECT id, thread_id FROM messages WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(messages)}, func(a, b string) { have.Messages[a] = b }},
+		{`SELECT id, last_seq::text FROM threads WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(k.Threads)}, func(a, b string) {
+			have.Threads[a] = true
+			have.LastSeqs[a], _ = strconv.ParseInt(b, 10, 64)
+		}},
+		{`SELECT id, thread_id FROM messages WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(k.Messages)}, func(a, b string) { have.Messages[a] = b }},
+		{`SELECT id, thread_id FROM elements WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(k.Elements)}, func(a, b string) { have.Elements[a] = b }},
 		{`SELECT agent_id, '' FROM sessions WHERE user_id = $1`, []any{userID}, func(a, _ string) { have.Sessions[a] = true }},
 		{`SELECT DISTINCT agent_id, '' FROM notes WHERE user_id = $1`, []any{userID}, func(a, _ string) { have.NotesAgents[a] = true }},
-		{`SELECT id, '' FROM memories WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(memories)}, func(a, _ string) { have.Memories[a] = true }},
-		{`SELECT id, name_key FROM entities WHERE user_id = $1 AND (id = ANY($2) OR name_key = ANY($3))`, []any{userID, orEmpty(entities), orEmpty(nameKeys)},
+		{`SELECT id, '' FROM memories WHERE user_id = $1 AND id = ANY($2)`, []any{userID, orEmpty(k.Memories)}, func(a, _ string) { have.Memories[a] = true }},
+		{`SELECT id, name_key FROM entities WHERE user_id = $1 AND (id = ANY($2) OR name_key = ANY($3))`, []any{userID, orEmpty(k.Entities), orEmpty(k.NameKeys)},
 			func(a, b string) { have.Entities[a], have.EntityNames[b] = true, a }},
-		{`SELECT thread_id, '' FROM reflections WHERE user_id = $1 AND thread_id = ANY($2)`, []any{userID, orEmpty(threads)}, func(a, _ string) { have.Reflections[a] = true }},
+		{`SELECT thread_id, '' FROM reflections WHERE user_id = $1 AND thread_id = ANY($2)`, []any{userID, orEmpty(k.Threads)}, func(a, _ string) { have.Reflections[a] = true }},
 		{`SELECT 'profiles', '' FROM profiles WHERE user_id = $1 LIMIT 1`, []any{userID}, func(string, string) { have.Profiles = true }},
 	}
 	for _, set := range sets {
@@ -231,4 +234,28 @@ func (s *Store) FindAgentIDs(ctx context.Context, userID string) ([]string, erro
 		return nil
 	})
 	return ids, err
+}
+
+// FindThreadReflections implements agentmem.ImportStore.
+func (s *Store) FindThreadReflections(ctx context.Context, userID string, threadIDs []string) ([]*agentmem.Reflection, error) {
+	if len(threadIDs) > agentmem.MaxPageSize {
+		return nil, agentmem.Errorf(agentmem.EINVALID, "At most %d threads may be asked for, not %d.", agentmem.MaxPageSize, len(threadIDs))
+	}
+	var out []*agentmem.Reflection
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT `+reflectionColumns+` FROM reflections WHERE user_id = $1 AND thread_id = ANY($2)`, userID, orEmpty(threadIDs))
+		if err != nil {
+			return fmt.Errorf("find reflections: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanReflection(rows)
+			if err != nil {
+				return fmt.Errorf("find reflections: %w", err)
+			}
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }

@@ -340,9 +340,9 @@ func (s *Store) FindEntityRefs(ctx context.Context, userID string, f agentmem.En
 	if byEntity {
 		other = "r.thread_id"
 		q = `SELECT r.entity_id, r.thread_id, r.action, r.seq, r.at FROM entity_refs r
-			JOIN threads t ON t.user_id = r.user_id AND t.id = r.thread_id AND t.deleted_at IS NULL
+			JOIN threads t ON t.user_id = r.user_id AND t.id = r.thread_id AND (t.deleted_at IS NULL OR ?)
 			WHERE r.user_id = ? AND r.entity_id = ?`
-		args = append(args, f.EntityID)
+		args = []any{f.IncludeDeleted, userID, f.EntityID}
 	} else {
 		q = `SELECT r.entity_id, r.thread_id, r.action, r.seq, r.at, ` + prefixed("e.", entityColumns) + ` FROM entity_refs r
 			JOIN entities e ON e.user_id = r.user_id AND e.id = r.entity_id

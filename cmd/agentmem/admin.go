@@ -207,8 +207,10 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		if err != nil {
 			return err
 		}
+		printed := map[string]bool{} // a thread the file holds twice is imported once
 		for _, t := range x.Threads {
-			if slices.Contains(res.ThreadIDs, t.Thread.ID) {
+			if slices.Contains(res.ThreadIDs, t.Thread.ID) && !printed[t.Thread.ID] {
+				printed[t.Thread.ID] = true
 				fmt.Fprintf(stdout, "imported thread %s (%d messages)\n", t.Thread.ID, len(t.Messages))
 			}
 		}
@@ -218,6 +220,9 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		if c := counts(res.Replaced); c != "nothing" {
 			fmt.Fprintf(stdout, "replaced: %s\n", c)
+		}
+		if c := counts(res.Duplicates); c != "nothing" {
+			fmt.Fprintf(stdout, "repeated in the file (imported once): %s\n", c)
 		}
 		return nil
 	})
