@@ -39,21 +39,26 @@ const DefaultAzureAPIVersion = "2025-04-01-preview"
 var defaultClient = &http.Client{}
 
 // endpoint returns the URL of an API ("chat/completions", "responses",
-// "models", "models/ID") for model.
+// "models", or "model": models/ID) for model. The model is escaped as
+// one path segment wherever it goes into the path.
 func (u *Upstream) endpoint(api, model string) (string, error) {
+	path := api
+	if api == "model" {
+		path = "models/" + url.PathEscape(model)
+	}
 	if u.AzureEndpoint != "" {
 		base := strings.TrimRight(u.AzureEndpoint, "/") + "/openai/"
 		q := "?api-version=" + url.QueryEscape(cmp.Or(u.AzureAPIVersion, DefaultAzureAPIVersion))
 		if api == "chat/completions" {
 			return base + "deployments/" + url.PathEscape(model) + "/chat/completions" + q, nil
 		}
-		return base + api + q, nil
+		return base + path + q, nil
 	}
 	base := cmp.Or(u.BaseURL, "https://api.openai.com/v1")
 	if p, err := url.Parse(base); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 		return "", fmt.Errorf("upstream base URL %q is not an http(s) URL", base)
 	}
-	return strings.TrimRight(base, "/") + "/" + api, nil
+	return strings.TrimRight(base, "/") + "/" + path, nil
 }
 
 // host names the upstream in messages (never its key).
