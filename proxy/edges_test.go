@@ -98,3 +98,58 @@ func TestModels_PlainIDOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONBodiesOnly: the model routes take JSON bodies only, as the
+// rest of the API does: text/plain, a form, or no Content-Type is 415 in
+// OpenAI's shape, nothing is stored and the upstream is not called.
+func TestJSONBodiesOnly(t *testing.T) {
+	e := newEnv(t)
+	chat := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"metadata":{"thread_id":"typed"}}`
+	resp := `{"model":"gpt-4o","input":"hi","metadata":{"thread_id":"typed"}}`
+	for _, c := range []struct{ path, ct, body string }{
+		{"/openai/v1/chat/completions", "text/plain", chat},
+		{"/openai/v1/chat/completions", "text/plain; charset=utf-8", chat},
+		{"/openai/v1/chat/completions", "application/x-www-form-urlencoded", chat},
+		{"/openai/v1/chat/completions", "multipart/form-data; boundary=x", chat},
+		{"/openai/v1/chat/completions", "", chat},
+		{"/openai/v1/chat/completions", "application/json; charset=latin1", chat},
+		{"/openai/v1/chat/completions", "not a type", chat},
+		{"/openai/v1/responses", "text/plain", resp},
+		{"/openai/v1/responses", "application/x-www-form-urlencoded", resp},
+	} {
+		req, _ := http.NewRequest("POST", e.srv.URL+c.path, strings.NewReader(c.body))
+		if c.ct != "" {
+			req.Header.Set("Content-Type", c.ct)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusUnsupportedMediaType {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			t.Errorf("%s as %q: %d %s, want 415", c.path, c.ct, res.StatusCode, b)
+			continue
+		}
+		if typ, _, _, msg := openAIError(t, res); typ != "invalid_request_error" || !strings.Contains(msg, "application/json") {
+			t.Errorf("%s as %q: type %q, message %q", c.path, c.ct, typ, msg)
+		}
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Errorf("the upstream was called %d times", n)
+	}
+	if _, err := e.mem.FindThreadByID(ctx, "local-user", "typed"); err == nil {
+		t.Error("a refused request created its thread")
+	}
+	// JSON, and a +json type, pass.
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "application/vnd.api+json"} {
+		res, err := http.Post(e.srv.URL+"/openai/v1/chat/completions", ct, strings.NewReader(chat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Errorf("%q: %d", ct, res.StatusCode)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -325,8 +326,12 @@ func (p *proxy) readModelRequest(w http.ResponseWriter, r *http.Request) (*model
 	return req, nil
 }
 
-// readBody reads a request body: one JSON object, within the size limit.
+// readBody reads a request body: one JSON object, declared as JSON
+// (checkJSON), within the size limit.
 func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
+	if err := checkJSON(r); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, p.opt.MaxBodyBytes))
 	if err != nil {
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
@@ -340,6 +345,31 @@ func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
 		return nil, invalid("", "The request body must be a JSON object.")
 	}
 	return obj, nil
+}
+
+// checkJSON answers 415 to a request whose body is not declared JSON:
+// application/json or a type with the +json suffix, charset utf-8 if
+// any, as the REST API requires (httpapi's requireJSON, which covers
+// /v1/ only). A form or text/plain body is also what a web page can send
+// another origin without asking first.
+func checkJSON(r *http.Request) error {
+	if r.ContentLength == 0 {
+		return nil // no body: readBody says what is missing
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	msg := ""
+	switch {
+	case ct == "":
+		msg = "A request body needs the header Content-Type: application/json."
+	case err != nil || (mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))):
+		msg = "The request body is " + strconv.Quote(ct) + "; send it as Content-Type: application/json."
+	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
+		msg = "The request body's charset is " + strconv.Quote(params["charset"]) + "; JSON must be utf-8 (Content-Type: application/json)."
+	default:
+		return nil
+	}
+	return &apiError{status: http.StatusUnsupportedMediaType, typ: "invalid_request_error", code: agentmem.EINVALID, message: msg}
 }
 
 // str reads a string field of a body; absent or null is "".
