@@ -368,11 +368,15 @@ func (p *proxy) relay(w http.ResponseWriter, x *exchange, onData func(data []byt
 }
 
 // copyHeaders passes on the upstream's headers a client may read: its
-// content type, request ID, processing time and rate limits.
+// content type, request ID, processing time, API version and rate limits
+// (shared by all the proxy's callers, and what an SDK backs off by).
+// Nothing else: not Openai-Organization or Openai-Project, which name the
+// operator's account, nor Set-Cookie or a CDN's headers.
 func copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		lk := strings.ToLower(k)
-		if lk == "content-type" || strings.HasPrefix(lk, "openai-") || strings.HasPrefix(lk, "x-ratelimit-") || lk == "x-request-id" && dst.Get("X-Request-Id") == "" {
+		switch lk := strings.ToLower(k); {
+		case lk == "content-type", lk == "openai-processing-ms", lk == "openai-version", strings.HasPrefix(lk, "x-ratelimit-"),
+			lk == "x-request-id" && dst.Get("X-Request-Id") == "":
 			dst[k] = vs
 		}
 	}

@@ -192,7 +192,8 @@ func TestChat_ClientGoesAway(t *testing.T) {
 }
 
 // TestChat_UpstreamFails: the upstream's errors reach the client in
-// OpenAI's shape with its status and Retry-After, the user's turn is
+// OpenAI's shape with its status and Retry-After (and the proxy's own
+// message: TestUpstreamErrors_Hidden), the user's turn is
 // stored all the same, and a timeout or a missing upstream says what
 // happened.
 func TestChat_UpstreamFails(t *testing.T) {
@@ -204,8 +205,8 @@ func TestChat_UpstreamFails(t *testing.T) {
 		retry  string
 		msg    string
 	}{
-		{llmtest.RateLimited("7"), 429, "7", "Scripted failure: 429"},
-		{llmtest.Fail(500), 500, "", "Scripted failure: 500"},
+		{llmtest.RateLimited("7"), 429, "7", "The model server answered 429 Too Many Requests"},
+		{llmtest.Fail(500), 500, "", "The model server answered 500 Internal Server Error"},
 		{llmtest.Hang(), 504, "", "did not answer within 300ms"},
 	} {
 		e.fake.Push(tc.reply)

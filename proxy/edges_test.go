@@ -6,6 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/proxy"
 )
 
 // openAIError reads an answer in OpenAI's error shape.
@@ -151,5 +156,99 @@ func TestJSONBodiesOnly(t *testing.T) {
 		if res.StatusCode != 200 {
 			t.Errorf("%q: %d", ct, res.StatusCode)
 		}
+	}
+}
+
+// TestUpstreamErrors_Hidden: what identifies the upstream (its error
+// text, which names the operator's organisation, its address and its
+// Openai-Organization, Openai-Project and Set-Cookie headers) never
+// reaches the client: an error keeps its status, Retry-After, and its
+// type and code when they are plain words; the message is the proxy's.
+func TestUpstreamErrors_Hidden(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.proxy.Timeout = 300 * time.Millisecond })
+	secret := http.Header{
+		"Openai-Organization": {"org-SECRET"}, "Openai-Project": {"proj_SECRET"}, "Set-Cookie": {"__cf_bm=SECRET; path=/"},
+		"Openai-Processing-Ms": {"12"}, "X-Ratelimit-Remaining-Requests": {"99"}, "Server": {"cloudflare"}, "Cf-Ray": {"SECRET-LIS"},
+	}
+	leaked := func(where string, h http.Header, body string) {
+		t.Helper()
+		for _, s := range []string{"SECRET", "Rate limit reached", "help.openai.com", "Scripted failure", strings.TrimPrefix(e.fake.URL, "http://")} {
+			if strings.Contains(body, s) {
+				t.Errorf("%s: the body holds %q: %s", where, s, body)
+			}
+		}
+		for _, k := range []string{"Openai-Organization", "Openai-Project", "Set-Cookie", "Cf-Ray"} {
+			if h.Get(k) != "" {
+				t.Errorf("%s: header %s: %q passed on", where, k, h.Get(k))
+			}
+		}
+	}
+	post := func(body string) (*http.Response, string) {
+		t.Helper()
+		res, err := http.Post(e.srv.URL+"/openai/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res, string(b)
+	}
+	chat := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`
+	for _, c := range []struct {
+		name                    string
+		reply                   llmtest.Reply
+		status                  int
+		typ, code, param, retry string
+	}{
+		{"OpenAI's rate limit", llmtest.Reply{Status: 429, RetryAfter: "7", Header: secret,
+			Body: `{"error":{"message":"Rate limit reached for gpt-4o in organization org-SECRET on tokens per min (TPM). Visit help.openai.com.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`},
+			429, "tokens", "rate_limit_exceeded", "", "7"},
+		{"a bad parameter", llmtest.Reply{Status: 400, Header: secret,
+			Body: `{"error":{"message":"Invalid value for 'temperature' in org-SECRET","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`},
+			400, "invalid_request_error", "invalid_value", "temperature", ""},
+		{"identifiers in type and code", llmtest.Reply{Status: 403, Header: secret,
+			Body: `{"error":{"message":"no","type":"org-SECRET","param":"x y SECRET","code":"proj_SECRET1"}}`},
+			403, "upstream_error", "upstream_error", "", ""},
+		{"an HTML error page", llmtest.Reply{Status: 502, Header: secret, ContentType: "text/html", Body: "<html>Bad gateway at SECRET</html>"},
+			502, "upstream_error", "upstream_error", "", ""},
+		{"the fake's own error", llmtest.Fail(500), 500, "server_error", "server_error", "", ""},
+		{"no answer", llmtest.Hang(), 504, "server_error", "upstream_timeout", "", ""},
+	} {
+		e.fake.Push(c.reply)
+		res, body := post(chat)
+		leaked(c.name, res.Header, body)
+		if res.StatusCode != c.status || res.Header.Get("Retry-After") != c.retry {
+			t.Errorf("%s: %d (Retry-After %q), want %d (%q)", c.name, res.StatusCode, res.Header.Get("Retry-After"), c.status, c.retry)
+			continue
+		}
+		res.Body = io.NopCloser(strings.NewReader(body))
+		typ, code, param, msg := openAIError(t, res)
+		if typ != c.typ || code != c.code || param != c.param || !strings.Contains(msg, "model server") {
+			t.Errorf("%s: type %q, code %q, param %q, message %q; want %q, %q, %q", c.name, typ, code, param, msg, c.typ, c.code, c.param)
+		}
+	}
+
+	// A success passes the upstream's timing and rate limits, not who it is.
+	e.fake.Push(llmtest.Reply{Content: "hello", Header: secret})
+	res, body := post(chat)
+	leaked("an answer", res.Header, body)
+	if res.StatusCode != 200 || res.Header.Get("Openai-Processing-Ms") != "12" || res.Header.Get("X-Ratelimit-Remaining-Requests") != "99" {
+		t.Errorf("an answer: %d, headers %v", res.StatusCode, res.Header)
+	}
+	e.fake.Push(llmtest.Reply{Content: "hello", Header: secret})
+	res, body = post(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	leaked("a stream", res.Header, body)
+
+	// An unreachable upstream is not named either.
+	down := newEnv(t, func(o *envOptions) { o.noUp = true })
+	down.srv.Config.Handler = httpapi.NewHandler(nil, down.mem.Service, httpapi.Options{Proxy: proxy.NewHandler(nil, down.mem.Service, proxy.Options{
+		Upstream: &proxy.Upstream{BaseURL: "http://127.0.0.1:1/v1"},
+	})})
+	res, err := http.Post(down.srv.URL+"/openai/v1/chat/completions", "application/json", strings.NewReader(chat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, msg := openAIError(t, res); res.StatusCode != 502 || strings.Contains(msg, "127.0.0.1") {
+		t.Errorf("unreachable: %d %q", res.StatusCode, msg)
 	}
 }

@@ -204,7 +204,7 @@ func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(err)
 	switch {
 	case e.status >= 500 && e.upstream:
-		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "status", e.status, "code", e.code)
+		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "upstream", p.up.host(), "status", e.status, "code", e.code)
 	case e.status >= 500:
 		p.log.ErrorContext(r.Context(), "proxy request failed", "path", r.URL.Path, "status", e.status, "err", err)
 	}
