@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/proxy"
+	"github.com/google/go-cmp/cmp"
 )
 
 // openAIError reads an answer in OpenAI's error shape.
@@ -27,7 +29,7 @@ func openAIError(t testing.TB, res *http.Response) (typ, code, param, message st
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(b, &body); err != nil || body.Error == nil {
-		t.Fatalf("%d answer is not an OpenAI error: %s", res.StatusCode, b)
+		t.Fatalf("%d answer is not an OpenAI error: %.300s", res.StatusCode, b)
 	}
 	e := body.Error
 	if e.Param != nil {
@@ -250,5 +252,105 @@ func TestUpstreamErrors_Hidden(t *testing.T) {
 	}
 	if _, _, _, msg := openAIError(t, res); res.StatusCode != 502 || strings.Contains(msg, "127.0.0.1") {
 		t.Errorf("unreachable: %d %q", res.StatusCode, msg)
+	}
+}
+
+// TestAnswerTooLarge: an answer read whole (not streamed) larger than
+// MaxAnswerBytes is a 502 saying so, not a process holding all of it; a
+// streamed answer's line over it ends the stream with an error event.
+// The user's turn is stored all the same.
+func TestAnswerTooLarge(t *testing.T) {
+	e := newEnv(t, func(o *envOptions) { o.proxy.MaxAnswerBytes = 64 << 10 })
+	big := strings.Repeat("many words ", 10<<10) // 110 KiB
+	for _, c := range []struct{ path, body string }{
+		{"/openai/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"say a lot"}],"metadata":{"thread_id":"big"}}`},
+		{"/openai/v1/responses", `{"model":"gpt-4o","input":"say a lot again","metadata":{"thread_id":"big"}}`},
+	} {
+		e.fake.Push(llmtest.Text(big))
+		res, err := http.Post(e.srv.URL+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ, code, _, msg := openAIError(t, res)
+		if res.StatusCode != 502 || typ != "server_error" || code != "upstream_answer_too_large" || !strings.Contains(msg, "65536 bytes") {
+			t.Errorf("%s: %d %q %q %q", c.path, res.StatusCode, typ, code, msg)
+		}
+	}
+	if diff := cmp.Diff([]string{"user: say a lot", "user: say a lot again"}, e.thread(t, proxy.DefaultLocalUser, "big")); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+
+	// One streamed event longer than the bound.
+	e.fake.Push(llmtest.Text(strings.Repeat("x", 100<<10)))
+	res, err := http.Post(e.srv.URL+"/openai/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"one long word"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(b), `"code":"upstream_answer_too_large"`) || strings.Contains(string(b), "xxxx") || strings.Contains(string(b), "[DONE]") {
+		t.Errorf("stream with a long line: %.300s", b)
+	}
+}
+
+// TestAnswerOverMessageLimit: an answer longer than the store's message
+// bound is stored cut to it, marked "truncated" with its
+// "original_bytes", never silently dropped: the client of an answer that
+// is not streamed is told by X-Agentmem-Answer-Truncated, and /metrics
+// counts it, for both APIs, streamed and not.
+func TestAnswerOverMessageLimit(t *testing.T) {
+	e := newEnv(t)
+	word := strings.Repeat("é", 500) + " " // 1001 bytes, a 2-byte character to cut
+	big := strings.Repeat(word, 1500)      // 1.43 MiB
+	for _, c := range []struct {
+		name, path, body string
+		streamed         bool
+	}{
+		{"chat", "/openai/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"q1"}]}`, false},
+		{"chat streamed", "/openai/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"q2"}]}`, true},
+		{"responses", "/openai/v1/responses", `{"model":"gpt-4o","input":"q3"}`, false},
+		{"responses streamed", "/openai/v1/responses", `{"model":"gpt-4o","stream":true,"input":"q4"}`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			thread := strings.ReplaceAll(c.name, " ", "-")
+			e.fake.Push(llmtest.Text(big))
+			req, _ := http.NewRequest("POST", e.srv.URL+c.path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(proxy.HeaderThread, thread)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || len(b) < len(big) {
+				t.Fatalf("%d, %d bytes", res.StatusCode, len(b))
+			}
+			if got := res.Header.Get(proxy.HeaderAnswerTruncated); !c.streamed && got != "true" {
+				t.Errorf("%s: %q", proxy.HeaderAnswerTruncated, got)
+			}
+			m := e.lastMessage(t, proxy.DefaultLocalUser, thread)
+			var md struct {
+				Truncated     bool `json:"truncated"`
+				OriginalBytes int  `json:"original_bytes"`
+			}
+			json.Unmarshal(m.Metadata, &md)
+			if m.Role != "assistant" || !strings.HasPrefix(big, m.Content) || m.Size() > agentmem.DefaultMaxMessageBytes ||
+				len(m.Content) < agentmem.DefaultMaxMessageBytes-1024 || !md.Truncated || md.OriginalBytes != len(big) {
+				t.Errorf("stored %s of %d bytes (%d in all), metadata %s", m.Role, len(m.Content), m.Size(), m.Metadata)
+			}
+		})
+	}
+	res, err := http.Get(e.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`agentmem_proxy_answers_total{api="chat",outcome="truncated"} 2`, `agentmem_proxy_answers_total{api="responses",outcome="truncated"} 2`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
