@@ -263,6 +263,50 @@ func TestChat_ResendsHistory(t *testing.T) {
 	}
 }
 
+// TestChat_EditedAnswers: an application that shows the answers
+// re-rendered (or lets its user edit them) and resends them so has each
+// turn stored once, the answers as the model gave them, while the model
+// is sent the application's versions; on SQLite and PostgreSQL.
+func TestChat_EditedAnswers(t *testing.T) {
+	for _, backend := range []string{"SQLite", "PostgreSQL"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t, func(o *envOptions) {
+				if backend == "PostgreSQL" {
+					o.db = testutil.MustCreateSchema(t)
+				}
+			})
+			c := e.client(header(proxy.HeaderThread, "edited"))
+			msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coach.")}
+			var want []string
+			for _, q := range []string{"I want to run a marathon.", "How often should I train?", "And what should I eat?"} {
+				msgs = append(msgs, openai.UserMessage(q))
+				got, err := c.Chat.Completions.New(ctx, chatParams(msgs...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := got.Choices[0].Message.Content
+				msgs = append(msgs, openai.AssistantMessage(strings.ToUpper(strings.TrimPrefix(a, "echo: ")))) // re-rendered
+				want = append(want, "user: "+q, "assistant: "+a)
+			}
+			if diff := cmp.Diff(want, e.thread(t, proxy.DefaultLocalUser, "edited")); diff != "" {
+				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+			last := e.fake.ChatRequests()[2]
+			var sent []string
+			for _, m := range last.Messages {
+				if m.Role != "system" {
+					sent = append(sent, m.Role+": "+m.Content)
+				}
+			}
+			wantSent := []string{"user: I want to run a marathon.", "assistant: I WANT TO RUN A MARATHON.", "user: How often should I train?",
+				"assistant: HOW OFTEN SHOULD I TRAIN?", "user: And what should I eat?"}
+			if diff := cmp.Diff(wantSent, sent); diff != "" {
+				t.Errorf("sent upstream (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestChat_Passthrough: fields agentmem does not read reach the upstream
 // untouched, and an Azure OpenAI upstream is called at its deployment's
 // path with its api-key.
