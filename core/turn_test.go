@@ -169,6 +169,31 @@ func TestBeginTurn_EditedAnswer(t *testing.T) {
 	})
 }
 
+// TestBeginTurn_AnotherAnswer: a client that asked for another answer
+// and goes on from it stores only its new turn.
+func TestBeginTurn_AnotherAnswer(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		for _, msgs := range [][]*agentmem.Message{
+			{user("Hi.")}, {assistant("Hello!")},
+			{user("Hi."), assistant("Hello!"), user("Name a fruit.")}, {assistant("Apple.")},
+			{user("Hi."), assistant("Hello!"), user("Name a fruit.")}, {assistant("Pear.")}, // asked again
+			{user("Hi."), assistant("Hello!"), user("Name a fruit."), assistant("Pear."), user("Another?")},
+		} {
+			if msgs[0].Role == agentmem.RoleAssistant {
+				if _, err := f.svc.AppendMessages(ctx, "finn", "t", msgs, ""); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := f.svc.BeginTurn(ctx, "finn", agentmem.TurnRequest{ThreadID: "t", Messages: fresh(msgs)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []string{"user: Hi.", "assistant: Hello!", "user: Name a fruit.", "assistant: Apple.", "assistant: Pear.", "user: Another?"}
+		if diff := cmp.Diff(want, f.stored(t, "finn", "t")); diff != "" {
+			t.Errorf("thread (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // TestBeginTurn_SameWordsTwice: a client that sends only its new turn
 // may repeat what the user said a few turns ago; it is a new turn.
 func TestBeginTurn_SameWordsTwice(t *testing.T) {
