@@ -329,9 +329,14 @@ func (p *proxy) streamChat(w http.ResponseWriter, r *http.Request, c *caller, tu
 	p.relay(w, x, chatErrorEvent, func(data []byte) []byte {
 		if bytes.Equal(data, []byte("[DONE]")) {
 			store()
-		} else {
-			acc.add(data)
+			return data
 		}
+		if bytes.Contains(data, []byte(`"error"`)) { // perhaps an error event: {"error":{…}}
+			if scrubbed := scrubError(data, "error"); !bytes.Equal(scrubbed, data) {
+				return scrubbed
+			}
+		}
+		acc.add(data)
 		return data
 	})
 }

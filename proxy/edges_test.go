@@ -354,3 +354,48 @@ func TestAnswerOverMessageLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamErrors_InAnswers: an error the upstream reports inside a
+// 200 answer (an error event of a stream, a failed response) reaches the
+// client with its type and code, and the proxy's message, not the
+// upstream's.
+func TestUpstreamErrors_InAnswers(t *testing.T) {
+	e := newEnv(t)
+	sse := func(events ...string) llmtest.Reply {
+		return llmtest.Reply{ContentType: "text/event-stream", Body: strings.Join(events, "\n\n") + "\n\n"}
+	}
+	for _, c := range []struct {
+		name, path, body string
+		reply            llmtest.Reply
+		want             []string
+	}{
+		{"chat stream", "/openai/v1/chat/completions", `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+			sse(`data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}`,
+				`data: {"error":{"message":"The server had an error in org-SECRET","type":"server_error","param":null,"code":null}}`),
+			[]string{`"Hel"`, `"type":"server_error"`, "model server"}},
+		{"responses stream", "/openai/v1/responses", `{"model":"gpt-4o","stream":true,"input":"hi"}`,
+			sse(`event: response.created`+"\n"+`data: {"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}}`,
+				`event: error`+"\n"+`data: {"type":"error","code":"server_error","message":"boom in org-SECRET","param":null,"sequence_number":1}`,
+				`event: response.failed`+"\n"+`data: {"type":"response.failed","response":{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"org-SECRET failed"},"output":[]}}`),
+			[]string{`"code":"server_error"`, `"status":"failed"`, "model server"}},
+		{"failed response", "/openai/v1/responses", `{"model":"gpt-4o","input":"hi"}`,
+			llmtest.Reply{Body: `{"id":"resp_2","object":"response","status":"failed","error":{"code":"server_error","message":"org-SECRET failed"},"output":[]}`},
+			[]string{`"code":"server_error"`, `"status":"failed"`, "model server"}},
+	} {
+		e.fake.Push(c.reply)
+		res, err := http.Post(e.srv.URL+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if strings.Contains(string(b), "SECRET") {
+			t.Errorf("%s: the upstream's message passed on: %s", c.name, b)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: no %s in %s", c.name, w, b)
+			}
+		}
+	}
+}

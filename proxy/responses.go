@@ -240,6 +240,9 @@ func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
 	}
 	var resp responseObject
 	if json.Unmarshal(b, &resp) == nil {
+		if resp.Status == "failed" {
+			b = scrubError(b, "error")
+		}
 		rw.learn(resp.ID)
 		if p.finish(r.Context(), c, turn, resp.message(rw.ours(), resp.Status != "completed"), 0) {
 			w.Header().Set(HeaderAnswerTruncated, "true")
@@ -331,6 +334,34 @@ func responsesErrorEvent(e *apiError) []byte {
 	return append(append([]byte("\nevent: error\ndata: "), b...), "\n\n"...)
 }
 
+// scrubEvent returns a Responses API event with the upstream's error
+// messages replaced by what may be passed on (reportedError): an error
+// event's, and a failed response's.
+func scrubEvent(typ string, data []byte) []byte {
+	switch typ {
+	case "error":
+		var o errorObject
+		if json.Unmarshal(data, &o) != nil {
+			return data
+		}
+		var fields map[string]json.RawMessage
+		json.Unmarshal(data, &fields) // an object: it is an event
+		e := reportedError(&o)
+		fields["message"], _ = json.Marshal(e.message)
+		fields["code"], _ = json.Marshal(e.code)
+		fields["param"], _ = json.Marshal(nilIfEmpty(e.param))
+		return rawObject(fields)
+	case "response.failed":
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) != nil || fields["response"] == nil {
+			return data
+		}
+		fields["response"] = scrubError(fields["response"], "error")
+		return rawObject(fields)
+	}
+	return data
+}
+
 // responseEvent is what the proxy reads of a streamed event.
 type responseEvent struct {
 	Type     string          `json:"type"`
@@ -370,6 +401,7 @@ func (p *proxy) streamResponses(w http.ResponseWriter, r *http.Request, c *calle
 		if json.Unmarshal(data, &ev) != nil {
 			return rw.rewrite(data)
 		}
+		data = scrubEvent(ev.Type, data)
 		if ev.Response != nil {
 			rw.learn(ev.Response.ID)
 			partial.Model = cmp.Or(partial.Model, ev.Response.Model)

@@ -185,32 +185,75 @@ func (p *proxy) upstreamError(ctx context.Context, res *http.Response) *apiError
 			e.header.Set(h, v)
 		}
 	}
-	var shaped struct {
-		Error *struct {
-			Message string          `json:"message"`
-			Type    string          `json:"type"`
-			Param   *string         `json:"param"`
-			Code    json.RawMessage `json:"code"`
-		} `json:"error"`
-	}
+	var shaped struct{ Error *errorObject }
 	if json.Unmarshal(body, &shaped) == nil && shaped.Error != nil {
-		se := shaped.Error
-		if harmlessWord(se.Type) {
-			e.typ = se.Type
-		}
-		if se.Param != nil && harmlessParam(*se.Param) {
-			e.param = *se.Param
-		}
-		var code string
-		if json.Unmarshal(se.Code, &code) == nil && harmlessWord(code) {
-			e.code = code
-		}
-		p.log.DebugContext(ctx, "proxy: the model server's error", "status", res.StatusCode, "type", se.Type, "code", string(se.Code), "message", truncate(se.Message, 512))
+		shaped.Error.passOn(e)
+		p.log.DebugContext(ctx, "proxy: the model server's error", "status", res.StatusCode, "type", shaped.Error.Type, "code", string(shaped.Error.Code), "message", truncate(shaped.Error.Message, 512))
 	}
 	if e.status < 400 { // a 1xx or 3xx the client cannot follow
 		e.status = http.StatusBadGateway
 	}
 	return e
+}
+
+// errorObject is an error object of the upstream's: its error answer's
+// "error", an error event of a stream, a failed response's "error".
+type errorObject struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Param   *string         `json:"param"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// passOn sets in e what of the error may be passed on: its type, code
+// and param when each is a plain word (harmlessWord, harmlessParam).
+// Never its message.
+func (o *errorObject) passOn(e *apiError) {
+	if harmlessWord(o.Type) {
+		e.typ = o.Type
+	}
+	if o.Param != nil && harmlessParam(*o.Param) {
+		e.param = *o.Param
+	}
+	var code string
+	if json.Unmarshal(o.Code, &code) == nil && harmlessWord(code) {
+		e.code = code
+	}
+}
+
+// reportedError is the error to pass on for one the upstream reported
+// inside an answer (a stream's error event, a failed response).
+func reportedError(o *errorObject) *apiError {
+	e := &apiError{typ: "server_error", code: "upstream_error", upstream: true,
+		message: "The model server reported an error while answering (see the error's code)."}
+	o.passOn(e)
+	return e
+}
+
+// scrubError replaces, in a JSON object of the upstream's, the error
+// object of field ("error" of a chat stream's error event or of a
+// failed response) with what may be passed on of it (reportedError). It
+// returns obj unchanged when the field holds no error object.
+func scrubError(obj []byte, field string) []byte {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(obj, &fields) != nil {
+		return obj
+	}
+	var o *errorObject
+	if raw, ok := fields[field]; !ok || json.Unmarshal(raw, &o) != nil || o == nil {
+		return obj
+	}
+	e := reportedError(o)
+	fields[field], _ = json.Marshal(map[string]any{"message": e.message, "type": e.typ, "code": e.code, "param": nilIfEmpty(e.param)})
+	return rawObject(fields)
+}
+
+// nilIfEmpty is nil for "", else s: a JSON null or string.
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // upstreamMessage is the message of an upstream's error answer of status.
