@@ -484,7 +484,7 @@ func (p *proxy) beginTurn(ctx context.Context, c *caller, req agentmem.TurnReque
 // runs after the client went away too, on a context of its own. An
 // answer over the store's message bound is stored cut to it (fit);
 // dropped counts the bytes of it the proxy did not keep while reading
-// it (answerCap). It reports whether the answer was cut.
+// it (answerCap). It reports whether the answer was stored cut.
 func (p *proxy) finish(ctx context.Context, c *caller, turn *agentmem.Turn, reply *agentmem.Message, dropped int) (truncated bool) {
 	if turn == nil || reply == nil {
 		return false
@@ -495,7 +495,7 @@ func (p *proxy) finish(ctx context.Context, c *caller, turn *agentmem.Turn, repl
 	if _, err := p.svc.AppendMessages(ctx, c.user, turn.Thread.ID, []*agentmem.Message{reply}, ""); err != nil {
 		p.log.ErrorContext(ctx, "proxy: answer not stored", "thread", turn.Thread.ID, "err", err)
 		p.m.answer(c.api, "failed")
-		return truncated
+		return false
 	}
 	if truncated {
 		p.log.WarnContext(ctx, "proxy: answer stored truncated", "thread", turn.Thread.ID, "max_message_bytes", p.opt.MaxMessageBytes)
