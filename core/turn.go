@@ -49,16 +49,27 @@ func (s *Service) BeginTurn(ctx context.Context, userID string, req agentmem.Tur
 	if err != nil {
 		return nil, err
 	}
-	n, end := heldPrefix(req.Messages, held)
+	// The client's messages are matched to the thread exactly, or else by
+	// its user turns, tool answers and tool calls (sameTurn): a client may
+	// edit or re-render the answers it was given, and an answer it changed
+	// is the same turn, not a new one. Its turns before it are then not
+	// stored again, and neither is the changed answer: the thread keeps
+	// the answer as the model gave it (what was said), while the context
+	// of this call (augment) carries the client's version (what the client
+	// shows and means to send).
+	n, end := heldPrefix(req.Messages, held, sameMessage, contentKey)
+	if tn, tend := heldPrefix(req.Messages, held, sameTurn, turnKey); tn > n {
+		n, end = tn, tend
+	}
 	// The client's messages as stored, as far as the thread holds them
 	// (those older than held as the client sent them).
 	k := min(n, end)
-	history := slices.Concat(req.Messages[:n-k], held[end-k:end])
+	history := slices.Concat(req.Messages[:n-k], asHeld(req.Messages[n-k:n], held[end-k:end]))
 	if rest := req.Messages[n:]; n > 0 && end < len(held) && len(rest) <= len(held)-end &&
-		slices.EqualFunc(rest, held[len(held)-len(rest):], sameMessage) {
+		slices.EqualFunc(rest, held[len(held)-len(rest):], sameTurn) {
 		// The rest is the thread's newest already: a retry of a turn that
 		// followed an earlier point of the thread (an edited question).
-		history = append(history, held[len(held)-len(rest):]...)
+		history = append(history, asHeld(rest, held[len(held)-len(rest):])...)
 		n = len(req.Messages)
 	}
 	turn := &agentmem.Turn{Mode: mode, Held: n}
@@ -137,7 +148,8 @@ func (s *Service) storedTail(ctx context.Context, userID, threadID string, n int
 
 // heldPrefix returns how many of msgs, from the first, the thread holds
 // already, and end, where they end in held (the thread's newest messages,
-// oldest first): the largest j such that msgs[:j] is a run of held that
+// oldest first): the largest j such that msgs[:j] is a run of held, each
+// message the same as the held one by same, that
 //
 //   - ends at held's end and is all of msgs[:j], or all of held when held
 //     does not reach back to the thread's first message (a client with
@@ -148,22 +160,24 @@ func (s *Service) storedTail(ctx context.Context, userID, threadID string, n int
 //     alone is no evidence (a user may well say "ok" twice).
 //
 // (0, 0) when there is none. Candidate ends are found by the newest
-// message's text, so a match costs about the length of the run compared,
-// not of msgs times held.
-func heldPrefix(msgs, held []*agentmem.Message) (j, end int) {
+// message's key (equal for messages that are the same by same), so a
+// match costs about the length of the run compared, not of msgs times
+// held.
+func heldPrefix(msgs, held []*agentmem.Message, same func(client, stored *agentmem.Message) bool, key func(*agentmem.Message) string) (j, end int) {
 	if len(held) == 0 {
 		return 0, 0
 	}
-	at := make(map[string][]int, len(held)) // content → ends i (held[i-1] has it), newest first
+	at := make(map[string][]int, len(held)) // key → ends i (held[i-1] has it), newest first
 	for i := len(held); i > 0; i-- {
-		at[held[i-1].Content] = append(at[held[i-1].Content], i)
+		k := key(held[i-1])
+		at[k] = append(at[k], i)
 	}
 	for j := len(msgs); j > 0; j-- {
-		for _, i := range at[msgs[j-1].Content] {
+		for _, i := range at[key(msgs[j-1])] {
 			k := min(j, i)
 			ok := i == len(held) && (k == j || held[0].Seq > 1) ||
 				i < len(held) && k == j && j >= 2
-			if ok && slices.EqualFunc(msgs[j-k:j], held[i-k:i], sameMessage) {
+			if ok && slices.EqualFunc(msgs[j-k:j], held[i-k:i], same) {
 				return j, i
 			}
 		}
@@ -179,6 +193,51 @@ func sameMessage(client, stored *agentmem.Message) bool {
 		slices.EqualFunc(client.ToolCalls, stored.ToolCalls, func(a, b agentmem.ToolCall) bool {
 			return a.ID == b.ID && a.Function == b.Function
 		})
+}
+
+// sameTurn reports whether a client's message is a stored one as a turn
+// of the conversation: a user message or a tool answer the same
+// (sameMessage); an answer the same by its tool calls (their IDs and
+// functions, and arguments too for calls without an ID), whatever its
+// text, which a client may have edited or re-rendered.
+func sameTurn(client, stored *agentmem.Message) bool {
+	if client.Role != agentmem.RoleAssistant || stored.Role != agentmem.RoleAssistant {
+		return sameMessage(client, stored)
+	}
+	return slices.EqualFunc(client.ToolCalls, stored.ToolCalls, func(a, b agentmem.ToolCall) bool {
+		return a.ID == b.ID && a.Function.Name == b.Function.Name && (a.ID != "" || a.Function.Arguments == b.Function.Arguments)
+	})
+}
+
+// contentKey is heldPrefix's key for sameMessage.
+func contentKey(m *agentmem.Message) string { return m.Content }
+
+// turnKey is heldPrefix's key for sameTurn: an answer's tool calls, else
+// the content.
+func turnKey(m *agentmem.Message) string {
+	if m.Role != agentmem.RoleAssistant {
+		return m.Content
+	}
+	k := "\x00assistant"
+	for _, c := range m.ToolCalls {
+		k += "\x00" + c.ID + "\x00" + c.Function.Name
+	}
+	return k
+}
+
+// asHeld returns the client's messages as the thread holds them: each
+// the held one, unless the client changed it (an answer the same turn by
+// sameTurn, its text edited), which is the client's, not stored (Seq 0:
+// counted afresh).
+func asHeld(client, held []*agentmem.Message) []*agentmem.Message {
+	out := make([]*agentmem.Message, len(client))
+	for i, m := range client {
+		out[i] = held[i]
+		if !sameMessage(m, held[i]) {
+			out[i] = m
+		}
+	}
+	return out
 }
 
 // newestUserText returns the content of the newest user message of msgs.

@@ -92,6 +92,108 @@ func TestBeginTurn_ResentHistory(t *testing.T) {
 	})
 }
 
+// TestBeginTurn_EditedAnswer: a client whose copy of an answer differs
+// from the stored one (it edits answers, or re-renders them: markdown
+// stripped, citations dropped) is matched to the thread by its user
+// turns and tool calls: the edited answer and the turns before it are
+// not stored again, the stored answer stays as the model gave it, and an
+// augmented context carries the client's version. An answer whose tool
+// calls differ is another turn.
+func TestBeginTurn_EditedAnswer(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		begin := func(msgs ...*agentmem.Message) *agentmem.Turn {
+			t.Helper()
+			turn, err := f.svc.BeginTurn(ctx, "erin", agentmem.TurnRequest{ThreadID: "edits", Messages: fresh(msgs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return turn
+		}
+		answer := func(m *agentmem.Message) {
+			t.Helper()
+			if _, err := f.svc.AppendMessages(ctx, "erin", "edits", []*agentmem.Message{m}, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sent := func(turn *agentmem.Turn) []string {
+			var lines []string
+			for _, m := range turn.Context.Messages {
+				if m.Role != agentmem.RoleSystem {
+					lines = append(lines, m.Role+": "+m.Content)
+				}
+			}
+			return lines
+		}
+		call := func(id string) *agentmem.Message {
+			return &agentmem.Message{Role: agentmem.RoleAssistant, Content: "Let me look.",
+				ToolCalls: []agentmem.ToolCall{{ID: id, Type: "function", Function: agentmem.FunctionCall{Name: "weather", Arguments: `{"city":"Oslo"}`}}}}
+		}
+		toolAnswer := &agentmem.Message{Role: agentmem.RoleTool, Content: "-3°C", ToolCallID: "c1"}
+
+		begin(user("Plan a trip."))
+		answer(assistant("**Day 1:** the fjords."))
+		// Re-rendered without markdown.
+		turn := begin(user("Plan a trip."), assistant("Day 1: the fjords."), user("And day 2?"))
+		if turn.Held != 2 || len(turn.Stored) != 1 || turn.Stored[0].Content != "And day 2?" {
+			t.Errorf("re-rendered answer: held %d, stored %d", turn.Held, len(turn.Stored))
+		}
+		if diff := cmp.Diff([]string{"user: Plan a trip.", "assistant: Day 1: the fjords.", "user: And day 2?"}, sent(turn)); diff != "" {
+			t.Errorf("context (-want +got):\n%s", diff)
+		}
+		// Asked again with the same edit (its answer lost): nothing new.
+		if turn := begin(user("Plan a trip."), assistant("Day 1: the fjords."), user("And day 2?")); len(turn.Stored) != 0 {
+			t.Errorf("retry stored %d", len(turn.Stored))
+		}
+		answer(call("c1"))
+		answer(toolAnswer)
+		answer(assistant("It is -3°C: pack warm."))
+		// Both answers edited, the tool call's text too; its call the same.
+		edited := []*agentmem.Message{user("Plan a trip."), assistant("Day 1: fjords"), user("And day 2?"), call("c1"), toolAnswer,
+			assistant("-3°C. Pack warm!"), user("Thanks.")}
+		edited[3].Content = "Checking the weather…"
+		if turn := begin(edited...); turn.Held != 6 || len(turn.Stored) != 1 {
+			t.Errorf("edited answers: held %d, stored %d", turn.Held, len(turn.Stored))
+		}
+		want := []string{"user: Plan a trip.", "assistant: **Day 1:** the fjords.", "user: And day 2?", "assistant: Let me look.",
+			"tool: -3°C", "assistant: It is -3°C: pack warm.", "user: Thanks."}
+		if diff := cmp.Diff(want, f.stored(t, "erin", "edits")); diff != "" {
+			t.Errorf("thread (-want +got):\n%s", diff)
+		}
+		// A call of another ID is not the stored one but a new answer: the
+		// client went on from "And day 2?" another way (as when it asks
+		// for another answer).
+		other := append(fresh(edited[:3]), call("c9"))
+		if turn := begin(other...); turn.Held != 3 || len(turn.Stored) != 1 || turn.Stored[0].ToolCalls[0].ID != "c9" {
+			t.Errorf("another call: held %d, stored %d", turn.Held, len(turn.Stored))
+		}
+	})
+}
+
+// TestBeginTurn_AnotherAnswer: a client that asked for another answer
+// and goes on from it stores only its new turn.
+func TestBeginTurn_AnotherAnswer(t *testing.T) {
+	backends(t, func(t *testing.T, f *fixture) {
+		for _, msgs := range [][]*agentmem.Message{
+			{user("Hi.")}, {assistant("Hello!")},
+			{user("Hi."), assistant("Hello!"), user("Name a fruit.")}, {assistant("Apple.")},
+			{user("Hi."), assistant("Hello!"), user("Name a fruit.")}, {assistant("Pear.")}, // asked again
+			{user("Hi."), assistant("Hello!"), user("Name a fruit."), assistant("Pear."), user("Another?")},
+		} {
+			if msgs[0].Role == agentmem.RoleAssistant {
+				if _, err := f.svc.AppendMessages(ctx, "finn", "t", msgs, ""); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := f.svc.BeginTurn(ctx, "finn", agentmem.TurnRequest{ThreadID: "t", Messages: fresh(msgs)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []string{"user: Hi.", "assistant: Hello!", "user: Name a fruit.", "assistant: Apple.", "assistant: Pear.", "user: Another?"}
+		if diff := cmp.Diff(want, f.stored(t, "finn", "t")); diff != "" {
+			t.Errorf("thread (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // TestBeginTurn_SameWordsTwice: a client that sends only its new turn
 // may repeat what the user said a few turns ago; it is a new turn.
 func TestBeginTurn_SameWordsTwice(t *testing.T) {

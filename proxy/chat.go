@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"io"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -158,6 +158,7 @@ func (p *proxy) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	if err != nil {
 		return err
 	}
+	c.api = "chat"
 	defer func() { p.m.request("chat", c.mode, err) }()
 
 	creq := agentmem.ContextRequest{Model: model, System: cm.system, BudgetTokens: p.budget(model, maxTokens(body, "max_completion_tokens", "max_tokens"))}
@@ -206,11 +207,8 @@ type chatCompletion struct {
 // completeChat passes on an answer that is not streamed, once its
 // message is stored.
 func (p *proxy) completeChat(w http.ResponseWriter, r *http.Request, c *caller, turn *agentmem.Turn, x *exchange) error {
-	body, err := io.ReadAll(x.body)
+	body, err := p.readAnswer(x)
 	if err != nil {
-		if x.timedOut.Load() {
-			return p.timeoutError()
-		}
 		return err
 	}
 	var cc chatCompletion
@@ -223,7 +221,9 @@ func (p *proxy) completeChat(w http.ResponseWriter, r *http.Request, c *caller, 
 		} else if ch.Message.Refusal != nil {
 			reply.Content = *ch.Message.Refusal
 		}
-		p.finish(r.Context(), c, turn, reply)
+		if p.finish(r.Context(), c, turn, reply, 0) {
+			w.Header().Set(HeaderAnswerTruncated, "true")
+		}
 	}
 	w.WriteHeader(x.res.StatusCode)
 	w.Write(body) // a client gone by now has its answer stored all the same
@@ -253,11 +253,13 @@ type chatChunk struct {
 	} `json:"choices"`
 }
 
-// accumulator gathers a streamed answer's first choice.
+// accumulator gathers a streamed answer's first choice, as much of it
+// as cap keeps.
 type accumulator struct {
 	id, model, finish string
 	content           strings.Builder
 	calls             []agentmem.ToolCall
+	cap               answerCap
 }
 
 func (a *accumulator) add(data []byte) {
@@ -271,19 +273,22 @@ func (a *accumulator) add(data []byte) {
 			continue
 		}
 		if d := choice.Delta.Content; d != nil {
-			a.content.WriteString(*d)
+			a.content.WriteString(a.cap.keep(*d))
 		} else if d := choice.Delta.Refusal; d != nil {
-			a.content.WriteString(*d)
+			a.content.WriteString(a.cap.keep(*d))
 		}
 		for _, tc := range choice.Delta.ToolCalls {
+			if tc.Index < 0 || tc.Index >= len(a.calls)+16 { // not a call's index: there is no such call
+				continue
+			}
 			for len(a.calls) <= tc.Index {
 				a.calls = append(a.calls, agentmem.ToolCall{Type: "function"})
 			}
 			call := &a.calls[tc.Index]
-			call.ID = cmp.Or(call.ID, tc.ID)
-			call.Type = cmp.Or(tc.Type, call.Type)
-			call.Function.Name += tc.Function.Name
-			call.Function.Arguments += tc.Function.Arguments
+			call.ID = cmp.Or(call.ID, a.cap.keep(tc.ID))
+			call.Type = cmp.Or(a.cap.keep(tc.Type), call.Type)
+			call.Function.Name += a.cap.keep(tc.Function.Name)
+			call.Function.Arguments += a.cap.keep(tc.Function.Arguments)
 		}
 		if choice.FinishReason != nil {
 			a.finish = *choice.FinishReason
@@ -312,21 +317,26 @@ func (a *accumulator) message() *agentmem.Message {
 // client goes away or the stream breaks, what arrived, marked
 // incomplete).
 func (p *proxy) streamChat(w http.ResponseWriter, r *http.Request, c *caller, turn *agentmem.Turn, x *exchange) {
-	var acc accumulator
+	acc := accumulator{cap: answerCap{max: p.opt.MaxMessageBytes}}
 	stored := false
 	store := func() {
 		if !stored {
 			stored = true
-			p.finish(r.Context(), c, turn, acc.message())
+			p.finish(r.Context(), c, turn, acc.message(), acc.cap.dropped)
 		}
 	}
 	defer store()
-	p.relay(w, x, func(data []byte) []byte {
+	p.relay(w, x, chatErrorEvent, func(data []byte) []byte {
 		if bytes.Equal(data, []byte("[DONE]")) {
 			store()
-		} else {
-			acc.add(data)
+			return data
 		}
+		if bytes.Contains(data, []byte(`"error"`)) { // perhaps an error event: {"error":{…}}
+			if scrubbed := scrubError(data, "error"); !bytes.Equal(scrubbed, data) {
+				return scrubbed
+			}
+		}
+		acc.add(data)
 		return data
 	})
 }
@@ -335,14 +345,22 @@ func (p *proxy) streamChat(w http.ResponseWriter, r *http.Request, c *caller, tu
 // the end of each event; onData sees each event's data before its line
 // is written, and returns the data to write in its place (the same slice
 // to change nothing). It returns when the stream ends or either side
-// fails.
-func (p *proxy) relay(w http.ResponseWriter, x *exchange, onData func(data []byte) []byte) {
+// fails, or at a line longer than MaxAnswerBytes, which it answers with
+// errorEvent's event.
+func (p *proxy) relay(w http.ResponseWriter, x *exchange, errorEvent func(*apiError) []byte, onData func(data []byte) []byte) {
 	rc := http.NewResponseController(w)
 	w.WriteHeader(x.res.StatusCode)
 	rc.Flush()
 	br := bufio.NewReaderSize(x.body, 32<<10)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, p.opt.MaxAnswerBytes)
+		if errors.Is(err, errLineTooLong) {
+			e := p.answerTooLarge()
+			p.log.Warn("proxy: the model server's stream broken off", "upstream", p.up.host(), "code", e.code)
+			w.Write(errorEvent(e))
+			rc.Flush()
+			return
+		}
 		if len(line) > 0 {
 			trimmed := bytes.TrimRight(line, "\r\n")
 			if data, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
@@ -367,12 +385,42 @@ func (p *proxy) relay(w http.ResponseWriter, x *exchange, onData func(data []byt
 	}
 }
 
+// errLineTooLong is readLine's error for a line over its bound.
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads a line, its '\n' included, of at most max bytes
+// (errLineTooLong past it).
+func readLine(br *bufio.Reader, max int64) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if int64(len(line)+len(frag)) > max {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// chatErrorEvent is an error event of a chat completions stream, as
+// OpenAI's SDKs read one: data holding an error object.
+func chatErrorEvent(e *apiError) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": e.message, "type": e.typ, "param": nil, "code": e.code}})
+	return append(append([]byte("\ndata: "), b...), "\n\n"...)
+}
+
 // copyHeaders passes on the upstream's headers a client may read: its
-// content type, request ID, processing time and rate limits.
+// content type, request ID, processing time, API version and rate limits
+// (shared by all the proxy's callers, and what an SDK backs off by).
+// Nothing else: not Openai-Organization or Openai-Project, which name the
+// operator's account, nor Set-Cookie or a CDN's headers.
 func copyHeaders(dst, src http.Header) {
 	for k, vs := range src {
-		lk := strings.ToLower(k)
-		if lk == "content-type" || strings.HasPrefix(lk, "openai-") || strings.HasPrefix(lk, "x-ratelimit-") || lk == "x-request-id" && dst.Get("X-Request-Id") == "" {
+		switch lk := strings.ToLower(k); {
+		case lk == "content-type", lk == "openai-processing-ms", lk == "openai-version", strings.HasPrefix(lk, "x-ratelimit-"),
+			lk == "x-request-id" && dst.Get("X-Request-Id") == "":
 			dst[k] = vs
 		}
 	}

@@ -192,7 +192,8 @@ func TestChat_ClientGoesAway(t *testing.T) {
 }
 
 // TestChat_UpstreamFails: the upstream's errors reach the client in
-// OpenAI's shape with its status and Retry-After, the user's turn is
+// OpenAI's shape with its status and Retry-After (and the proxy's own
+// message: TestUpstreamErrors_Hidden), the user's turn is
 // stored all the same, and a timeout or a missing upstream says what
 // happened.
 func TestChat_UpstreamFails(t *testing.T) {
@@ -204,8 +205,8 @@ func TestChat_UpstreamFails(t *testing.T) {
 		retry  string
 		msg    string
 	}{
-		{llmtest.RateLimited("7"), 429, "7", "Scripted failure: 429"},
-		{llmtest.Fail(500), 500, "", "Scripted failure: 500"},
+		{llmtest.RateLimited("7"), 429, "7", "The model server answered 429 Too Many Requests"},
+		{llmtest.Fail(500), 500, "", "The model server answered 500 Internal Server Error"},
 		{llmtest.Hang(), 504, "", "did not answer within 300ms"},
 	} {
 		e.fake.Push(tc.reply)
@@ -257,6 +258,50 @@ func TestChat_ResendsHistory(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, e.thread(t, proxy.DefaultLocalUser, "resend")); diff != "" {
 				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestChat_EditedAnswers: an application that shows the answers
+// re-rendered (or lets its user edit them) and resends them so has each
+// turn stored once, the answers as the model gave them, while the model
+// is sent the application's versions; on SQLite and PostgreSQL.
+func TestChat_EditedAnswers(t *testing.T) {
+	for _, backend := range []string{"SQLite", "PostgreSQL"} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnv(t, func(o *envOptions) {
+				if backend == "PostgreSQL" {
+					o.db = testutil.MustCreateSchema(t)
+				}
+			})
+			c := e.client(header(proxy.HeaderThread, "edited"))
+			msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("You are a coach.")}
+			var want []string
+			for _, q := range []string{"I want to run a marathon.", "How often should I train?", "And what should I eat?"} {
+				msgs = append(msgs, openai.UserMessage(q))
+				got, err := c.Chat.Completions.New(ctx, chatParams(msgs...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := got.Choices[0].Message.Content
+				msgs = append(msgs, openai.AssistantMessage(strings.ToUpper(strings.TrimPrefix(a, "echo: ")))) // re-rendered
+				want = append(want, "user: "+q, "assistant: "+a)
+			}
+			if diff := cmp.Diff(want, e.thread(t, proxy.DefaultLocalUser, "edited")); diff != "" {
+				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+			last := e.fake.ChatRequests()[2]
+			var sent []string
+			for _, m := range last.Messages {
+				if m.Role != "system" {
+					sent = append(sent, m.Role+": "+m.Content)
+				}
+			}
+			wantSent := []string{"user: I want to run a marathon.", "assistant: I WANT TO RUN A MARATHON.", "user: How often should I train?",
+				"assistant: HOW OFTEN SHOULD I TRAIN?", "user: And what should I eat?"}
+			if diff := cmp.Diff(wantSent, sent); diff != "" {
+				t.Errorf("sent upstream (-want +got):\n%s", diff)
 			}
 		})
 	}

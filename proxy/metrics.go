@@ -15,6 +15,7 @@ type metrics struct {
 	requests      *prometheus.CounterVec   // by api, mode, status
 	latency       *prometheus.HistogramVec // upstream time to the answer's header, by api
 	contextTokens *prometheus.CounterVec   // by kind: sent, history
+	answers       *prometheus.CounterVec   // by api, outcome: stored, truncated, failed
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -36,7 +37,12 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "Tokens of the contexts the proxy sent (kind=sent) against the tokens of the histories they were drawn from (kind=history, estimated from the turns sent): the difference is the saving.",
 		}, []string{"kind"}),
 	}
+	m.answers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentmem_proxy_answers_total",
+		Help: "Model answers the proxy stored, by API and outcome: stored, truncated (longer than the store's message bound: stored cut to it) or failed (not stored).",
+	}, []string{"api", "outcome"})
 	m.requests = httpapi.Register(reg, m.requests)
+	m.answers = httpapi.Register(reg, m.answers)
 	m.latency = httpapi.Register(reg, m.latency)
 	m.contextTokens = httpapi.Register(reg, m.contextTokens)
 	return m
@@ -72,4 +78,11 @@ func (m *metrics) tokens(t agentmem.Telemetry) {
 		history += float64(t.OmittedMessages) * history / float64(t.IncludedMessages)
 	}
 	m.contextTokens.WithLabelValues("history").Add(history)
+}
+
+// answer counts an answer stored, by outcome.
+func (m *metrics) answer(api, outcome string) {
+	if m != nil {
+		m.answers.WithLabelValues(api, outcome).Inc()
+	}
 }

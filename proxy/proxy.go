@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -45,13 +46,17 @@ const (
 
 // Response headers: what the proxy did.
 const (
-	HeaderThreadOut      = "X-Agentmem-Thread"         // the thread the turn was stored in
-	HeaderMode           = "X-Agentmem-Memory"         // the mode applied
-	HeaderContextTokens  = "X-Agentmem-Context-Tokens" // the tokens of the context sent
-	HeaderBudgetTokens   = "X-Agentmem-Budget-Tokens"  // the budget it was built for
-	HeaderSummaryBehind  = "X-Agentmem-Summary-Behind" // "true" when the summary lagged and turns were trimmed
-	HeaderUnavailable    = "X-Agentmem-Memory-Unavailable"
-	unavailableByDegrade = "store unavailable; forwarded without memory"
+	HeaderThreadOut     = "X-Agentmem-Thread"         // the thread the turn was stored in
+	HeaderMode          = "X-Agentmem-Memory"         // the mode applied
+	HeaderContextTokens = "X-Agentmem-Context-Tokens" // the tokens of the context sent
+	HeaderBudgetTokens  = "X-Agentmem-Budget-Tokens"  // the budget it was built for
+	HeaderSummaryBehind = "X-Agentmem-Summary-Behind" // "true" when the summary lagged and turns were trimmed
+	HeaderUnavailable   = "X-Agentmem-Memory-Unavailable"
+	// HeaderAnswerTruncated is "true" on an answer (not streamed) that
+	// was longer than the store's message bound: it is stored cut to it,
+	// its metadata saying "truncated": true and its "original_bytes".
+	HeaderAnswerTruncated = "X-Agentmem-Answer-Truncated"
+	unavailableByDegrade  = "store unavailable; forwarded without memory"
 )
 
 // DegradePassthrough is Options.Degrade's value that forwards requests
@@ -88,7 +93,19 @@ type Options struct {
 	// MaxBodyBytes bounds a request body (httpapi.DefaultMaxBodyBytes
 	// when 0).
 	MaxBodyBytes int64
+	// MaxAnswerBytes bounds an upstream answer that is read whole (not
+	// streamed), and each line of a streamed one (DefaultMaxAnswerBytes
+	// when 0): past it the client gets a 502 (in a stream, an error
+	// event) saying so.
+	MaxAnswerBytes int64
+	// MaxMessageBytes is the store's bound on a message
+	// (agentmem.DefaultMaxMessageBytes when 0): a longer answer is stored
+	// cut to it and marked so (HeaderAnswerTruncated).
+	MaxMessageBytes int
 }
+
+// DefaultMaxAnswerBytes is Options.MaxAnswerBytes when 0.
+const DefaultMaxAnswerBytes = 32 << 20
 
 // Routes are the proxy's routes, for httpapi's table: each needs an
 // authenticated caller; the proxy resolves whose memory it is.
@@ -107,6 +124,8 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	opt.Mode = cmp.Or(opt.Mode, agentmem.MemoryAuto)
 	opt.Timeout = cmp.Or(opt.Timeout, DefaultTimeout)
 	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpapi.DefaultMaxBodyBytes)
+	opt.MaxAnswerBytes = cmp.Or(opt.MaxAnswerBytes, DefaultMaxAnswerBytes)
+	opt.MaxMessageBytes = cmp.Or(opt.MaxMessageBytes, agentmem.DefaultMaxMessageBytes)
 	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Registry)}
 	mux := http.NewServeMux()
 	mux.Handle(Routes[0], p.handle(p.chat))
@@ -203,7 +222,7 @@ func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(err)
 	switch {
 	case e.status >= 500 && e.upstream:
-		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "status", e.status, "code", e.code)
+		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "upstream", p.up.host(), "status", e.status, "code", e.code)
 	case e.status >= 500:
 		p.log.ErrorContext(r.Context(), "proxy request failed", "path", r.URL.Path, "status", e.status, "err", err)
 	}
@@ -231,6 +250,7 @@ type caller struct {
 	thread string
 	agent  string
 	mode   string
+	api    string // "chat" or "responses", for the metrics
 }
 
 // resolve says whose memory a request is, from the first that says:
@@ -325,8 +345,12 @@ func (p *proxy) readModelRequest(w http.ResponseWriter, r *http.Request) (*model
 	return req, nil
 }
 
-// readBody reads a request body: one JSON object, within the size limit.
+// readBody reads a request body: one JSON object, declared as JSON
+// (checkJSON), within the size limit.
 func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
+	if err := checkJSON(r); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, p.opt.MaxBodyBytes))
 	if err != nil {
 		if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
@@ -340,6 +364,31 @@ func (p *proxy) readBody(r *http.Request) (map[string]json.RawMessage, error) {
 		return nil, invalid("", "The request body must be a JSON object.")
 	}
 	return obj, nil
+}
+
+// checkJSON answers 415 to a request whose body is not declared JSON:
+// application/json or a type with the +json suffix, charset utf-8 if
+// any, as the REST API requires (httpapi's requireJSON, which covers
+// /v1/ only). A form or text/plain body is also what a web page can send
+// another origin without asking first.
+func checkJSON(r *http.Request) error {
+	if r.ContentLength == 0 {
+		return nil // no body: readBody says what is missing
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	msg := ""
+	switch {
+	case ct == "":
+		msg = "A request body needs the header Content-Type: application/json."
+	case err != nil || (mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))):
+		msg = "The request body is " + strconv.Quote(ct) + "; send it as Content-Type: application/json."
+	case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
+		msg = "The request body's charset is " + strconv.Quote(params["charset"]) + "; JSON must be utf-8 (Content-Type: application/json)."
+	default:
+		return nil
+	}
+	return &apiError{status: http.StatusUnsupportedMediaType, typ: "invalid_request_error", code: agentmem.EINVALID, message: msg}
 }
 
 // str reads a string field of a body; absent or null is "".
@@ -432,16 +481,91 @@ func (p *proxy) beginTurn(ctx context.Context, c *caller, req agentmem.TurnReque
 }
 
 // finish stores the model's answer (the second half of the call). It
-// runs after the client went away too, on a context of its own.
-func (p *proxy) finish(ctx context.Context, c *caller, turn *agentmem.Turn, reply *agentmem.Message) {
+// runs after the client went away too, on a context of its own. An
+// answer over the store's message bound is stored cut to it (fit);
+// dropped counts the bytes of it the proxy did not keep while reading
+// it (answerCap). It reports whether the answer was stored cut.
+func (p *proxy) finish(ctx context.Context, c *caller, turn *agentmem.Turn, reply *agentmem.Message, dropped int) (truncated bool) {
 	if turn == nil || reply == nil {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	truncated = fit(reply, p.opt.MaxMessageBytes, dropped)
 	if _, err := p.svc.AppendMessages(ctx, c.user, turn.Thread.ID, []*agentmem.Message{reply}, ""); err != nil {
 		p.log.ErrorContext(ctx, "proxy: answer not stored", "thread", turn.Thread.ID, "err", err)
+		p.m.answer(c.api, "failed")
+		return false
 	}
+	if truncated {
+		p.log.WarnContext(ctx, "proxy: answer stored truncated", "thread", turn.Thread.ID, "max_message_bytes", p.opt.MaxMessageBytes)
+		p.m.answer(c.api, "truncated")
+	} else {
+		p.m.answer(c.api, "stored")
+	}
+	return truncated
+}
+
+// fit cuts an answer to maxBytes, the store's bound on a message (which
+// counts content, tool calls and metadata): its content first, then the
+// arguments of its tool calls from the last, each on a character
+// boundary. A cut answer's metadata says "truncated": true and
+// "original_bytes", the size of its content and tool calls as the model
+// gave them (dropped of which the proxy did not keep while reading). It
+// reports whether it cut.
+func fit(m *agentmem.Message, maxBytes, dropped int) bool {
+	if dropped == 0 && m.Size() <= maxBytes {
+		return false
+	}
+	var md map[string]any
+	if json.Unmarshal(m.Metadata, &md) != nil || md == nil { // replyMetadata's: an object
+		md = map[string]any{}
+	}
+	md["truncated"], md["original_bytes"] = true, m.Size()-len(m.Metadata)+dropped
+	m.Metadata, _ = json.Marshal(md)
+	if over := m.Size() - maxBytes; over > 0 {
+		m.Content = truncate(m.Content, len(m.Content)-over)
+	}
+	for i := len(m.ToolCalls) - 1; i >= 0 && m.Size() > maxBytes; i-- {
+		args := &m.ToolCalls[i].Function.Arguments
+		*args = truncate(*args, len(*args)-(m.Size()-maxBytes))
+	}
+	return true
+}
+
+// answerCap keeps at most max bytes of an answer gathered from a stream,
+// counting those it drops: the store keeps no more than its message
+// bound in any case.
+type answerCap struct{ max, kept, dropped int }
+
+// keep returns what of s fits.
+func (a *answerCap) keep(s string) string {
+	k := truncate(s, a.max-a.kept)
+	a.kept += len(k)
+	a.dropped += len(s) - len(k)
+	return k
+}
+
+// readAnswer reads an upstream answer whole, within MaxAnswerBytes: a
+// larger one is a 502 saying so.
+func (p *proxy) readAnswer(x *exchange) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(x.body, p.opt.MaxAnswerBytes+1))
+	switch {
+	case err != nil && x.timedOut.Load():
+		return nil, p.timeoutError()
+	case err != nil:
+		return nil, err
+	case int64(len(b)) > p.opt.MaxAnswerBytes:
+		return nil, p.answerTooLarge()
+	}
+	return b, nil
+}
+
+// answerTooLarge is the error of an answer, or of a line of a streamed
+// one, over MaxAnswerBytes.
+func (p *proxy) answerTooLarge() *apiError {
+	return &apiError{status: http.StatusBadGateway, typ: "server_error", code: "upstream_answer_too_large", upstream: true,
+		message: "The model server's answer is larger than the proxy's limit of " + strconv.FormatInt(p.opt.MaxAnswerBytes, 10) + " bytes; it was not passed on or stored."}
 }
 
 // replyMetadata is the metadata of a stored answer.

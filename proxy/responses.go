@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -182,6 +181,7 @@ func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
 	if err != nil {
 		return err
 	}
+	c.api = "responses"
 	defer func() { p.m.request("responses", c.mode, err) }()
 	continues := ours && c.thread == prevThread
 	switch {
@@ -234,17 +234,19 @@ func (p *proxy) responses(w http.ResponseWriter, r *http.Request) (err error) {
 		p.streamResponses(w, r, c, turn, x, rw)
 		return nil
 	}
-	b, err := io.ReadAll(x.body)
+	b, err := p.readAnswer(x)
 	if err != nil {
-		if x.timedOut.Load() {
-			return p.timeoutError()
-		}
 		return err
 	}
 	var resp responseObject
 	if json.Unmarshal(b, &resp) == nil {
+		if resp.Status == "failed" {
+			b = scrubError(b, "error")
+		}
 		rw.learn(resp.ID)
-		p.finish(r.Context(), c, turn, resp.message(rw.ours(), resp.Status != "completed"))
+		if p.finish(r.Context(), c, turn, resp.message(rw.ours(), resp.Status != "completed"), 0) {
+			w.Header().Set(HeaderAnswerTruncated, "true")
+		}
 	}
 	w.WriteHeader(x.res.StatusCode)
 	w.Write(rw.rewrite(b))
@@ -326,6 +328,40 @@ func (rw *idRewriter) rewrite(b []byte) []byte {
 	return bytes.ReplaceAll(b, rw.upstream, rw.replaced)
 }
 
+// responsesErrorEvent is an error event of a Responses API stream.
+func responsesErrorEvent(e *apiError) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "code": e.code, "message": e.message, "param": nil})
+	return append(append([]byte("\nevent: error\ndata: "), b...), "\n\n"...)
+}
+
+// scrubEvent returns a Responses API event with the upstream's error
+// messages replaced by what may be passed on (reportedError): an error
+// event's, and a failed response's.
+func scrubEvent(typ string, data []byte) []byte {
+	switch typ {
+	case "error":
+		var o errorObject
+		if json.Unmarshal(data, &o) != nil {
+			return data
+		}
+		var fields map[string]json.RawMessage
+		json.Unmarshal(data, &fields) // an object: it is an event
+		e := reportedError(&o)
+		fields["message"], _ = json.Marshal(e.message)
+		fields["code"], _ = json.Marshal(e.code)
+		fields["param"], _ = json.Marshal(nilIfEmpty(e.param))
+		return rawObject(fields)
+	case "response.failed":
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) != nil || fields["response"] == nil {
+			return data
+		}
+		fields["response"] = scrubError(fields["response"], "error")
+		return rawObject(fields)
+	}
+	return data
+}
+
 // responseEvent is what the proxy reads of a streamed event.
 type responseEvent struct {
 	Type     string          `json:"type"`
@@ -341,11 +377,12 @@ type responseEvent struct {
 func (p *proxy) streamResponses(w http.ResponseWriter, r *http.Request, c *caller, turn *agentmem.Turn, x *exchange, rw *idRewriter) {
 	var partial responseObject
 	var text strings.Builder
+	kept := answerCap{max: p.opt.MaxMessageBytes} // of the partial answer
 	stored := false
-	store := func(m *agentmem.Message) {
+	store := func(m *agentmem.Message, dropped int) {
 		if !stored {
 			stored = true
-			p.finish(r.Context(), c, turn, m)
+			p.finish(r.Context(), c, turn, m, dropped)
 		}
 	}
 	defer func() {
@@ -357,27 +394,29 @@ func (p *proxy) streamResponses(w http.ResponseWriter, r *http.Request, c *calle
 			}{Text: text.String()})
 			partial.Output = append([]outputItem{msg}, partial.Output...)
 		}
-		store(partial.message(rw.ours(), true))
+		store(partial.message(rw.ours(), true), kept.dropped)
 	}()
-	p.relay(w, x, func(data []byte) []byte {
+	p.relay(w, x, responsesErrorEvent, func(data []byte) []byte {
 		var ev responseEvent
 		if json.Unmarshal(data, &ev) != nil {
 			return rw.rewrite(data)
 		}
+		data = scrubEvent(ev.Type, data)
 		if ev.Response != nil {
 			rw.learn(ev.Response.ID)
 			partial.Model = cmp.Or(partial.Model, ev.Response.Model)
 		}
 		switch ev.Type {
 		case "response.output_text.delta":
-			text.WriteString(ev.Delta)
+			text.WriteString(kept.keep(ev.Delta))
 		case "response.output_item.done":
 			if ev.Item != nil && ev.Item.Type == "function_call" {
-				partial.Output = append(partial.Output, outputItem{Type: "function_call", CallID: ev.Item.CallID, Name: ev.Item.Name, Arguments: ev.Item.Arguments})
+				partial.Output = append(partial.Output, outputItem{Type: "function_call",
+					CallID: kept.keep(ev.Item.CallID), Name: kept.keep(ev.Item.Name), Arguments: kept.keep(ev.Item.Arguments)})
 			}
 		case "response.completed", "response.incomplete", "response.failed":
-			if ev.Response != nil {
-				store(ev.Response.message(rw.ours(), ev.Type != "response.completed"))
+			if ev.Response != nil { // the whole answer, in one line within MaxAnswerBytes
+				store(ev.Response.message(rw.ours(), ev.Type != "response.completed"), 0)
 			}
 		}
 		return rw.rewrite(data)

@@ -438,7 +438,7 @@ func (cfg *Config) proxyBudgets() (map[string]int, error) {
 // saying how to configure one).
 func (cfg *Config) proxyOptions(getenv func(string) string) proxy.Options {
 	budgets, _ := cfg.proxyBudgets() // checked by Validate
-	opt := proxy.Options{Mode: cfg.ProxyMode, Budgets: budgets, Timeout: cfg.ProxyTimeout, MaxBodyBytes: cfg.MaxBodyBytes}
+	opt := proxy.Options{Mode: cfg.ProxyMode, Budgets: budgets, Timeout: cfg.ProxyTimeout, MaxBodyBytes: cfg.MaxBodyBytes, MaxMessageBytes: cfg.MaxMessageBytes}
 	if cfg.ProxyDegrade == proxy.DegradePassthrough {
 		opt.Degrade = proxy.DegradePassthrough
 	}

@@ -98,3 +98,27 @@ func get(t *testing.T, url string) string {
 	b, _ := io.ReadAll(res.Body)
 	return string(b)
 }
+
+// TestServe_ProxyAnswerBound: the proxy cuts an answer to serve's
+// --max-message-bytes, the store's bound, rather than failing to store
+// it: it is the bound the proxy is given.
+func TestServe_ProxyAnswerBound(t *testing.T) {
+	fake := llmtest.NewServer(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")
+	s := MustServeEnv(t, db, nil, "--proxy-upstream", fake.BaseURL(), "--max-message-bytes", "4096")
+	fake.Push(llmtest.Text(strings.Repeat("word ", 2000)))
+	req, _ := http.NewRequest("POST", s.URL+"/openai/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"talk"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Agentmem-Thread", "long")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("X-Agentmem-Answer-Truncated") != "true" {
+		t.Fatalf("%d, truncated %q", res.StatusCode, res.Header.Get("X-Agentmem-Answer-Truncated"))
+	}
+	if body := get(t, s.URL+"/v1/users/local-user/threads/long/messages"); !strings.Contains(body, `"truncated":true`) || !strings.Contains(body, `"original_bytes":10000`) {
+		t.Errorf("messages: %.500s", body)
+	}
+}
