@@ -51,7 +51,7 @@ const (
 	HeaderBudgetTokens   = "X-Agentmem-Budget-Tokens"  // the budget it was built for
 	HeaderSummaryBehind  = "X-Agentmem-Summary-Behind" // "true" when the summary lagged and turns were trimmed
 	HeaderUnavailable    = "X-Agentmem-Memory-Unavailable"
-	unavailableByDegrade = "store unavailable; forwarded without memory"
+	unavailableByDegrade = "store unavailable; forwarded without memory; this turn is not stored"
 )
 
 // DegradePassthrough is Options.Degrade's value that forwards requests
@@ -81,7 +81,11 @@ type Options struct {
 	Timeout time.Duration
 	// Degrade says what happens while the store is down: "" answers 503;
 	// DegradePassthrough forwards the request unchanged and says so in
-	// the X-Agentmem-Memory-Unavailable response header.
+	// the X-Agentmem-Memory-Unavailable response header, which says too
+	// that the turn is not stored: agentmem keeps no copy of it to store
+	// later. A client that resends its history, as chat completions
+	// clients do, has it stored with its next turn once the store is
+	// back (the proxy stores what the thread does not hold yet).
 	Degrade string
 	// Registry receives the proxy's metrics (nil: none).
 	Registry *prometheus.Registry
