@@ -147,6 +147,13 @@ type Config struct {
 	JobBackoff func(attempt int) time.Duration
 	JobPoll    time.Duration
 
+	// Admission, when set, bounds the expensive work that runs at once
+	// (searches, the memories of contexts, imports and exports), each
+	// class by its own semaphore: past it, requests wait a moment, then
+	// are refused EUNAVAILABLE (see core.Admitter). Serve sets it; nil
+	// bounds nothing, leaving an in-process caller its own concurrency.
+	Admission *core.Admission
+
 	// ConnectInBackground lets New return while a PostgreSQL database
 	// cannot be reached (refused, silent, starting up): the App then
 	// answers EUNAVAILABLE (agentmem.ErrStoreDown) to every call, its
@@ -257,7 +264,11 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: space, Categories: cfg.InsightCategories,
 		MinConfidence: cfg.InsightMinConfidence}
 	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Log: log}
-	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
+	var admitter *core.Admitter
+	if cfg.Admission != nil {
+		admitter = core.NewAdmitter(*cfg.Admission)
+	}
+	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder), Admit: admitter.SearchAdmit()})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -292,6 +303,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		ChatModel:        cfg.LLMModel,
 		MaxBatchMessages: cfg.MaxBatchMessages,
 		FactsMinScore:    cfg.FactsMinScore,
+		Admitter:         admitter,
 	})
 	return &App{Service: svc, svc: svc, store: raw, pool: pool, searcher: searcher, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
 }
