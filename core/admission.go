@@ -37,9 +37,12 @@ var Works = []Work{WorkSearch, WorkBulk}
 const DefaultAdmissionWait = time.Second
 
 // queuePerSlot bounds the requests waiting for a class, as a multiple of
-// its size: past it, a request is refused without waiting, so that a
-// flood costs a goroutine per request only up to the bound.
-const queuePerSlot = 8
+// its size: past it, a request is refused without waiting, so that what
+// a flood holds (a goroutine and a request each) stays bounded. It is
+// not what bounds the latency (Admission.Wait is): a burst that the class
+// works through within the wait (40 searches at once, each a few
+// milliseconds) is served whole, not cut short by the queue.
+const queuePerSlot = 64
 
 // Admission sizes an Admitter. The zero value bounds each class by the
 // CPUs the process may use (runtime.GOMAXPROCS).

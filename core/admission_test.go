@@ -87,7 +87,7 @@ func TestAdmitter(t *testing.T) {
 	})
 
 	t.Run("QueueFull", func(t *testing.T) {
-		const size, queue = 1, 8 // queuePerSlot × size
+		const size, queue = 1, 64 // queuePerSlot × size
 		a := core.NewAdmitter(core.Admission{Search: size, Wait: time.Minute})
 		release, err := a.Admit(ctx, core.WorkSearch, 1)
 		if err != nil {

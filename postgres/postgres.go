@@ -110,10 +110,11 @@ func newStore(ctx context.Context, dsn string) (*Store, error) {
 
 // OpenInBackground is Open for a server, which must start whether the
 // database answers or not. It tries once as Open does; when the database
-// cannot be reached (EUNAVAILABLE: refused, silent, starting up, full),
-// it returns the store all the same, and connects and migrates in the
-// background, after back-off (backoff(attempt), attempt from 1; at most
-// ConnectBackoff's when nil), until it has or Close is called. Until then
+// cannot be reached (EUNAVAILABLE: refused, silent, starting up, out of
+// connections), it returns the store all the same, and connects and
+// migrates in the background, waiting backoff(attempt) before attempt
+// number attempt (from 1; ConnectBackoff when nil), until it has or
+// Close is called. Until then
 // every call, Ping included, answers EUNAVAILABLE (agentmem.ErrStoreDown),
 // and Ready's channel is open. Each failed attempt is logged at Warn, the
 // success at Info. Any other error of the first attempt (a malformed DSN,
@@ -187,7 +188,7 @@ func isDown(err error) bool {
 	if errors.As(err, &pe) {
 		// formatError's EUNAVAILABLE codes: the server is there but cannot
 		// serve yet (starting up, shutting down, out of connections, busy).
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "53300" || strings.HasPrefix(pe.Code, "57P") ||
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "53300" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
 			pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03"
 	}
 	return true
