@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"io"
 	"runtime"
 	"testing"
 	"time"
@@ -170,4 +172,68 @@ func TestAdmitter(t *testing.T) {
 			r()
 		}
 	})
+}
+
+// TestService_AdmitsBulk: the service's imports and exports, of users and
+// threads, take a turn of the bulk class; with none free they are
+// refused (EUNAVAILABLE), while searches, appends and reads go on; a
+// search takes a turn of its own class.
+func TestService_AdmitsBulk(t *testing.T) {
+	store := testutil.MustOpenSQLite(t)
+	adm := core.NewAdmitter(core.Admission{Search: 1, Bulk: 1, Wait: -1})
+	svc := core.New(store, core.Options{Admitter: adm})
+	if err := svc.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "I pack the tent."}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	x, err := svc.ExportThread(ctx, "alice", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Thread.ID = "copy"
+
+	release, err := adm.Admit(ctx, core.WorkBulk, 1) // another export runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulk := map[string]func() error{
+		"ExportUser": func() error { return svc.ExportUser(ctx, "alice", agentmem.ExportOptions{}, io.Discard) },
+		"ImportUser": func() error {
+			_, err := svc.ImportUser(ctx, "bob", &agentmem.UserExport{Version: agentmem.ExportVersion}, agentmem.ImportOptions{})
+			return err
+		},
+		"ExportThread": func() error { _, err := svc.ExportThread(ctx, "alice", "t"); return err },
+		"ImportThread": func() error { _, err := svc.ImportThread(ctx, "carol", x); return err },
+	}
+	for name, call := range bulk {
+		if err := call(); agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || !errors.Is(err, core.ErrBusy) {
+			t.Errorf("%s while the bulk class is busy: %v, want EUNAVAILABLE and ErrBusy", name, err)
+		}
+	}
+	if _, err := svc.Search(ctx, "alice", agentmem.SearchRequest{Query: "tent"}); err != nil {
+		t.Errorf("search while the bulk class is busy: %v", err)
+	}
+	if _, err := svc.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "And the stove."}}, ""); err != nil {
+		t.Errorf("append while the bulk class is busy: %v", err)
+	}
+	release()
+	for name, call := range bulk {
+		if err := call(); err != nil {
+			t.Errorf("%s once the bulk class is free: %v", name, err)
+		}
+	}
+
+	release, err = adm.Admit(ctx, core.WorkSearch, 1) // another search runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := svc.Search(ctx, "alice", agentmem.SearchRequest{Query: "tent"}); !errors.Is(err, core.ErrBusy) {
+		t.Errorf("search while the search class is busy: %v, want ErrBusy", err)
+	}
+	if _, err := svc.Facts(ctx, "alice", agentmem.SearchRequest{Query: "tent"}); !errors.Is(err, core.ErrBusy) {
+		t.Errorf("facts while the search class is busy: %v, want ErrBusy", err)
+	}
 }
