@@ -69,7 +69,15 @@
 // share it), and SQLite's max_page_count fills the disk. Requests must
 // fail fast with 503 and Retry-After, nothing may be half-written, the
 // service must recover by itself, and no job may be lost or killed by
-// the outage. TestModel_Outage and TestModel_ChunkDescriptionNotJSON
+// the outage. TestStartWhileDown_PostgreSQL (startdown_test.go) starts
+// the real serve while that proxy refuses connections, or swallows
+// them: serve must listen all the same, /healthz 200, /readyz and the
+// API 503 with Retry-After, the OpenAI proxy in passthrough mode must
+// forward a turn and say in X-Agentmem-Memory-Unavailable that it was
+// not stored; once connections go through, without a restart, /readyz
+// must turn 200 and an append be stored, indexed and found, and the
+// client's next proxied turn store the one the outage missed.
+// TestModel_Outage and TestModel_ChunkDescriptionNotJSON
 // (model_test.go) make the fake model fail five ways (500, 429, hanging,
 // cut JSON, HTML): the request path never waits on it, contexts stay
 // within budget, jobs retry and dead-letter with their reason, the

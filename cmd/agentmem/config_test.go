@@ -231,6 +231,8 @@ func TestSettings_Errors(t *testing.T) {
 		{"ValidateFlag", []string{"--window-turns", "-1"}, nil, `--window-turns must not be negative`},
 		{"Retention", []string{"--done-jobs-retention", "-1h"}, nil, `invalid value "-1h" for flag -done-jobs-retention: not a duration`},
 		{"JobLease", []string{"--job-lease", "500ms"}, nil, `--job-lease must be at least 1s`},
+		{"AdmitSearch", []string{"--admit-search", "-2"}, nil, `--admit-search must be -1 (no bound), 0 (one per CPU) or a number of searches, not -2`},
+		{"AdmitBulk", nil, map[string]string{"AGENTMEM_ADMIT_BULK": "-5"}, `AGENTMEM_ADMIT_BULK must be -1 (no bound)`},
 		{"Window", []string{"--window-turns", "0"}, nil, `--window-turns and --window-messages are both 0`},
 		{"FileValue", []string{"--config", bad}, nil, `config file ` + bad + `: rate-limit "fast": not a number`},
 		{"FileUnknownKey", []string{"--config", unknown}, nil, `config file ` + unknown + `: unknown setting "rate-limmit"`},
