@@ -42,7 +42,7 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 		Instructions: "agentmem remembers this user across conversations. Call retrieve_user_facts or search_memory before answering " +
 			"questions about the user; call remember when the user states a lasting fact or preference; keep your own working notes " +
 			"about the user with manage_notes.",
-		Logger: opt.Log,
+		Logger: quietLog(opt.Log),
 		// Subscriptions are kept by the SDK, which sends each resource's
 		// updates to the sessions subscribed to it; a subscription notes
 		// the versions its updates are told against (see changes).
