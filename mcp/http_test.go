@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,13 +129,13 @@ func TestHTTP(t *testing.T) {
 // mcpServer is agentmem's REST API with API-key authentication and the
 // MCP handler at /mcp, as serve wires them.
 type mcpServer struct {
-	t   *testing.T
+	t   testing.TB
 	mem *app.App
 	url string
 	mcp http.Handler
 }
 
-func newMCPServer(t *testing.T, opt mcp.HTTPOptions) *mcpServer {
+func newMCPServer(t testing.TB, opt mcp.HTTPOptions) *mcpServer {
 	t.Helper()
 	mem := apptest.Open(t)
 	h := mcp.NewHTTPHandler(mem.Service, opt)
@@ -413,4 +414,36 @@ func waitSessions(t *testing.T, h http.Handler, n int) {
 			t.Fatalf("%d sessions open after 10s, want %d", mcp.OpenSessions(h), n)
 		}
 	}
+}
+
+// BenchmarkHTTP_Session reports what an open session costs the server
+// (live heap and goroutines per session) and that closing frees it (what
+// is left per session once all are closed).
+func BenchmarkHTTP_Session(b *testing.B) {
+	s := newMCPServer(b, mcp.HTTPOptions{MaxSessions: b.N + 1, MaxSessionsPerKey: b.N + 1})
+	alice := keyTransport{key: s.key("user:alice")}
+	s.open(alice) // warm up: the first session builds what all share
+	heap := func() float64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapAlloc)
+	}
+	before := heap()
+	g := runtime.NumGoroutine()
+	b.ResetTimer()
+	sids := make([]string, b.N)
+	for i := range sids {
+		sids[i] = s.open(alice)
+	}
+	b.StopTimer()
+	b.ReportMetric((heap()-before)/float64(b.N), "heap-B/session")
+	b.ReportMetric(float64(runtime.NumGoroutine()-g)/float64(b.N), "goroutines/session")
+	for _, sid := range sids {
+		if r := s.send(nil, http.MethodDelete, alice, sid, ""); r.status != http.StatusNoContent {
+			b.Fatalf("DELETE: %d %q", r.status, r.body)
+		}
+	}
+	b.ReportMetric((heap()-before)/float64(b.N), "heap-B/session-closed")
+	b.ReportMetric(float64(runtime.NumGoroutine()-g)/float64(b.N), "goroutines/session-closed")
 }
