@@ -201,6 +201,9 @@ func (h *httpHandler) serveOpen(w http.ResponseWriter, r *http.Request, o owner)
 		h.release(o) // no session opened
 		return
 	}
+	if !hasSessions(op.server) {
+		h.end(op.session) // an initialize that failed: the SDK closed it
+	}
 	h.leave(op.session)
 }
 

@@ -321,6 +321,12 @@ func (b *syncBuffer) String() string {
 func TestHTTP_SessionBounds(t *testing.T) {
 	s := newMCPServer(t, mcp.HTTPOptions{MaxSessionsPerKey: 2, MaxSessions: 3})
 	alice, bob, carol := keyTransport{key: s.key("user:alice")}, keyTransport{key: s.key("user:bob")}, keyTransport{key: s.key("user:carol")}
+	// An initialize that fails is answered with a session ID the SDK then
+	// closes: it takes no place.
+	badInit := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":7}}`
+	if r := s.send(nil, http.MethodPost, alice, "", badInit); r.status != http.StatusOK || !strings.Contains(r.body, "error") {
+		t.Fatalf("a bad initialize: %d %q", r.status, r.body)
+	}
 	first := s.open(alice)
 	s.open(alice)
 	r := s.send(nil, http.MethodPost, alice, "", initialize)
@@ -416,6 +422,38 @@ func waitSessions(t *testing.T, h http.Handler, n int) {
 	}
 }
 
+// TestHTTP_SessionCost: an open session costs the server little memory
+// (the tools' schemas are shared, not made again for each), and closing
+// it frees that.
+func TestHTTP_SessionCost(t *testing.T) {
+	const n = 200
+	s := newMCPServer(t, mcp.HTTPOptions{MaxSessionsPerKey: n + 1, MaxSessions: n + 1})
+	alice := keyTransport{key: s.key("user:alice")}
+	s.send(nil, http.MethodDelete, alice, s.open(alice), "") // what all sessions share is made
+	before := heapAlloc()
+	sids := make([]string, n)
+	for i := range sids {
+		sids[i] = s.open(alice)
+	}
+	if per := (heapAlloc() - before) / n; per > 64<<10 {
+		t.Errorf("an open session holds %.0f KB of heap, want at most 64", per/1024)
+	}
+	for _, sid := range sids {
+		s.send(nil, http.MethodDelete, alice, sid, "")
+	}
+	if per := (heapAlloc() - before) / n; per > 8<<10 {
+		t.Errorf("a closed session leaves %.0f KB of heap, want at most 8", per/1024)
+	}
+}
+
+// heapAlloc returns the bytes of live heap, after a collection.
+func heapAlloc() float64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc)
+}
+
 // BenchmarkHTTP_Session reports what an open session costs the server
 // (live heap and goroutines per session) and that closing frees it (what
 // is left per session once all are closed).
@@ -423,13 +461,7 @@ func BenchmarkHTTP_Session(b *testing.B) {
 	s := newMCPServer(b, mcp.HTTPOptions{MaxSessions: b.N + 1, MaxSessionsPerKey: b.N + 1})
 	alice := keyTransport{key: s.key("user:alice")}
 	s.open(alice) // warm up: the first session builds what all share
-	heap := func() float64 {
-		var m runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m)
-		return float64(m.HeapAlloc)
-	}
-	before := heap()
+	before := heapAlloc()
 	g := runtime.NumGoroutine()
 	b.ResetTimer()
 	sids := make([]string, b.N)
@@ -437,13 +469,13 @@ func BenchmarkHTTP_Session(b *testing.B) {
 		sids[i] = s.open(alice)
 	}
 	b.StopTimer()
-	b.ReportMetric((heap()-before)/float64(b.N), "heap-B/session")
+	b.ReportMetric((heapAlloc()-before)/float64(b.N), "heap-B/session")
 	b.ReportMetric(float64(runtime.NumGoroutine()-g)/float64(b.N), "goroutines/session")
 	for _, sid := range sids {
 		if r := s.send(nil, http.MethodDelete, alice, sid, ""); r.status != http.StatusNoContent {
 			b.Fatalf("DELETE: %d %q", r.status, r.body)
 		}
 	}
-	b.ReportMetric((heap()-before)/float64(b.N), "heap-B/session-closed")
+	b.ReportMetric((heapAlloc()-before)/float64(b.N), "heap-B/session-closed")
 	b.ReportMetric(float64(runtime.NumGoroutine()-g)/float64(b.N), "goroutines/session-closed")
 }
