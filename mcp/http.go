@@ -74,7 +74,6 @@ func NewHTTPHandler(svc agentmem.Service, opt HTTPOptions) http.Handler {
 	opt = opt.withDefaults()
 	h := &httpHandler{
 		opt:      opt,
-		svc:      svc,
 		log:      cmp.Or(opt.Log, slog.New(slog.DiscardHandler)),
 		sessions: map[string]*session{},
 		perKey:   map[string]int{},
@@ -104,7 +103,6 @@ func NewHTTPHandler(svc agentmem.Service, opt HTTPOptions) http.Handler {
 // owners and bounds.
 type httpHandler struct {
 	opt   HTTPOptions
-	svc   agentmem.Service
 	log   *slog.Logger
 	sdk   *sdk.StreamableHTTPHandler
 	probe *sdk.Server
@@ -175,13 +173,9 @@ func (h *httpHandler) serveSession(w http.ResponseWriter, r *http.Request, sid s
 		writeError(w, err)
 		return
 	}
-	sw := &statusWriter{ResponseWriter: w}
-	h.sdk.ServeHTTP(sw, r)
-	switch {
-	case r.Method == http.MethodDelete && sw.status == http.StatusNoContent:
-		h.end(s) // closed by the SDK
-	case sw.status == http.StatusNotFound && !hasSessions(s.server):
-		h.end(s) // the SDK closed it on its own
+	h.sdk.ServeHTTP(w, r)
+	if !hasSessions(s.server) {
+		h.end(s) // closed by the SDK: a DELETE, or on its own
 	}
 	h.leave(s)
 }
@@ -401,30 +395,6 @@ func writeError(w http.ResponseWriter, err error) {
 	w.Write(append(b, '\n'))
 }
 
-// statusWriter records the status of an answer.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the server's writer: the SDK
-// flushes its event streams through one.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // openWriter records the session the SDK opens, before the answer that
 // gives the client its ID is sent.
 type openWriter struct {
@@ -453,7 +423,8 @@ func (w *openWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap: as statusWriter's.
+// Unwrap lets http.ResponseController reach the server's writer: the SDK
+// flushes its event streams through one.
 func (w *openWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // quietLog returns log for the SDK, which logs session IDs at INFO (a
