@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/window"
@@ -93,6 +94,11 @@ type Config struct {
 	ProxyTimeout  time.Duration // wait for the upstream's answer to begin, and between its streamed parts
 	ProxyDegrade  string        // while the store is down: fail (503) or passthrough
 
+	// MCP over HTTP (/mcp).
+	MCPSessionsPerKey int           // sessions one key may have open at once
+	MCPMaxSessions    int           // sessions open at once in all
+	MCPSessionIdle    time.Duration // a session with no request in flight this long is closed
+
 	// from says where each setting set otherwise than by default came
 	// from, for errors: "--auth", "AGENTMEM_AUTH" or "auth in FILE".
 	from map[string]string
@@ -143,6 +149,10 @@ func defaults() Config {
 		ProxyMode:    agentmem.MemoryAuto,
 		ProxyTimeout: proxy.DefaultTimeout,
 		ProxyDegrade: "fail",
+
+		MCPSessionsPerKey: mcp.DefaultMaxSessionsPerKey,
+		MCPMaxSessions:    mcp.DefaultMaxSessions,
+		MCPSessionIdle:    mcp.DefaultSessionIdle,
 	}
 }
 
@@ -231,6 +241,9 @@ var settings = []setting{
 	{"proxy-budgets", inServe, "comma-separated MODEL=TOKENS context budgets of the proxy, by model name prefix (llama3=7000); the known OpenAI models have defaults (their window less 8K)", func(c *Config) any { return &c.ProxyBudgets }},
 	{"proxy-timeout", inServe, "how long the proxy waits for the model server's answer to begin, and then between its streamed parts (504 past it)", func(c *Config) any { return &c.ProxyTimeout }},
 	{"proxy-degrade", inServe, "while the store is down, the proxy answers 503 (fail) or forwards requests without memory (passthrough), saying so in the X-Agentmem-Memory-Unavailable header", func(c *Config) any { return &c.ProxyDegrade }},
+	{"mcp-sessions-per-key", inServe, "MCP sessions over HTTP (/mcp) one key may have open at once (429 above)", func(c *Config) any { return &c.MCPSessionsPerKey }},
+	{"mcp-max-sessions", inServe, "MCP sessions over HTTP open at once in all (503 above)", func(c *Config) any { return &c.MCPMaxSessions }},
+	{"mcp-session-idle", inServe, "an MCP session over HTTP with no request in flight for this long is closed; its client opens another", func(c *Config) any { return &c.MCPSessionIdle }},
 	{"facts-min-score", inServe, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
 }
 
@@ -342,6 +355,12 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must be positive, not %v", n("proxy-timeout"), cfg.ProxyTimeout)
 	case cfg.ProxyUpstream != "" && !isHTTPURL(cfg.ProxyUpstream):
 		return fmt.Errorf("%s must be an http(s) URL such as https://api.openai.com/v1, not %q", n("proxy-upstream"), cfg.ProxyUpstream)
+	case cfg.MCPSessionsPerKey < 1:
+		return fmt.Errorf("%s must be at least 1, not %d", n("mcp-sessions-per-key"), cfg.MCPSessionsPerKey)
+	case cfg.MCPMaxSessions < cfg.MCPSessionsPerKey:
+		return fmt.Errorf("%s (%d) must be at least %s (%d)", n("mcp-max-sessions"), cfg.MCPMaxSessions, n("mcp-sessions-per-key"), cfg.MCPSessionsPerKey)
+	case cfg.MCPSessionIdle < time.Second:
+		return fmt.Errorf("%s must be at least 1s, not %v", n("mcp-session-idle"), cfg.MCPSessionIdle)
 	}
 	switch {
 	case cfg.Auth == "header" && len(cfg.TrustedProxies) == 0:
@@ -454,6 +473,12 @@ func (cfg *Config) proxyBudgets() (map[string]int, error) {
 		out[model] = n
 	}
 	return out, nil
+}
+
+// mcpOptions returns the options of MCP over HTTP, but for its logger and
+// local user.
+func (cfg *Config) mcpOptions() mcp.HTTPOptions {
+	return mcp.HTTPOptions{MaxSessionsPerKey: cfg.MCPSessionsPerKey, MaxSessions: cfg.MCPMaxSessions, IdleTimeout: cfg.MCPSessionIdle}
 }
 
 // proxyOptions returns the proxy's options: its upstream is

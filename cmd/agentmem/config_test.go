@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite the settings table of the README")
@@ -246,6 +247,9 @@ func TestSettings_Errors(t *testing.T) {
 		{"Confidence", []string{"--insight-min-confidence", "0"}, nil, `--insight-min-confidence must be above 0 and at most 1`},
 		{"ChunkTurns", []string{"--chunk-turns", "0"}, nil, `--chunk-turns must be between 1 and 1000`},
 		{"Strategy", []string{"--context-strategy", "all"}, nil, `--context-strategy must be trim, window or summarize, not "all"`},
+		{"MCPSessionsPerKey", []string{"--mcp-sessions-per-key", "0"}, nil, `--mcp-sessions-per-key must be at least 1`},
+		{"MCPMaxSessions", []string{"--mcp-max-sessions", "4"}, nil, `--mcp-max-sessions (4) must be at least --mcp-sessions-per-key (16)`},
+		{"MCPSessionIdle", nil, map[string]string{"AGENTMEM_MCP_SESSION_IDLE": "100ms"}, `AGENTMEM_MCP_SESSION_IDLE must be at least 1s`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseServe(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
@@ -402,5 +406,25 @@ func TestServe_WindowTurnsFromEnv(t *testing.T) {
 	}
 	if n := got.Telemetry.IncludedMessages; n != 4 {
 		t.Fatalf("included %d messages, want the last 2 turns' 4", n)
+	}
+}
+
+// TestSettings_MCP: the bounds of MCP sessions over HTTP reach the MCP
+// handler's options; by default, the handler's defaults.
+func TestSettings_MCP(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want mcp.HTTPOptions
+	}{
+		{nil, mcp.HTTPOptions{MaxSessionsPerKey: mcp.DefaultMaxSessionsPerKey, MaxSessions: mcp.DefaultMaxSessions, IdleTimeout: mcp.DefaultSessionIdle}},
+		{[]string{"--mcp-sessions-per-key", "4", "--mcp-max-sessions", "50", "--mcp-session-idle", "90s"}, mcp.HTTPOptions{MaxSessionsPerKey: 4, MaxSessions: 50, IdleTimeout: 90 * time.Second}},
+	} {
+		cfg, err := parseServe(tt.args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.mcpOptions(); got != tt.want {
+			t.Errorf("%q: %+v, want %+v", tt.args, got, tt.want)
+		}
 	}
 }

@@ -74,7 +74,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if popt.Upstream == nil {
 		log.Info("proxy: no model server configured; /openai/v1 answers 503 until --proxy-upstream or OPENAI_API_KEY is set")
 	}
-	mopt := mcp.HTTPOptions{Version: version(), Log: log}
+	mopt := cfg.mcpOptions()
+	mopt.Version, mopt.Log = version(), log
 	if cfg.Auth == httpapi.AuthNone {
 		mopt.LocalUser = proxy.DefaultLocalUser
 	}
