@@ -269,4 +269,3 @@ func (g *gatedStore) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem
 	g.hold(ctx)
 	return g.Store.EnqueueJob(ctx, j)
 }
-
