@@ -151,8 +151,19 @@ const (
 	indexLock = forKeyShare
 )
 
-// write runs fn in a write transaction and commits it.
+// write runs fn in a write transaction and commits it. A job's write
+// (agentmem.WithJob) first checks, in the transaction, that the job is
+// still there and leased to its owner (see checkJobRun).
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if run, ok := agentmem.JobRunFromContext(ctx); ok {
+		write := fn
+		fn = func(tx pgx.Tx) error {
+			if err := checkJobRun(ctx, tx, run); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
 	return s.inTx(ctx, writeTx, fn)
 }
 

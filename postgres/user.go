@@ -19,7 +19,10 @@ var userTables = []string{"memories", "memory_history", "vector_versions", "vect
 
 // DeleteUser implements agentmem.UserStore.
 //
-// It first locks the user's row, which thread and memory creation wait
+// It first takes the user's erasure lock (see checkJobRun), which the
+// writes of the user's jobs take shared: a job's write in flight commits
+// first and is erased with the rest, and a later one finds its job gone.
+// Then it locks the user's row, which thread and memory creation wait
 // on (see insertThread), then the user's threads, which appends, updates,
 // elements and sessions wait on, then the user's vector versions, which
 // writers of vectors wait on (see lockVectorVersions): whatever was in
@@ -29,6 +32,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts,
 	var c agentmem.Counts
 	err := s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		c = agentmem.Counts{}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, eraseLock, userID); err != nil {
+			return fmt.Errorf("lock user: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE user_id = $1 FOR UPDATE`, userID); err != nil {
 			return fmt.Errorf("lock user: %w", err)
 		}
