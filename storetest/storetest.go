@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ImportUser/Version1", testImportUserVersion1},
 		{"ImportUser/Jobs", testImportUserJobs},
 		{"DeleteUser", testDeleteUser},
+		{"DeleteUser/JobsInFlight", testErasureJobsInFlight},
 		{"DeleteThreadsBefore", testDeleteThreadsBefore},
 		{"Stats", testStats},
 		{"FindUsers", testFindUsers},
