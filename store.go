@@ -44,3 +44,40 @@ type Store interface {
 	// Close releases the store's connections; in-flight calls finish first.
 	Close() error
 }
+
+// Required names what a write depends on, for a write made on the request
+// path after reads in other transactions (an embedding stored once its
+// memory is; a summary job asked for once the thread is read): with the
+// context of WithRequired, a store makes the write only if the thread and
+// the memory named (those not "") still exist, checked in the write's own
+// transaction, and returns ENOTFOUND, storing nothing, otherwise. So a
+// request in flight while its user is erased (or the item deleted) leaves
+// nothing behind. (A job's writes are guarded by their job: see WithJob.)
+type Required struct {
+	UserID   string
+	ThreadID string // a thread not permanently deleted
+	MemoryID string
+}
+
+type requiredKey struct{}
+
+// WithRequired returns ctx with the requirement r for the writes made
+// with it (see Required).
+func WithRequired(ctx context.Context, r Required) context.Context {
+	return context.WithValue(ctx, requiredKey{}, r)
+}
+
+// RequiredFromContext returns the requirement of WithRequired, if any.
+func RequiredFromContext(ctx context.Context) (Required, bool) {
+	r, ok := ctx.Value(requiredKey{}).(Required)
+	return r, ok
+}
+
+// MissingRequired is the error of a write whose requirement does not hold:
+// the thread (or memory, when thread is false) of r is gone.
+func MissingRequired(r Required, thread bool) error {
+	if thread {
+		return Errorf(ENOTFOUND, "Thread %q not found.", r.ThreadID)
+	}
+	return Errorf(ENOTFOUND, "Memory %q not found.", r.MemoryID)
+}

@@ -598,3 +598,35 @@ func checkEnqueuedUser(ctx context.Context, tx pgx.Tx, userID string) error {
 	}
 	return nil
 }
+
+// checkRequired returns ENOTFOUND unless what r requires exists (see
+// agentmem.Required). As checkJobRun, it holds the user's erasure lock
+// shared until tx ends, so that an erasure either waits for tx and
+// deletes what it stored, or runs first and tx finds the item gone. The
+// thread is kept FOR KEY SHARE too, which its permanent deletion waits
+// for. (The memory is only read: its deletion locks the user's vector
+// versions before it, which a write of vectors locks after this check.)
+func checkRequired(ctx context.Context, tx pgx.Tx, r agentmem.Required) error {
+	if err := lockUserShared(ctx, tx, r.UserID); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		id, query string
+		thread    bool
+	}{
+		{r.ThreadID, `SELECT 1 FROM threads WHERE user_id = $1 AND id = $2 FOR KEY SHARE`, true},
+		{r.MemoryID, `SELECT 1 FROM memories WHERE user_id = $1 AND id = $2`, false},
+	} {
+		if c.id == "" {
+			continue
+		}
+		var one int
+		err := tx.QueryRow(ctx, c.query, r.UserID, c.id).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return agentmem.MissingRequired(r, c.thread)
+		} else if err != nil {
+			return fmt.Errorf("check requirement: %w", err)
+		}
+	}
+	return nil
+}

@@ -451,3 +451,27 @@ func checkJobRun(ctx context.Context, tx *sql.Tx, run agentmem.JobRun) error {
 	}
 	return agentmem.CheckJobRun(run, err == nil, status, owner)
 }
+
+// checkRequired returns ENOTFOUND unless what r requires exists, as tx
+// sees it (see agentmem.Required).
+func checkRequired(ctx context.Context, tx *sql.Tx, r agentmem.Required) error {
+	for _, c := range []struct {
+		id, query string
+		thread    bool
+	}{
+		{r.ThreadID, `SELECT 1 FROM threads WHERE user_id = ? AND id = ?`, true},
+		{r.MemoryID, `SELECT 1 FROM memories WHERE user_id = ? AND id = ?`, false},
+	} {
+		if c.id == "" {
+			continue
+		}
+		var one int
+		err := tx.QueryRowContext(ctx, c.query, r.UserID, c.id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return agentmem.MissingRequired(r, c.thread)
+		} else if err != nil {
+			return fmt.Errorf("check requirement: %w", err)
+		}
+	}
+	return nil
+}

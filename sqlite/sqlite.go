@@ -250,12 +250,22 @@ type writeOp struct {
 // them (see writeSlices).
 //
 // A job's write (agentmem.WithJob) first checks, in its transaction, that
-// the job is still there and leased to its owner (see checkJobRun).
+// the job is still there and leased to its owner (see checkJobRun), and a
+// write with a requirement (agentmem.WithRequired) that it holds.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if run, ok := agentmem.JobRunFromContext(ctx); ok {
 		write := fn
 		fn = func(tx *sql.Tx) error {
 			if err := checkJobRun(ctx, tx, run); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
+	if r, ok := agentmem.RequiredFromContext(ctx); ok {
+		write := fn
+		fn = func(tx *sql.Tx) error {
+			if err := checkRequired(ctx, tx, r); err != nil {
 				return err
 			}
 			return write(tx)

@@ -213,3 +213,32 @@ func formatRows(counts map[string]int64) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// testErasureRequestsInFlight (issue 28): a request's write that depends
+// on what an earlier transaction of the request stored or read (a
+// memory's vector, a thread's summary job: agentmem.WithRequired) is
+// stored while the memory and thread exist, and not once the user was
+// erased in between: ENOTFOUND, and no row of the user left.
+func testErasureRequestsInFlight(t *testing.T, s agentmem.Store) {
+	MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: "t1"})
+	m := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "User likes tea."})
+	thread := agentmem.WithRequired(ctx, agentmem.Required{UserID: "alice", ThreadID: "t1"})
+	memory := agentmem.WithRequired(ctx, agentmem.Required{UserID: "alice", MemoryID: m.ID})
+	writes := func() (enqueue, put error) {
+		_, enqueue = s.EnqueueJob(thread, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1-" + agentmem.NewID()})
+		put = s.PutVectors(memory, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: m.ID, Space: "test/2", Vec: []float32{1, 0}}})
+		return enqueue, put
+	}
+	if enqueue, put := writes(); enqueue != nil || put != nil {
+		t.Fatalf("writes whose thread and memory exist: enqueue %v, put vectors %v", enqueue, put)
+	}
+	if _, err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	enqueue, put := writes()
+	wantCode(t, enqueue, agentmem.ENOTFOUND)
+	wantCode(t, put, agentmem.ENOTFOUND)
+	if left := userRows(t, s, "alice"); len(left) > 0 {
+		t.Errorf("rows of the erased user after the requests' writes: %s", formatRows(left))
+	}
+}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ImportUser/Jobs", testImportUserJobs},
 		{"DeleteUser", testDeleteUser},
 		{"DeleteUser/JobsInFlight", testErasureJobsInFlight},
+		{"DeleteUser/RequestsInFlight", testErasureRequestsInFlight},
 		{"DeleteThreadsBefore", testDeleteThreadsBefore},
 		{"Stats", testStats},
 		{"FindUsers", testFindUsers},
