@@ -563,7 +563,9 @@ func lockUserShared(ctx context.Context, tx pgx.Tx, userID string) error {
 // a time, would miss the rows of a job's write that commits between two
 // of them. With the lock, an erasure either waits for the write and then
 // deletes what it stored, or runs first, and the write, reading the jobs
-// after it has committed, finds its job gone and stores nothing.
+// after it has committed, finds its job gone and stores nothing. The lock
+// and the read are two statements: at READ COMMITTED a statement reads
+// the snapshot taken when it began, before its lock was granted.
 func checkJobRun(ctx context.Context, tx pgx.Tx, run agentmem.JobRun) error {
 	if err := lockUserShared(ctx, tx, run.UserID); err != nil {
 		return err
