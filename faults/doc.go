@@ -84,6 +84,14 @@
 // circuit breakers open and close, and a chunk description that is not
 // JSON falls back to the heuristic one.
 //
+// TestEraseUnderLoad (issue 28) erases four of six users through DELETE
+// /v1/users/{user} while the load appends to every user's threads and one
+// of the user's jobs runs, then stops the load, waits for the jobs and
+// stops serve: no table with a user_id column (read from the schema, so
+// that a new table cannot be forgotten) may hold a row of an erased user,
+// and the other users' index must be whole (CheckJobs, CheckIndex). It
+// prints the rows each erasure left.
+//
 // TestBackup runs `agentmem backup` while serve takes the load, serves
 // the copy, and checks that it holds everything acknowledged before the
 // backup began. TestSoak runs a mixed workload (appends, contexts,
@@ -110,7 +118,7 @@
 // runs it (StartServe: Kill, Term, Restart, Pause, Resume, PID) on each
 // backend (Backends, PostgreSQL), load_test.go drives the traffic,
 // through one server or several, and keeps its ledger (StartLoad,
-// StartLoadOn), and check_test.go checks what is stored (CheckMessages,
-// CheckMemories, CheckJobs, CheckJobsRunOnce, CheckIndex,
-// CheckSQLiteFile).
+// StartLoadOn; Load.Erasing for a user the test erases), and
+// check_test.go checks what is stored (CheckMessages, CheckMemories,
+// CheckJobs, CheckJobsRunOnce, CheckIndex, CheckSQLiteFile).
 package faults

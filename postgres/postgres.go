@@ -284,8 +284,29 @@ const (
 	indexLock = forKeyShare
 )
 
-// write runs fn in a write transaction and commits it.
+// write runs fn in a write transaction and commits it. A job's write
+// (agentmem.WithJob) first checks, in the transaction, that the job is
+// still there and leased to its owner (see checkJobRun), and a write with
+// a requirement (agentmem.WithRequired) that it holds (checkRequired).
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if run, ok := agentmem.JobRunFromContext(ctx); ok {
+		write := fn
+		fn = func(tx pgx.Tx) error {
+			if err := checkJobRun(ctx, tx, run); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
+	if r, ok := agentmem.RequiredFromContext(ctx); ok {
+		write := fn
+		fn = func(tx pgx.Tx) error {
+			if err := checkRequired(ctx, tx, r); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
 	return s.inTx(ctx, writeTx, fn)
 }
 

@@ -140,6 +140,15 @@ func (s *Searcher) Warm(ctx context.Context, userID string) (bool, error) {
 	return !s.cache.full(), nil
 }
 
+// Forget drops what the searcher keeps in memory of the user (the cache of
+// their vectors, of every space): call it once the user is erased. Other
+// processes' searchers keep theirs until the user's next search there,
+// which finds the store's vectors changed (their VectorsState's epoch) and
+// reloads them, or until the cache evicts them.
+func (s *Searcher) Forget(userID string) {
+	s.cache.forget(userID)
+}
+
 // The request and result types of a search are the domain's
 // (agentmem.SearchRequest…), so that every face and the Go client share
 // them.
