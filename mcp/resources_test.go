@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,10 @@ import (
 // session-start prompt opens with what is remembered.
 func TestResources(t *testing.T) {
 	mem := apptest.Open(t)
-	srv := mcp.NewServer(mem.Service, mcp.Options{User: "erin", Agent: "assistant"})
+	// The server's log goes to the test's output: an update it could not
+	// send says why there.
+	log := slog.New(slog.NewTextHandler(t.Output(), nil))
+	srv := mcp.NewServer(mem.Service, mcp.Options{User: "erin", Agent: "assistant", Log: log})
 	ct, st := sdk.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
@@ -56,7 +60,7 @@ func TestResources(t *testing.T) {
 		if uri != "agentmem://notes" {
 			t.Errorf("update of %q", uri)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // only a failure waits this long
 		t.Fatal("no update of the notes")
 	}
 	if got := read("agentmem://notes"); !strings.Contains(got, "Prefers mornings") {
@@ -84,7 +88,7 @@ func TestResources(t *testing.T) {
 		if uri != "agentmem://profile" {
 			t.Errorf("update of %q", uri)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no update of the profile")
 	}
 
