@@ -161,33 +161,38 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	user, onConflict := &a.user, &a.onConflict
-	if *user == "" {
+	switch {
+	case *user == "":
 		return errors.New("--user is required")
-	}
-	if fs.NArg() != 1 {
+	case fs.NArg() != 1:
 		return fmt.Errorf("import takes one file (or - for standard input)")
+	case *onConflict != agentmem.OnConflictFail && *onConflict != agentmem.OnConflictSkip && *onConflict != agentmem.OnConflictReplace:
+		return fmt.Errorf("--on-conflict must be fail, skip or replace, not %q", *onConflict) // core would name the API's on_conflict
 	}
-	r := stdin
-	if name := fs.Arg(0); name != "-" {
+	name, r := fs.Arg(0), stdin
+	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		r = f
+	} else {
+		name = "standard input"
 	}
 	b, err := io.ReadAll(bufio.NewReader(r))
 	if err != nil {
 		return fmt.Errorf("read export: %w", err)
 	}
-	var probe struct {
-		Thread json.RawMessage `json:"thread"`
+	kind, err := exportKind(name, b)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return fmt.Errorf("read export: %w", err)
+	if kind == "thread" && *onConflict != agentmem.OnConflictFail {
+		return fmt.Errorf("--on-conflict %s takes a user export; %s is one thread's export, imported whole or not at all (a clash is an error)", *onConflict, name)
 	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
-		if probe.Thread != nil { // one thread's export
+		if kind == "thread" {
 			var x agentmem.ThreadExport
 			if err := json.Unmarshal(b, &x); err != nil {
 				return fmt.Errorf("read export: %w", err)
@@ -204,6 +209,11 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 			return fmt.Errorf("read export: %w", err)
 		}
 		res, err := svc.ImportUser(ctx, *user, &x, agentmem.ImportOptions{OnConflict: *onConflict})
+		if agentmem.ErrorCode(err) == agentmem.ECONFLICT {
+			// The clash's advice names the API's parameter; here it is a flag.
+			msg := strings.Replace(agentmem.ErrorMessage(err), agentmem.ClashHint, "Import with --on-conflict skip or replace.", 1)
+			return errors.New(msg)
+		}
 		if err != nil {
 			return err
 		}
@@ -251,6 +261,34 @@ func counts(c agentmem.ImportCounts) string {
 		return "nothing"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// exportKind tells what the import file name holds, by the fields of
+// its JSON object: "thread" (one thread's export: version and thread) or
+// "user" (a user's: version and any of user_id, threads, memories…).
+// Anything else is not an export, and an error saying so: importing it
+// would import nothing, and say only that.
+func exportKind(name string, b []byte) (string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return "", fmt.Errorf("read export %s: not JSON: %v", name, err)
+		}
+		return "", fmt.Errorf("%s is not an agentmem export: want a JSON object, as agentmem export writes", name)
+	}
+	if _, ok := fields["version"]; !ok || fields == nil {
+		return "", fmt.Errorf("%s is not an agentmem export: it has no \"version\" (agentmem export writes a user's, GET …/threads/THREAD/export a thread's)", name)
+	}
+	if _, ok := fields["thread"]; ok {
+		return "thread", nil
+	}
+	for _, k := range []string{"user_id", "threads", "sessions", "notes", "memories", "profiles", "entities", "reflections"} {
+		if _, ok := fields[k]; ok {
+			return "user", nil
+		}
+	}
+	return "", fmt.Errorf("%s is not an agentmem export: it has neither a thread nor any of a user export's user_id, threads, memories, notes, profiles, entities, sessions and reflections", name)
 }
 
 func threadID(x *agentmem.ThreadExport) string {
