@@ -72,7 +72,13 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	case a.format != "json" && a.format != "markdown":
 		return fmt.Errorf("--format must be json or markdown")
 	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
+	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
+		if err := checkUser(ctx, svc, cfg, a.user); err != nil {
+			return err
+		}
 		return writeOut(a.out, stdout, func(w io.Writer) error {
 			if a.thread == "" {
 				return svc.ExportUser(ctx, a.user, agentmem.ExportOptions{Format: a.format, IncludeDeleted: a.includeDeleted}, w)
@@ -125,6 +131,20 @@ func writeOut(name string, stdout io.Writer, write func(io.Writer) error) (err e
 		return err
 	}
 	return os.Rename(f.Name(), name)
+}
+
+// checkUser returns an error naming user when the database of cfg has
+// no such user (nothing stored of theirs): reading them would answer
+// nothing, as if they had nothing, when the name was mistaken.
+func checkUser(ctx context.Context, svc agentmem.AdminService, cfg Config, user string) error {
+	users, _, err := svc.FindUsers(ctx, agentmem.UserFilter{UserID: &user, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(users) == 0 {
+		return fmt.Errorf("user %q not found in %s: it holds nothing of theirs", user, redactDSN(cfg.DB))
+	}
+	return nil
 }
 
 // withService opens the store of cfg and calls fn with the application
@@ -325,6 +345,9 @@ func runCleanup(ctx context.Context, args []string, getenv func(string) string, 
 	case a.olderThan <= 0:
 		return fmt.Errorf("--older-than %v would delete every thread; give a positive age such as 30d", a.olderThan)
 	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
+	}
 	dryRun := &a.dryRun
 	cutoff := time.Now().Add(-a.olderThan)
 	var res *agentmem.CleanupResult
@@ -371,6 +394,9 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("backup: unexpected argument %q", fs.Arg(0))
 	case a.out == "":
 		return errors.New("--out is required: the file to write the backup to")
+	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
 	}
 	store, err := openStore(ctx, cfg)
 	if err != nil {

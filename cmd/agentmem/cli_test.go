@@ -78,6 +78,9 @@ func TestHelp(t *testing.T) {
 // named as such.
 func TestCLIErrors(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "a.db")
+	if _, err := runCmd(t, "migrate", "--db", db); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -114,6 +117,9 @@ func TestDurations(t *testing.T) {
 		t.Fatalf("idle %v, shutdown %v; want 24h, 36h", cfg.IdleTimeout, cfg.ShutdownTimeout)
 	}
 	db := filepath.Join(t.TempDir(), "a.db")
+	if _, err := runCmd(t, "migrate", "--db", db); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := runCmd(t, "cleanup", "--db", db, "--older-than", "2w", "--dry-run"); err != nil {
 		t.Fatalf("cleanup --older-than 2w: %v", err)
 	}

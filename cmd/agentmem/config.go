@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"net/url"
@@ -481,6 +483,45 @@ func logLevel(s string) (slog.Level, error) {
 func newLogger(w io.Writer, level string) *slog.Logger {
 	l, _ := logLevel(level)
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// sqliteFile returns the file of an SQLite database as --db names it
+// (sqlite:PATH, sqlite://PATH or a plain path, as sqlite.Open reads it);
+// ok is false for PostgreSQL, another scheme (which opening refuses) and
+// what is no file.
+func sqliteFile(db string) (path string, ok bool) {
+	if scheme, _, found := strings.Cut(db, "://"); found && scheme != "sqlite" && !strings.ContainsAny(scheme, "/\\.") {
+		return "", false // postgres://…, or a scheme app.OpenStore names as unsupported
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(db, "sqlite://"), "sqlite:")
+	return path, path != "" && path != ":memory:"
+}
+
+// checkDBExists returns an error when cfg.DB names an SQLite file that
+// does not exist. The commands that read a database call it first, so
+// that a mistyped --db is an error, not an empty database created and
+// read; those that make one (serve, migrate, mcp, import, keys create:
+// the first key of a new server) do not.
+func (cfg *Config) checkDBExists() error {
+	path, ok := sqliteFile(cfg.DB)
+	if !ok {
+		return nil
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or an error opening it will name
+	}
+	var given string
+	switch from := cfg.from["db"]; {
+	case from == "":
+		given = "the default --db, " + cfg.DB
+	case strings.HasPrefix(from, "--"):
+		given = from + " " + cfg.DB
+	case strings.HasPrefix(from, "AGENTMEM_"):
+		given = from + "=" + cfg.DB
+	default:
+		given = from // db in FILE
+	}
+	return fmt.Errorf("database %s does not exist (%s): name an existing one, or create it with agentmem migrate (serve creates it at start)", path, given)
 }
 
 // openStore opens the database named by cfg.DB, migrating it, with exact
