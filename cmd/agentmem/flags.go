@@ -150,7 +150,7 @@ type arguments interface {
 type command struct {
 	name     string // "serve", "keys create"
 	synopsis string
-	in       int              // the settings it takes: inServe, inAdmin or none
+	in       int              // the settings it takes: inServe, inAdmin, inApp, several, or none
 	args     func() arguments // its arguments (nil: none)
 }
 
