@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/sqlite"
 )
 
 // runMigrate applies pending migrations (serve does this at start too).
@@ -377,7 +378,7 @@ func (a *backupArgs) flags(fs *flag.FlagSet) {
 
 // backuper is a store that copies itself online (SQLite's).
 type backuper interface {
-	Backup(ctx context.Context, path string) (int64, error)
+	Backup(ctx context.Context, path string) (sqlite.BackupResult, error)
 }
 
 // runBackup writes an online backup of the SQLite database to --out while
@@ -408,10 +409,13 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("backup copies a SQLite database; back PostgreSQL up with pg_dump: pg_dump --format=custom --file=%s '%s' (restore with pg_restore --clean --dbname=…)", a.out, redactDSN(cfg.DB))
 	}
 	start := time.Now()
-	size, err := b.Backup(ctx, a.out)
+	res, err := b.Backup(ctx, a.out)
+	for _, name := range res.Removed {
+		fmt.Fprintf(stderr, "removed %s: the partial copy of a backup that did not finish (killed)\n", name)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "backed up %s to %s: %.1f MiB in %s, integrity ok\n", redactDSN(cfg.DB), a.out, float64(size)/(1<<20), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "backed up %s to %s: %.1f MiB in %s, integrity ok\n", redactDSN(cfg.DB), a.out, float64(res.Size)/(1<<20), time.Since(start).Round(time.Millisecond))
 	return nil
 }
