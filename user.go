@@ -46,7 +46,9 @@ type TableSize struct {
 // calls that visit every user.
 type UserStore interface {
 	// DeleteUser erases everything stored for the user and nothing of any
-	// other user, and reports what it removed. Erasing an unknown user
+	// other user, and reports what it removed. The user's jobs go with
+	// the rest, so that those running meanwhile store nothing after it
+	// (see Store); the user may start again under the same ID at once. Erasing an unknown user
 	// removes nothing and is not an error. API keys and audit events that
 	// name the user are not user data and stay: the erasure's own audit
 	// record must survive it, and revoking keys is a separate act.

@@ -147,6 +147,25 @@ type Config struct {
 	JobBackoff func(attempt int) time.Duration
 	JobPoll    time.Duration
 
+	// Admission, when set, bounds the expensive work that runs at once
+	// (searches, the memories of contexts, imports and exports), each
+	// class by its own semaphore: past it, requests wait a moment, then
+	// are refused EUNAVAILABLE (see core.Admitter). Serve sets it; nil
+	// bounds nothing, leaving an in-process caller its own concurrency.
+	Admission *core.Admission
+
+	// ConnectInBackground lets New return while a PostgreSQL database
+	// cannot be reached (refused, silent, starting up): the App then
+	// answers EUNAVAILABLE (agentmem.ErrStoreDown) to every call, its
+	// store's Ping included, while it connects and migrates in the
+	// background with back-off (postgres.OpenInBackground), and Run starts
+	// the background work once it has. Serve sets it, so that it starts,
+	// and is ready once the database is; other errors (a refused
+	// password, an unknown database, a failed migration) still fail New.
+	// False: New fails while the database cannot be reached. SQLite opens
+	// a file and is never waited for.
+	ConnectInBackground bool
+
 	// Log receives the logs (nil discards).
 	Log *slog.Logger
 	// WrapStore, when set, wraps the store every part uses (serve times
@@ -245,7 +264,11 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: space, Categories: cfg.InsightCategories,
 		MinConfidence: cfg.InsightMinConfidence}
 	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Log: log}
-	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder)})
+	var admitter *core.Admitter
+	if cfg.Admission != nil {
+		admitter = core.NewAdmitter(*cfg.Admission)
+	}
+	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder), Admit: admitter.SearchAdmit()})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -280,6 +303,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		ChatModel:        cfg.LLMModel,
 		MaxBatchMessages: cfg.MaxBatchMessages,
 		FactsMinScore:    cfg.FactsMinScore,
+		Admitter:         admitter,
 	})
 	return &App{Service: svc, svc: svc, store: raw, pool: pool, searcher: searcher, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
 }
@@ -290,8 +314,17 @@ func (a *App) Model() (configured bool, space string) { return a.chat != nil, a.
 
 // Run runs the background work until ctx ends: the worker pool, the idle
 // sweep, and the re-embedding of vectors of another embedder. It returns
-// once all of it has stopped; jobs it interrupted are handed back.
+// once all of it has stopped; jobs it interrupted are handed back. A
+// store still connecting (Config.ConnectInBackground) is waited for
+// first: none of that work can be done without it.
 func (a *App) Run(ctx context.Context) error {
+	if r, ok := a.store.(interface{ Ready() <-chan struct{} }); ok {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.Ready():
+		}
+	}
 	if err := a.reemb.EnqueueAll(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("could not look for vectors to re-embed", "err", err)
 	}
@@ -503,7 +536,13 @@ func OpenStore(ctx context.Context, cfg Config) (agentmem.Store, error) {
 		}
 	}
 	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
-		s, err := postgres.Open(ctx, db)
+		var s *postgres.Store
+		var err error
+		if cfg.ConnectInBackground {
+			s, err = postgres.OpenInBackground(ctx, db, cfg.Log, nil)
+		} else {
+			s, err = postgres.Open(ctx, db)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}

@@ -21,6 +21,9 @@ func (s *Service) EraseUser(ctx context.Context, userID string) (agentmem.Counts
 	if err != nil {
 		return agentmem.Counts{}, err
 	}
+	// What this process keeps in memory of the user goes too.
+	s.opt.Searcher.Forget(u.id)
+	s.opt.Window.Forget(u.id)
 	s.audit(ctx, agentmem.AuditUserErase, u, "", c)
 	return c, nil
 }

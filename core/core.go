@@ -47,6 +47,11 @@ type Options struct {
 	// FactsMinScore is the min_score of a Facts question that gives none
 	// (0: every fact search finds).
 	FactsMinScore float64
+	// Admitter bounds the imports and exports that run at once
+	// (WorkBulk), and the searches (WorkSearch) of the Searcher that New
+	// makes when Searcher is nil; a Searcher given is bounded by its own
+	// Options.Admit (app wires it to the same Admitter). Nil: no bound.
+	Admitter *Admitter
 	// MaxBatchMessages bounds the messages of one append
 	// (agentmem.MaxBatchMessages when 0, which is also the most allowed).
 	MaxBatchMessages int
@@ -73,7 +78,7 @@ func New(store agentmem.Store, opt Options) *Service {
 		opt.Window = window.New(store, store, window.Options{})
 	}
 	if opt.Searcher == nil {
-		opt.Searcher = retrieve.New(store, nil, "", retrieve.Options{Log: opt.Log})
+		opt.Searcher = retrieve.New(store, nil, "", retrieve.Options{Log: opt.Log, Admit: opt.Admitter.SearchAdmit()})
 	}
 	if opt.Profiler == nil {
 		opt.Profiler = &profile.Profiler{Store: store, Log: opt.Log}

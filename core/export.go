@@ -24,6 +24,11 @@ func (s *Service) ExportUser(ctx context.Context, userID string, opt agentmem.Ex
 	if err != nil {
 		return err
 	}
+	release, err := s.admit(ctx, WorkBulk)
+	if err != nil {
+		return err
+	}
+	defer release()
 	switch opt.Format {
 	case "", "json":
 		return s.exportJSON(ctx, u, opt, w)
@@ -309,6 +314,11 @@ func (s *Service) ImportUser(ctx context.Context, userID string, x *agentmem.Use
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.admit(ctx, WorkBulk)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	opt.Jobs = nil // only the service asks for jobs
 	if ix := s.opt.Indexer; ix != nil && ix.Jobs != nil {
 		opt.Jobs = func(res *agentmem.ImportResult) [][]*agentmem.Job {

@@ -335,6 +335,11 @@ func (s *Service) ExportThread(ctx context.Context, userID, threadID string) (*a
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.admit(ctx, WorkBulk)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	x, err := agentmem.ExportThread(ctx, s.store, u.id, threadID)
 	u.show(x)
 	return x, err
@@ -347,6 +352,11 @@ func (s *Service) ImportThread(ctx context.Context, userID string, x *agentmem.T
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.admit(ctx, WorkBulk)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	t, err := s.store.ImportThread(ctx, u.id, x)
 	if err != nil {
 		return nil, err

@@ -69,12 +69,28 @@
 // share it), and SQLite's max_page_count fills the disk. Requests must
 // fail fast with 503 and Retry-After, nothing may be half-written, the
 // service must recover by itself, and no job may be lost or killed by
-// the outage. TestModel_Outage and TestModel_ChunkDescriptionNotJSON
+// the outage. TestStartWhileDown_PostgreSQL (startdown_test.go) starts
+// the real serve while that proxy refuses connections, or swallows
+// them: serve must listen all the same, /healthz 200, /readyz and the
+// API 503 with Retry-After, the OpenAI proxy in passthrough mode must
+// forward a turn and say in X-Agentmem-Memory-Unavailable that it was
+// not stored; once connections go through, without a restart, /readyz
+// must turn 200 and an append be stored, indexed and found, and the
+// client's next proxied turn store the one the outage missed.
+// TestModel_Outage and TestModel_ChunkDescriptionNotJSON
 // (model_test.go) make the fake model fail five ways (500, 429, hanging,
 // cut JSON, HTML): the request path never waits on it, contexts stay
 // within budget, jobs retry and dead-letter with their reason, the
 // circuit breakers open and close, and a chunk description that is not
 // JSON falls back to the heuristic one.
+//
+// TestEraseUnderLoad (issue 28) erases four of six users through DELETE
+// /v1/users/{user} while the load appends to every user's threads and one
+// of the user's jobs runs, then stops the load, waits for the jobs and
+// stops serve: no table with a user_id column (read from the schema, so
+// that a new table cannot be forgotten) may hold a row of an erased user,
+// and the other users' index must be whole (CheckJobs, CheckIndex). It
+// prints the rows each erasure left.
 //
 // TestBackup runs `agentmem backup` while serve takes the load, serves
 // the copy, and checks that it holds everything acknowledged before the
@@ -102,7 +118,7 @@
 // runs it (StartServe: Kill, Term, Restart, Pause, Resume, PID) on each
 // backend (Backends, PostgreSQL), load_test.go drives the traffic,
 // through one server or several, and keeps its ledger (StartLoad,
-// StartLoadOn), and check_test.go checks what is stored (CheckMessages,
-// CheckMemories, CheckJobs, CheckJobsRunOnce, CheckIndex,
-// CheckSQLiteFile).
+// StartLoadOn; Load.Erasing for a user the test erases), and
+// check_test.go checks what is stored (CheckMessages, CheckMemories,
+// CheckJobs, CheckJobsRunOnce, CheckIndex, CheckSQLiteFile).
 package faults

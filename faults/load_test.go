@@ -72,6 +72,7 @@ type Outcomes struct {
 	ConnErrors  atomic.Int64 // no answer: refused, reset, EOF
 	Unavailable atomic.Int64 // 503, and 429, 502, 504
 	Unexpected  atomic.Int64 // anything else: each one also fails the test
+	Gone        atomic.Int64 // 404 for a user the test erased (Load.Erasing)
 }
 
 // Load is concurrent traffic against a Server, or several serving one
@@ -92,7 +93,8 @@ type Load struct {
 	Reads    Outcomes // of the other clients' requests
 	AtMark   Outcomes // of the writers' requests in flight at a Mark
 	marks    []time.Time
-	problems []string // unexpected answers, reported by Stop
+	problems []string        // unexpected answers, reported by Stop
+	erased   map[string]bool // users the test erases (Erasing)
 }
 
 // ThreadRef names a thread of the load.
@@ -212,6 +214,50 @@ func (l *Load) Mark() {
 	l.marks = append(l.marks, time.Now())
 }
 
+// Erasing tells the load that the test is about to erase user (DELETE
+// /v1/users/USER): from now on the clients leave the user's threads
+// alone, and the requests in flight for them that get 404 count in
+// Outcomes.Gone rather than as unexpected.
+func (l *Load) Erasing(user string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.erased == nil {
+		l.erased = map[string]bool{}
+	}
+	l.erased[user] = true
+}
+
+// isErased reports whether Erasing was called for user.
+func (l *Load) isErased(user string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.erased[user]
+}
+
+// pick returns a random thread of threads whose user is not erased (any
+// thread when all are).
+func (l *Load) pick(r *rand.Rand, threads []ThreadRef) ThreadRef {
+	i := r.IntN(len(threads))
+	for k := range threads {
+		if ut := threads[(i+k)%len(threads)]; !l.isErased(ut.User) {
+			return ut
+		}
+	}
+	return threads[i]
+}
+
+// gone reports whether an answer is a 404 for a user the test erased,
+// counting it in os.
+func (l *Load) gone(user string, status int, err error, os ...*Outcomes) bool {
+	if err != nil || status != http.StatusNotFound || !l.isErased(user) {
+		return false
+	}
+	for _, o := range os {
+		o.Gone.Add(1)
+	}
+	return true
+}
+
 // spansMark reports whether a mark lies between start and end.
 func (l *Load) spansMark(start, end time.Time) bool {
 	l.mu.Lock()
@@ -255,7 +301,7 @@ func (l *Load) write(w int) {
 	server := w % len(l.clients)
 	threads := l.cfg.Threads()
 	for n := 0; n < l.cfg.MaxBatches && !l.stopped() && l.finish.Err() == nil; n++ {
-		ut := threads[r.IntN(len(threads))]
+		ut := l.pick(r, threads)
 		b := &Batch{User: ut.User, Thread: ut.Thread, Key: fmt.Sprintf("w%02d-%04d", w, n)}
 		for i := range 1 + r.IntN(3) {
 			token := fmt.Sprintf("%s-%d", b.Key, i)
@@ -306,6 +352,9 @@ func (l *Load) send(b *Batch, server *int) {
 		if l.spansMark(start, time.Now()) {
 			counts = append(counts, &l.AtMark)
 		}
+		if l.gone(b.User, status, err, counts...) {
+			return
+		}
 		if l.count("append "+b.Key, status, body, err, counts...) {
 			b.Failed++
 			*server = (*server + 1) % len(l.clients)
@@ -342,7 +391,7 @@ func (l *Load) other(o int) {
 	server := o % len(l.clients)
 	for !l.stopped() && l.finish.Err() == nil {
 		c := l.clients[server]
-		ut := threads[r.IntN(len(threads))]
+		ut := l.pick(r, threads)
 		base := "/v1/users/" + ut.User
 		var what string
 		var status int
@@ -361,6 +410,9 @@ func (l *Load) other(o int) {
 			what = "search " + ut.User
 			status, body, err = c.Do(l.finish, http.MethodPost, base+"/search",
 				map[string]any{"query": strings.TrimSuffix(facts[r.IntN(len(facts))], "."), "scopes": []string{"memories", "messages", "chunks", "summaries"}}, nil)
+		}
+		if l.gone(ut.User, status, err, &l.Reads) {
+			continue
 		}
 		if l.count(what, status, body, err, &l.Reads) {
 			server = (server + 1) % len(l.clients)

@@ -95,6 +95,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 		registerContextCache(opt.Registry, svc)
 		registerIndexShedding(opt.Registry, svc)
 		Register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
+		Register(opt.Registry, prometheus.Collector(&admissionCollector{svc: svc}))
 	}
 	return logRequests(log)(h)
 }

@@ -98,6 +98,43 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// admissionCollector exposes the admission of expensive work
+// (core.Admitter), by class of work (search, bulk), read at each scrape:
+// agentmem_admission_limit{work} (the weight that may run at once; no
+// class is reported when nothing is bounded), agentmem_admission_running
+// and agentmem_admission_waiting (now), and
+// agentmem_admission_rejected_total (requests refused with 503 since the
+// start, and contexts built without their memories).
+type admissionCollector struct{ svc *core.Service }
+
+var (
+	admissionLimitDesc = prometheus.NewDesc("agentmem_admission_limit",
+		"Weight of expensive work of the class that may run at once (0: no bound).", []string{"work"}, nil)
+	admissionRunningDesc = prometheus.NewDesc("agentmem_admission_running",
+		"Weight of expensive work of the class running now.", []string{"work"}, nil)
+	admissionWaitingDesc = prometheus.NewDesc("agentmem_admission_waiting",
+		"Requests waiting for their turn in the class now.", []string{"work"}, nil)
+	admissionRejectedDesc = prometheus.NewDesc("agentmem_admission_rejected_total",
+		"Requests of the class refused as the server was busy (503 with Retry-After; a context's memories left out).", []string{"work"}, nil)
+)
+
+func (c *admissionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- admissionLimitDesc
+	ch <- admissionRunningDesc
+	ch <- admissionWaitingDesc
+	ch <- admissionRejectedDesc
+}
+
+func (c *admissionCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.svc.AdmissionStats() {
+		w := string(st.Work)
+		ch <- prometheus.MustNewConstMetric(admissionLimitDesc, prometheus.GaugeValue, float64(st.Size), w)
+		ch <- prometheus.MustNewConstMetric(admissionRunningDesc, prometheus.GaugeValue, float64(st.Running), w)
+		ch <- prometheus.MustNewConstMetric(admissionWaitingDesc, prometheus.GaugeValue, float64(st.Waiting), w)
+		ch <- prometheus.MustNewConstMetric(admissionRejectedDesc, prometheus.CounterValue, float64(st.Rejected), w)
+	}
+}
+
 // registerContextCache exposes the hits and misses of svc's cache of
 // built contexts as agentmem_context_cache_requests_total{result="hit"}
 // and {result="miss"}: every context build is one or the other, so the

@@ -419,5 +419,8 @@ func (ix *Indexer) EmbedMemory(ctx context.Context, m *agentmem.Memory) error {
 	if err != nil {
 		return fmt.Errorf("embed memory: %w", err)
 	}
-	return ix.Store.PutVectors(ctx, m.UserID, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: m.ID, Space: ix.Space, Vec: vecs[0]}})
+	// Only while the memory is there: stored in a transaction before this
+	// one, it may have been erased with its user since.
+	rctx := agentmem.WithRequired(ctx, agentmem.Required{UserID: m.UserID, MemoryID: m.ID})
+	return ix.Store.PutVectors(rctx, m.UserID, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: m.ID, Space: ix.Space, Vec: vecs[0]}})
 }

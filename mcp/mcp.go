@@ -34,6 +34,9 @@ type Options struct {
 	Log *slog.Logger
 }
 
+// schemas caches the tools' JSON schemas for every server.
+var schemas = sdk.NewSchemaCache()
+
 // NewServer returns the MCP server of svc's tools (see tools.go).
 func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 	opt.Agent = cmp.Or(opt.Agent, agentmem.DefaultAgent)
@@ -42,7 +45,10 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 		Instructions: "agentmem remembers this user across conversations. Call retrieve_user_facts or search_memory before answering " +
 			"questions about the user; call remember when the user states a lasting fact or preference; keep your own working notes " +
 			"about the user with manage_notes.",
-		Logger: opt.Log,
+		Logger: quietLog(opt.Log),
+		// Every server has the same tools: their schemas are made once
+		// and shared, not once per server (over HTTP, once per session).
+		SchemaCache: schemas,
 		// Subscriptions are kept by the SDK, which sends each resource's
 		// updates to the sessions subscribed to it; a subscription notes
 		// the versions its updates are told against (see changes).

@@ -79,6 +79,9 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 	}
 	var out *agentmem.Job
 	err := s.write(ctx, func(tx pgx.Tx) error {
+		if err := checkEnqueuedUser(ctx, tx, j.UserID); err != nil {
+			return err
+		}
 		for range maxEnqueueTries {
 			tag, err := tx.Exec(ctx, insertJobSQL, insertJobArgs(j)...)
 			if err = insertJobError(j, err); err != nil {
@@ -534,4 +537,98 @@ func (s *Store) DeleteDoneJobs(ctx context.Context, before time.Time, limit int)
 		return nil
 	})
 	return n, err
+}
+
+// eraseLock is the first key of the transaction-level advisory locks that
+// order an erasure and the writes of the user's jobs; the second is
+// hashtext(user_id) (two users whose IDs hash alike only wait for each
+// other). DeleteUser takes the user's exclusively, as its first
+// statement; a job's write takes it shared, before it checks its job
+// (checkJobRun).
+const eraseLock int32 = 0x616d6572 // "amer"
+
+// lockUserShared takes the user's erasure lock shared until tx ends: an
+// erasure of the user waits for tx, and tx for an erasure in progress.
+func lockUserShared(ctx context.Context, tx pgx.Tx, userID string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext($2))`, eraseLock, userID); err != nil {
+		return fmt.Errorf("lock user: %w", err)
+	}
+	return nil
+}
+
+// checkJobRun returns nil if the job of run is still running under run's
+// owner (see agentmem.CheckJobRun), holding the user's erasure lock
+// shared until tx ends. At READ COMMITTED a row lock would not do: an
+// erasure that began first, deleting the user's tables one statement at
+// a time, would miss the rows of a job's write that commits between two
+// of them. With the lock, an erasure either waits for the write and then
+// deletes what it stored, or runs first, and the write, reading the jobs
+// after it has committed, finds its job gone and stores nothing. The lock
+// and the read are two statements: at READ COMMITTED a statement reads
+// the snapshot taken when it began, before its lock was granted.
+func checkJobRun(ctx context.Context, tx pgx.Tx, run agentmem.JobRun) error {
+	if err := lockUserShared(ctx, tx, run.UserID); err != nil {
+		return err
+	}
+	var status, owner string
+	err := tx.QueryRow(ctx, `SELECT status, lease_owner FROM jobs WHERE user_id = $1 AND id = $2`, run.UserID, run.ID).Scan(&status, &owner)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("check job: %w", err)
+	}
+	return agentmem.CheckJobRun(run, err == nil, status, owner)
+}
+
+// checkEnqueuedUser, in a job's enqueueing of a job of another user (the
+// reembed-all job enqueues one per user it lists), returns ENOTFOUND if
+// that user no longer exists: erased since it was listed (see
+// agentmem.JobStore.EnqueueJob). It holds that user's erasure lock shared
+// until tx ends, as checkJobRun holds its own user's.
+func checkEnqueuedUser(ctx context.Context, tx pgx.Tx, userID string) error {
+	run, ok := agentmem.JobRunFromContext(ctx)
+	if !ok || run.UserID == userID {
+		return nil
+	}
+	if err := lockUserShared(ctx, tx, userID); err != nil {
+		return err
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM users WHERE user_id = $1`, userID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return agentmem.Errorf(agentmem.ENOTFOUND, "User %q not found.", userID)
+	} else if err != nil {
+		return fmt.Errorf("find user: %w", err)
+	}
+	return nil
+}
+
+// checkRequired returns ENOTFOUND unless what r requires exists (see
+// agentmem.Required). As checkJobRun, it holds the user's erasure lock
+// shared until tx ends, so that an erasure either waits for tx and
+// deletes what it stored, or runs first and tx finds the item gone. The
+// thread is kept FOR KEY SHARE too, which its permanent deletion waits
+// for. (The memory is only read: its deletion locks the user's vector
+// versions before it, which a write of vectors locks after this check.)
+func checkRequired(ctx context.Context, tx pgx.Tx, r agentmem.Required) error {
+	if err := lockUserShared(ctx, tx, r.UserID); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		id, query string
+		thread    bool
+	}{
+		{r.ThreadID, `SELECT 1 FROM threads WHERE user_id = $1 AND id = $2 FOR KEY SHARE`, true},
+		{r.MemoryID, `SELECT 1 FROM memories WHERE user_id = $1 AND id = $2`, false},
+	} {
+		if c.id == "" {
+			continue
+		}
+		var one int
+		err := tx.QueryRow(ctx, c.query, r.UserID, c.id).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return agentmem.MissingRequired(r, c.thread)
+		} else if err != nil {
+			return fmt.Errorf("check requirement: %w", err)
+		}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -40,6 +41,14 @@ var _ agentmem.Store = (*Store)(nil)
 type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	// ready is closed once the schema is migrated: at once by Open, in
+	// the background by OpenInBackground. Until then every call answers
+	// errNotReady.
+	ready chan struct{}
+	// stopConnect ends OpenInBackground's loop, and connected is closed
+	// when it has returned (both nil after Open).
+	stopConnect context.CancelFunc
+	connected   chan struct{}
 	// connectTimeout bounds a new connection, and how long a call waits
 	// for one of the pool's (see begin).
 	connectTimeout time.Duration
@@ -65,6 +74,21 @@ const DefaultConnectTimeout = 3 * time.Second
 // DefaultConnectTimeout when absent) and applies the pending migrations.
 // Returns EUNAVAILABLE if the database cannot be reached.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	s, err := newStore(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	close(s.ready)
+	return s, nil
+}
+
+// newStore returns a store on a pool of dsn, not connected yet (pgxpool
+// connects on first use) and not ready.
+func newStore(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse postgres dsn: %w", err) // pgx masks the password
@@ -81,27 +105,132 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", formatError(err))
 	}
-	s := &Store{pool: pool, Now: time.Now, connectTimeout: cfg.ConnConfig.ConnectTimeout}
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
+	return &Store{pool: pool, Now: time.Now, connectTimeout: cfg.ConnConfig.ConnectTimeout, ready: make(chan struct{})}, nil
+}
+
+// OpenInBackground is Open for a server, which must start whether the
+// database answers or not. It tries once as Open does; when the database
+// cannot be reached (EUNAVAILABLE: refused, silent, starting up, out of
+// connections), it returns the store all the same, and connects and
+// migrates in the background, waiting backoff(attempt) before attempt
+// number attempt (from 1; ConnectBackoff when nil), until it has or
+// Close is called. Until then
+// every call, Ping included, answers EUNAVAILABLE (agentmem.ErrStoreDown),
+// and Ready's channel is open. Each failed attempt is logged at Warn, the
+// success at Info. Any other error of the first attempt (a malformed DSN,
+// a refused password, a database that does not exist, a migration that
+// fails) is returned as Open returns it: a mistake to fix, not an outage
+// to wait out.
+func OpenInBackground(ctx context.Context, dsn string, log *slog.Logger, backoff func(attempt int) time.Duration) (*Store, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if backoff == nil {
+		backoff = ConnectBackoff
+	}
+	s, err := newStore(ctx, dsn)
+	if err != nil {
 		return nil, err
 	}
+	err = s.migrate(ctx)
+	if err == nil {
+		close(s.ready)
+		return s, nil
+	}
+	if !isDown(err) || ctx.Err() != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	log.Warn("the database does not answer: serving 503 until it does, connecting in the background", "err", err)
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopConnect, s.connected = stop, make(chan struct{})
+	go func() {
+		defer close(s.connected)
+		for attempt := 1; ; attempt++ {
+			delay := backoff(attempt)
+			select {
+			case <-bg.Done():
+				return
+			case <-time.After(delay):
+			}
+			err := s.migrate(bg)
+			if err == nil {
+				close(s.ready)
+				log.Info("the database answers: connected and migrated", "attempts", attempt+1)
+				return
+			}
+			if bg.Err() != nil {
+				return
+			}
+			log.Warn("the database does not answer yet", "attempt", attempt+1, "err", err, "retry_in", backoff(attempt+1))
+		}
+	}()
 	return s, nil
 }
 
-// Close waits for the calls in flight and closes the connections. Calls
-// after Close return EUNAVAILABLE.
+// ConnectBackoff is OpenInBackground's wait before its attempt number
+// attempt (from 1) to connect again: 250 ms doubling up to 5 s, so that a
+// database back after a long outage is found within seconds, and one that
+// stays away costs one connection attempt every 5 s.
+func ConnectBackoff(attempt int) time.Duration {
+	return min(250*time.Millisecond<<min(attempt-1, 5), 5*time.Second)
+}
+
+// isDown reports whether err, of an attempt to connect and migrate, says
+// the database cannot be reached now: EUNAVAILABLE, and not an answer of
+// the server that will not change by waiting (a refused password, an
+// unknown database or role), which pgx reports as a failed connection too.
+func isDown(err error) bool {
+	if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// formatError's EUNAVAILABLE codes: the server is there but cannot
+		// serve yet (starting up, shutting down, out of connections, busy).
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "53300" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" ||
+			pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03"
+	}
+	return true
+}
+
+// Ready returns a channel closed once the store is connected and
+// migrated: at once after Open; after OpenInBackground, when its
+// background loop has succeeded (never, if it is closed first).
+func (s *Store) Ready() <-chan struct{} { return s.ready }
+
+// Close waits for the calls in flight and closes the connections; it
+// stops OpenInBackground's loop first. Calls after Close return
+// EUNAVAILABLE.
 func (s *Store) Close() error {
 	if s.closed.CompareAndSwap(false, true) {
+		if s.stopConnect != nil {
+			s.stopConnect()
+			<-s.connected
+		}
 		s.pool.Close()
 	}
 	return nil
 }
 
-// Ping implements agentmem.Store.
-func (s *Store) Ping(ctx context.Context) error {
+// usable returns the error of a call to a store that is closed, or not
+// connected and migrated yet; nil when it may be used.
+func (s *Store) usable() error {
 	if s.closed.Load() {
 		return errClosed()
+	}
+	select {
+	case <-s.ready:
+		return nil
+	default:
+		return errNotReady()
+	}
+}
+
+// Ping implements agentmem.Store.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.connectTimeout) // see begin
 	defer cancel()
@@ -112,6 +241,10 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 func errClosed() error { return agentmem.Errorf(agentmem.EUNAVAILABLE, "The store is closed.") }
+
+func errNotReady() error {
+	return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database has not answered since the server started; retry."), agentmem.ErrStoreDown)
+}
 
 func (s *Store) now() time.Time { return agentmem.Timestamp(s.Now()) }
 
@@ -151,8 +284,29 @@ const (
 	indexLock = forKeyShare
 )
 
-// write runs fn in a write transaction and commits it.
+// write runs fn in a write transaction and commits it. A job's write
+// (agentmem.WithJob) first checks, in the transaction, that the job is
+// still there and leased to its owner (see checkJobRun), and a write with
+// a requirement (agentmem.WithRequired) that it holds (checkRequired).
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if run, ok := agentmem.JobRunFromContext(ctx); ok {
+		write := fn
+		fn = func(tx pgx.Tx) error {
+			if err := checkJobRun(ctx, tx, run); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
+	if r, ok := agentmem.RequiredFromContext(ctx); ok {
+		write := fn
+		fn = func(tx pgx.Tx) error {
+			if err := checkRequired(ctx, tx, r); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
 	return s.inTx(ctx, writeTx, fn)
 }
 
@@ -188,8 +342,8 @@ func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) error) error {
-	if s.closed.Load() {
-		return errClosed()
+	if err := s.usable(); err != nil {
+		return err
 	}
 	tx, err := s.begin(ctx, opt)
 	if err != nil {
@@ -397,6 +551,9 @@ func utc(t *time.Time) *time.Time {
 // table, PostgreSQL plans it as nearly empty and may sort a user's whole
 // thread list instead of reading its first page from the index.
 func (s *Store) Analyze(ctx context.Context) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
 	if _, err := s.pool.Exec(ctx, `ANALYZE `+strings.Join(userTables, ", ")); err != nil {
 		return fmt.Errorf("analyze: %w", formatError(err))
 	}

@@ -19,7 +19,10 @@ var userTables = []string{"memories", "memory_history", "vector_versions", "vect
 
 // DeleteUser implements agentmem.UserStore.
 //
-// It first locks the user's row, which thread and memory creation wait
+// It first takes the user's erasure lock (see checkJobRun), which the
+// writes of the user's jobs take shared: a job's write in flight commits
+// first and is erased with the rest, and a later one finds its job gone.
+// Then it locks the user's row, which thread and memory creation wait
 // on (see insertThread), then the user's threads, which appends, updates,
 // elements and sessions wait on, then the user's vector versions, which
 // writers of vectors wait on (see lockVectorVersions): whatever was in
@@ -29,6 +32,9 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts,
 	var c agentmem.Counts
 	err := s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		c = agentmem.Counts{}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, eraseLock, userID); err != nil {
+			return fmt.Errorf("lock user: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE user_id = $1 FOR UPDATE`, userID); err != nil {
 			return fmt.Errorf("lock user: %w", err)
 		}
@@ -60,6 +66,38 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts,
 		return nil
 	})
 	return c, err
+}
+
+// UserRows counts the user's rows in every table of the store's schema
+// with a user_id column, but the reference tables (which outlive an
+// erasure), read from the catalog rather than from userTables: after
+// DeleteUser, and once the jobs it interrupted have stopped, every count
+// must be 0, whatever table a later migration adds. Tables without a row
+// of the user are listed with 0.
+func (s *Store) UserRows(ctx context.Context, userID string) (map[string]int64, error) {
+	counts := map[string]int64{}
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT c.table_name::text FROM information_schema.columns c
+			JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+			WHERE c.table_schema = current_schema() AND c.column_name = 'user_id' AND t.table_type = 'BASE TABLE'
+				AND c.table_name <> ALL($1) ORDER BY 1`, referenceTables)
+		if err != nil {
+			return fmt.Errorf("list user tables: %w", err)
+		}
+		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("list user tables: %w", err)
+		}
+		for _, t := range tables {
+			var n int64
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+pgx.Identifier{t}.Sanitize()+` WHERE user_id = $1`, userID).Scan(&n); err != nil {
+				return fmt.Errorf("count %s: %w", t, err)
+			}
+			counts[t] = n
+		}
+		return nil
+	})
+	return counts, err
 }
 
 // FindUserIDs implements agentmem.UserStore. A negative limit means no

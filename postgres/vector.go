@@ -199,8 +199,8 @@ func (s *Store) readVectors(ctx context.Context, space, q string, args ...any) (
 // VectorsVersion implements agentmem.VectorStore: one primary-key lookup,
 // in one round trip (no transaction around it).
 func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (string, error) {
-	if s.closed.Load() {
-		return "", errClosed()
+	if err := s.usable(); err != nil {
+		return "", err
 	}
 	var version string
 	err := s.pool.QueryRow(ctx, `SELECT version FROM vector_versions WHERE user_id = $1 AND space = $2`, userID, space).Scan(&version)
@@ -216,8 +216,8 @@ func (s *Store) VectorsVersion(ctx context.Context, userID, space string) (strin
 // in one round trip.
 func (s *Store) VectorsState(ctx context.Context, userID, space string) (agentmem.VectorsState, error) {
 	var st agentmem.VectorsState
-	if s.closed.Load() {
-		return st, errClosed()
+	if err := s.usable(); err != nil {
+		return st, err
 	}
 	err := s.pool.QueryRow(ctx, `SELECT version, epoch, seq, reset_seq FROM vector_versions WHERE user_id = $1 AND space = $2`,
 		userID, space).Scan(&st.Version, &st.Epoch, &st.Seq, &st.ResetSeq)

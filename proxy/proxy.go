@@ -56,7 +56,7 @@ const (
 	// was longer than the store's message bound: it is stored cut to it,
 	// its metadata saying "truncated": true and its "original_bytes".
 	HeaderAnswerTruncated = "X-Agentmem-Answer-Truncated"
-	unavailableByDegrade  = "store unavailable; forwarded without memory"
+	unavailableByDegrade  = "store unavailable; forwarded without memory; this turn is not stored"
 )
 
 // DegradePassthrough is Options.Degrade's value that forwards requests
@@ -86,7 +86,11 @@ type Options struct {
 	Timeout time.Duration
 	// Degrade says what happens while the store is down: "" answers 503;
 	// DegradePassthrough forwards the request unchanged and says so in
-	// the X-Agentmem-Memory-Unavailable response header.
+	// the X-Agentmem-Memory-Unavailable response header, which says too
+	// that the turn is not stored: agentmem keeps no copy of it to store
+	// later. A client that resends its history, as chat completions
+	// clients do, has it stored with its next turn once the store is
+	// back (the proxy stores what the thread does not hold yet).
 	Degrade string
 	// Registry receives the proxy's metrics (nil: none).
 	Registry *prometheus.Registry

@@ -117,8 +117,11 @@ func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 			if !slices.ContainsFunc(spaces, func(s string) bool { return s != r.Space }) {
 				continue
 			}
-			if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: JobKind, Key: r.Space,
-				Payload: j.Payload, MaxAttempts: DefaultAttempts}); err != nil {
+			_, err = r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: JobKind, Key: r.Space,
+				Payload: j.Payload, MaxAttempts: DefaultAttempts})
+			if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
+				continue // erased since it was listed
+			} else if err != nil {
 				return fmt.Errorf("enqueue reembed job: %w", err)
 			}
 			users++

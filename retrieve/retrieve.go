@@ -97,7 +97,12 @@ type Options struct {
 	// QuestionWeight multiplies the score of a message that ends in a
 	// question mark. DefaultQuestionWeight when 0; 1 turns it off.
 	QuestionWeight float64
-	Log            *slog.Logger
+	// Admit, when set, is called by each search, once its request is
+	// valid, before any work: an error refuses the search with it, and
+	// release is called once the search is done. Serve bounds the
+	// searches that run at once with it (core.Admitter).
+	Admit func(ctx context.Context) (release func(), err error)
+	Log   *slog.Logger
 }
 
 // Searcher runs searches. It is safe for concurrent use.
@@ -133,6 +138,15 @@ func (s *Searcher) Warm(ctx context.Context, userID string) (bool, error) {
 		return false, err
 	}
 	return !s.cache.full(), nil
+}
+
+// Forget drops what the searcher keeps in memory of the user (the cache of
+// their vectors, of every space): call it once the user is erased. Other
+// processes' searchers keep theirs until the user's next search there,
+// which finds the store's vectors changed (their VectorsState's epoch) and
+// reloads them, or until the cache evicts them.
+func (s *Searcher) Forget(userID string) {
+	s.cache.forget(userID)
 }
 
 // The request and result types of a search are the domain's
@@ -200,12 +214,20 @@ func wants(r *Request, signal string) bool {
 }
 
 // Search runs a search over the user's data. Returns EINVALID for a bad
-// request. When the embedder fails, it searches full-text only and says
-// so in the response's warnings.
+// request, and Options.Admit's error when it refuses the search. When the
+// embedder fails, it searches full-text only and says so in the
+// response's warnings.
 func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Response, error) {
 	scopes, halfLife, err := validate(&req)
 	if err != nil {
 		return nil, err
+	}
+	if s.opt.Admit != nil {
+		release, err := s.opt.Admit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	n := max(cmp.Or(s.opt.Candidates, 50), 5*req.TopK)
 	filter := agentmem.SearchFilter{AgentID: req.Filters.AgentID, ThreadID: req.Filters.ThreadID, Category: req.Filters.Category,

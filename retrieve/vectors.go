@@ -29,6 +29,9 @@ type vectorCache struct {
 	bytes int64
 	ll    *list.List
 	items map[cacheKey]*list.Element
+	// forgets counts the calls of forget: a load during which a user was
+	// forgotten is not kept, since it may hold what was erased.
+	forgets uint64
 }
 
 type cacheKey struct{ user, space string }
@@ -255,11 +258,14 @@ func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user,
 	// warm-up after a start and the user's first search, say); it runs to
 	// its end even if the one who started it stops waiting.
 	ch := c.loads.DoChan(user+"\x00"+space+"\x00"+st.Version, func() (any, error) {
+		c.mu.Lock()
+		forgets := c.forgets
+		c.mu.Unlock()
 		u := &userVectors{key: k, state: st}
 		if err := u.load(context.WithoutCancel(ctx), store); err != nil {
 			return nil, err
 		}
-		c.resize(u, nil, u.bytes())
+		c.keep(u, forgets)
 		return u, nil
 	})
 	select {
@@ -270,6 +276,34 @@ func (c *vectorCache) get(ctx context.Context, store agentmem.VectorStore, user,
 		return r.Val.(*userVectors), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// keep caches u, loaded while forget had been called forgets times, unless
+// a user was forgotten since: the load may have read vectors erased
+// meanwhile, and the next search of that user loads again.
+func (c *vectorCache) keep(u *userVectors, forgets uint64) {
+	c.mu.Lock()
+	forgotten := c.forgets != forgets
+	c.mu.Unlock()
+	if !forgotten {
+		c.resize(u, nil, u.bytes())
+	}
+}
+
+// forget drops the user's vectors of every space (the user was erased):
+// what the store no longer holds must not stay in memory either, until
+// the user's next search or an eviction.
+func (c *vectorCache) forget(user string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgets++
+	for k, el := range c.items {
+		if k.user == user {
+			c.ll.Remove(el)
+			delete(c.items, k)
+			c.bytes -= el.Value.(*userVectors).size
+		}
 	}
 }
 

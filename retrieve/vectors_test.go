@@ -408,3 +408,55 @@ func TestVectorCache_OneLoad(t *testing.T) {
 		t.Fatalf("%d full loads, want 1", n)
 	}
 }
+
+// TestVectorCache_Forget (issue 28): forgetting an erased user drops
+// their vectors of every space from the cache, with their bytes, and
+// leaves other users'; a load that was in flight when a user was
+// forgotten is answered but not kept, since it may hold erased vectors.
+func TestVectorCache_Forget(t *testing.T) {
+	ctx := context.Background()
+	s := &countingStore{Store: testutil.MustOpenSQLite(t)}
+	for _, user := range []string{"alice", "bob"} {
+		for _, space := range []string{"test/2", "other/2"} {
+			if err := s.PutVectors(ctx, user, []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: "m1", Space: space, Vec: []float32{1, 0}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c := newVectorCache(1 << 20)
+	var bobs int64
+	for _, user := range []string{"alice", "bob"} {
+		for _, space := range []string{"test/2", "other/2"} {
+			u, err := c.get(ctx, s, user, space)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if user == "bob" {
+				bobs += u.size
+			}
+		}
+	}
+	c.forget("alice")
+	c.mu.Lock()
+	var users []string
+	for k := range c.items {
+		users = append(users, k.user)
+	}
+	if !slices.Equal(users, []string{"bob", "bob"}) || c.ll.Len() != 2 || c.bytes != bobs {
+		t.Errorf("after forgetting alice: entries of %v (list %d), %d bytes; want bob's two, %d bytes", users, c.ll.Len(), c.bytes, bobs)
+	}
+	c.mu.Unlock()
+
+	// A load that began before a forget is not kept.
+	u := &userVectors{key: cacheKey{"carol", "test/2"}}
+	before := c.forgets
+	c.forget("dave")
+	c.keep(u, before)
+	if _, ok := c.items[u.key]; ok {
+		t.Error("a load begun before a forget was kept")
+	}
+	c.keep(u, c.forgets)
+	if _, ok := c.items[u.key]; !ok {
+		t.Error("a load begun after the last forget was not kept")
+	}
+}

@@ -77,6 +77,9 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 	}
 	var out *agentmem.Job
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkEnqueuedUser(ctx, tx, j.UserID); err != nil {
+			return err
+		}
 		st, err := s.writeStmt(ctx, tx, findActiveJobQuery)
 		if err != nil {
 			return fmt.Errorf("prepare find active job: %w", err)
@@ -98,6 +101,25 @@ func (s *Store) EnqueueJob(ctx context.Context, j *agentmem.Job) (*agentmem.Job,
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkEnqueuedUser, in a job's enqueueing of a job of another user (the
+// reembed-all job enqueues one per user it lists), returns ENOTFOUND if
+// that user no longer exists: erased since it was listed (see
+// agentmem.JobStore.EnqueueJob).
+func checkEnqueuedUser(ctx context.Context, tx *sql.Tx, userID string) error {
+	run, ok := agentmem.JobRunFromContext(ctx)
+	if !ok || run.UserID == userID {
+		return nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE user_id = ?`, userID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return agentmem.Errorf(agentmem.ENOTFOUND, "User %q not found.", userID)
+	} else if err != nil {
+		return fmt.Errorf("find user: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) insertJob(ctx context.Context, tx *sql.Tx, j *agentmem.Job) error {
@@ -414,4 +436,42 @@ func (s *Store) DeleteDoneJobs(ctx context.Context, before time.Time, limit int)
 		return err
 	})
 	return n, err
+}
+
+// checkJobRun returns nil if the job of run is still running under run's
+// owner, as tx sees it (see agentmem.CheckJobRun). The write loop runs one
+// transaction at a time, so an erasure (DeleteUser deletes the job) comes
+// wholly before the write or wholly after it: a job whose user was erased
+// while it ran stores nothing.
+func checkJobRun(ctx context.Context, tx *sql.Tx, run agentmem.JobRun) error {
+	var status, owner string
+	err := tx.QueryRowContext(ctx, `SELECT status, lease_owner FROM jobs WHERE user_id = ? AND id = ?`, run.UserID, run.ID).Scan(&status, &owner)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("check job: %w", err)
+	}
+	return agentmem.CheckJobRun(run, err == nil, status, owner)
+}
+
+// checkRequired returns ENOTFOUND unless what r requires exists, as tx
+// sees it (see agentmem.Required).
+func checkRequired(ctx context.Context, tx *sql.Tx, r agentmem.Required) error {
+	for _, c := range []struct {
+		id, query string
+		thread    bool
+	}{
+		{r.ThreadID, `SELECT 1 FROM threads WHERE user_id = ? AND id = ?`, true},
+		{r.MemoryID, `SELECT 1 FROM memories WHERE user_id = ? AND id = ?`, false},
+	} {
+		if c.id == "" {
+			continue
+		}
+		var one int
+		err := tx.QueryRowContext(ctx, c.query, r.UserID, c.id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return agentmem.MissingRequired(r, c.thread)
+		} else if err != nil {
+			return fmt.Errorf("check requirement: %w", err)
+		}
+	}
+	return nil
 }

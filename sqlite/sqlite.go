@@ -248,7 +248,29 @@ type writeOp struct {
 // request path has writes queued, and each commits in a transaction with
 // no other background write: a request's write waits for at most one of
 // them (see writeSlices).
+//
+// A job's write (agentmem.WithJob) first checks, in its transaction, that
+// the job is still there and leased to its owner (see checkJobRun), and a
+// write with a requirement (agentmem.WithRequired) that it holds.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if run, ok := agentmem.JobRunFromContext(ctx); ok {
+		write := fn
+		fn = func(tx *sql.Tx) error {
+			if err := checkJobRun(ctx, tx, run); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
+	if r, ok := agentmem.RequiredFromContext(ctx); ok {
+		write := fn
+		fn = func(tx *sql.Tx) error {
+			if err := checkRequired(ctx, tx, r); err != nil {
+				return err
+			}
+			return write(tx)
+		}
+	}
 	op := &writeOp{ctx: ctx, fn: fn, done: make(chan error, 1), background: agentmem.IsBackground(ctx)}
 	queue := s.writes
 	if op.background {

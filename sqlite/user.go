@@ -48,6 +48,46 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts,
 	return c, err
 }
 
+// UserRows counts the user's rows in every table of the schema with a
+// user_id column, but the reference tables (api_keys and audit_log, which
+// outlive an erasure), read from the schema itself rather than from
+// userTables: after DeleteUser, and once the jobs it interrupted have
+// stopped, every count must be 0, whatever table a later migration adds.
+// Tables without a row of the user are listed with 0.
+func (s *Store) UserRows(ctx context.Context, userID string) (map[string]int64, error) {
+	counts := map[string]int64{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT m.name FROM pragma_table_list m, pragma_table_info(m.name) p
+			WHERE m.schema = 'main' AND m.type = 'table' AND p.name = 'user_id' AND m.name NOT IN ('api_keys', 'audit_log')
+			ORDER BY m.name`)
+		if err != nil {
+			return fmt.Errorf("list user tables: %w", err)
+		}
+		var tables []string
+		for rows.Next() {
+			var t string
+			if err := rows.Scan(&t); err != nil {
+				rows.Close()
+				return err
+			}
+			tables = append(tables, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, t := range tables {
+			var n int64
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM "`+t+`" WHERE user_id = ?`, userID).Scan(&n); err != nil {
+				return fmt.Errorf("count %s: %w", t, err)
+			}
+			counts[t] = n
+		}
+		return nil
+	})
+	return counts, err
+}
+
 // FindUserIDs implements agentmem.UserStore.
 func (s *Store) FindUserIDs(ctx context.Context, after string, limit int) ([]string, error) {
 	ids := []string{}

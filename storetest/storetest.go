@@ -63,6 +63,8 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"ImportUser/LongThread", testImportUserLongThread},
 		{"Export/DeletedThread", testExportDeletedThread},
 		{"DeleteUser", testDeleteUser},
+		{"DeleteUser/JobsInFlight", testErasureJobsInFlight},
+		{"DeleteUser/RequestsInFlight", testErasureRequestsInFlight},
 		{"DeleteThreadsBefore", testDeleteThreadsBefore},
 		{"Stats", testStats},
 		{"FindUsers", testFindUsers},

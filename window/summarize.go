@@ -91,7 +91,10 @@ func (bl *build) maybeSummarize(ctx context.Context, t *Telemetry) {
 		return
 	}
 	payload, _ := json.Marshal(summarizePayload{ThreadID: bl.th.ID, ThroughSeq: through})
-	j, err := jobs.EnqueueJob(ctx, &agentmem.Job{UserID: bl.th.UserID, Kind: SummarizeJobKind, Key: bl.th.ID, Payload: payload})
+	// Only while the thread is there: it may have been erased with its
+	// user since this build read it.
+	rctx := agentmem.WithRequired(ctx, agentmem.Required{UserID: bl.th.UserID, ThreadID: bl.th.ID})
+	j, err := jobs.EnqueueJob(rctx, &agentmem.Job{UserID: bl.th.UserID, Kind: SummarizeJobKind, Key: bl.th.ID, Payload: payload})
 	if err != nil {
 		bl.b.opt.Log.WarnContext(ctx, "summarize job not enqueued", "err", err)
 		t.Warnings = append(t.Warnings, "A newer summary is needed but could not be requested; the history is trimmed meanwhile.")

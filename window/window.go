@@ -135,6 +135,7 @@ type summarizePayload struct {
 // EUNPROCESSABLE when the budget cannot hold the system prompt and the
 // newest message (the error names the minimum).
 func (b *Builder) Build(ctx context.Context, userID, threadID string, req Request) (*Context, error) {
+	gen := b.cache.generation()
 	bld, err := b.start(ctx, userID, threadID, req, nil)
 	if err != nil {
 		return nil, err
@@ -155,7 +156,7 @@ func (b *Builder) Build(ctx context.Context, userID, threadID string, req Reques
 	}
 	c, err := bld.finish(ctx)
 	if err == nil && key != "" {
-		b.cache.put(key, c)
+		b.cache.put(userID, key, gen, c)
 	}
 	return c, err
 }
@@ -257,6 +258,13 @@ func (b *Builder) indexLag(ctx context.Context, th *agentmem.Thread, t *Telemetr
 	if n > 0 && !since.IsZero() {
 		t.IndexLagSeconds = max(0, time.Since(since).Seconds())
 	}
+}
+
+// Forget drops the contexts of the user that the builder's cache holds:
+// call it once the user is erased. (Other processes' builders never
+// serve theirs again: a context's key names its thread's creation time.)
+func (b *Builder) Forget(userID string) {
+	b.cache.forget(userID)
 }
 
 // CacheStats reports how many builds the cache of built contexts

@@ -490,3 +490,33 @@ func TestBuild_TelemetryMemories(t *testing.T) {
 		}
 	})
 }
+
+// TestBuild_Forget (issue 28): Forget drops the erased user's cached
+// contexts and no other user's: the user's next build misses, another's
+// still hits.
+func TestBuild_Forget(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	MustThread(t, s, "alice", "t", conversation(2)...)
+	MustThread(t, s, "bob", "t", conversation(2)...)
+	b := MustBuilder(s, window.Options{})
+	hit := func(user string) bool {
+		t.Helper()
+		c, err := b.Build(ctx, user, "t", window.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Telemetry.CacheHit
+	}
+	hit("alice")
+	hit("bob")
+	if !hit("alice") || !hit("bob") {
+		t.Fatal("second builds not answered from the cache")
+	}
+	b.Forget("alice")
+	if hit("alice") {
+		t.Error("alice's context answered from the cache after Forget")
+	}
+	if !hit("bob") {
+		t.Error("bob's context dropped by forgetting alice")
+	}
+}

@@ -339,8 +339,13 @@ func (p *Pool) claim(ctx context.Context, c *config, n int) ([]*agentmem.Job, er
 // runJob runs j's handler and records the outcome.
 func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agentmem.Job) {
 	log = log.With("job", j.ID, "kind", j.Kind, "user", j.UserID, "attempt", j.Attempts)
-	// The handler's writes are background work: a store may let requests' go first.
-	hctx, cancel := context.WithTimeout(agentmem.WithBackground(ctx), c.timeout)
+	// The handler's writes are background work: a store may let requests'
+	// go first. They are the job's (agentmem.WithJob): a store makes them
+	// only while the job is still leased to this pool, so a job whose user
+	// is erased meanwhile stores nothing after the erasure.
+	leased := *j
+	leased.LeaseOwner = c.owner
+	hctx, cancel := context.WithTimeout(agentmem.WithJob(agentmem.WithBackground(ctx), &leased), c.timeout)
 	start := time.Now()
 	err := runHandler(hctx, c.handlers[j.Kind], j)
 	cancel()

@@ -612,3 +612,51 @@ func TestPool_ClaimCommitLost(t *testing.T) {
 		t.Fatalf("job %+v after %d runs, want done once, its lost claim not counted", got, runs.Load())
 	}
 }
+
+// TestPool_ErasedWhileRunning (issue 28): a handler's ctx names its run
+// (agentmem.WithJob, with the pool as owner), so that once the job's user
+// is erased while it runs, its writes store nothing: ENOTFOUND, and the
+// outcome, which finds no job, is logged at Info, not as a failure.
+func TestPool_ErasedWhileRunning(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	log, logs := newLogger()
+	started, erased := make(chan struct{}), make(chan struct{})
+	var (
+		run      agentmem.JobRun
+		writeErr atomic.Value
+	)
+	p := &worker.Pool{
+		Jobs: s,
+		Handlers: map[string]worker.Handler{"index": func(ctx context.Context, j *agentmem.Job) error {
+			run, _ = agentmem.JobRunFromContext(ctx)
+			close(started)
+			<-erased
+			err := s.CreateMemory(ctx, &agentmem.Memory{UserID: j.UserID, Text: "Learnt too late."})
+			writeErr.Store(fmt.Sprint(agentmem.ErrorCode(err)))
+			return err
+		}},
+		Owner: "pool-1",
+		Log:   log,
+	}
+	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "index"})
+	MustRun(t, p)
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(erased) }) }) // before the pool's stop, which waits for the handler
+	<-started
+	if want := (agentmem.JobRun{UserID: "alice", ID: j.ID, Owner: "pool-1"}); run != want {
+		t.Fatalf("handler's run = %+v, want %+v", run, want)
+	}
+	if _, err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	release.Do(func() { close(erased) })
+	waitFor(t, 5*time.Second, "the outcome to be logged", func() bool {
+		return len(logs.lines("INFO", "the job no longer exists")) > 0
+	})
+	if got := writeErr.Load(); got != agentmem.ENOTFOUND {
+		t.Errorf("the handler's write after the erasure: %v, want %s", got, agentmem.ENOTFOUND)
+	}
+	if ms, _, err := s.FindMemories(ctx, "alice", agentmem.MemoryFilter{}); err != nil || len(ms) != 0 {
+		t.Errorf("alice's memories after her erasure = %d, %v; want none", len(ms), err)
+	}
+}

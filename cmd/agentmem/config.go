@@ -19,7 +19,9 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/mcp"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/window"
@@ -49,6 +51,11 @@ type Config struct {
 	MaxQueryBytes    int      // serve: bytes of a URL query string
 	AllowedOrigins   []string // serve: origins served besides the server's own
 	AllowedHosts     []string // serve: Host names served besides loopback (--auth none)
+
+	// Admission control (serve): the expensive work that runs at once.
+	AdmitSearch int           // searches and contexts' memories (0: GOMAXPROCS; -1: no bound)
+	AdmitBulk   int           // imports and exports (0: GOMAXPROCS/2, at least 1; -1: no bound)
+	AdmitWait   time.Duration // the longest wait for a turn before 503 (0: none)
 
 	// The context builder's defaults, which a request's fields override.
 	ContextBudget            int
@@ -89,6 +96,11 @@ type Config struct {
 	ProxyTimeout  time.Duration // wait for the upstream's answer to begin, and between its streamed parts
 	ProxyDegrade  string        // while the store is down: fail (503) or passthrough
 
+	// MCP over HTTP (/mcp).
+	MCPSessionsPerKey int           // sessions one key may have open at once
+	MCPMaxSessions    int           // sessions open at once in all
+	MCPSessionIdle    time.Duration // a session with no request in flight this long is closed
+
 	// from says where each setting set otherwise than by default came
 	// from, for errors: "--auth", "AGENTMEM_AUTH" or "auth in FILE".
 	from map[string]string
@@ -112,6 +124,7 @@ func defaults() Config {
 		RateBurst:        20,
 		MaxBatchMessages: agentmem.MaxBatchMessages,
 		MaxQueryBytes:    8 << 10,
+		AdmitWait:        core.DefaultAdmissionWait,
 
 		ContextBudget:            ctx.BudgetTokens,
 		ContextModel:             ctx.Model,
@@ -138,6 +151,10 @@ func defaults() Config {
 		ProxyMode:    agentmem.MemoryAuto,
 		ProxyTimeout: proxy.DefaultTimeout,
 		ProxyDegrade: "fail",
+
+		MCPSessionsPerKey: mcp.DefaultMaxSessionsPerKey,
+		MCPMaxSessions:    mcp.DefaultMaxSessions,
+		MCPSessionIdle:    mcp.DefaultSessionIdle,
 	}
 }
 
@@ -190,6 +207,9 @@ var settings = []setting{
 	{"max-body-bytes", inServe, "largest request body accepted, in bytes (413 above)", func(c *Config) any { return &c.MaxBodyBytes }},
 	{"max-batch", inServe | inApp, "messages per append (413 above)", func(c *Config) any { return &c.MaxBatchMessages }},
 	{"max-query-bytes", inServe, "bytes of a URL query string (414 above)", func(c *Config) any { return &c.MaxQueryBytes }},
+	{"admit-search", inServe, "searches and facts questions that run at once (a context's memories are one); more wait up to --admit-wait, then get 503 with Retry-After, and a context is built without memories (0: one per CPU, GOMAXPROCS; -1: no bound)", func(c *Config) any { return &c.AdmitSearch }},
+	{"admit-bulk", inServe, "imports and exports (of users and threads) that run at once; more wait up to --admit-wait, then get 503 with Retry-After (0: one per two CPUs, at least 1; -1: no bound)", func(c *Config) any { return &c.AdmitBulk }},
+	{"admit-wait", inServe, "how long a search, import or export waits for its turn under --admit-search or --admit-bulk before its 503 (0: none)", func(c *Config) any { return &c.AdmitWait }},
 
 	{"context-budget", inServe | inApp, "default token budget of a context (128K less 8K for the answer)", func(c *Config) any { return &c.ContextBudget }},
 	{"context-model", inServe | inApp, "default model whose tokenizer counts a context", func(c *Config) any { return &c.ContextModel }},
@@ -224,7 +244,19 @@ var settings = []setting{
 	{"proxy-budgets", inServe, "comma-separated MODEL=TOKENS context budgets of the proxy, by model name prefix (llama3=7000); the known OpenAI models have defaults (their window less 8K)", func(c *Config) any { return &c.ProxyBudgets }},
 	{"proxy-timeout", inServe, "how long the proxy waits for the model server's answer to begin, and then between its streamed parts (504 past it)", func(c *Config) any { return &c.ProxyTimeout }},
 	{"proxy-degrade", inServe, "while the store is down, the proxy answers 503 (fail) or forwards requests without memory (passthrough), saying so in the X-Agentmem-Memory-Unavailable header", func(c *Config) any { return &c.ProxyDegrade }},
+	{"mcp-sessions-per-key", inServe, "MCP sessions over HTTP (/mcp) one key may have open at once (429 above)", func(c *Config) any { return &c.MCPSessionsPerKey }},
+	{"mcp-max-sessions", inServe, "MCP sessions over HTTP open at once in all (503 above)", func(c *Config) any { return &c.MCPMaxSessions }},
+	{"mcp-session-idle", inServe, "an MCP session over HTTP with no request in flight for this long is closed; its client opens another", func(c *Config) any { return &c.MCPSessionIdle }},
 	{"facts-min-score", inServe | inApp, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
+}
+
+// admission returns serve's bounds of expensive work (core.Admission).
+func (cfg *Config) admission() *core.Admission {
+	wait := cfg.AdmitWait
+	if wait == 0 {
+		wait = -1 // core's 0 is its default
+	}
+	return &core.Admission{Search: cfg.AdmitSearch, Bulk: cfg.AdmitBulk, Wait: wait}
 }
 
 // proxyKeyEnv holds the proxy's key to its model server when it is not
@@ -326,6 +358,12 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must be positive, not %v", n("proxy-timeout"), cfg.ProxyTimeout)
 	case cfg.ProxyUpstream != "" && !isHTTPURL(cfg.ProxyUpstream):
 		return fmt.Errorf("%s must be an http(s) URL such as https://api.openai.com/v1, not %q", n("proxy-upstream"), cfg.ProxyUpstream)
+	case cfg.MCPSessionsPerKey < 1:
+		return fmt.Errorf("%s must be at least 1, not %d", n("mcp-sessions-per-key"), cfg.MCPSessionsPerKey)
+	case cfg.MCPMaxSessions < cfg.MCPSessionsPerKey:
+		return fmt.Errorf("%s (%d) must be at least %s (%d)", n("mcp-max-sessions"), cfg.MCPMaxSessions, n("mcp-sessions-per-key"), cfg.MCPSessionsPerKey)
+	case cfg.MCPSessionIdle < time.Second:
+		return fmt.Errorf("%s must be at least 1s, not %v", n("mcp-session-idle"), cfg.MCPSessionIdle)
 	}
 	switch {
 	case cfg.Auth == "header" && len(cfg.TrustedProxies) == 0:
@@ -338,6 +376,12 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must be between 1 and %d", n("max-batch"), agentmem.MaxBatchMessages)
 	case cfg.MaxQueryBytes < 256:
 		return fmt.Errorf("%s must be at least 256", n("max-query-bytes"))
+	case cfg.AdmitSearch < -1:
+		return fmt.Errorf("%s must be -1 (no bound), 0 (one per CPU) or a number of searches, not %d", n("admit-search"), cfg.AdmitSearch)
+	case cfg.AdmitBulk < -1:
+		return fmt.Errorf("%s must be -1 (no bound), 0 (one per two CPUs) or a number of imports and exports, not %d", n("admit-bulk"), cfg.AdmitBulk)
+	case cfg.AdmitWait < 0:
+		return fmt.Errorf("%s must not be negative (0 refuses at once), not %v", n("admit-wait"), cfg.AdmitWait)
 	case cfg.ContextBudget < 1 || cfg.ContextBudget > window.MaxBudgetTokens:
 		return fmt.Errorf("%s must be between 1 and %d", n("context-budget"), window.MaxBudgetTokens)
 	case cfg.IdleTimeout < 0:
@@ -432,6 +476,12 @@ func (cfg *Config) proxyBudgets() (map[string]int, error) {
 		out[model] = n
 	}
 	return out, nil
+}
+
+// mcpOptions returns the options of MCP over HTTP, but for its logger and
+// local user.
+func (cfg *Config) mcpOptions() mcp.HTTPOptions {
+	return mcp.HTTPOptions{MaxSessionsPerKey: cfg.MCPSessionsPerKey, MaxSessions: cfg.MCPMaxSessions, IdleTimeout: cfg.MCPSessionIdle}
 }
 
 // proxyOptions returns the proxy's options: its upstream is

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/client"
+	"github.com/agentmem/agentmem/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite the settings table of the README")
@@ -231,6 +232,8 @@ func TestSettings_Errors(t *testing.T) {
 		{"ValidateFlag", []string{"--window-turns", "-1"}, nil, `--window-turns must not be negative`},
 		{"Retention", []string{"--done-jobs-retention", "-1h"}, nil, `invalid value "-1h" for flag -done-jobs-retention: not a duration`},
 		{"JobLease", []string{"--job-lease", "500ms"}, nil, `--job-lease must be at least 1s`},
+		{"AdmitSearch", []string{"--admit-search", "-2"}, nil, `--admit-search must be -1 (no bound), 0 (one per CPU) or a number of searches, not -2`},
+		{"AdmitBulk", nil, map[string]string{"AGENTMEM_ADMIT_BULK": "-5"}, `AGENTMEM_ADMIT_BULK must be -1 (no bound)`},
 		{"Window", []string{"--window-turns", "0"}, nil, `--window-turns and --window-messages are both 0`},
 		{"FileValue", []string{"--config", bad}, nil, `config file ` + bad + `: rate-limit "fast": not a number`},
 		{"FileUnknownKey", []string{"--config", unknown}, nil, `config file ` + unknown + `: unknown setting "rate-limmit"`},
@@ -244,6 +247,9 @@ func TestSettings_Errors(t *testing.T) {
 		{"Confidence", []string{"--insight-min-confidence", "0"}, nil, `--insight-min-confidence must be above 0 and at most 1`},
 		{"ChunkTurns", []string{"--chunk-turns", "0"}, nil, `--chunk-turns must be between 1 and 1000`},
 		{"Strategy", []string{"--context-strategy", "all"}, nil, `--context-strategy must be trim, window or summarize, not "all"`},
+		{"MCPSessionsPerKey", []string{"--mcp-sessions-per-key", "0"}, nil, `--mcp-sessions-per-key must be at least 1`},
+		{"MCPMaxSessions", []string{"--mcp-max-sessions", "4"}, nil, `--mcp-max-sessions (4) must be at least --mcp-sessions-per-key (16)`},
+		{"MCPSessionIdle", nil, map[string]string{"AGENTMEM_MCP_SESSION_IDLE": "100ms"}, `AGENTMEM_MCP_SESSION_IDLE must be at least 1s`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseServe(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
@@ -403,5 +409,25 @@ func TestServe_WindowTurnsFromEnv(t *testing.T) {
 	}
 	if n := got.Telemetry.IncludedMessages; n != 4 {
 		t.Fatalf("included %d messages, want the last 2 turns' 4", n)
+	}
+}
+
+// TestSettings_MCP: the bounds of MCP sessions over HTTP reach the MCP
+// handler's options; by default, the handler's defaults.
+func TestSettings_MCP(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want mcp.HTTPOptions
+	}{
+		{nil, mcp.HTTPOptions{MaxSessionsPerKey: mcp.DefaultMaxSessionsPerKey, MaxSessions: mcp.DefaultMaxSessions, IdleTimeout: mcp.DefaultSessionIdle}},
+		{[]string{"--mcp-sessions-per-key", "4", "--mcp-max-sessions", "50", "--mcp-session-idle", "90s"}, mcp.HTTPOptions{MaxSessionsPerKey: 4, MaxSessions: 50, IdleTimeout: 90 * time.Second}},
+	} {
+		cfg, err := parseServe(tt.args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.mcpOptions(); got != tt.want {
+			t.Errorf("%q: %+v, want %+v", tt.args, got, tt.want)
+		}
 	}
 }

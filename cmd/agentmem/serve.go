@@ -53,6 +53,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// Every store call of the API, the builder and the workers is timed.
 	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return httpapi.InstrumentStore(s, reg) }
+	// A database that does not answer yet does not stop the server: it
+	// listens, /readyz and the API answer 503 until the database does.
+	acfg.ConnectInBackground = true
+	acfg.Admission = cfg.admission()
 	mem, err := app.New(ctx, acfg)
 	if err != nil {
 		return err
@@ -70,7 +74,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if popt.Upstream == nil {
 		log.Info("proxy: no model server configured; /openai/v1 answers 503 until --proxy-upstream or OPENAI_API_KEY is set")
 	}
-	mopt := mcp.HTTPOptions{Version: version(), Log: log}
+	mopt := cfg.mcpOptions()
+	mopt.Version, mopt.Log = version(), log
 	if cfg.Auth == httpapi.AuthNone {
 		mopt.LocalUser = proxy.DefaultLocalUser
 	}
