@@ -178,6 +178,12 @@ func TestCLI_FlagsAfterArguments(t *testing.T) {
 	if got := runOut(t, "keys", "revoke", id, "--db", db); !strings.Contains(got, "revoked key "+id) {
 		t.Errorf("keys revoke ID --db …: %q", got)
 	}
+	// A subcommand comes first, and an error says so.
+	for _, args := range [][]string{{"keys", "--db", db, "list"}, {"eval", "--json", "extraction"}} {
+		if _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), "before its flags") {
+			t.Errorf("%v: %v, want an error saying the subcommand comes before its flags", args, err)
+		}
+	}
 	// A second argument where one is taken is still refused, by name.
 	if _, err := runCmd(t, "import", out, "--user", "bob", out, "--db", db2); err == nil || !strings.Contains(err.Error(), "one file") {
 		t.Errorf("import FILE --user bob FILE: %v, want an error saying import takes one file", err)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -42,6 +43,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	case isHelp(args[0]):
 		fmt.Fprint(stdout, usage("keys "))
 		return nil
+	case strings.HasPrefix(args[0], "-"):
+		fmt.Fprint(stderr, usage("keys "))
+		return fmt.Errorf("keys: name the subcommand (create, list or revoke) before its flags, e.g. agentmem keys list %s", strings.Join(args, " "))
 	}
 	switch args[0] {
 	case "create":
