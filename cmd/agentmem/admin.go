@@ -298,7 +298,7 @@ func exportKind(name string, b []byte) (string, error) {
 		}
 		return "", fmt.Errorf("%s is not an agentmem export: want a JSON object, as agentmem export writes", name)
 	}
-	if _, ok := fields["version"]; !ok || fields == nil {
+	if _, ok := fields["version"]; !ok { // null too
 		return "", fmt.Errorf("%s is not an agentmem export: it has no \"version\" (agentmem export writes a user's, GET …/threads/THREAD/export a thread's)", name)
 	}
 	if _, ok := fields["thread"]; ok {
