@@ -139,8 +139,12 @@ func ClashError(clashes []Clash) error {
 	if len(clashes) > 5 {
 		more = fmt.Sprintf(" and %d more", len(clashes)-5)
 	}
-	return Errorf(ECONFLICT, "The user already has %s%s; nothing was imported. Import with on_conflict skip or replace.", strings.Join(names, ", "), more)
+	return Errorf(ECONFLICT, "The user already has %s%s; nothing was imported. %s", strings.Join(names, ", "), more, ClashHint)
 }
+
+// ClashHint ends the message of ClashError: how to import anyway, in the
+// API's words (the command line names its flag instead).
+const ClashHint = "Import with on_conflict skip or replace."
 
 // Validate checks an export about to be imported: the version is known,
 // the thread is valid, its times are within the years 1 to 9999, its

@@ -88,6 +88,9 @@ type UserSummary struct {
 
 // UserFilter pages through FindUsers.
 type UserFilter struct {
+	// UserID, when set, keeps only that user: a page of one, or none when
+	// the store has no such user (an operator asking whether it has).
+	UserID *string
 	Limit  int    // page size; 0 means DefaultPageSize, capped at MaxPageSize
 	Cursor string // opaque, from a previous page's next cursor
 }

@@ -162,11 +162,14 @@ func (c *Client) WhoAmI(ctx context.Context) (*agentmem.Caller, error) {
 	return &out, c.do(ctx, call{method: http.MethodGet, path: []string{"v1", "me"}, out: &out})
 }
 
-// FindUsers implements agentmem.AdminService: GET /v1/users with limit
-// and cursor.
+// FindUsers implements agentmem.AdminService: GET /v1/users with limit,
+// cursor and user_id.
 func (c *Client) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentmem.UserSummary, string, error) {
 	q := url.Values{}
 	setPage(q, f.Limit, f.Cursor)
+	if f.UserID != nil {
+		q.Set("user_id", *f.UserID)
+	}
 	return list[*agentmem.UserSummary](ctx, c, []string{"v1", "users"}, q)
 }
 

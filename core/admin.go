@@ -151,10 +151,17 @@ func (s *Service) Stats(ctx context.Context) (*agentmem.Stats, error) {
 
 // FindUsers implements agentmem.AdminService: a tenant's user is named as
 // an admin addresses them, "tenant:T/user:U" (see nameOf), never by the
-// stored ID.
+// stored ID, in the answer and in f.UserID.
 func (s *Service) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentmem.UserSummary, string, error) {
 	if err := admin(ctx); err != nil {
 		return nil, "", err
+	}
+	if f.UserID != nil {
+		u, err := s.resolve(ctx, *f.UserID)
+		if err != nil {
+			return nil, "", err
+		}
+		f.UserID = &u.id
 	}
 	users, next, err := s.store.FindUsers(ctx, f)
 	if err != nil {

@@ -12,11 +12,15 @@ import (
 // their stored IDs (a tenant's users together), for operators: {"data":[{"user_id","threads","messages","memories",
 // "last_active_at"}],"next_cursor"}. A tenant's user is named
 // "tenant:TENANT/user:USER", the user ID of the other routes. Query:
-// limit, cursor.
+// limit, cursor, user_id (that user alone, or none).
 func handleListUsers(log *slog.Logger, svc agentmem.AdminService) http.Handler {
-	return handleQuery(log, []string{"limit", "cursor"}, func(w http.ResponseWriter, r *http.Request) error {
+	return handleQuery(log, []string{"limit", "cursor", "user_id"}, func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		f := agentmem.UserFilter{Cursor: q.Get("cursor")}
+		if q.Has("user_id") {
+			id := q.Get("user_id")
+			f.UserID = &id
+		}
 		var err error
 		if f.Limit, err = queryLimit(q); err != nil {
 			return err

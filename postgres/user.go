@@ -129,7 +129,7 @@ func (s *Store) FindUserIDs(ctx context.Context, after string, limit int) ([]str
 // FindUsers implements agentmem.UserStore.
 //
 //	SELECT user_id, (threads not deleted), (their message_count summed), (valid memories), (their newest updated_at)
-//	FROM users WHERE user_id > cursor ORDER BY user_id LIMIT n+1
+//	FROM users WHERE user_id > cursor [AND user_id = filter's] ORDER BY user_id LIMIT n+1
 //
 // walks the users' primary key from the cursor; each count is a range of
 // an index led by user_id (threads_user_updated, memories_user_updated).
@@ -149,7 +149,7 @@ func (s *Store) FindUsers(ctx context.Context, f agentmem.UserFilter) ([]*agentm
 				(SELECT COALESCE(SUM(t.message_count), 0)::bigint FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL),
 				(SELECT COUNT(*) FROM memories m WHERE m.user_id = u.user_id AND m.invalid_at IS NULL),
 				(SELECT MAX(t.updated_at) FROM threads t WHERE t.user_id = u.user_id AND t.deleted_at IS NULL)
-			FROM users u WHERE u.user_id > $1 ORDER BY u.user_id LIMIT $2`, after, limit+1)
+			FROM users u WHERE u.user_id > $1 AND ($3::text IS NULL OR u.user_id = $3) ORDER BY u.user_id LIMIT $2`, after, limit+1, f.UserID)
 		if err != nil {
 			return fmt.Errorf("find users: %w", err)
 		}

@@ -39,10 +39,10 @@ func TestBackup(t *testing.T) {
 		}
 	}()
 	out := filepath.Join(dir, "backup.db")
-	size, err := s.Backup(ctx, out)
+	res, err := s.Backup(ctx, out)
 	wg.Wait()
-	if err != nil || size == 0 {
-		t.Fatalf("Backup: %d bytes, %v", size, err)
+	if err != nil || res.Size == 0 {
+		t.Fatalf("Backup: %+v, %v", res, err)
 	}
 	restored := testutil.MustOpenSQLiteFile(t, out)
 	msgs, _, err := restored.FindMessages(ctx, "alice", "t", agentmem.MessageFilter{Limit: agentmem.MaxPageSize})

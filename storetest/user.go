@@ -74,6 +74,20 @@ func testFindUsers(t *testing.T, s agentmem.Store) {
 		_, _, err = s.FindUsers(ctx, agentmem.UserFilter{Limit: agentmem.MaxPageSize + 1})
 		wantCode(t, err, agentmem.EINVALID)
 	})
+	t.Run("ByUserID", func(t *testing.T) {
+		for _, id := range []string{"alice", "acme/carol", "bob"} {
+			got, next, err := s.FindUsers(ctx, agentmem.UserFilter{UserID: &id})
+			if err != nil || next != "" || len(got) != 1 || got[0].UserID != id {
+				t.Fatalf("FindUsers of %s: %+v, next %q, %v; want %s alone", id, got, next, err, id)
+			}
+		}
+		for _, id := range []string{"ghost", "carol", "alic", ""} {
+			got, next, err := s.FindUsers(ctx, agentmem.UserFilter{UserID: &id})
+			if err != nil || next != "" || got == nil || len(got) != 0 {
+				t.Fatalf("FindUsers of %q, who does not exist: %+v (nil: %v), next %q, %v; want an empty page", id, got, got == nil, next, err)
+			}
+		}
+	})
 	t.Run("Erased", func(t *testing.T) {
 		// An erased user leaves the list, also between two pages.
 		_, next, err := s.FindUsers(ctx, agentmem.UserFilter{Limit: 2}) // acme/carol, alice

@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/sqlite"
 )
 
 // runMigrate applies pending migrations (serve does this at start too).
@@ -72,7 +73,13 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 	case a.format != "json" && a.format != "markdown":
 		return fmt.Errorf("--format must be json or markdown")
 	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
+	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
+		if err := checkUser(ctx, svc, cfg, a.user); err != nil {
+			return err
+		}
 		return writeOut(a.out, stdout, func(w io.Writer) error {
 			if a.thread == "" {
 				return svc.ExportUser(ctx, a.user, agentmem.ExportOptions{Format: a.format, IncludeDeleted: a.includeDeleted}, w)
@@ -127,6 +134,20 @@ func writeOut(name string, stdout io.Writer, write func(io.Writer) error) (err e
 	return os.Rename(f.Name(), name)
 }
 
+// checkUser returns an error naming user when the database of cfg has
+// no such user (nothing stored of theirs): reading them would answer
+// nothing, as if they had nothing, when the name was mistaken.
+func checkUser(ctx context.Context, svc agentmem.AdminService, cfg Config, user string) error {
+	users, _, err := svc.FindUsers(ctx, agentmem.UserFilter{UserID: &user, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(users) == 0 {
+		return fmt.Errorf("user %q not found in %s: it holds nothing of theirs", user, redactDSN(cfg.DB))
+	}
+	return nil
+}
+
 // withService opens the store of cfg and calls fn with the application
 // core over it, as the command line's identity (an admin). Jobs it asks
 // for (indexing an import) are stored and run by serve.
@@ -161,33 +182,38 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	user, onConflict := &a.user, &a.onConflict
-	if *user == "" {
+	switch {
+	case *user == "":
 		return errors.New("--user is required")
-	}
-	if fs.NArg() != 1 {
+	case fs.NArg() != 1:
 		return fmt.Errorf("import takes one file (or - for standard input)")
+	case *onConflict != agentmem.OnConflictFail && *onConflict != agentmem.OnConflictSkip && *onConflict != agentmem.OnConflictReplace:
+		return fmt.Errorf("--on-conflict must be fail, skip or replace, not %q", *onConflict) // core would name the API's on_conflict
 	}
-	r := stdin
-	if name := fs.Arg(0); name != "-" {
+	name, r := fs.Arg(0), stdin
+	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		r = f
+	} else {
+		name = "standard input"
 	}
 	b, err := io.ReadAll(bufio.NewReader(r))
 	if err != nil {
 		return fmt.Errorf("read export: %w", err)
 	}
-	var probe struct {
-		Thread json.RawMessage `json:"thread"`
+	kind, err := exportKind(name, b)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return fmt.Errorf("read export: %w", err)
+	if kind == "thread" && *onConflict != agentmem.OnConflictFail {
+		return fmt.Errorf("--on-conflict %s takes a user export; %s is one thread's export, imported whole or not at all (a clash is an error)", *onConflict, name)
 	}
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
-		if probe.Thread != nil { // one thread's export
+		if kind == "thread" {
 			var x agentmem.ThreadExport
 			if err := json.Unmarshal(b, &x); err != nil {
 				return fmt.Errorf("read export: %w", err)
@@ -204,6 +230,11 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 			return fmt.Errorf("read export: %w", err)
 		}
 		res, err := svc.ImportUser(ctx, *user, &x, agentmem.ImportOptions{OnConflict: *onConflict})
+		if agentmem.ErrorCode(err) == agentmem.ECONFLICT {
+			// The clash's advice names the API's parameter; here it is a flag.
+			msg := strings.Replace(agentmem.ErrorMessage(err), agentmem.ClashHint, "Import with --on-conflict skip or replace.", 1)
+			return errors.New(msg)
+		}
 		if err != nil {
 			return err
 		}
@@ -253,6 +284,34 @@ func counts(c agentmem.ImportCounts) string {
 	return strings.Join(parts, ", ")
 }
 
+// exportKind tells what the import file name holds, by the fields of
+// its JSON object: "thread" (one thread's export: version and thread) or
+// "user" (a user's: version and any of user_id, threads, memories…).
+// Anything else is not an export, and an error saying so: importing it
+// would import nothing, and say only that.
+func exportKind(name string, b []byte) (string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return "", fmt.Errorf("read export %s: not JSON: %v", name, err)
+		}
+		return "", fmt.Errorf("%s is not an agentmem export: want a JSON object, as agentmem export writes", name)
+	}
+	if _, ok := fields["version"]; !ok { // null too
+		return "", fmt.Errorf("%s is not an agentmem export: it has no \"version\" (agentmem export writes a user's, GET …/threads/THREAD/export a thread's)", name)
+	}
+	if _, ok := fields["thread"]; ok {
+		return "thread", nil
+	}
+	for _, k := range []string{"user_id", "threads", "sessions", "notes", "memories", "profiles", "entities", "reflections"} {
+		if _, ok := fields[k]; ok {
+			return "user", nil
+		}
+	}
+	return "", fmt.Errorf("%s is not an agentmem export: it has neither a thread nor any of a user export's user_id, threads, memories, notes, profiles, entities, sessions and reflections", name)
+}
+
 func threadID(x *agentmem.ThreadExport) string {
 	if x.Thread == nil {
 		return ""
@@ -287,6 +346,9 @@ func runCleanup(ctx context.Context, args []string, getenv func(string) string, 
 	case a.olderThan <= 0:
 		return fmt.Errorf("--older-than %v would delete every thread; give a positive age such as 30d", a.olderThan)
 	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
+	}
 	dryRun := &a.dryRun
 	cutoff := time.Now().Add(-a.olderThan)
 	var res *agentmem.CleanupResult
@@ -316,7 +378,7 @@ func (a *backupArgs) flags(fs *flag.FlagSet) {
 
 // backuper is a store that copies itself online (SQLite's).
 type backuper interface {
-	Backup(ctx context.Context, path string) (int64, error)
+	Backup(ctx context.Context, path string) (sqlite.BackupResult, error)
 }
 
 // runBackup writes an online backup of the SQLite database to --out while
@@ -334,6 +396,9 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	case a.out == "":
 		return errors.New("--out is required: the file to write the backup to")
 	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
+	}
 	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -344,10 +409,13 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("backup copies a SQLite database; back PostgreSQL up with pg_dump: pg_dump --format=custom --file=%s '%s' (restore with pg_restore --clean --dbname=…)", a.out, redactDSN(cfg.DB))
 	}
 	start := time.Now()
-	size, err := b.Backup(ctx, a.out)
+	res, err := b.Backup(ctx, a.out)
+	for _, name := range res.Removed {
+		fmt.Fprintf(stderr, "removed %s: the partial copy of a backup that did not finish (killed)\n", name)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "backed up %s to %s: %.1f MiB in %s, integrity ok\n", redactDSN(cfg.DB), a.out, float64(size)/(1<<20), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "backed up %s to %s: %.1f MiB in %s, integrity ok\n", redactDSN(cfg.DB), a.out, float64(res.Size)/(1<<20), time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -282,3 +282,100 @@ func TestAdmin_ReservedUser(t *testing.T) {
 		}
 	}
 }
+
+// TestCLI_NoSuchDatabase: a command that reads a database refuses one
+// that does not exist, naming it, and does not create it; those that
+// make one (migrate, import, keys create, serve, mcp) still do.
+func TestCLI_NoSuchDatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such.db")
+	if err := os.MkdirAll(filepath.Dir(missing), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"memories", "--db", "sqlite:" + missing, "--user", "alice"},
+		{"search", "--db", "sqlite:" + missing, "--user", "alice", "cello"},
+		{"context", "--db", "sqlite:" + missing, "--user", "alice", "--thread", "t"},
+		{"export", "--db", "sqlite:" + missing, "--user", "alice"},
+		{"cleanup", "--db", missing, "--older-than", "30d", "--dry-run"},
+		{"backup", "--db", missing, "--out", filepath.Join(dir, "b.db")},
+		{"keys", "list", "--db", missing},
+		{"keys", "revoke", "--db", missing, "0000000000000000"},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			_, err := runCmd(t, args...)
+			if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
+				t.Errorf("%v: %v, want an error saying %s does not exist", args, err, missing)
+			}
+			if _, err := os.Stat(missing); !os.IsNotExist(err) {
+				t.Fatalf("%v created the database: %v", args, err)
+			}
+		})
+	}
+	// The default --db is named as such.
+	t.Chdir(dir)
+	if _, err := runCmd(t, "memories", "--user", "alice"); err == nil || !strings.Contains(err.Error(), "agentmem.db") {
+		t.Errorf("memories on the default database, which does not exist: %v", err)
+	}
+	for _, args := range [][]string{
+		{"migrate", "--db", filepath.Join(dir, "m.db")},
+		{"keys", "create", "--db", filepath.Join(dir, "k.db"), "--scope", "admin"},
+	} {
+		if _, err := runCmd(t, args...); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+// TestCLI_UnknownUser: export, memories, search and context of a user the
+// database does not have are errors naming the user, not an empty answer.
+func TestCLI_UnknownUser(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	seed(t, db, "alice", time.Now())
+	for _, args := range [][]string{
+		{"export", "--db", db, "--user", "ghost"},
+		{"export", "--db", db, "--user", "ghost", "--format", "markdown"},
+		{"memories", "--db", db, "--user", "ghost"},
+		{"search", "--db", db, "--user", "ghost", "hello"},
+		{"context", "--db", db, "--user", "ghost", "--thread", "t"},
+		{"export", "--db", db, "--user", "tenant:acme/user:alice"},
+	} {
+		out, err := runCmd(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "not found") || out != "" {
+			t.Errorf("%v: %q, %v; want nothing printed and an error saying the user is not found", args, out, err)
+		}
+	}
+	if _, err := runCmd(t, "export", "--db", db, "--user", "ghost", "--out", filepath.Join(dir, "ghost.json")); err == nil {
+		t.Error("export --user ghost --out FILE succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ghost.json")); !os.IsNotExist(err) {
+		t.Errorf("export of an unknown user wrote its file: %v", err)
+	}
+	if got, err := runCmd(t, "memories", "--db", db, "--user", "alice"); err != nil || !strings.Contains(got, "no memories") {
+		t.Errorf("memories of alice, who has none: %q, %v", got, err)
+	}
+}
+
+// TestImport_NotAnExport: a file that is not an export (another JSON
+// document, or no JSON) is an error saying so, and imports nothing.
+func TestImport_NotAnExport(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	for _, body := range []string{`{"hello":1}`, `[1,2]`, `null`, `"text"`, `{"version":2}`, `{"threads":[]}`, `not json`} {
+		file := filepath.Join(dir, "x.json")
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runCmd(t, "import", "--db", db, "--user", "bob", file)
+		if err == nil || !(strings.Contains(err.Error(), "not an agentmem export") || strings.Contains(err.Error(), "not JSON")) || strings.Contains(out, "imported") {
+			t.Errorf("import of %s: %q, %v; want an error saying it is not an export", body, out, err)
+		}
+	}
+	// An empty export is one: it imports nothing, and says so.
+	file := filepath.Join(dir, "empty.json")
+	os.WriteFile(file, []byte(`{"version":2,"user_id":"alice","threads":[]}`), 0o600)
+	if out, err := runCmd(t, "import", "--db", db, "--user", "bob", file); err != nil || !strings.Contains(out, "imported: nothing") {
+		t.Errorf("import of an empty export: %q, %v", out, err)
+	}
+}

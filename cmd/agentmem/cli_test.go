@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
 )
 
 // TestServe_EnvSettings: the variables an operator sets to configure
@@ -75,6 +78,9 @@ func TestHelp(t *testing.T) {
 // named as such.
 func TestCLIErrors(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "a.db")
+	if _, err := runCmd(t, "migrate", "--db", db); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -111,10 +117,99 @@ func TestDurations(t *testing.T) {
 		t.Fatalf("idle %v, shutdown %v; want 24h, 36h", cfg.IdleTimeout, cfg.ShutdownTimeout)
 	}
 	db := filepath.Join(t.TempDir(), "a.db")
+	if _, err := runCmd(t, "migrate", "--db", db); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := runCmd(t, "cleanup", "--db", db, "--older-than", "2w", "--dry-run"); err != nil {
 		t.Fatalf("cleanup --older-than 2w: %v", err)
 	}
 	if _, err := runCmd(t, "keys", "create", "--db", db, "--scope", "admin", "--expires", "2w"); err != nil {
 		t.Fatalf("keys create --expires 2w: %v", err)
+	}
+}
+
+// TestCLI_FlagsAfterArguments: flags may follow a command's positional
+// arguments (agentmem search "shellfish" --user priya), everywhere a
+// command takes some; after "--" everything is an argument.
+func TestCLI_FlagsAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "agentmem.db")
+	ctx := context.Background()
+	mem, err := app.New(ctx, app.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.CreateMemory(ctx, "priya", agentmem.MemoryInput{Text: "User is allergic to shellfish.", Category: "health"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.CreateThread(ctx, "priya", &agentmem.Thread{ID: "trip"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.AppendMessages(ctx, "priya", "trip", []*agentmem.Message{{Role: "user", Content: "Plan a dinner in Lisbon."}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	mem.Close()
+
+	if got := runOut(t, "search", "shellfish", "--user", "priya", "--db", db); !strings.Contains(got, "User is allergic to shellfish.") {
+		t.Errorf("search QUERY --user …:\n%s", got)
+	}
+	if got := runOut(t, "search", "--user", "priya", "what", "about", "--db", db, "shellfish", "--json"); !strings.Contains(got, `"results"`) || !strings.Contains(got, "shellfish") {
+		t.Errorf("search with the query's words between flags (--json):\n%s", got)
+	}
+	// After "--", a word that looks like a flag is part of the query.
+	if got := runOut(t, "search", "--user", "priya", "--db", db, "--", "--json", "shellfish"); !strings.HasPrefix(got, "SCORE") {
+		t.Errorf(`search -- --json …: %q, want a table (--json after "--" is the query's)`, got)
+	}
+	if got := runOut(t, "context", "And", "dinner?", "--user", "priya", "--thread", "trip", "--db", db, "--budget", "4000"); !strings.Contains(got, "Plan a dinner in Lisbon.") || !strings.Contains(got, "of 4000 tokens") {
+		t.Errorf("context INPUT --user …:\n%s", got)
+	}
+
+	out := filepath.Join(dir, "priya.json")
+	runOut(t, "export", "--user", "priya", "--db", db, "--out", out)
+	db2 := "sqlite:" + filepath.Join(dir, "b.db")
+	if got := runOut(t, "import", out, "--user", "bob", "--db", db2); !strings.Contains(got, "imported thread trip") {
+		t.Errorf("import FILE --user …: %q", got)
+	}
+	if got := runOut(t, "import", out, "--user", "bob", "--db", db2, "--on-conflict", "skip"); !strings.Contains(got, "skipped") {
+		t.Errorf("import FILE … --on-conflict skip: %q", got)
+	}
+	token := strings.TrimSpace(runOut(t, "keys", "create", "--db", db, "--scope", "user:priya"))
+	id := strings.TrimPrefix(token, "am_")[:16]
+	if got := runOut(t, "keys", "revoke", id, "--db", db); !strings.Contains(got, "revoked key "+id) {
+		t.Errorf("keys revoke ID --db …: %q", got)
+	}
+	// A subcommand comes first, and an error says so.
+	for _, args := range [][]string{{"keys", "--db", db, "list"}, {"eval", "--json", "extraction"}} {
+		if _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), "before its flags") {
+			t.Errorf("%v: %v, want an error saying the subcommand comes before its flags", args, err)
+		}
+	}
+	// A second argument where one is taken is still refused, by name.
+	if _, err := runCmd(t, "import", out, "--user", "bob", out, "--db", db2); err == nil || !strings.Contains(err.Error(), "one file") {
+		t.Errorf("import FILE --user bob FILE: %v, want an error saying import takes one file", err)
+	}
+}
+
+// TestImport_OnConflictNamed: on the command line, the import's conflict
+// and a bad --on-conflict name the flag, not the API's on_conflict.
+func TestImport_OnConflictNamed(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	seed(t, db, "alice", time.Now())
+	out := filepath.Join(dir, "alice.json")
+	if _, err := runCmd(t, "export", "--db", db, "--user", "alice", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "--db", db, "--user", "alice", out}, "--on-conflict skip or replace"},
+		{[]string{"import", "--db", db, "--user", "alice", "--on-conflict", "merge", out}, `--on-conflict must be fail, skip or replace, not "merge"`},
+	} {
+		_, err := runCmd(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "on_conflict") {
+			t.Errorf("%v: %v, want %q (and no on_conflict)", tt.args, err, tt.want)
+		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"net/url"
@@ -158,9 +160,10 @@ func defaults() Config {
 
 // Which commands take a setting.
 const (
-	inServe = 1 << iota         // serve
-	inAdmin                     // the commands that open the store: migrate, export, import, cleanup, keys
-	inStore = inServe | inAdmin // every command that opens the store
+	inServe = 1 << iota                 // serve's HTTP server alone: its address, authentication, request limits, the proxy
+	inAdmin                             // the commands that open the store: migrate, export, import, cleanup, backup, keys
+	inApp                               // agentmem on a database (models, context, indexing): serve, mcp, search, context, memories
+	inStore = inServe | inAdmin | inApp // every command that opens the store
 )
 
 // A setting is one thing agentmem can be told, in three ways: its flag
@@ -170,7 +173,7 @@ const (
 // defaults().
 type setting struct {
 	name  string
-	in    int // inServe, inAdmin or both
+	in    int // the commands that take it: inServe, inAdmin, inApp or several
 	usage string
 	// field returns the setting's field of cfg: a *string, *int, *int64,
 	// *float64, *bool, *time.Duration (see agentmem.ParseAge) or
@@ -188,7 +191,7 @@ var settings = []setting{
 	{"addr", inServe, "listen address; port 0 picks a free port", func(c *Config) any { return &c.Addr }},
 	{"db", inStore, "database: sqlite:PATH, a file path, or postgres://…", func(c *Config) any { return &c.DB }},
 	{"sqlite-synchronous", inStore, "SQLite synchronous pragma: FULL (an acknowledged write survives power loss) or NORMAL", func(c *Config) any { return &c.Synchronous }},
-	{"log-level", inServe, "debug, info, warn or error", func(c *Config) any { return &c.LogLevel }},
+	{"log-level", inServe | inApp, "debug, info, warn or error", func(c *Config) any { return &c.LogLevel }},
 	{"shutdown-timeout", inServe, "how long in-flight requests may take to finish on shutdown", func(c *Config) any { return &c.ShutdownTimeout }},
 
 	{"auth", inServe, "authentication: none (loopback only), apikey or header", func(c *Config) any { return &c.Auth }},
@@ -202,40 +205,40 @@ var settings = []setting{
 
 	{"max-message-bytes", inStore, "largest message accepted, in bytes (413 above)", func(c *Config) any { return &c.MaxMessageBytes }},
 	{"max-body-bytes", inServe, "largest request body accepted, in bytes (413 above)", func(c *Config) any { return &c.MaxBodyBytes }},
-	{"max-batch", inServe, "messages per append (413 above)", func(c *Config) any { return &c.MaxBatchMessages }},
+	{"max-batch", inServe | inApp, "messages per append (413 above)", func(c *Config) any { return &c.MaxBatchMessages }},
 	{"max-query-bytes", inServe, "bytes of a URL query string (414 above)", func(c *Config) any { return &c.MaxQueryBytes }},
 	{"admit-search", inServe, "searches and facts questions that run at once (a context's memories are one); more wait up to --admit-wait, then get 503 with Retry-After, and a context is built without memories (0: one per CPU, GOMAXPROCS; -1: no bound)", func(c *Config) any { return &c.AdmitSearch }},
 	{"admit-bulk", inServe, "imports and exports (of users and threads) that run at once; more wait up to --admit-wait, then get 503 with Retry-After (0: one per two CPUs, at least 1; -1: no bound)", func(c *Config) any { return &c.AdmitBulk }},
 	{"admit-wait", inServe, "how long a search, import or export waits for its turn under --admit-search or --admit-bulk before its 503 (0: none)", func(c *Config) any { return &c.AdmitWait }},
 
-	{"context-budget", inServe, "default token budget of a context (128K less 8K for the answer)", func(c *Config) any { return &c.ContextBudget }},
-	{"context-model", inServe, "default model whose tokenizer counts a context", func(c *Config) any { return &c.ContextModel }},
-	{"context-strategy", inServe, "default strategy of a context: trim, window or summarize", func(c *Config) any { return &c.ContextStrategy }},
-	{"window-turns", inServe, "window strategy: the last N turns (seed 004; 0: no bound by turns, with --window-messages)", func(c *Config) any { return &c.WindowTurns }},
-	{"window-messages", inServe, "window strategy: the last N messages (0: no bound by messages; with --window-turns, the tighter bound)", func(c *Config) any { return &c.WindowMessages }},
-	{"summarize-trigger-turns", inServe, "summarize strategy by turns: ask for a summary past N unsummarised turns (seed 001: 10; 0: by fraction); wins over the fractions", func(c *Config) any { return &c.SummarizeTriggerTurns }},
-	{"summarize-keep-turns", inServe, "summarize strategy by turns: the newest turns kept verbatim (seed 001: 5)", func(c *Config) any { return &c.SummarizeKeepTurns }},
-	{"summarize-trigger-fraction", inServe, "summarize strategy by fraction: ask for a summary when the unsummarised history takes this fraction of the budget (seed 004)", func(c *Config) any { return &c.SummarizeTriggerFraction }},
-	{"summarize-keep-fraction", inServe, "summarize strategy by fraction: the newest messages kept verbatim, as a fraction of the budget", func(c *Config) any { return &c.SummarizeKeepFraction }},
-	{"context-warn-fraction", inServe, "the telemetry warns when a context uses this fraction of its budget (seed 004)", func(c *Config) any { return &c.ContextWarnFraction }},
-	{"recent-summaries", inServe, "summaries of the user's other threads that open a context (seed 001; 0: none)", func(c *Config) any { return &c.RecentSummaries }},
-	{"prompts", inServe, "JSON file of named system prompts: {templates, default, rules}", func(c *Config) any { return &c.Prompts }},
+	{"context-budget", inServe | inApp, "default token budget of a context (128K less 8K for the answer)", func(c *Config) any { return &c.ContextBudget }},
+	{"context-model", inServe | inApp, "default model whose tokenizer counts a context", func(c *Config) any { return &c.ContextModel }},
+	{"context-strategy", inServe | inApp, "default strategy of a context: trim, window or summarize", func(c *Config) any { return &c.ContextStrategy }},
+	{"window-turns", inServe | inApp, "window strategy: the last N turns (seed 004; 0: no bound by turns, with --window-messages)", func(c *Config) any { return &c.WindowTurns }},
+	{"window-messages", inServe | inApp, "window strategy: the last N messages (0: no bound by messages; with --window-turns, the tighter bound)", func(c *Config) any { return &c.WindowMessages }},
+	{"summarize-trigger-turns", inServe | inApp, "summarize strategy by turns: ask for a summary past N unsummarised turns (seed 001: 10; 0: by fraction); wins over the fractions", func(c *Config) any { return &c.SummarizeTriggerTurns }},
+	{"summarize-keep-turns", inServe | inApp, "summarize strategy by turns: the newest turns kept verbatim (seed 001: 5)", func(c *Config) any { return &c.SummarizeKeepTurns }},
+	{"summarize-trigger-fraction", inServe | inApp, "summarize strategy by fraction: ask for a summary when the unsummarised history takes this fraction of the budget (seed 004)", func(c *Config) any { return &c.SummarizeTriggerFraction }},
+	{"summarize-keep-fraction", inServe | inApp, "summarize strategy by fraction: the newest messages kept verbatim, as a fraction of the budget", func(c *Config) any { return &c.SummarizeKeepFraction }},
+	{"context-warn-fraction", inServe | inApp, "the telemetry warns when a context uses this fraction of its budget (seed 004)", func(c *Config) any { return &c.ContextWarnFraction }},
+	{"recent-summaries", inServe | inApp, "summaries of the user's other threads that open a context (seed 001; 0: none)", func(c *Config) any { return &c.RecentSummaries }},
+	{"prompts", inServe | inApp, "JSON file of named system prompts: {templates, default, rules}", func(c *Config) any { return &c.Prompts }},
 
-	{"llm-model", inServe, "chat model, with OPENAI_API_KEY, OPENAI_BASE_URL or the Azure variables (default: gpt-4o-mini; on Azure, the deployment)", func(c *Config) any { return &c.LLMModel }},
-	{"llm-base-url", inServe, "base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OPENAI_BASE_URL)", func(c *Config) any { return &c.LLMBaseURL }},
-	{"summary-model", inServe, "model of the summaries of threads and chunks (default: --llm-model)", func(c *Config) any { return &c.SummaryModel }},
-	{"extract-model", inServe, "model of memory extraction and consolidation and of entities (default: --llm-model)", func(c *Config) any { return &c.ExtractModel }},
-	{"reflect-model", inServe, "model of reflection and of the profile (default: --llm-model)", func(c *Config) any { return &c.ReflectModel }},
-	{"embedder", inServe, "embedder of search: builtin (no model, no network) or openai (the embeddings of the model's server)", func(c *Config) any { return &c.Embedder }},
-	{"embed-model", inServe, "embeddings model of --embedder openai", func(c *Config) any { return &c.EmbedModel }},
+	{"llm-model", inServe | inApp, "chat model, with OPENAI_API_KEY, OPENAI_BASE_URL or the Azure variables (default: gpt-4o-mini; on Azure, the deployment)", func(c *Config) any { return &c.LLMModel }},
+	{"llm-base-url", inServe | inApp, "base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OPENAI_BASE_URL)", func(c *Config) any { return &c.LLMBaseURL }},
+	{"summary-model", inServe | inApp, "model of the summaries of threads and chunks (default: --llm-model)", func(c *Config) any { return &c.SummaryModel }},
+	{"extract-model", inServe | inApp, "model of memory extraction and consolidation and of entities (default: --llm-model)", func(c *Config) any { return &c.ExtractModel }},
+	{"reflect-model", inServe | inApp, "model of reflection and of the profile (default: --llm-model)", func(c *Config) any { return &c.ReflectModel }},
+	{"embedder", inServe | inApp, "embedder of search: builtin (no model, no network) or openai (the embeddings of the model's server)", func(c *Config) any { return &c.Embedder }},
+	{"embed-model", inServe | inApp, "embeddings model of --embedder openai", func(c *Config) any { return &c.EmbedModel }},
 
-	{"chunk-turns", inServe, "turns per searchable chunk (seed 001's k)", func(c *Config) any { return &c.ChunkTurns }},
-	{"index-shed-backlog", inServe, "index jobs waiting past which indexing describes chunks without the model and extracts no entities, so that search and memories keep up (-1: never)", func(c *Config) any { return &c.IndexShedBacklog }},
-	{"idle-timeout", inServe, "an active thread without a message for this long ends, and is reflected on (0: never)", func(c *Config) any { return &c.IdleTimeout }},
-	{"done-jobs-retention", inServe, "background jobs that are done are deleted this long after (0: kept; dead jobs are always kept)", func(c *Config) any { return &c.DoneJobsRetention }},
-	{"job-lease", inServe, "how long a worker holds a background job: the jobs of a server that died (killed, crashed) run again once their lease expires; longer than the slowest job takes", func(c *Config) any { return &c.JobLease }},
-	{"insight-categories", inServe, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
-	{"insight-min-confidence", inServe, "reflection drops insights with less confidence (seed 001)", func(c *Config) any { return &c.InsightMinConfidence }},
+	{"chunk-turns", inServe | inApp, "turns per searchable chunk (seed 001's k)", func(c *Config) any { return &c.ChunkTurns }},
+	{"index-shed-backlog", inServe | inApp, "index jobs waiting past which indexing describes chunks without the model and extracts no entities, so that search and memories keep up (-1: never)", func(c *Config) any { return &c.IndexShedBacklog }},
+	{"idle-timeout", inServe | inApp, "an active thread without a message for this long ends, and is reflected on (0: never)", func(c *Config) any { return &c.IdleTimeout }},
+	{"done-jobs-retention", inServe | inApp, "background jobs that are done are deleted this long after (0: kept; dead jobs are always kept)", func(c *Config) any { return &c.DoneJobsRetention }},
+	{"job-lease", inServe | inApp, "how long a worker holds a background job: the jobs of a server that died (killed, crashed) run again once their lease expires; longer than the slowest job takes", func(c *Config) any { return &c.JobLease }},
+	{"insight-categories", inServe | inApp, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
+	{"insight-min-confidence", inServe | inApp, "reflection drops insights with less confidence (seed 001)", func(c *Config) any { return &c.InsightMinConfidence }},
 	{"proxy-upstream", inServe, "base URL of the model server the OpenAI-compatible proxy at /openai/v1 forwards to, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (default: the model's server: --llm-base-url, OPENAI_BASE_URL, OpenAI with OPENAI_API_KEY, or Azure); its key is AGENTMEM_PROXY_API_KEY, else OPENAI_API_KEY", func(c *Config) any { return &c.ProxyUpstream }},
 	{"proxy-mode", inServe, "the proxy's memory mode when a request's X-Agentmem-Memory names none: auto (augment a request that carries earlier turns, else full), full, augment or off", func(c *Config) any { return &c.ProxyMode }},
 	{"proxy-budgets", inServe, "comma-separated MODEL=TOKENS context budgets of the proxy, by model name prefix (llama3=7000); the known OpenAI models have defaults (their window less 8K)", func(c *Config) any { return &c.ProxyBudgets }},
@@ -244,7 +247,7 @@ var settings = []setting{
 	{"mcp-sessions-per-key", inServe, "MCP sessions over HTTP (/mcp) one key may have open at once (429 above)", func(c *Config) any { return &c.MCPSessionsPerKey }},
 	{"mcp-max-sessions", inServe, "MCP sessions over HTTP open at once in all (503 above)", func(c *Config) any { return &c.MCPMaxSessions }},
 	{"mcp-session-idle", inServe, "an MCP session over HTTP with no request in flight for this long is closed; its client opens another", func(c *Config) any { return &c.MCPSessionIdle }},
-	{"facts-min-score", inServe, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
+	{"facts-min-score", inServe | inApp, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
 }
 
 // admission returns serve's bounds of expensive work (core.Admission).
@@ -531,6 +534,45 @@ func logLevel(s string) (slog.Level, error) {
 func newLogger(w io.Writer, level string) *slog.Logger {
 	l, _ := logLevel(level)
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// sqliteFile returns the file of an SQLite database as --db names it
+// (sqlite:PATH, sqlite://PATH or a plain path, as sqlite.Open reads it);
+// ok is false for PostgreSQL, another scheme (which opening refuses) and
+// what is no file.
+func sqliteFile(db string) (path string, ok bool) {
+	if scheme, _, found := strings.Cut(db, "://"); found && scheme != "sqlite" && !strings.ContainsAny(scheme, "/\\.") {
+		return "", false // postgres://…, or a scheme app.OpenStore names as unsupported
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(db, "sqlite://"), "sqlite:")
+	return path, path != "" && path != ":memory:"
+}
+
+// checkDBExists returns an error when cfg.DB names an SQLite file that
+// does not exist. The commands that read a database call it first, so
+// that a mistyped --db is an error, not an empty database created and
+// read; those that make one (serve, migrate, mcp, import, keys create:
+// the first key of a new server) do not.
+func (cfg *Config) checkDBExists() error {
+	path, ok := sqliteFile(cfg.DB)
+	if !ok {
+		return nil
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or an error opening it will name
+	}
+	var given string
+	switch from := cfg.from["db"]; {
+	case from == "":
+		given = "the default --db, " + cfg.DB
+	case strings.HasPrefix(from, "--"):
+		given = from + " " + cfg.DB
+	case strings.HasPrefix(from, "AGENTMEM_"):
+		given = from + "=" + cfg.DB
+	default:
+		given = from // db in FILE
+	}
+	return fmt.Errorf("database %s does not exist (%s): name an existing one, or create it with agentmem migrate (serve creates it at start)", path, given)
 }
 
 // openStore opens the database named by cfg.DB, migrating it, with exact

@@ -299,8 +299,11 @@ func TestREADME_Settings(t *testing.T) {
 			d = "`" + d + "`"
 		}
 		usage := s.usage
-		if s.in == inStore {
+		switch s.in {
+		case inStore:
 			usage += " (all commands that open the database)"
+		case inServe:
+			usage += " (*serve only*)"
 		}
 		fmt.Fprintf(&table, "| `--%s` | `%s` | %s | %s |\n", s.name, s.env(), d, strings.ReplaceAll(usage, "|", `\|`))
 	}

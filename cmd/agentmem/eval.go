@@ -40,6 +40,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) == 0 {
 		return errors.New("eval: name an evaluation (locomo, extraction)")
 	}
+	if strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("eval: name the evaluation (locomo or extraction) before its flags, e.g. agentmem eval locomo %s", strings.Join(args, " "))
+	}
 	return fmt.Errorf("eval: unknown evaluation %q (there are locomo and extraction)", args[0])
 }
 

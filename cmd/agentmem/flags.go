@@ -150,7 +150,7 @@ type arguments interface {
 type command struct {
 	name     string // "serve", "keys create"
 	synopsis string
-	in       int              // the settings it takes: inServe, inAdmin or none
+	in       int              // the settings it takes: inServe, inAdmin, inApp, several, or none
 	args     func() arguments // its arguments (nil: none)
 }
 
@@ -210,7 +210,7 @@ func parseCommand(name string, args []string, getenv func(string) string, stdout
 func (c command) parse(args []string, getenv func(string) string, stdout io.Writer, a arguments) (Config, *flag.FlagSet, error) {
 	cfg := defaults()
 	fs := c.flagSet(&cfg, a)
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterleaved(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			c.printUsage(stdout, fs)
 			return cfg, fs, err
@@ -255,6 +255,34 @@ func (c command) parse(args []string, getenv func(string) string, stdout io.Writ
 		}
 	}
 	return cfg, fs, nil
+}
+
+// parseInterleaved parses args into fs as fs.Parse does, but takes flags
+// after positional arguments too (agentmem search "shellfish" --user
+// priya): package flag stops at the first argument that is not a flag, so
+// each time it does, that argument is set aside and the rest parsed again.
+// After "--" every argument is positional. fs.Args() then holds the
+// positional arguments in their order.
+func parseInterleaved(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			break
+		}
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			positional = append(positional, left...) // all after "--"
+			break
+		}
+		positional = append(positional, left[0])
+		rest = left[1:]
+	}
+	// Parsing "--" alone leaves the flags set and makes positional
+	// fs.Args().
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 // given reports whether the flag name is on the command line.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -42,6 +43,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	case isHelp(args[0]):
 		fmt.Fprint(stdout, usage("keys "))
 		return nil
+	case strings.HasPrefix(args[0], "-"):
+		fmt.Fprint(stderr, usage("keys "))
+		return fmt.Errorf("keys: name the subcommand (create, list or revoke) before its flags, e.g. agentmem keys list %s", strings.Join(args, " "))
 	}
 	switch args[0] {
 	case "create":
@@ -75,6 +79,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		if fs.NArg() > 0 {
 			return fmt.Errorf("keys list: unexpected argument %q", fs.Arg(0))
 		}
+		if err := cfg.checkDBExists(); err != nil {
+			return err
+		}
 		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tNAME\tCREATED\tEXPIRES\tREVOKED")
@@ -102,6 +109,9 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		if fs.NArg() != 1 {
 			return errors.New("keys revoke: give the ID of the key to revoke (see keys list)")
+		}
+		if err := cfg.checkDBExists(); err != nil {
+			return err
 		}
 		return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 			k, err := svc.RevokeKey(ctx, fs.Arg(0))

@@ -39,7 +39,7 @@ func main() {
 
 // commands are the subcommands with flags, in the order of the usage.
 var commands = []command{
-	{name: "serve", in: inServe, synopsis: "[--addr 127.0.0.1:8080] [--db sqlite:./agentmem.db | postgres://…] [--auth none|apikey|header] [--config agentmem.json]"},
+	{name: "serve", in: inServe | inApp, synopsis: "[--addr 127.0.0.1:8080] [--db sqlite:./agentmem.db | postgres://…] [--auth none|apikey|header] [--config agentmem.json]"},
 	{name: "migrate", in: inAdmin, synopsis: "[--db …]"},
 	{name: "export", in: inAdmin, synopsis: "--user ID [--thread ID] [--format json|markdown] [--out FILE] [--db …]", args: func() arguments { return new(exportArgs) }},
 	{name: "import", in: inAdmin, synopsis: "--user ID [--on-conflict fail|skip|replace] [--db …] FILE", args: func() arguments { return new(importArgs) }},
@@ -50,10 +50,10 @@ var commands = []command{
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
 	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
 	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
-	{name: "search", in: inServe, synopsis: "--user ID [--scopes memories,messages] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
-	{name: "context", in: inServe, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},
-	{name: "memories", in: inServe, synopsis: "--user ID [--limit 50] [--json] [--db … | --url http://…]", args: func() arguments { return new(memoriesArgs) }},
-	{name: "mcp", in: inServe, synopsis: "--user ID [--agent ID] [--db … | --url http://… [--api-key KEY]]  (the MCP tools over stdin/stdout, for an MCP host)", args: func() arguments { return new(mcpArgs) }},
+	{name: "search", in: inApp, synopsis: "--user ID [--scopes memories,messages] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
+	{name: "context", in: inApp, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},
+	{name: "memories", in: inApp, synopsis: "--user ID [--limit 50] [--json] [--db … | --url http://…]", args: func() arguments { return new(memoriesArgs) }},
+	{name: "mcp", in: inApp, synopsis: "--user ID [--agent ID] [--db … | --url http://… [--api-key KEY]]  (the MCP tools over stdin/stdout, for an MCP host)", args: func() arguments { return new(mcpArgs) }},
 	{name: "demo", synopsis: "[--db FILE]  (seed 001's scenarios through the API, with or without a model)", args: func() arguments { return new(demoArgs) }},
 }
 

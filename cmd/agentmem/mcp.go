@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
@@ -55,6 +56,9 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 		c := client.New(a.url, nil)
 		c.APIKey = cmp.Or(a.apiKey, getenv(apiKeyEnv))
+		if err := checkServer(ctx, c, a.url, a.user); err != nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
 		svc = c
 	} else {
 		acfg, err := cfg.app(getenv, log)
@@ -67,6 +71,9 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		}
 		defer mem.Close()
 		svc = mem.Service
+		if _, _, err := svc.FindThreads(ctx, a.user, agentmem.ThreadFilter{Limit: 1}); err != nil {
+			return fmt.Errorf("mcp: --user %q: %s", a.user, agentmem.ErrorMessage(err))
+		}
 	}
 	srv := mcp.NewServer(svc, mcp.Options{
 		User:    a.user,
@@ -79,6 +86,34 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil
+}
+
+// checkTimeout bounds the call that checks a server at start.
+const checkTimeout = 30 * time.Second
+
+// checkServer proves, with one authenticated call (the user's threads,
+// one), that the server at url answers and that c's key reaches user:
+// otherwise every tool call would fail, each with the same error, in an
+// MCP host that shows none of them until a tool is used.
+func checkServer(ctx context.Context, c *client.Client, url, user string) error {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	_, _, err := c.FindThreads(ctx, user, agentmem.ThreadFilter{Limit: 1})
+	switch code := agentmem.ErrorCode(err); {
+	case err == nil:
+		return nil
+	case code == agentmem.EUNAUTHORIZED && c.APIKey == "":
+		return fmt.Errorf("the server at %s needs an API key: give --api-key or %s (%s)", url, apiKeyEnv, agentmem.ErrorMessage(err))
+	case code == agentmem.EUNAUTHORIZED:
+		return fmt.Errorf("the server at %s refused the API key (--api-key or %s): %s", url, apiKeyEnv, agentmem.ErrorMessage(err))
+	case code == agentmem.ENOTFOUND || code == agentmem.EFORBIDDEN:
+		return fmt.Errorf("the API key does not reach user %q on %s (a user's key reaches that user alone; a tenant's, its users): %s", user, url, agentmem.ErrorMessage(err))
+	case code == agentmem.EINVALID:
+		return fmt.Errorf("--user %q: %s", user, agentmem.ErrorMessage(err))
+	case code == agentmem.EUNAVAILABLE || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("cannot reach the server at %s: %v", url, err)
+	}
+	return fmt.Errorf("the server at %s: %v", url, err)
 }
 
 type nopWriteCloser struct{ io.Writer }

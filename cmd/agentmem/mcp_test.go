@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -92,5 +94,84 @@ func TestMCP_Stdio(t *testing.T) {
 	tool(t, httpSession, "remember", map[string]any{"text": "User likes tea."})
 	if got := get(t, s.URL+"/v1/users/local-user/memories"); !strings.Contains(got, "tea") {
 		t.Errorf("local-user's memory: %s", got)
+	}
+}
+
+// TestMCP_Help: mcp -h lists the settings mcp uses (the database, the
+// models, the context's defaults…), not those of serve's HTTP server;
+// so do the query commands.
+func TestMCP_Help(t *testing.T) {
+	for _, cmd := range []string{"mcp", "search", "context", "memories"} {
+		t.Run(cmd, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if err := run(context.Background(), []string{cmd, "-h"}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			help := stdout.String() + stderr.String()
+			for _, want := range []string{"--db ", "--log-level ", "--llm-model ", "--embedder ", "--context-budget ", "--max-message-bytes ", "--config "} {
+				if !strings.Contains(help, want) {
+					t.Errorf("%s -h does not list %s:\n%s", cmd, want, help)
+				}
+			}
+			for _, serveOnly := range []string{"--addr ", "--auth ", "--insecure ", "--user-header ", "--trusted-proxies ", "--rate-limit ", "--rate-burst ",
+				"--allowed-origins ", "--allowed-hosts ", "--max-body-bytes ", "--max-query-bytes ", "--shutdown-timeout ",
+				"--proxy-upstream ", "--proxy-mode ", "--proxy-budgets ", "--proxy-timeout ", "--proxy-degrade "} {
+				if strings.Contains(help, serveOnly) {
+					t.Errorf("%s -h lists serve's %s", cmd, serveOnly)
+				}
+			}
+		})
+	}
+	// serve's own settings are no flags of mcp; their variables do not
+	// concern it.
+	getenv := func(k string) string { return map[string]string{"AGENTMEM_AUTH": "bogus"}[k] }
+	err := run(context.Background(), []string{"mcp", "--user", "ada", "--addr", ":9"}, getenv, strings.NewReader(""), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-addr") {
+		t.Errorf("mcp --addr: %v, want an error naming the flag", err)
+	}
+}
+
+// TestMCP_URLChecked: mcp --url proves at start, with one authenticated
+// call, that the server answers and its key reaches --user; a bad key, a
+// key of another user or no server is an error naming it, before any
+// tool is served.
+func TestMCP_URLChecked(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agentmem.db")
+	alice := strings.TrimSpace(runOut(t, "keys", "create", "--db", db, "--scope", "user:alice"))
+	srv := MustServe(t, db, "--auth", "apikey")
+	mcpRun := func(env map[string]string, args ...string) error {
+		return run(context.Background(), append([]string{"mcp"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, io.Discard)
+	}
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"BadKey", nil, []string{"--user", "alice", "--url", srv.URL, "--api-key", "am_0000000000000000bogus"}, "API key"},
+		{"NoKey", nil, []string{"--user", "alice", "--url", srv.URL}, "API key"},
+		{"OtherUser", nil, []string{"--user", "bob", "--url", srv.URL, "--api-key", alice}, `"bob"`},
+		{"OtherUserKeyFromEnv", map[string]string{apiKeyEnv: alice}, []string{"--user", "bob", "--url", srv.URL}, `"bob"`},
+		{"NoServer", nil, []string{"--user", "alice", "--url", "http://127.0.0.1:1", "--api-key", alice}, "http://127.0.0.1:1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := mcpRun(tt.env, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "mcp") {
+				t.Fatalf("%v: %v, want an error naming %s", tt.args, err, tt.want)
+			}
+		})
+	}
+	// The key of the user: served (until standard input ends).
+	if err := mcpRun(nil, "--user", "alice", "--url", srv.URL, "--api-key", alice); err != nil {
+		t.Fatalf("mcp --url with alice's key for alice: %v", err)
+	}
+}
+
+// TestMCP_BadUser: mcp refuses at start a --user no tool could use.
+func TestMCP_BadUser(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "agentmem.db")
+	err := run(context.Background(), []string{"mcp", "--user", "_agentmem", "--db", db}, func(string) string { return "" }, strings.NewReader(""), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("mcp --user _agentmem: %v, want an error saying the ID is reserved", err)
 	}
 }

@@ -32,7 +32,8 @@ func (a *target) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&a.json, "json", false, "print JSON, for scripts, instead of a table")
 }
 
-// with runs fn on the service of the target.
+// with runs fn on the service of the target: of a database that exists,
+// and a user it has (a mistaken name is an error, not an empty answer).
 func (a *target) with(ctx context.Context, cfg Config, getenv func(string) string, stderr io.Writer, fn func(context.Context, agentmem.Service) error) error {
 	if a.user == "" {
 		return errors.New("--user is required")
@@ -45,6 +46,9 @@ func (a *target) with(ctx context.Context, cfg Config, getenv func(string) strin
 		c.APIKey = cmp.Or(a.apiKey, getenv(apiKeyEnv))
 		return fn(ctx, c)
 	}
+	if err := cfg.checkDBExists(); err != nil {
+		return err
+	}
 	acfg, err := cfg.app(getenv, newLogger(stderr, cfg.LogLevel))
 	if err != nil {
 		return err
@@ -53,7 +57,11 @@ func (a *target) with(ctx context.Context, cfg Config, getenv func(string) strin
 	if err != nil {
 		return err
 	}
-	err = fn(cliContext(ctx), mem.Service)
+	ctx = cliContext(ctx)
+	err = checkUser(ctx, mem.Service, cfg, a.user)
+	if err == nil {
+		err = fn(ctx, mem.Service)
+	}
 	if cerr := mem.Close(); err == nil {
 		err = cerr
 	}
