@@ -38,8 +38,8 @@ type HTTPOptions struct {
 	// "" requires X-Agentmem-User.
 	LocalUser string
 	// MaxSessionsPerKey bounds the sessions one identity has open at
-	// once: an API key, a user of header authentication, everyone when
-	// authentication is off. Opening one more is 429
+	// once: an API key, or without one (header authentication, or
+	// authentication off) a user. Opening one more is 429
 	// (DefaultMaxSessionsPerKey when 0).
 	MaxSessionsPerKey int
 	// MaxSessions bounds the sessions open at once in all; opening one
@@ -131,9 +131,15 @@ type owner struct {
 	user string
 }
 
-// key is what the bound per identity counts by.
+// key is what the bound per identity counts by: the API key, or without
+// one (authentication off, a trusted proxy's header) the user, so that
+// the users of a server without keys do not share one bound.
 func (o owner) key() string {
-	return o.id.Via + "|" + o.id.KeyID + "|" + o.id.Scope.String()
+	k := o.id.Via + "|" + o.id.KeyID + "|" + o.id.Scope.String()
+	if o.id.KeyID == "" {
+		k += "|" + o.user
+	}
+	return k
 }
 
 // opening is a request that may open a session, as the SDK's getServer

@@ -479,3 +479,19 @@ func BenchmarkHTTP_Session(b *testing.B) {
 	b.ReportMetric((heapAlloc()-before)/float64(b.N), "heap-B/session-closed")
 	b.ReportMetric(float64(runtime.NumGoroutine()-g)/float64(b.N), "goroutines/session-closed")
 }
+
+// TestHTTP_SessionBoundsWithoutKeys: without keys (authentication off) the
+// bound per identity counts each user's sessions, not everyone's.
+func TestHTTP_SessionBoundsWithoutKeys(t *testing.T) {
+	mem := apptest.Open(t)
+	h := mcp.NewHTTPHandler(mem.Service, mcp.HTTPOptions{MaxSessionsPerKey: 1, MaxSessions: 10, LocalUser: "local-user"})
+	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthNone}, MCP: h}))
+	t.Cleanup(srv.Close)
+	s := &mcpServer{t: t, mem: mem, url: srv.URL + "/mcp", mcp: h}
+	alice, bob := keyTransport{user: "alice"}, keyTransport{user: "bob"}
+	s.open(alice)
+	s.open(bob) // another user: a place of their own
+	if r := s.send(nil, http.MethodPost, alice, "", initialize); r.status != http.StatusTooManyRequests {
+		t.Errorf("alice's second session: %d %q, want 429", r.status, r.body)
+	}
+}
