@@ -46,3 +46,10 @@ type Chat interface {
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+// Embedding is an embedder and the name of the vector space its vectors
+// are in (Vector.Space): vectors of different spaces are never compared.
+type Embedding struct {
+	Embedder Embedder
+	Space    string
+}

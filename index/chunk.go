@@ -68,19 +68,20 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 		ws = append(ws, agentmem.MessageWindow{Seq: turns[i].Seq, Text: agentmem.WindowText(texts, i)})
 		ids = append(ids, turns[i].ID)
 	}
+	emb, space := ix.bulk()
 	for start := 0; start < len(ws); start += agentmem.MaxPageSize {
 		batch := ws[start:min(start+agentmem.MaxPageSize, len(ws))]
 		if err := ix.Store.PutMessageWindows(ctx, th.UserID, th.ID, batch); err != nil {
 			return err
 		}
-		if ix.Emb == nil {
+		if emb == nil {
 			continue
 		}
 		wt := make([]string, len(batch))
 		for i, w := range batch {
 			wt[i] = w.Text
 		}
-		vecs, err := ix.Emb.Embed(ctx, wt)
+		vecs, err := emb.Embed(ctx, wt)
 		if err != nil {
 			return fmt.Errorf("embed messages: %w", err)
 		}
@@ -89,7 +90,7 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 		}
 		vs := make([]agentmem.Vector, len(vecs))
 		for i, v := range vecs {
-			vs[i] = agentmem.Vector{Scope: agentmem.ScopeMessages, ID: ids[start+i], Space: ix.Space, Vec: v}
+			vs[i] = agentmem.Vector{Scope: agentmem.ScopeMessages, ID: ids[start+i], Space: space, Vec: v}
 		}
 		if err := ix.Store.PutVectors(ctx, th.UserID, vs); err != nil {
 			return err
@@ -129,17 +130,18 @@ func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
 	if err := ix.Store.PutChunks(ctx, th.UserID, out); err != nil {
 		return err
 	}
-	if ix.Emb == nil {
+	emb, space := ix.bulk()
+	if emb == nil {
 		return nil
 	}
 	var texts []string
 	var vs []agentmem.Vector
 	for _, c := range out {
 		texts = append(texts, c.Text, c.Summary)
-		vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c.ID, Space: ix.Space},
-			agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c.ID + agentmem.SummaryVectorSuffix, Space: ix.Space})
+		vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c.ID, Space: space},
+			agentmem.Vector{Scope: agentmem.ScopeChunks, ID: c.ID + agentmem.SummaryVectorSuffix, Space: space})
 	}
-	vecs, err := ix.Emb.Embed(ctx, texts)
+	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
 		return fmt.Errorf("embed chunks: %w", err)
 	}

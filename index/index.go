@@ -41,10 +41,16 @@ type Indexer struct {
 		agentmem.ChunkStore
 		extract.Store
 	}
-	Jobs  agentmem.JobStore // where Enqueue puts index jobs
+	Jobs agentmem.JobStore // where Enqueue puts index jobs
+	// Emb embeds memories and summaries (and, without Bulk, the turns'
+	// windows and chunks too) in the vector space Space.
 	Emb   agentmem.Embedder
 	Space string
-	Log   *slog.Logger
+	// Bulk, when set, embeds the turns' windows and chunks, the bulk of a
+	// user's items, instead of Emb: the built-in embedder's static form,
+	// thousands of texts a second, where its full model runs tens.
+	Bulk *agentmem.Embedding
+	Log  *slog.Logger
 	// Extractor proposes the memories of new turns (nil:
 	// extract.HeuristicExtractor).
 	Extractor extract.Extractor
@@ -82,6 +88,15 @@ type Indexer struct {
 		checked  time.Time
 		shedding bool
 	}
+}
+
+// bulk returns the embedder and space of the turns' windows and chunks
+// (a nil embedder: none).
+func (ix *Indexer) bulk() (agentmem.Embedder, string) {
+	if ix.Bulk != nil {
+		return ix.Bulk.Embedder, ix.Bulk.Space
+	}
+	return ix.Emb, ix.Space
 }
 
 // DefaultShedBacklog is Indexer.ShedBacklog when 0: a thousand index jobs

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -68,7 +69,10 @@ type Reembedder struct {
 	Jobs  agentmem.JobStore
 	Emb   agentmem.Embedder
 	Space string // the vector space of Emb
-	Log   *slog.Logger
+	// Bulk, when set, embeds messages and chunks instead of Emb (as
+	// index.Indexer.Bulk).
+	Bulk *agentmem.Embedding
+	Log  *slog.Logger
 	// BatchSize is the number of texts per Embed call (DefaultBatch when
 	// 0).
 	BatchSize int
@@ -88,8 +92,8 @@ func UserJob() *agentmem.Job {
 // at start). Servers starting together with the same embedder share one
 // job.
 func (r *Reembedder) EnqueueAll(ctx context.Context) error {
-	payload, _ := json.Marshal(reembedPayload{Space: r.Space})
-	if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: SystemUser, Kind: AllJobKind, Key: r.Space, Payload: payload}); err != nil {
+	payload, _ := json.Marshal(reembedPayload{Space: r.spacesKey()})
+	if _, err := r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: SystemUser, Kind: AllJobKind, Key: r.spacesKey(), Payload: payload}); err != nil {
 		return fmt.Errorf("enqueue reembed-all job: %w", err)
 	}
 	return nil
@@ -97,12 +101,14 @@ func (r *Reembedder) EnqueueAll(ctx context.Context) error {
 
 // RunAll is the reembed-all job's handler (a worker.Handler): it enqueues
 // a reembed job for each user with vectors of a space other than
-// r.Space. Users are visited in ID order, one VectorSpaces call each.
+// r.Space (and Bulk's). Users are visited in ID order, one VectorSpaces
+// call each.
 func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 	p, err := r.payload(j)
-	if err != nil || p.Space != r.Space {
+	if err != nil || p.Space != r.spacesKey() {
 		return err
 	}
+	ours := r.spaces()
 	users := 0
 	for after := ""; ; {
 		ids, err := r.Store.FindUserIDs(ctx, after, agentmem.MaxPageSize)
@@ -114,10 +120,10 @@ func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 			if err != nil {
 				return err
 			}
-			if !slices.ContainsFunc(spaces, func(s string) bool { return s != r.Space }) {
+			if !slices.ContainsFunc(spaces, func(s string) bool { return !slices.Contains(ours, s) }) {
 				continue
 			}
-			_, err = r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: JobKind, Key: r.Space,
+			_, err = r.Jobs.EnqueueJob(ctx, &agentmem.Job{UserID: id, Kind: JobKind, Key: r.spacesKey(),
 				Payload: j.Payload, MaxAttempts: DefaultAttempts})
 			if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 				continue // erased since it was listed
@@ -132,7 +138,7 @@ func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 		after = ids[len(ids)-1]
 	}
 	if users > 0 {
-		r.log().InfoContext(ctx, "the embedder changed: re-embedding users", "space", r.Space, "users", users)
+		r.log().InfoContext(ctx, "the embedder changed: re-embedding users", "space", r.spacesKey(), "users", users)
 	}
 	return nil
 }
@@ -141,7 +147,7 @@ func (r *Reembedder) RunAll(ctx context.Context, j *agentmem.Job) error {
 // the job's user.
 func (r *Reembedder) Run(ctx context.Context, j *agentmem.Job) error {
 	p, err := r.payload(j)
-	if err != nil || p.Space != r.Space {
+	if err != nil || p.Space != r.spacesKey() {
 		return err
 	}
 	return r.ReembedUser(ctx, j.UserID)
@@ -151,13 +157,13 @@ func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
 	var p reembedPayload
 	err := json.Unmarshal(j.Payload, &p)
 	if err == nil && p.Space == "" && j.Kind == JobKind {
-		p.Space = r.Space // a user's job for whichever embedder runs it (see UserJob)
+		p.Space = r.spacesKey() // a user's job for whichever embedder runs it (see UserJob)
 	}
 	if err != nil || p.Space == "" {
 		return p, agentmem.Errorf(agentmem.EINVALID, "%s job %s has a malformed payload.", j.Kind, j.ID)
 	}
-	if p.Space != r.Space {
-		r.log().Info("job for another embedder left alone", "job", j.ID, "kind", j.Kind, "space", p.Space, "ours", r.Space)
+	if p.Space != r.spacesKey() {
+		r.log().Info("job for another embedder left alone", "job", j.ID, "kind", j.Kind, "space", p.Space, "ours", r.spacesKey())
 	}
 	return p, nil
 }
@@ -207,27 +213,57 @@ func (r *Reembedder) ReembedUser(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
+	ours := r.spaces()
 	for _, space := range spaces {
-		if space != r.Space {
+		if !slices.Contains(ours, space) {
 			if err := r.Store.DeleteVectorSpace(ctx, userID, space); err != nil {
 				return err
 			}
 		}
 	}
-	r.log().InfoContext(ctx, "user re-embedded", "user", userID, "space", r.Space, "embedded", b.embedded, "skipped", b.skipped)
+	r.log().InfoContext(ctx, "user re-embedded", "user", userID, "space", r.spacesKey(), "embedded", b.embedded, "skipped", b.skipped)
 	return nil
 }
 
-// vectorKeys returns the scope/id of the user's items with a vector in
-// r.Space.
-func (r *Reembedder) vectorKeys(ctx context.Context, userID string) (map[string]bool, error) {
-	vs, err := r.Store.FindVectors(ctx, userID, r.Space, nil)
-	if err != nil {
-		return nil, err
+// bulkScopes are the scopes that Bulk embeds, when set.
+var bulkScopes = []string{agentmem.ScopeMessages, agentmem.ScopeChunks}
+
+// embedding returns the embedder and space of a scope's items.
+func (r *Reembedder) embedding(scope string) (agentmem.Embedder, string) {
+	if r.Bulk != nil && slices.Contains(bulkScopes, scope) {
+		return r.Bulk.Embedder, r.Bulk.Space
 	}
-	have := make(map[string]bool, len(vs))
-	for _, v := range vs {
-		have[v.Scope+"/"+v.ID] = true
+	return r.Emb, r.Space
+}
+
+// spaces returns the spaces r embeds in: Space, and Bulk's.
+func (r *Reembedder) spaces() []string {
+	if r.Bulk != nil {
+		return []string{r.Space, r.Bulk.Space}
+	}
+	return []string{r.Space}
+}
+
+// spacesKey names the spaces r embeds in, for its jobs: a server whose
+// embedders embed in others leaves them alone.
+func (r *Reembedder) spacesKey() string {
+	return strings.Join(slices.Compact(r.spaces()), "+")
+}
+
+// vectorKeys returns the scope/id of the user's items with a vector in
+// the space their scope is embedded in.
+func (r *Reembedder) vectorKeys(ctx context.Context, userID string) (map[string]bool, error) {
+	have := map[string]bool{}
+	for _, space := range slices.Compact(r.spaces()) {
+		vs, err := r.Store.FindVectors(ctx, userID, space, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vs {
+			if _, s := r.embedding(v.Scope); s == space {
+				have[v.Scope+"/"+v.ID] = true
+			}
+		}
 	}
 	return have, nil
 }
@@ -323,7 +359,7 @@ func (r *Reembedder) thread(ctx context.Context, b *reembedBatch, threadID strin
 type reembedBatch struct {
 	r      *Reembedder
 	userID string
-	have   map[string]bool // scope/id of the items with a vector in r.Space
+	have   map[string]bool // scope/id of the items with a vector in their space
 	items  []agentmem.Vector
 	texts  []string
 
@@ -339,7 +375,8 @@ func (b *reembedBatch) add(ctx context.Context, scope, id, text string) error {
 	}
 	b.have[key] = true
 	b.queued++
-	b.items = append(b.items, agentmem.Vector{Scope: scope, ID: id, Space: b.r.Space})
+	_, space := b.r.embedding(scope)
+	b.items = append(b.items, agentmem.Vector{Scope: scope, ID: id, Space: space})
 	b.texts = append(b.texts, text)
 	if len(b.texts) >= cmp.Or(b.r.BatchSize, DefaultBatch) {
 		return b.flush(ctx)
@@ -357,11 +394,33 @@ func (b *reembedBatch) flush(ctx context.Context) error {
 	}
 	items, texts := b.items, b.texts
 	b.items, b.texts = nil, nil
-	vecs, err := b.r.Emb.Embed(ctx, texts)
+	// Items of each space apart, each by its embedder.
+	for _, space := range slices.Compact(b.r.spaces()) {
+		var its []agentmem.Vector
+		var ts []string
+		for i := range items {
+			if items[i].Space == space {
+				its, ts = append(its, items[i]), append(ts, texts[i])
+			}
+		}
+		if len(its) == 0 {
+			continue
+		}
+		emb, _ := b.r.embedding(its[0].Scope)
+		if err := b.embed(ctx, emb, its, ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// embed embeds texts with emb and stores them as items' vectors.
+func (b *reembedBatch) embed(ctx context.Context, emb agentmem.Embedder, items []agentmem.Vector, texts []string) error {
+	vecs, err := emb.Embed(ctx, texts)
 	if agentmem.ErrorCode(err) == agentmem.EINVALID {
 		var kept []agentmem.Vector
 		for i := range texts {
-			v, err := b.r.Emb.Embed(ctx, texts[i:i+1])
+			v, err := emb.Embed(ctx, texts[i:i+1])
 			if agentmem.ErrorCode(err) == agentmem.EINVALID {
 				b.skipped++
 				b.r.log().WarnContext(ctx, "item not re-embedded: the embedder refused it", "user", b.userID, "scope", items[i].Scope, "id", items[i].ID, "err", err)

@@ -302,3 +302,77 @@ func (e *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	e.n++
 	return e.Embedder.Embed(ctx, texts)
 }
+
+// TestReembed_Bulk: with a bulk embedding, messages and chunks are
+// re-embedded in its space and memories and summaries in the main one;
+// vectors of any other space are deleted, and a second run embeds
+// nothing.
+func TestReembed_Bulk(t *testing.T) { testutil.Backends(t, testReembedBulk) }
+
+func testReembedBulk(t *testing.T, s agentmem.Store) {
+	emb, bulk := lexical.New(256), lexical.New(128)
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t1", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I live in Lisbon."},
+		{Role: agentmem.RoleAssistant, Content: "Lisbon is lovely in May."},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &agentmem.Memory{UserID: "alice", Text: "User lives in Lisbon."}
+	if err := s.CreateMemory(ctx, mem); err != nil {
+		t.Fatal(err)
+	}
+	chunk := &agentmem.Chunk{UserID: "alice", ThreadID: "t1", SeqFrom: 1, SeqTo: 2, Turns: 2, Text: "user: I live in Lisbon.\nassistant: …",
+		Summary: "Alice lives in Lisbon.", CreatedAt: time.Now()}
+	if err := s.PutChunks(ctx, "alice", []*agentmem.Chunk{chunk}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t1", ThroughSeq: 2, Text: "Lisbon.", Method: agentmem.SummaryExtractive}); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, s, "alice", agentmem.Vector{Scope: agentmem.ScopeMemories, ID: mem.ID, Space: oldSpace, Vec: []float32{1, 0}},
+		agentmem.Vector{Scope: agentmem.ScopeMessages, ID: msgs[0].ID, Space: oldSpace, Vec: []float32{1, 0}})
+
+	r := &reembed.Reembedder{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), Bulk: &agentmem.Embedding{Embedder: bulk, Space: bulk.Space()}, BatchSize: 3}
+	if err := r.ReembedUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(space string) []string {
+		vs, err := s.FindVectors(ctx, "alice", space, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.Scope+"/"+v.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	wantMain := []string{"memories/" + mem.ID, "summaries/t1"}
+	wantBulk := []string{"chunks/" + chunk.ID, "chunks/" + chunk.ID + agentmem.SummaryVectorSuffix, "messages/" + msgs[0].ID, "messages/" + msgs[1].ID}
+	slices.Sort(wantBulk)
+	if diff := cmp.Diff(wantMain, keys(emb.Space())); diff != "" {
+		t.Errorf("main space mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantBulk, keys(bulk.Space())); diff != "" {
+		t.Errorf("bulk space mismatch (-want +got):\n%s", diff)
+	}
+	spaces, err := s.VectorSpaces(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{emb.Space(), bulk.Space()}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, spaces); diff != "" {
+		t.Errorf("spaces mismatch (-want +got):\n%s", diff)
+	}
+	calls, bulkCalls := &countingEmbedder{Embedder: emb}, &countingEmbedder{Embedder: bulk}
+	again := &reembed.Reembedder{Store: s, Jobs: s, Emb: calls, Space: emb.Space(), Bulk: &agentmem.Embedding{Embedder: bulkCalls, Space: bulk.Space()}}
+	if err := again.ReembedUser(ctx, "alice"); err != nil || calls.n+bulkCalls.n != 0 {
+		t.Fatalf("re-running embedded %d+%d batches (%v), want none", calls.n, bulkCalls.n, err)
+	}
+}

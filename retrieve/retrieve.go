@@ -7,6 +7,7 @@ package retrieve
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -102,7 +103,13 @@ type Options struct {
 	// release is called once the search is done. Serve bounds the
 	// searches that run at once with it (core.Admitter).
 	Admit func(ctx context.Context) (release func(), err error)
-	Log   *slog.Logger
+	// Bulk, when set, is the embedding of messages and chunks (as the
+	// indexer's, index.Indexer.Bulk), the query's other one: a search of
+	// both embeds the query in each space, and ranks each space's nearest
+	// vectors apart, their lists interleaved rank by rank (cosines of two
+	// spaces are not comparable).
+	Bulk *agentmem.Embedding
+	Log  *slog.Logger
 }
 
 // Searcher runs searches. It is safe for concurrent use.
@@ -134,8 +141,10 @@ func (s *Searcher) Warm(ctx context.Context, userID string) (bool, error) {
 	if s.emb == nil || s.cache.max <= 0 {
 		return false, nil
 	}
-	if _, err := s.cache.get(ctx, s.store, userID, s.space); err != nil {
-		return false, err
+	for _, e := range s.embeddings(nil) {
+		if _, err := s.cache.get(ctx, s.store, userID, e.Space); err != nil {
+			return false, err
+		}
 	}
 	return !s.cache.full(), nil
 }
@@ -591,23 +600,18 @@ func (q *query) namesAuthorOf(h *agentmem.TextHit) bool {
 // items, which the caller owns (it runs beside the full-text query).
 func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, scopes []string, n int, filter agentmem.SearchFilter,
 	items map[itemKey]agentmem.TextHit) ([]candidate, error) {
-	qv, err := s.emb.Embed(ctx, []string{query})
-	if err != nil {
+	embs := s.embeddings(scopes)
+	lists := make([][]candidate, len(embs))
+	errs := make([]error, len(embs))
+	var wg sync.WaitGroup
+	for i, e := range embs {
+		wg.Go(func() { lists[i], errs[i] = s.nearest(ctx, userID, query, e, n) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if len(qv) != 1 {
-		return nil, fmt.Errorf("embedder returned %d vectors for 1 text", len(qv))
-	}
-	uv, err := s.cache.get(ctx, s.store, userID, s.space)
-	if err != nil {
-		return nil, err
-	}
-	in := map[string]bool{}
-	for _, sc := range scopes {
-		in[sc] = true
-	}
-	// Over-fetch: some candidates may be filtered out below.
-	near := uv.nearest(qv[0], 2*n, in)
+	near := interleave(lists)
 	// A chunk has two vectors (its text's and its summary's): it ranks by
 	// the nearer.
 	for i := range near {
@@ -644,6 +648,80 @@ func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, s
 		}
 	}
 	return list, nil
+}
+
+// scopedEmbedding is an embedding and the scopes of a search whose items
+// it embeds.
+type scopedEmbedding struct {
+	agentmem.Embedding
+	scopes map[string]bool
+}
+
+// embeddings returns the embeddings of the given scopes (all when nil):
+// one, or two when Options.Bulk embeds messages and chunks apart.
+func (s *Searcher) embeddings(scopes []string) []scopedEmbedding {
+	if scopes == nil {
+		scopes = []string{agentmem.ScopeMemories, agentmem.ScopeMessages, agentmem.ScopeChunks, agentmem.ScopeSummaries}
+	}
+	main := scopedEmbedding{agentmem.Embedding{Embedder: s.emb, Space: s.space}, map[string]bool{}}
+	bulk := scopedEmbedding{scopes: map[string]bool{}}
+	if s.opt.Bulk != nil {
+		bulk.Embedding = *s.opt.Bulk
+	}
+	for _, sc := range scopes {
+		if s.opt.Bulk != nil && (sc == agentmem.ScopeMessages || sc == agentmem.ScopeChunks) {
+			bulk.scopes[sc] = true
+		} else {
+			main.scopes[sc] = true
+		}
+	}
+	var out []scopedEmbedding
+	for _, e := range []scopedEmbedding{main, bulk} {
+		if len(e.scopes) > 0 && e.Embedder != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// nearest embeds the query in e's space and returns the user's 2n
+// vectors of e's scopes nearest to it, best first (over-fetched: some
+// candidates may be filtered out later).
+func (s *Searcher) nearest(ctx context.Context, userID, query string, e scopedEmbedding, n int) ([]candidate, error) {
+	qv, err := e.Embedder.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	if len(qv) != 1 {
+		return nil, fmt.Errorf("embedder returned %d vectors for 1 text", len(qv))
+	}
+	uv, err := s.cache.get(ctx, s.store, userID, e.Space)
+	if err != nil {
+		return nil, err
+	}
+	return uv.nearest(qv[0], 2*n, e.scopes), nil
+}
+
+// interleave merges ranked lists rank by rank: the first of each, then
+// the second of each… (a list's own order kept), so that lists whose
+// scores are not comparable weigh alike in one ranking.
+func interleave(lists [][]candidate) []candidate {
+	if len(lists) == 1 {
+		return lists[0]
+	}
+	var out []candidate
+	for r := 0; ; r++ {
+		more := false
+		for _, l := range lists {
+			if r < len(l) {
+				out = append(out, l[r])
+				more = true
+			}
+		}
+		if !more {
+			return out
+		}
+	}
 }
 
 // names reports whether text names what the invalidated memory src said

@@ -205,3 +205,72 @@ func TestSearch_Question(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_Bulk: with a bulk embedding, the indexer embeds messages and
+// chunks in its space and memories and summaries in the main one, and a
+// search by vector alone finds all four kinds, its query embedded in
+// each space.
+func TestSearch_Bulk(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	emb, bulk := lexical.New(256), lexical.New(128)
+	bulkEmb := &agentmem.Embedding{Embedder: bulk, Space: bulk.Space()}
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space(), Bulk: bulkEmb,
+		Summarize: func(context.Context, []*agentmem.Message) (string, error) { return "Alice talks about her kayak trip.", nil }}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I took my kayak down the river"},
+		{Role: agentmem.RoleAssistant, Content: "Which river?"},
+	}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndThread(ctx, "alice", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 2, Text: "Alice kayaked down a river.", Method: agentmem.SummaryExtractive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.EmbedSummary(ctx, sum); err != nil {
+		t.Fatal(err)
+	}
+	m := &agentmem.Memory{UserID: "alice", Text: "User owns a kayak."}
+	if err := s.CreateMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.EmbedMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for space, want := range map[string][]string{emb.Space(): {"memories", "summaries"}, bulk.Space(): {"chunks", "messages"}} {
+		vs, err := s.FindVectors(ctx, "alice", space, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			if v.Scope != want[0] && v.Scope != want[1] {
+				t.Errorf("a vector of %s in space %s", v.Scope, space)
+			}
+		}
+	}
+	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{Bulk: bulkEmb})
+	resp, err := search.Search(ctx, "alice", retrieve.Request{Query: "kayak trip", Signals: []string{"vector"},
+		Scopes: []string{"chunks", "summaries", "messages", "memories"}, TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, r := range resp.Results {
+		if r.Scores["vector"] > 0 {
+			kinds[r.Kind]++
+		}
+	}
+	// The memories: the one created, and the one the indexer learned.
+	if kinds["chunk"] != 1 || kinds["summary"] != 1 || kinds["message"] != 2 || kinds["memory"] != 2 {
+		t.Fatalf("results by kind %v (want 1 chunk, 1 summary, 2 messages, 2 memories): %+v", kinds, resp)
+	}
+}
