@@ -216,7 +216,9 @@ func TestSearch_Bulk(t *testing.T) {
 	emb, bulk := lexical.New(256), lexical.New(128)
 	bulkEmb := &agentmem.Embedding{Embedder: bulk, Space: bulk.Space()}
 	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space(), Bulk: bulkEmb,
-		Summarize: func(context.Context, []*agentmem.Message) (string, error) { return "Alice talks about her kayak trip.", nil }}
+		Summarize: func(context.Context, []*agentmem.Message) (string, error) {
+			return "Alice talks about her kayak trip.", nil
+		}}
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
 		t.Fatal(err)
 	}
