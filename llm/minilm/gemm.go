@@ -1,0 +1,144 @@
+package minilm
+
+import "math"
+
+// panel is the width of the packed weight panels of gemmI8: the kernel
+// computes 4 rows × 24 columns at a time.
+const panel = 24
+
+// generic forces the portable kernels, for tests.
+var generic = false
+
+// gemmI8 sets y[r][j] = bias[j] + scale[j] × Σ_i x[r][i] × w[i][j] for
+// r < rows (a multiple of 4) and j < n (a multiple of panel); x has rows of
+// k floats, y of n, and w is packed in panels (see linear).
+func gemmI8(rows, k, n int, x []float32, w []int8, scale, bias, y []float32) {
+	_ = x[rows*k-1]
+	_ = y[rows*n-1]
+	_ = w[k*n-1]
+	fast := hasSIMD && !generic
+	// Panel after panel, so that each stays in the L1 cache while all the
+	// rows pass.
+	for p := 0; p < n; p += panel {
+		wp := w[p*k:]
+		for r := 0; r < rows; r += 4 {
+			if fast {
+				kernI8(k, &x[r*k], k, &wp[0], &scale[p], &bias[p], &y[r*n+p], n)
+			} else {
+				kernI8Go(k, x[r*k:], k, wp, scale[p:], bias[p:], y[r*n+p:], n)
+			}
+		}
+	}
+}
+
+// gemmF32x8 sets y[r][j] = Σ_i x[r][i] × w[i][j] for r < rows (a multiple
+// of 4) and j < n (a multiple of 8), x and y with row strides ldx and ldy;
+// w is packed in panels of 8 columns, k×8 each.
+func gemmF32x8(rows, k, n int, x []float32, ldx int, w []float32, y []float32, ldy int) {
+	_ = x[(rows-1)*ldx+k-1]
+	_ = y[(rows-1)*ldy+n-1]
+	_ = w[k*n-1]
+	fast := hasSIMD && !generic
+	for p := 0; p < n; p += 8 {
+		wp := w[p*k:]
+		for r := 0; r < rows; r += 4 {
+			if fast {
+				kernF32x8(k, &x[r*ldx], ldx, &wp[0], &y[r*ldy+p], ldy)
+			} else {
+				kernF32x8Go(k, x[r*ldx:], ldx, wp, y[r*ldy+p:], ldy)
+			}
+		}
+	}
+}
+
+// kernI8Go is the portable kernI8.
+func kernI8Go(k int, x []float32, ldx int, w []int8, scale, bias, y []float32, ldy int) {
+	var acc [4][panel]float32
+	var wf [panel]float32
+	for i := range k {
+		for j, v := range w[i*panel : i*panel+panel] {
+			wf[j] = float32(v)
+		}
+		for r := range acc {
+			xv := x[r*ldx+i]
+			a := &acc[r]
+			for j := range wf {
+				a[j] += xv * wf[j]
+			}
+		}
+	}
+	for r := range acc {
+		yr := y[r*ldy : r*ldy+panel]
+		for j := range yr {
+			yr[j] = acc[r][j]*scale[j] + bias[j]
+		}
+	}
+}
+
+// kernF32x8Go is the portable kernF32x8.
+func kernF32x8Go(k int, x []float32, ldx int, w []float32, y []float32, ldy int) {
+	var acc [4][8]float32
+	for i := range k {
+		wr := w[i*8 : i*8+8]
+		for r := range acc {
+			xv := x[r*ldx+i]
+			a := &acc[r]
+			for j := range wr {
+				a[j] += xv * wr[j]
+			}
+		}
+	}
+	for r := range acc {
+		copy(y[r*ldy:r*ldy+8], acc[r][:])
+	}
+}
+
+// gelu sets each x to x Φ(x), Φ the standard normal distribution (Hugging
+// Face's "gelu", with the exact erf, not the tanh approximation).
+func gelu(x []float32) {
+	if hasSIMD && !generic && len(x) >= 8 {
+		n := len(x) &^ 7
+		geluAVX(&x[0], n)
+		x = x[n:]
+	}
+	for i, v := range x {
+		x[i] = 0.5 * v * (1 + erff(v*math.Sqrt2/2))
+	}
+}
+
+// erff is erf for float32, a rational approximation (Eigen's
+// generic_fast_erf_float) within a few ulp.
+func erff(x float32) float32 {
+	x = min(max(x, -4), 4)
+	x2 := x * x
+	p := x2*-2.72614225801306e-10 + 2.77068142495902e-08
+	p = x2*p + -2.10102402082508e-06
+	p = x2*p + -5.69250639462346e-05
+	p = x2*p + -7.34990630326855e-04
+	p = x2*p + -2.95459980854025e-03
+	p = x2*p + -1.60960333262415e-02
+	p = x * p
+	q := x2*-1.45660718464996e-05 + -2.13374055278905e-04
+	q = x2*q + -1.68282697438203e-03
+	q = x2*q + -7.37332916720468e-03
+	q = x2*q + -1.42647390514189e-02
+	return p / q
+}
+
+// expf is e^x for float32 (Cephes' expf): within 2 ulp, 0 below -87.
+func expf(x float32) float32 {
+	if x < -87 {
+		return 0
+	}
+	x = min(x, 88)
+	n := float32(math.Floor(float64(x*math.Log2E + 0.5)))
+	r := x - n*0.693359375 - n*-2.12194440e-4
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	y := p*r*r + r + 1
+	return y * math.Float32frombits(uint32(int32(n)+127)<<23)
+}
