@@ -27,3 +27,13 @@ func geluAVX(x *float32, n int)
 //
 //go:noescape
 func expAVX(x *float32, n int, sub, f float32)
+
+// softmaxAVX sets x[:n] to softmax(x[:n] × f), n a multiple of 8 (≥ 8).
+//
+//go:noescape
+func softmaxAVX(x *float32, n int, f float32)
+
+// mulAVX sets dst[i] = a[i] × b[i] for i < n, a multiple of 8.
+//
+//go:noescape
+func mulAVX(dst, a, b *float32, n int)

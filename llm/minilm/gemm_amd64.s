@@ -380,3 +380,100 @@ exploop:
 	VZEROUPPER
 expdone:
 	RET
+
+// func softmaxAVX(x *float32, n int, f float32)
+//
+// x = softmax(x × f) for n (a multiple of 8, at least 8) floats: the
+// maximum, then e^((x - max) × f) as in expAVX and its sum, then the
+// division by the sum.
+TEXT ·softmaxAVX(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	MOVQ SI, DI
+	MOVQ CX, BX
+	VMOVUPS (DI), Y14
+smmax:
+	VMAXPS (DI), Y14, Y14
+	ADDQ $32, DI
+	DECQ BX
+	JNZ smmax
+	VEXTRACTF128 $1, Y14, X0
+	VMAXPS X0, X14, X14
+	VPERMILPS $0x4e, X14, X0
+	VMAXPS X0, X14, X14
+	VPERMILPS $0xb1, X14, X0
+	VMAXPS X0, X14, X14
+	VBROADCASTSS X14, Y14
+	VBROADCASTSS f+16(FP), Y15
+	VMOVUPS mathc<>+512(SB), Y13
+	VPCMPEQD Y12, Y12, Y12
+	VPSRLD $25, Y12, Y12
+	VXORPS Y11, Y11, Y11
+	MOVQ SI, DI
+	MOVQ CX, BX
+smexp:
+	VMOVUPS (DI), Y0
+	VSUBPS Y14, Y0, Y0
+	VMULPS Y15, Y0, Y0
+	VMAXPS mathc<>+544(SB), Y0, Y0
+	VMINPS mathc<>+576(SB), Y0, Y0
+	VMULPS mathc<>+608(SB), Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VFNMADD231PS mathc<>+640(SB), Y1, Y0
+	VFNMADD231PS mathc<>+672(SB), Y1, Y0
+	VMOVUPS mathc<>+704(SB), Y2
+	VFMADD213PS mathc<>+736(SB), Y0, Y2
+	VFMADD213PS mathc<>+768(SB), Y0, Y2
+	VFMADD213PS mathc<>+800(SB), Y0, Y2
+	VFMADD213PS mathc<>+832(SB), Y0, Y2
+	VFMADD213PS mathc<>+864(SB), Y0, Y2
+	VMULPS Y0, Y0, Y3
+	VFMADD213PS Y0, Y3, Y2
+	VADDPS Y13, Y2, Y2
+	VCVTPS2DQ Y1, Y1
+	VPADDD Y12, Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y1, Y2, Y2
+	VMOVUPS Y2, (DI)
+	VADDPS Y2, Y11, Y11
+	ADDQ $32, DI
+	DECQ BX
+	JNZ smexp
+	VEXTRACTF128 $1, Y11, X0
+	VADDPS X0, X11, X11
+	VHADDPS X11, X11, X11
+	VHADDPS X11, X11, X11
+	VDIVSS X11, X13, X11
+	VBROADCASTSS X11, Y11
+smscale:
+	VMULPS (SI), Y11, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ smscale
+	VZEROUPPER
+	RET
+
+// func mulAVX(dst, a, b *float32, n int)
+//
+// dst[i] = a[i] × b[i] for i < n, a multiple of 8.
+TEXT ·mulAVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JZ muldone
+mulloop:
+	VMOVUPS (SI), Y0
+	VMULPS (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ mulloop
+	VZEROUPPER
+muldone:
+	RET

@@ -159,6 +159,10 @@ func (l *linear) apply(y, x, xs []float32, rows int) {
 	if l.col != nil {
 		for r := range rows {
 			xr, sr := x[r*l.in:(r+1)*l.in], xs[r*l.in:(r+1)*l.in]
+			if hasSIMD && !generic && l.in%8 == 0 {
+				mulAVX(&sr[0], &xr[0], &l.col[0], l.in)
+				continue
+			}
 			for i, c := range l.col {
 				sr[i] = xr[i] * c
 			}
@@ -329,7 +333,14 @@ func (m *model) attention(sc *scratch, off, T int) {
 		// Scores, then a softmax over each row's T keys.
 		gemmF32x8(tr, D, tc, q[h*D:], H, sc.kt, sc.s, tc)
 		for i := range tr {
-			softmax(sc.s[i*tc:i*tc+T], m.attnFactor)
+			// The padding keys get a score that makes their weight 0 (or
+			// about 1e-38, which P × V does not read anyway), so that the
+			// softmax runs over whole vectors of 8.
+			row := sc.s[i*tc : (i+1)*tc]
+			for j := T; j < tc; j++ {
+				row[j] = -1e30
+			}
+			softmax(row, m.attnFactor)
 		}
 		// Context: the rows of P times V.
 		for p := range D / 8 {
@@ -341,16 +352,15 @@ func (m *model) attention(sc *scratch, off, T int) {
 
 // softmax sets x to softmax(x × f).
 func softmax(x []float32, f float32) {
+	if hasSIMD && !generic && len(x) >= 8 && len(x)%8 == 0 {
+		softmaxAVX(&x[0], len(x), f)
+		return
+	}
 	mx := x[0]
 	for _, v := range x[1:] {
 		mx = max(mx, v)
 	}
-	i := 0
-	if hasSIMD && !generic && len(x) >= 8 {
-		i = len(x) &^ 7
-		expAVX(&x[0], i, mx, f)
-	}
-	for ; i < len(x); i++ {
+	for i := range x {
 		x[i] = expf((x[i] - mx) * f)
 	}
 	var s float32
