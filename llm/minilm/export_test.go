@@ -6,7 +6,7 @@ func Tokenize(text string) []int32 {
 	if err != nil {
 		panic(err)
 	}
-	return m.tok.Encode(nil, text)
+	return m.tok.Encode(nil, text, MaxTokens)
 }
 
 // Normalize returns the tokenizer's normalized form of s.

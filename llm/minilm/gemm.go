@@ -51,27 +51,32 @@ func gemmF32x8(rows, k, n int, x []float32, ldx int, w []float32, y []float32, l
 	}
 }
 
-// kernI8Go is the portable kernI8.
+// kernI8Go is the portable kernI8. It computes 4 rows × 2 columns at a
+// time in scalar variables, which the compiler keeps in registers, so that
+// each int8 conversion serves 4 multiply-adds.
 func kernI8Go(k int, x []float32, ldx int, w []int8, scale, bias, y []float32, ldy int) {
-	var acc [4][panel]float32
-	var wf [panel]float32
-	for i := range k {
-		for j, v := range w[i*panel : i*panel+panel] {
-			wf[j] = float32(v)
+	x0, x1, x2, x3 := x[:k], x[ldx:ldx+k], x[2*ldx:2*ldx+k], x[3*ldx:3*ldx+k]
+	w = w[:k*panel]
+	for j := 0; j < panel; j += 2 {
+		var a0, a1, b0, b1, c0, c1, d0, d1 float32
+		for i := range x0 {
+			wr := w[i*panel+j : i*panel+j+2 : i*panel+j+2]
+			w0, w1 := float32(wr[0]), float32(wr[1])
+			v0, v1, v2, v3 := x0[i], x1[i], x2[i], x3[i]
+			a0 += v0 * w0
+			a1 += v0 * w1
+			b0 += v1 * w0
+			b1 += v1 * w1
+			c0 += v2 * w0
+			c1 += v2 * w1
+			d0 += v3 * w0
+			d1 += v3 * w1
 		}
-		for r := range acc {
-			xv := x[r*ldx+i]
-			a := &acc[r]
-			for j := range wf {
-				a[j] += xv * wf[j]
-			}
-		}
-	}
-	for r := range acc {
-		yr := y[r*ldy : r*ldy+panel]
-		for j := range yr {
-			yr[j] = acc[r][j]*scale[j] + bias[j]
-		}
+		s0, s1, z0, z1 := scale[j], scale[j+1], bias[j], bias[j+1]
+		y[j], y[j+1] = a0*s0+z0, a1*s1+z1
+		y[ldy+j], y[ldy+j+1] = b0*s0+z0, b1*s1+z1
+		y[2*ldy+j], y[2*ldy+j+1] = c0*s0+z0, c1*s1+z1
+		y[3*ldy+j], y[3*ldy+j+1] = d0*s0+z0, d1*s1+z1
 	}
 }
 

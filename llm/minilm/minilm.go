@@ -88,7 +88,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	seqs := make([][]int32, len(texts))
 	total := 0
 	for i, t := range texts {
-		seqs[i] = m.tok.Encode(nil, t)
+		seqs[i] = m.tok.Encode(nil, t, MaxTokens)
 		total += len(seqs[i])
 	}
 

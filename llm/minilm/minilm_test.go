@@ -234,3 +234,19 @@ func TestData_Checksums(t *testing.T) {
 		t.Fatalf("%d files checked, want 4", n)
 	}
 }
+
+// BenchmarkEmbedGeneric measures the portable kernels (other CPUs than
+// amd64 with AVX2 and FMA) on a text of 16 pieces.
+func BenchmarkEmbedGeneric(b *testing.B) {
+	defer minilm.SetGeneric(true)()
+	e := minilm.New()
+	text := "my sister anna is getting married in porto in september and we are all"
+	if n := len(minilm.Tokenize(text)); n != 16 {
+		b.Fatalf("%d pieces, want 16", n)
+	}
+	MustEmbed(b, e, text)
+	for b.Loop() {
+		MustEmbed(b, e, text)
+	}
+	b.ReportMetric(16*21.2e6/(float64(b.Elapsed().Nanoseconds())/float64(b.N)), "GFLOP/s")
+}

@@ -11,7 +11,7 @@ import (
 // them in as they are read; the rest, decoded, takes about 4 MB.
 type model struct {
 	cfg fileConfig
-	tok *Tokenizer
+	tok *tokenizer
 
 	words      []int8    // [vocab][hidden]
 	wordScale  []float32 // [vocab]
@@ -57,7 +57,7 @@ var (
 // build (the data is part of the binary) and is returned by every call.
 func load() (*model, error) {
 	loadOnce.Do(func() {
-		theModel, loadError = decode(weightsFile, vocabFile)
+		theModel, loadError = decode(weightsFile)
 		if loadError != nil {
 			loadError = fmt.Errorf("minilm: decode the embedded model: %w", loadError)
 		}
@@ -65,19 +65,19 @@ func load() (*model, error) {
 	return theModel, loadError
 }
 
-func decode(weights, vocab string) (*model, error) {
+func decode(weights string) (*model, error) {
 	cfg, ts, err := readWeights(weights)
 	if err != nil {
 		return nil, err
 	}
 	m := &model{cfg: cfg, hidden: cfg.HiddenSize, heads: cfg.Heads, ffn: cfg.IntermediateSize}
 	if m.heads <= 0 || m.hidden%m.heads != 0 || m.hidden%panel != 0 || m.ffn%panel != 0 ||
-		cfg.MaxSeqLength > cfg.MaxPositions || cfg.MaxSeqLength < 2 {
+		cfg.MaxSeqLength > cfg.MaxPositions || cfg.MaxSeqLength != MaxTokens || cfg.HiddenSize != Dim {
 		return nil, fmt.Errorf("unsupported configuration %+v", cfg)
 	}
 	m.headDim = m.hidden / m.heads
 	m.attnFactor = float32(1 / math.Sqrt(float64(m.headDim)))
-	m.tok = newTokenizer(vocab, cfg.MaxSeqLength)
+	m.tok = loadTokenizer()
 	if m.tok.VocabSize() != cfg.VocabSize {
 		return nil, fmt.Errorf("vocab.txt has %d entries, want %d", m.tok.VocabSize(), cfg.VocabSize)
 	}

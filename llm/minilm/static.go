@@ -45,7 +45,7 @@ func NewStatic() *Static { return &Static{} }
 func (s *Static) Space() string { return fmt.Sprintf("%s/%d", staticVersion, StaticDim) }
 
 type staticTable struct {
-	tok   *Tokenizer
+	tok   *tokenizer
 	q     []int8    // [vocab][StaticDim]
 	scale []float32 // [vocab]
 }
@@ -58,7 +58,7 @@ var (
 
 func loadStatic() (*staticTable, error) {
 	staticOnce.Do(func() {
-		theStatic, staticError = decodeStatic(staticFile, vocabFile)
+		theStatic, staticError = decodeStatic(staticFile)
 		if staticError != nil {
 			staticError = fmt.Errorf("minilm: decode the embedded static table: %w", staticError)
 		}
@@ -66,7 +66,7 @@ func loadStatic() (*staticTable, error) {
 	return theStatic, staticError
 }
 
-func decodeStatic(data, vocab string) (*staticTable, error) {
+func decodeStatic(data string) (*staticTable, error) {
 	cfg, ts, err := readWeights(data)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func decodeStatic(data, vocab string) (*staticTable, error) {
 	if t == nil || t.q == nil || len(t.Shape) != 2 || t.Shape[1] != StaticDim || t.Layout != "" {
 		return nil, fmt.Errorf("no int8 static.weight of %d columns", StaticDim)
 	}
-	tok := newTokenizer(vocab, 1<<30) // no limit
+	tok := loadTokenizer()
 	if tok.VocabSize() != t.Shape[0] || cfg.VocabSize != t.Shape[0] {
 		return nil, fmt.Errorf("vocab.txt has %d entries, the table %d", tok.VocabSize(), t.Shape[0])
 	}
@@ -105,7 +105,7 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 				return nil, err
 			}
 		}
-		ids = st.tok.Encode(ids[:0], text)
+		ids = st.tok.Encode(ids[:0], text, math.MaxInt32)
 		acc = [StaticDim]float32{}
 		for _, id := range ids[1 : len(ids)-1] { // not [CLS] and [SEP]
 			row := st.q[int(id)*StaticDim : (int(id)+1)*StaticDim]

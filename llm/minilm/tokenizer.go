@@ -3,6 +3,7 @@ package minilm
 import (
 	"bufio"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -22,7 +23,7 @@ const (
 // rather than split into pieces (max_input_chars_per_word).
 const maxWordChars = 100
 
-// Tokenizer splits texts into the word pieces of the model's vocabulary,
+// tokenizer splits texts into the word pieces of the model's vocabulary,
 // as the model's own tokenizer does (Hugging Face tokenizers' BertNormalizer,
 // BertPreTokenizer and WordPiece, configured as in the model's
 // tokenizer.json):
@@ -41,18 +42,29 @@ const maxWordChars = 100
 //     cannot be split so, or that is longer than 100 characters, is one
 //     [UNK].
 //
-// The result is [CLS], the pieces, [SEP], cut to MaxTokens pieces in all.
-// A Tokenizer is safe for concurrent use.
-type Tokenizer struct {
+// The result is [CLS], the pieces, [SEP], cut to a number of pieces in all.
+// A tokenizer is safe for concurrent use.
+type tokenizer struct {
 	words map[string]int32 // vocabulary entries that start a word
 	conts map[string]int32 // "##" entries, without the "##"
-	max   int
+}
+
+var (
+	tokOnce sync.Once
+	theTok  *tokenizer
+)
+
+// loadTokenizer returns the tokenizer of the embedded vocabulary, read on
+// first use.
+func loadTokenizer() *tokenizer {
+	tokOnce.Do(func() { theTok = newTokenizer(vocabFile) })
+	return theTok
 }
 
 // newTokenizer reads vocab, one entry a line, an entry's id its line number
 // from 0.
-func newTokenizer(vocab string, maxTokens int) *Tokenizer {
-	t := &Tokenizer{words: make(map[string]int32, 24000), conts: make(map[string]int32, 6000), max: maxTokens}
+func newTokenizer(vocab string) *tokenizer {
+	t := &tokenizer{words: make(map[string]int32, 24000), conts: make(map[string]int32, 6000)}
 	sc := bufio.NewScanner(strings.NewReader(vocab))
 	for id := int32(0); sc.Scan(); id++ {
 		w := sc.Text()
@@ -66,15 +78,15 @@ func newTokenizer(vocab string, maxTokens int) *Tokenizer {
 }
 
 // VocabSize returns the number of entries of the vocabulary.
-func (t *Tokenizer) VocabSize() int { return len(t.words) + len(t.conts) }
+func (t *tokenizer) VocabSize() int { return len(t.words) + len(t.conts) }
 
 // Encode appends to ids the token ids of text: [CLS], its pieces, [SEP],
-// at most MaxTokens in all (the pieces beyond are dropped), and returns the
+// at most max (≥ 2) in all (the pieces beyond are dropped), and returns the
 // extended slice.
-func (t *Tokenizer) Encode(ids []int32, text string) []int32 {
+func (t *tokenizer) Encode(ids []int32, text string, max int) []int32 {
 	start := len(ids)
 	ids = append(ids, idCLS)
-	limit := start + t.max - 1 // room for [SEP]
+	limit := start + max - 1 // room for [SEP]
 	var buf []byte
 	for text != "" && len(ids) < limit {
 		seg, special, rest := cutSpecial(text)
@@ -115,7 +127,7 @@ func cutSpecial(s string) (before string, id int32, after string) {
 }
 
 // normalize appends to dst the cleaned, accent-stripped, lower-cased form
-// of s (step 2 of Tokenizer), with any whitespace as a single byte ' '.
+// of s (step 2 of tokenizer), with any whitespace as a single byte ' '.
 func normalize(dst []byte, s string) []byte {
 	if isASCII(s) { // the common case: nothing to decompose
 		for i := 0; i < len(s); i++ {
@@ -179,8 +191,8 @@ func isASCII(s string) bool {
 }
 
 // pieces appends the word pieces of normalized text s (steps 3 and 4 of
-// Tokenizer) to ids while len(ids) < limit.
-func (t *Tokenizer) pieces(ids []int32, s []byte, limit int) []int32 {
+// tokenizer) to ids while len(ids) < limit.
+func (t *tokenizer) pieces(ids []int32, s []byte, limit int) []int32 {
 	for i := 0; i < len(s) && len(ids) < limit; {
 		r, n := rune(s[i]), 1
 		if r >= utf8.RuneSelf {
@@ -215,7 +227,7 @@ func (t *Tokenizer) pieces(ids []int32, s []byte, limit int) []int32 {
 }
 
 // word appends the pieces of one word, greedily longest first, or [UNK].
-func (t *Tokenizer) word(ids []int32, w []byte) []int32 {
+func (t *tokenizer) word(ids []int32, w []byte) []int32 {
 	if utf8.RuneCount(w) > maxWordChars {
 		return append(ids, idUNK)
 	}
