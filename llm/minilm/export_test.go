@@ -37,3 +37,6 @@ var (
 	Gelu    = gelu
 	Softmax = softmax
 )
+
+// Loaded reports whether the model and the static table have been decoded.
+func Loaded() (model, static bool) { return theModel != nil, theStatic != nil }
