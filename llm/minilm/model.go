@@ -10,7 +10,6 @@ import (
 // the matrices) are views of the binary's data: the operating system pages
 // them in as they are read; the rest, decoded, takes about 4 MB.
 type model struct {
-	cfg fileConfig
 	tok *tokenizer
 
 	words      []int8    // [vocab][hidden]
@@ -70,7 +69,7 @@ func decode(weights string) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &model{cfg: cfg, hidden: cfg.HiddenSize, heads: cfg.Heads, ffn: cfg.IntermediateSize}
+	m := &model{hidden: cfg.HiddenSize, heads: cfg.Heads, ffn: cfg.IntermediateSize}
 	if m.heads <= 0 || m.hidden%m.heads != 0 || m.hidden%panel != 0 || m.ffn%panel != 0 ||
 		cfg.MaxSeqLength > cfg.MaxPositions || cfg.MaxSeqLength != MaxTokens || cfg.HiddenSize != Dim {
 		return nil, fmt.Errorf("unsupported configuration %+v", cfg)
@@ -172,7 +171,8 @@ func (l *linear) apply(y, x, xs []float32, rows int) {
 	gemmI8(rows, l.in, l.out, x, l.w, l.scale, l.bias, y)
 }
 
-// norm sets x[r] to LayerNorm(x[r]) for the rows of x.
+// apply sets each row of x (width floats) to its LayerNorm, with float64
+// sums.
 func (n *layerNorm) apply(x []float32, width int) {
 	for r := 0; r+width <= len(x); r += width {
 		v := x[r : r+width]
@@ -197,7 +197,6 @@ func (n *layerNorm) apply(x []float32, width int) {
 type scratch struct {
 	h, xs, q, k, v, ctx, a, u []float32
 	s, seg, kt, vp            []float32
-	ids                       []int32
 }
 
 var scratchPool sync.Pool

@@ -30,8 +30,8 @@ const maxWordChars = 100
 //
 //  1. The special tokens [PAD], [UNK], [CLS], [SEP] and [MASK] written
 //     literally in a text are those tokens (case-sensitively).
-//  2. Between them, the text is cleaned: NUL, U+FFFD and control and format
-//     characters are dropped, other whitespace becomes a space; Chinese,
+//  2. Between them, the text is cleaned: NUL, U+FFFD and control, format
+//     and private-use characters are dropped, whitespace becomes a space; Chinese,
 //     Japanese and Korean ideographs get a space on each side; the text is
 //     decomposed (NFD) and its non-spacing marks dropped, which strips
 //     accents ("Café" is "cafe", "İ" is "i"); and it is lower-cased.
