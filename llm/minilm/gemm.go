@@ -1,6 +1,9 @@
 package minilm
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // panel is the width of the packed weight panels of gemmI8: the kernel
 // computes 4 rows × 24 columns at a time.
@@ -11,15 +14,31 @@ var generic = false
 
 // gemmI8 sets y[r][j] = bias[j] + scale[j] × Σ_i x[r][i] × w[i][j] for
 // r < rows (a multiple of 4) and j < n (a multiple of panel); x has rows of
-// k floats, y of n, and w is packed in panels (see linear).
-func gemmI8(rows, k, n int, x []float32, w []int8, scale, bias, y []float32) {
+// k floats, y of n, and w is packed in panels (see linear). With par > 1,
+// par goroutines share the panels.
+func gemmI8(par, rows, k, n int, x []float32, w []int8, scale, bias, y []float32) {
 	_ = x[rows*k-1]
 	_ = y[rows*n-1]
 	_ = w[k*n-1]
+	panels := n / panel
+	if par = min(par, panels/2); par <= 1 {
+		gemmI8Panels(0, n, rows, k, n, x, w, scale, bias, y)
+		return
+	}
+	var wg sync.WaitGroup
+	for g := range par {
+		from, to := g*panels/par*panel, (g+1)*panels/par*panel
+		wg.Go(func() { gemmI8Panels(from, to, rows, k, n, x, w, scale, bias, y) })
+	}
+	wg.Wait()
+}
+
+// gemmI8Panels is gemmI8 for the columns from… to-1, whole panels.
+func gemmI8Panels(from, to, rows, k, n int, x []float32, w []int8, scale, bias, y []float32) {
 	fast := hasSIMD && !generic
 	// Panel after panel, so that each stays in the L1 cache while all the
 	// rows pass.
-	for p := 0; p < n; p += panel {
+	for p := from; p < to; p += panel {
 		wp := w[p*k:]
 		for r := 0; r < rows; r += 4 {
 			if fast {

@@ -28,7 +28,7 @@ func TestGemm(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	P := minilm.Panel
-	for _, s := range []struct{ rows, k, n int }{{4, 1, P}, {4, 384, 384}, {8, 384, 1536}, {12, 1536, 384}, {4, 7, 2 * P}} {
+	for _, s := range []struct{ rows, k, n int }{{4, 1, P}, {4, 384, 384}, {8, 384, 1536}, {12, 1536, 384}, {4, 7, 2 * P}, {4, 384, 7 * P}} {
 		x := make([]float32, s.rows*s.k)
 		for i := range x {
 			x[i] = rng.Float32()*2 - 1
@@ -53,12 +53,14 @@ func TestGemm(t *testing.T) {
 			}
 		}
 		for _, gen := range []bool{false, true} {
-			restore := minilm.SetGeneric(gen)
-			got := make([]float32, s.rows*s.n)
-			minilm.GemmI8(s.rows, s.k, s.n, x, w, scale, bias, got)
-			restore()
-			if e := maxRelErr(t, got, want); e > 1e-5 {
-				t.Errorf("GemmI8 %+v generic=%v: relative error %.2g, want ≤ 1e-5", s, gen, e)
+			for _, par := range []int{1, 3} {
+				restore := minilm.SetGeneric(gen)
+				got := make([]float32, s.rows*s.n)
+				minilm.GemmI8(par, s.rows, s.k, s.n, x, w, scale, bias, got)
+				restore()
+				if e := maxRelErr(t, got, want); e > 1e-5 {
+					t.Errorf("GemmI8 %+v generic=%v par=%d: relative error %.2g, want ≤ 1e-5", s, gen, par, e)
+				}
 			}
 		}
 	}

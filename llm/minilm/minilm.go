@@ -71,7 +71,8 @@ func (e *Embedder) Space() string { return fmt.Sprintf("%s/%d", version, Dim) }
 const batchRows = 128
 
 // Embed returns one L2-normalised vector of Dim dimensions per text, in the
-// order of texts. It runs up to GOMAXPROCS batches of texts in parallel,
+// order of texts. It runs up to GOMAXPROCS batches of texts in parallel
+// (and splits the matrix products of fewer batches than that),
 // and returns ctx's error as is when ctx ends before it is done. It does
 // no I/O; its only other error is a model that fails to decode, which
 // means a broken build.
@@ -117,6 +118,9 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		from = to
 	}
 
+	// Fewer batches than workers (one short text, say): the matrix
+	// products of each batch share the workers left.
+	par := max(1, runtime.GOMAXPROCS(0)/len(batches))
 	var next atomic.Int64
 	var stopped atomic.Bool
 	var wg sync.WaitGroup
@@ -132,7 +136,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 					return
 				}
 				b := batches[i]
-				m.forward(seqs[b.from:b.to], vecs[b.from:b.to])
+				m.forward(par, seqs[b.from:b.to], vecs[b.from:b.to])
 			}
 		})
 	}

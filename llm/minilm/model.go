@@ -152,9 +152,10 @@ func decode(weights string) (*model, error) {
 	return m, nil
 }
 
-// apply sets y[r] = x[r] Wᵀ + b for rows r < rows (a multiple of 4); xs is
-// scratch of rows×in floats when l has column factors.
-func (l *linear) apply(y, x, xs []float32, rows int) {
+// apply sets y[r] = x[r] Wᵀ + b for rows r < rows (a multiple of 4), with
+// par goroutines; xs is scratch of rows×in floats when l has column
+// factors.
+func (l *linear) apply(par int, y, x, xs []float32, rows int) {
 	if l.col != nil {
 		for r := range rows {
 			xr, sr := x[r*l.in:(r+1)*l.in], xs[r*l.in:(r+1)*l.in]
@@ -168,7 +169,7 @@ func (l *linear) apply(y, x, xs []float32, rows int) {
 		}
 		x = xs
 	}
-	gemmI8(rows, l.in, l.out, x, l.w, l.scale, l.bias, y)
+	gemmI8(par, rows, l.in, l.out, x, l.w, l.scale, l.bias, y)
 }
 
 // apply sets each row of x (width floats) to its LayerNorm, with float64
@@ -214,8 +215,9 @@ func grow(b []float32, n int) []float32 {
 // forward embeds the token sequences seqs (each [CLS] … [SEP], at most
 // MaxSeqLength) into out, one L2-normalised vector of hidden floats each.
 // The sequences go through the matrices together, as one block of rows,
-// which reads the weights once for all; attention stays within each.
-func (m *model) forward(seqs [][]int32, out [][]float32) {
+// which reads the weights once for all; attention stays within each. The
+// matrix products use par goroutines.
+func (m *model) forward(par int, seqs [][]int32, out [][]float32) {
 	sc, _ := scratchPool.Get().(*scratch)
 	if sc == nil {
 		sc = new(scratch)
@@ -255,23 +257,23 @@ func (m *model) forward(seqs [][]int32, out [][]float32) {
 
 	for li := range m.layers {
 		l := &m.layers[li]
-		l.q.apply(sc.q, sc.h, sc.xs, rows)
-		l.k.apply(sc.k, sc.h, sc.xs, rows)
-		l.v.apply(sc.v, sc.h, sc.xs, rows)
+		l.q.apply(par, sc.q, sc.h, sc.xs, rows)
+		l.k.apply(par, sc.k, sc.h, sc.xs, rows)
+		l.v.apply(par, sc.v, sc.h, sc.xs, rows)
 		off := 0
 		for _, s := range seqs {
 			m.attention(sc, off, len(s))
 			off += len(s)
 		}
-		l.o.apply(sc.a, sc.ctx, sc.xs, rows)
+		l.o.apply(par, sc.a, sc.ctx, sc.xs, rows)
 		for i := range sc.h[:n*H] {
 			sc.h[i] += sc.a[i]
 		}
 		l.attnNorm.apply(sc.h[:n*H], H)
 
-		l.up.apply(sc.u, sc.h, sc.xs, rows)
+		l.up.apply(par, sc.u, sc.h, sc.xs, rows)
 		gelu(sc.u[:n*F])
-		l.down.apply(sc.a, sc.u, sc.xs, rows)
+		l.down.apply(par, sc.a, sc.u, sc.xs, rows)
 		for i := range sc.h[:n*H] {
 			sc.h[i] += sc.a[i]
 		}
