@@ -1,0 +1,42 @@
+package minilm
+
+// Tokenize returns the token ids of text.
+func Tokenize(text string) []int32 {
+	m, err := load()
+	if err != nil {
+		panic(err)
+	}
+	return m.tok.Encode(nil, text, MaxTokens)
+}
+
+// Normalize returns the tokenizer's normalized form of s.
+func Normalize(s string) string { return string(normalize(nil, s)) }
+
+var (
+	IsPunct      = isPunct
+	IsWhitespace = isWhitespace
+	Erff         = erff
+	Expf         = expf
+	HasSIMD      = hasSIMD
+	GemmI8       = gemmI8
+	GemmF32x8    = gemmF32x8
+	Panel        = panel
+)
+
+// SetGeneric makes the package use its portable kernels (or not) and
+// returns a function that restores the previous setting.
+func SetGeneric(on bool) (restore func()) {
+	old := generic
+	generic = on
+	return func() { generic = old }
+}
+
+// Gelu and Softmax are the activation and the attention's softmax, with the
+// kernels SetGeneric selects.
+var (
+	Gelu    = gelu
+	Softmax = softmax
+)
+
+// Loaded reports whether the model and the static table have been decoded.
+func Loaded() (model, static bool) { return theModel != nil, theStatic != nil }

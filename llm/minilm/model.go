@@ -1,0 +1,375 @@
+package minilm
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// model is the decoded transformer. Its int8 tables (the word embeddings,
+// the matrices) are views of the binary's data: the operating system pages
+// them in as they are read; the rest, decoded, takes about 4 MB.
+type model struct {
+	tok *tokenizer
+
+	words      []int8    // [vocab][hidden]
+	wordScale  []float32 // [vocab]
+	positions  []float32 // [maxSeq][hidden]: position + token type 0 embeddings
+	embNorm    layerNorm
+	layers     []layer
+	hidden     int
+	heads      int
+	headDim    int
+	ffn        int
+	attnFactor float32 // 1/√headDim
+}
+
+type layer struct {
+	q, k, v, o linear
+	attnNorm   layerNorm
+	up, down   linear
+	ffnNorm    layerNorm
+}
+
+type layerNorm struct {
+	g, b []float32
+	eps  float64
+}
+
+// linear is y = x Wᵀ + b for W of out×in, stored as q[o][i] × scale[o] ×
+// col[i]: the col factors multiply x, the scale factors the sums.
+type linear struct {
+	in, out int
+	w       []int8 // out/panel panels of in×panel: w[p][i][j] = q[p×panel+j][i]
+	scale   []float32
+	col     []float32 // nil: all 1
+	bias    []float32
+}
+
+var (
+	loadOnce  sync.Once
+	theModel  *model
+	loadError error
+)
+
+// load decodes the embedded weights on first use. A failure means a broken
+// build (the data is part of the binary) and is returned by every call.
+func load() (*model, error) {
+	loadOnce.Do(func() {
+		theModel, loadError = decode(weightsFile)
+		if loadError != nil {
+			loadError = fmt.Errorf("minilm: decode the embedded model: %w", loadError)
+		}
+	})
+	return theModel, loadError
+}
+
+func decode(weights string) (*model, error) {
+	cfg, ts, err := readWeights(weights)
+	if err != nil {
+		return nil, err
+	}
+	m := &model{hidden: cfg.HiddenSize, heads: cfg.Heads, ffn: cfg.IntermediateSize}
+	if m.heads <= 0 || m.hidden%m.heads != 0 || m.hidden%panel != 0 || m.ffn%panel != 0 ||
+		cfg.MaxSeqLength > cfg.MaxPositions || cfg.MaxSeqLength != MaxTokens || cfg.HiddenSize != Dim {
+		return nil, fmt.Errorf("unsupported configuration %+v", cfg)
+	}
+	m.headDim = m.hidden / m.heads
+	m.attnFactor = float32(1 / math.Sqrt(float64(m.headDim)))
+	m.tok = loadTokenizer()
+	if m.tok.VocabSize() != cfg.VocabSize {
+		return nil, fmt.Errorf("vocab.txt has %d entries, want %d", m.tok.VocabSize(), cfg.VocabSize)
+	}
+
+	get := func(name string, shape ...int) (*tensor, error) {
+		t := ts[name]
+		if t == nil {
+			return nil, fmt.Errorf("no tensor %s", name)
+		}
+		if fmt.Sprint(t.Shape) != fmt.Sprint(shape) {
+			return nil, fmt.Errorf("%s: shape %v, want %v", name, t.Shape, shape)
+		}
+		return t, nil
+	}
+	var errs []error
+	must := func(name string, shape ...int) *tensor {
+		t, err := get(name, shape...)
+		if err != nil {
+			errs = append(errs, err)
+			return &tensor{Shape: shape, f32: make([]float32, (&tensor{Shape: shape}).size())}
+		}
+		return t
+	}
+	norm := func(prefix string) layerNorm {
+		g, b := must(prefix+".weight", m.hidden), must(prefix+".bias", m.hidden)
+		if g.f32 == nil || b.f32 == nil {
+			errs = append(errs, fmt.Errorf("%s: want float32", prefix))
+		}
+		return layerNorm{g: g.f32, b: b.f32, eps: cfg.LayerNormEps}
+	}
+	lin := func(prefix string, out, in int) linear {
+		w, b := must(prefix+".weight", out, in), must(prefix+".bias", out)
+		if w.q == nil || w.Layout != fmt.Sprintf("panels%d", panel) || b.f32 == nil {
+			errs = append(errs, fmt.Errorf("%s: want int8 weights in panels of %d and a float32 bias", prefix, panel))
+			return linear{}
+		}
+		return linear{in: in, out: out, w: w.q, scale: w.rowScale, col: w.colScale, bias: b.f32}
+	}
+
+	h := m.hidden
+	we := must("embeddings.word_embeddings.weight", cfg.VocabSize, h)
+	m.words, m.wordScale = we.q, we.rowScale
+	if m.words == nil {
+		errs = append(errs, fmt.Errorf("word embeddings: want int8"))
+	}
+	pos := must("embeddings.position_embeddings.weight", cfg.MaxPositions, h)
+	typ := must("embeddings.token_type_embeddings.weight", 2, h)
+	if pos.f32 == nil || typ.f32 == nil {
+		errs = append(errs, fmt.Errorf("position and token type embeddings: want float32"))
+	} else {
+		m.positions = make([]float32, cfg.MaxSeqLength*h)
+		for i := range m.positions {
+			m.positions[i] = pos.f32[i] + typ.f32[i%h] // every token is of type 0
+		}
+	}
+	m.embNorm = norm("embeddings.LayerNorm")
+	for i := range cfg.Layers {
+		p := fmt.Sprintf("encoder.layer.%d.", i)
+		m.layers = append(m.layers, layer{
+			q:        lin(p+"attention.self.query", h, h),
+			k:        lin(p+"attention.self.key", h, h),
+			v:        lin(p+"attention.self.value", h, h),
+			o:        lin(p+"attention.output.dense", h, h),
+			attnNorm: norm(p + "attention.output.LayerNorm"),
+			up:       lin(p+"intermediate.dense", m.ffn, h),
+			down:     lin(p+"output.dense", h, m.ffn),
+			ffnNorm:  norm(p + "output.LayerNorm"),
+		})
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return m, nil
+}
+
+// apply sets y[r] = x[r] Wᵀ + b for rows r < rows (a multiple of 4), with
+// par goroutines; xs is scratch of rows×in floats when l has column
+// factors.
+func (l *linear) apply(par int, y, x, xs []float32, rows int) {
+	if l.col != nil {
+		for r := range rows {
+			xr, sr := x[r*l.in:(r+1)*l.in], xs[r*l.in:(r+1)*l.in]
+			if hasSIMD && !generic && l.in%8 == 0 {
+				mulAVX(&sr[0], &xr[0], &l.col[0], l.in)
+				continue
+			}
+			for i, c := range l.col {
+				sr[i] = xr[i] * c
+			}
+		}
+		x = xs
+	}
+	gemmI8(par, rows, l.in, l.out, x, l.w, l.scale, l.bias, y)
+}
+
+// apply sets each row of x (width floats) to its LayerNorm, with float64
+// sums.
+func (n *layerNorm) apply(x []float32, width int) {
+	for r := 0; r+width <= len(x); r += width {
+		v := x[r : r+width]
+		var s float64
+		for _, f := range v {
+			s += float64(f)
+		}
+		mean := s / float64(width)
+		var ss float64
+		for _, f := range v {
+			d := float64(f) - mean
+			ss += d * d
+		}
+		inv := 1 / math.Sqrt(ss/float64(width)+n.eps)
+		for i, f := range v {
+			v[i] = float32((float64(f)-mean)*inv)*n.g[i] + n.b[i]
+		}
+	}
+}
+
+// scratch is the memory of one forward pass, reused through a pool.
+type scratch struct {
+	h, xs, q, k, v, ctx, a, u []float32
+	s, seg, kt, vp            []float32
+}
+
+var scratchPool sync.Pool
+
+// grow returns b with length n, zeroed.
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
+// forward embeds the token sequences seqs (each [CLS] … [SEP], at most
+// MaxSeqLength) into out, one L2-normalised vector of hidden floats each.
+// The sequences go through the matrices together, as one block of rows,
+// which reads the weights once for all; attention stays within each. The
+// matrix products use par goroutines.
+func (m *model) forward(par int, seqs [][]int32, out [][]float32) {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	defer scratchPool.Put(sc)
+
+	n := 0
+	for _, s := range seqs {
+		n += len(s)
+	}
+	rows := (n + 3) &^ 3
+	H, F := m.hidden, m.ffn
+	alloc := (rows + 4) // slack: attention's last row tile may read past a sequence
+	sc.h = grow(sc.h, alloc*H)
+	sc.xs = grow(sc.xs, alloc*F)
+	sc.q = grow(sc.q, alloc*H)
+	sc.k = grow(sc.k, alloc*H)
+	sc.v = grow(sc.v, alloc*H)
+	sc.ctx = grow(sc.ctx, alloc*H)
+	sc.a = grow(sc.a, alloc*H)
+	sc.u = grow(sc.u, alloc*F)
+
+	// Embeddings: word + position + token type, normalised.
+	r := 0
+	for _, s := range seqs {
+		for t, id := range s {
+			row := sc.h[r*H : (r+1)*H]
+			w, ws := m.words[int(id)*H:(int(id)+1)*H], m.wordScale[id]
+			p := m.positions[t*H : (t+1)*H]
+			for i := range row {
+				row[i] = float32(w[i])*ws + p[i]
+			}
+			r++
+		}
+	}
+	m.embNorm.apply(sc.h[:n*H], H)
+
+	for li := range m.layers {
+		l := &m.layers[li]
+		l.q.apply(par, sc.q, sc.h, sc.xs, rows)
+		l.k.apply(par, sc.k, sc.h, sc.xs, rows)
+		l.v.apply(par, sc.v, sc.h, sc.xs, rows)
+		off := 0
+		for _, s := range seqs {
+			m.attention(sc, off, len(s))
+			off += len(s)
+		}
+		l.o.apply(par, sc.a, sc.ctx, sc.xs, rows)
+		for i := range sc.h[:n*H] {
+			sc.h[i] += sc.a[i]
+		}
+		l.attnNorm.apply(sc.h[:n*H], H)
+
+		l.up.apply(par, sc.u, sc.h, sc.xs, rows)
+		gelu(sc.u[:n*F])
+		l.down.apply(par, sc.a, sc.u, sc.xs, rows)
+		for i := range sc.h[:n*H] {
+			sc.h[i] += sc.a[i]
+		}
+		l.ffnNorm.apply(sc.h[:n*H], H)
+	}
+
+	// Mean pooling over each sequence's tokens, then L2 normalisation.
+	off := 0
+	for si, s := range seqs {
+		acc := make([]float64, H)
+		for t := range s {
+			for i, f := range sc.h[(off+t)*H : (off+t+1)*H] {
+				acc[i] += float64(f)
+			}
+		}
+		off += len(s)
+		var ss float64
+		for i := range acc {
+			acc[i] /= float64(len(s))
+			ss += acc[i] * acc[i]
+		}
+		inv := 1 / math.Sqrt(ss)
+		v := out[si][:H]
+		for i := range v {
+			v[i] = float32(acc[i] * inv)
+		}
+	}
+}
+
+// attention sets ctx's rows off… off+T-1 to the multi-head self-attention
+// of the T tokens of one sequence there (q, k, v already projected).
+func (m *model) attention(sc *scratch, off, T int) {
+	H, D := m.hidden, m.headDim
+	tr := (T + 3) &^ 3 // rows, in tiles of 4
+	tc := (T + 7) &^ 7 // key columns, in panels of 8
+	sc.s = grow(sc.s, tr*tc)
+	sc.kt = grow(sc.kt, D*tc)
+	sc.vp = grow(sc.vp, T*D)
+	sc.seg = grow(sc.seg, tr*H)
+	q := sc.q[off*H:]
+	for h := range m.heads {
+		// Kᵀ in panels of 8 keys: kt[p][d][j] = k[p×8+j][d].
+		for t := range T {
+			kr := sc.k[(off+t)*H+h*D : (off+t)*H+h*D+D]
+			p, j := t/8, t%8
+			dst := sc.kt[p*D*8:]
+			for d, f := range kr {
+				dst[d*8+j] = f
+			}
+		}
+		// V in panels of 8 dimensions: vp[p][t][j] = v[t][p×8+j].
+		for t := range T {
+			vr := sc.v[(off+t)*H+h*D : (off+t)*H+h*D+D]
+			for p := range D / 8 {
+				copy(sc.vp[p*T*8+t*8:p*T*8+t*8+8], vr[p*8:p*8+8])
+			}
+		}
+		// Scores, then a softmax over each row's T keys.
+		gemmF32x8(tr, D, tc, q[h*D:], H, sc.kt, sc.s, tc)
+		for i := range tr {
+			// The padding keys get a score that makes their weight 0 (or
+			// about 1e-38, which P × V does not read anyway), so that the
+			// softmax runs over whole vectors of 8.
+			row := sc.s[i*tc : (i+1)*tc]
+			for j := T; j < tc; j++ {
+				row[j] = -1e30
+			}
+			softmax(row, m.attnFactor)
+		}
+		// Context: the rows of P times V.
+		for p := range D / 8 {
+			gemmF32x8(tr, T, 8, sc.s, tc, sc.vp[p*T*8:], sc.seg[h*D+p*8:], H)
+		}
+	}
+	copy(sc.ctx[off*H:(off+T)*H], sc.seg[:T*H])
+}
+
+// softmax sets x to softmax(x × f).
+func softmax(x []float32, f float32) {
+	if hasSIMD && !generic && len(x) >= 8 && len(x)%8 == 0 {
+		softmaxAVX(&x[0], len(x), f)
+		return
+	}
+	mx := x[0]
+	for _, v := range x[1:] {
+		mx = max(mx, v)
+	}
+	for i := range x {
+		x[i] = expf((x[i] - mx) * f)
+	}
+	var s float32
+	for _, v := range x {
+		s += v
+	}
+	inv := 1 / s
+	for i := range x {
+		x[i] *= inv
+	}
+}
