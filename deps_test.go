@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 	"langchaingo": {"."},
 	"core":        {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
-	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "tokens"},
+	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "llm/minilm", "tokens"},
 	"retrieve": {".", "internal/vecenc"},
 	// The memory pipeline: what every model call shares, then one package
 	// per job. index runs extraction and entities on new messages;
@@ -50,6 +50,7 @@ var allowed = map[string][]string{
 	"worker":       {"."},
 	"llm/openai":   {"."},
 	"llm/lexical":  {"."},
+	"llm/minilm":   {"."},
 	"llm/llmtest":  {"std"}, // a fake model server for any package's tests: stdlib only
 	"eval/locomo":  {"."},   // its own Searcher and Indexer over the stores; cmd passes the token counter and the searcher
 	"cmd/agentmem": {"*"},

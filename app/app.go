@@ -32,6 +32,7 @@ import (
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/minilm"
 	"github.com/agentmem/agentmem/llm/openai"
 	"github.com/agentmem/agentmem/postgres"
 	"github.com/agentmem/agentmem/profile"
@@ -77,9 +78,12 @@ type Config struct {
 	SummaryModel string
 	ExtractModel string
 	ReflectModel string
-	// Embedder is "builtin" (default: feature hashing, no model, no
-	// network) or "openai" (the embeddings of the model's server, model
-	// EmbedModel, default text-embedding-3-small).
+	// Embedder is "builtin" (default: all-MiniLM-L6-v2 in the binary, no
+	// network, for memories, summaries and queries, and its distilled
+	// static table for the turns' windows and chunks), "lexical" (feature
+	// hashing: words, not meaning; the cheapest) or "openai" (the
+	// embeddings of the model's server, model EmbedModel, default
+	// text-embedding-3-small).
 	Embedder   string
 	EmbedModel string
 	// QueryEmbedTimeout bounds the embedding of a query by the model's
@@ -228,7 +232,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	emb, queries, space, err := newEmbedder(ctx, cfg, getenv)
+	emb, queries, space, bulk, err := newEmbedder(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +254,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	reflectModel := cmp.Or(cfg.ReflectModel, cfg.LLMModel)
 	summarizer := &window.Summarizer{Store: store, Chat: chat, Model: summaryModel, Log: log,
 		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
-	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log, Summarize: summarizer.SummarizeChunk, ChunkTurns: cfg.ChunkTurns, ShedBacklog: cfg.IndexShedBacklog,
+	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Bulk: bulk, Log: log, Summarize: summarizer.SummarizeChunk, ChunkTurns: cfg.ChunkTurns, ShedBacklog: cfg.IndexShedBacklog,
 		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
 	if chat != nil {
 		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: extractModel, Log: log}
@@ -268,7 +272,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if cfg.Admission != nil {
 		admitter = core.NewAdmitter(*cfg.Admission)
 	}
-	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder), Admit: admitter.SearchAdmit()})
+	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder), Admit: admitter.SearchAdmit(), Bulk: bulk})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -284,7 +288,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	reemb := &reembed.Reembedder{Store: store, Jobs: jobs, Emb: emb, Space: space, Log: log}
+	reemb := &reembed.Reembedder{Store: store, Jobs: jobs, Emb: emb, Space: space, Bulk: bulk, Log: log}
 	pool.Handlers[window.SummarizeJobKind] = summarizer.Run
 	pool.Handlers[index.JobKind] = ix.Run
 	pool.Handlers[reflection.JobKind] = reflector.Run
@@ -592,20 +596,26 @@ func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
 	return c, nil
 }
 
-// newEmbedder returns the embedder of indexing, the embedder of queries
-// and their vector space: the built-in embedder (both), or the model
+// newEmbedder returns the embedder of indexing, the embedder of queries,
+// their vector space and the bulk embedding of the turns' windows and
+// chunks (nil: the same): the built-in model (both) and its static table
+// (bulk), the lexical embedder (both), or the model
 // server's embeddings, whose dimension one call learns (the space names
 // model and dimension, so that vectors of different embedders are never
 // compared). Queries are embedded on the request path: their client gives
 // up after cfg.QueryEmbedTimeout, without retries, and its breaker counts
 // only their failures.
-func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (emb, queries agentmem.Embedder, space string, err error) {
-	if cfg.Embedder == "" || cfg.Embedder == "builtin" {
+func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (emb, queries agentmem.Embedder, space string, bulk *agentmem.Embedding, err error) {
+	switch cfg.Embedder {
+	case "", "builtin":
+		emb, static := minilm.New(), minilm.NewStatic()
+		return emb, emb, emb.Space(), &agentmem.Embedding{Embedder: static, Space: static.Space()}, nil
+	case "lexical":
 		emb := lexical.New(0)
-		return emb, emb, emb.Space(), nil
-	}
-	if cfg.Embedder != "openai" {
-		return nil, nil, "", fmt.Errorf("embedder must be builtin or openai, not %q", cfg.Embedder)
+		return emb, emb, emb.Space(), nil, nil
+	case "openai":
+	default:
+		return nil, nil, "", nil, fmt.Errorf("embedder must be builtin, lexical or openai, not %q", cfg.Embedder)
 	}
 	model := cmp.Or(cfg.EmbedModel, "text-embedding-3-small")
 	oc := openai.ConfigFromEnv(getenv)
@@ -614,31 +624,31 @@ func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (e
 	}
 	oc.EmbeddingModel = model
 	if !openai.Configured(oc) {
-		return nil, nil, "", fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
+		return nil, nil, "", nil, fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
 	}
 	if cfg.ModelClient != nil {
 		cfg.ModelClient(&oc)
 	}
 	c, err := openai.New(oc)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("embeddings client: %w", err)
+		return nil, nil, "", nil, fmt.Errorf("embeddings client: %w", err)
 	}
 	qc := oc
 	qc.Timeout = min(cmp.Or(oc.Timeout, openai.DefaultTimeout), cmp.Or(cfg.QueryEmbedTimeout, DefaultQueryEmbedTimeout))
 	qc.MaxRetries = -1 // a retry would cost the request more than the vector signal is worth
 	q, err := openai.New(qc)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("embeddings client: %w", err)
+		return nil, nil, "", nil, fmt.Errorf("embeddings client: %w", err)
 	}
 	vecs, err := c.Embed(ctx, []string{"agentmem"})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
+		return nil, nil, "", nil, fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
 	}
 	space = fmt.Sprintf("openai/%s/%d", model, len(vecs[0]))
 	if err := agentmem.ValidateSpace(space); err != nil {
-		return nil, nil, "", fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
+		return nil, nil, "", nil, fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
 	}
-	return unitVectors{c}, unitVectors{q}, space, nil
+	return unitVectors{c}, unitVectors{q}, space, nil, nil
 }
 
 // unitVectors scales a model's embeddings to unit length, which the
@@ -665,10 +675,10 @@ func (u unitVectors) Embed(ctx context.Context, texts []string) ([][]float32, er
 }
 
 // vectorWeight is the weight of the vector signal in search's fusion:
-// the built-in embedder's lexical vectors add little to full-text search
+// the lexical embedder's vectors add little to full-text search
 // (retrieve.VectorWeightLexical); a model's embeddings weigh as much.
 func vectorWeight(embedder string) float64 {
-	if embedder == "" || embedder == "builtin" {
+	if embedder == "lexical" {
 		return retrieve.VectorWeightLexical
 	}
 	return 1

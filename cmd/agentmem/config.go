@@ -77,7 +77,7 @@ type Config struct {
 	ExtractModel string // "" for LLMModel
 	ReflectModel string // "" for LLMModel
 
-	Embedder   string // builtin (lexical, offline) or openai (the OPENAI_* server's embeddings)
+	Embedder   string // builtin (all-MiniLM-L6-v2 in the binary), lexical (feature hashing) or openai (the OPENAI_* server's embeddings)
 	EmbedModel string // the embeddings model of --embedder openai
 
 	ChunkTurns           int           // turns per chunk
@@ -229,7 +229,7 @@ var settings = []setting{
 	{"summary-model", inServe | inApp, "model of the summaries of threads and chunks (default: --llm-model)", func(c *Config) any { return &c.SummaryModel }},
 	{"extract-model", inServe | inApp, "model of memory extraction and consolidation and of entities (default: --llm-model)", func(c *Config) any { return &c.ExtractModel }},
 	{"reflect-model", inServe | inApp, "model of reflection and of the profile (default: --llm-model)", func(c *Config) any { return &c.ReflectModel }},
-	{"embedder", inServe | inApp, "embedder of search: builtin (no model, no network) or openai (the embeddings of the model's server)", func(c *Config) any { return &c.Embedder }},
+	{"embedder", inServe | inApp, "embedder of search and memories: builtin (all-MiniLM-L6-v2 inside the binary, and its static table for messages; no network), lexical (words, not meaning: the cheapest) or openai (the embeddings of the model's server)", func(c *Config) any { return &c.Embedder }},
 	{"embed-model", inServe | inApp, "embeddings model of --embedder openai", func(c *Config) any { return &c.EmbedModel }},
 
 	{"chunk-turns", inServe | inApp, "turns per searchable chunk (seed 001's k)", func(c *Config) any { return &c.ChunkTurns }},
@@ -390,8 +390,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must not be negative (0 keeps done jobs), not %v", n("done-jobs-retention"), cfg.DoneJobsRetention)
 	case cfg.JobLease < time.Second:
 		return fmt.Errorf("%s must be at least 1s (a job's handler stops a tenth of it before it expires), not %v", n("job-lease"), cfg.JobLease)
-	case cfg.Embedder != "builtin" && cfg.Embedder != "openai":
-		return fmt.Errorf("%s must be builtin or openai, not %q", n("embedder"), cfg.Embedder)
+	case cfg.Embedder != "builtin" && cfg.Embedder != "lexical" && cfg.Embedder != "openai":
+		return fmt.Errorf("%s must be builtin, lexical or openai, not %q", n("embedder"), cfg.Embedder)
 	case cfg.Embedder == "openai" && cfg.EmbedModel == "":
 		return fmt.Errorf("%s is empty", n("embed-model"))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,14 +55,17 @@ func vectorSpaces(t *testing.T, db, user string) []string {
 	return spaces
 }
 
-// TestServe_Embedder: serve indexes with the built-in embedder; restarted
-// with --embedder openai it learns the model's dimension at start, names
-// its space after the model and the dimension, and re-embeds what the
-// built-in embedder indexed, leaving no vector of the old space.
+// TestServe_Embedder: serve indexes with the lexical embedder (the
+// built-in one of earlier versions); restarted with the default, the
+// built-in model, it re-embeds what the lexical embedder indexed, memories
+// and summaries in the model's space and messages and chunks in its static
+// table's, leaving no vector of the old space; restarted with --embedder
+// openai it learns the model's dimension at start, names its space after
+// the model and the dimension, and re-embeds again.
 func TestServe_Embedder(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "agentmem.db")
-	srv := MustServe(t, db)
+	srv := MustServeEnv(t, db, map[string]string{"AGENTMEM_EMBEDDER": "lexical"})
 	c := client.New(srv.URL, nil)
 	if err := c.CreateThread(ctx, "alice", &agentmem.Thread{ID: "t"}); err != nil {
 		t.Fatal(err)
@@ -75,13 +79,36 @@ func TestServe_Embedder(t *testing.T) {
 	waitJobs(t, srv, "index", 1)
 	srv.Stop(t)
 	if spaces := vectorSpaces(t, db, "alice"); len(spaces) != 1 || !strings.HasPrefix(spaces[0], "lexical-") {
-		t.Fatalf("spaces with the built-in embedder: %v", spaces)
+		t.Fatalf("spaces with the lexical embedder: %v", spaces)
 	}
+
+	srv = MustServe(t, db)
+	waitJobs(t, srv, "reembed", 1)
+	srv.Stop(t)
+	if diff := cmp.Diff([]string{"minilm-l6-v2-static-v1/256", "minilm-l6-v2-v1/384"}, vectorSpaces(t, db, "alice")); diff != "" {
+		t.Fatalf("spaces with the built-in embedder mismatch (-want +got):\n%s", diff)
+	}
+	s := testutil.MustOpenSQLiteFile(t, db)
+	for space, scopes := range map[string][]string{"minilm-l6-v2-v1/384": {agentmem.ScopeMemories}, "minilm-l6-v2-static-v1/256": {agentmem.ScopeMessages}} {
+		vs, err := s.FindVectors(ctx, "alice", space, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			if !slices.Contains(scopes, v.Scope) {
+				t.Errorf("a vector of %s in %s", v.Scope, space)
+			}
+		}
+		if len(vs) == 0 {
+			t.Errorf("no vector in %s", space)
+		}
+	}
+	s.Close()
 
 	model := llmtest.NewServer(t)
 	model.SetDimensions(48)
 	srv = MustServeEnv(t, db, map[string]string{"OPENAI_BASE_URL": model.BaseURL(), "AGENTMEM_EMBEDDER": "openai"})
-	waitJobs(t, srv, "reembed", 1)
+	waitJobs(t, srv, "reembed", 2)
 	srv.Stop(t)
 	if diff := cmp.Diff([]string{"openai/text-embedding-3-small/48"}, vectorSpaces(t, db, "alice")); diff != "" {
 		t.Fatalf("spaces after the switch mismatch (-want +got):\n%s", diff)
@@ -98,7 +125,7 @@ func TestServe_EmbedderConfig(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"--embedder", "word2vec"}, nil, "--embedder must be builtin or openai"},
+		{[]string{"--embedder", "word2vec"}, nil, "--embedder must be builtin, lexical or openai"},
 		{nil, map[string]string{"AGENTMEM_EMBEDDER": "openai"}, "needs an embeddings server"},
 		{[]string{"--embedder", "openai", "--embed-model", ""}, nil, "--embed-model is empty"},
 	} {
