@@ -232,10 +232,11 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	emb, queries, space, bulk, err := newEmbedder(ctx, cfg, getenv)
+	embs, err := newEmbedders(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
+	emb, queries, space, bulk := embs.Emb, embs.Queries, embs.Space, embs.Bulk
 	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Lease: cfg.JobLease, Log: log, Backoff: cfg.JobBackoff, Poll: cfg.JobPoll}
 	// Every part enqueues through a store that wakes the pool when a job
 	// is stored, so that it runs at once rather than at the next poll.
@@ -272,7 +273,8 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if cfg.Admission != nil {
 		admitter = core.NewAdmitter(*cfg.Admission)
 	}
-	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: vectorWeight(cfg.Embedder), Admit: admitter.SearchAdmit(), Bulk: bulk})
+	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: embs.VectorWeight, BulkVectorWeight: embs.BulkVectorWeight,
+		Admit: admitter.SearchAdmit(), Bulk: bulk})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -596,26 +598,56 @@ func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
 	return c, nil
 }
 
-// newEmbedder returns the embedder of indexing, the embedder of queries,
-// their vector space and the bulk embedding of the turns' windows and
-// chunks (nil: the same): the built-in model (both) and its static table
-// (bulk), the lexical embedder (both), or the model
+// Embedders are the embedders of a configuration (Config.Embedder).
+type Embedders struct {
+	// Emb embeds memories and summaries (and, when Bulk is nil, the turns'
+	// windows and chunks) in the vector space Space; Queries embeds
+	// queries in it: Emb, or for a model server's embeddings a client
+	// that gives up sooner (Config.QueryEmbedTimeout).
+	Emb, Queries agentmem.Embedder
+	Space        string
+	// Bulk embeds the turns' windows and chunks when set (the built-in
+	// model's static table: see index.Indexer.Bulk).
+	Bulk *agentmem.Embedding
+	// VectorWeight is the weight of the vector signal in search's fusion
+	// (full-text weighs 1): the lexical embedder's vectors add little to
+	// full-text search (retrieve.VectorWeightLexical); a model's
+	// embeddings weigh as much.
+	VectorWeight float64
+	// BulkVectorWeight weighs Bulk's vectors as VectorWeight weighs
+	// Emb's (retrieve.Options.BulkVectorWeight).
+	BulkVectorWeight float64
+}
+
+// NewEmbedders returns the embedders cfg names, as New does (the
+// evaluation's searcher uses them too).
+func NewEmbedders(ctx context.Context, cfg Config) (*Embedders, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return newEmbedders(ctx, cfg, getenv)
+}
+
+// newEmbedders returns the embedders of cfg: the built-in model and its
+// static table (bulk), the lexical embedder, or the model
 // server's embeddings, whose dimension one call learns (the space names
 // model and dimension, so that vectors of different embedders are never
 // compared). Queries are embedded on the request path: their client gives
 // up after cfg.QueryEmbedTimeout, without retries, and its breaker counts
 // only their failures.
-func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (emb, queries agentmem.Embedder, space string, bulk *agentmem.Embedding, err error) {
+func newEmbedders(ctx context.Context, cfg Config, getenv func(string) string) (*Embedders, error) {
 	switch cfg.Embedder {
 	case "", "builtin":
 		emb, static := minilm.New(), minilm.NewStatic()
-		return emb, emb, emb.Space(), &agentmem.Embedding{Embedder: static, Space: static.Space()}, nil
+		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), Bulk: &agentmem.Embedding{Embedder: static, Space: static.Space()},
+			VectorWeight: 1, BulkVectorWeight: retrieve.VectorWeightStatic}, nil
 	case "lexical":
 		emb := lexical.New(0)
-		return emb, emb, emb.Space(), nil, nil
+		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), VectorWeight: retrieve.VectorWeightLexical}, nil
 	case "openai":
 	default:
-		return nil, nil, "", nil, fmt.Errorf("embedder must be builtin, lexical or openai, not %q", cfg.Embedder)
+		return nil, fmt.Errorf("embedder must be builtin, lexical or openai, not %q", cfg.Embedder)
 	}
 	model := cmp.Or(cfg.EmbedModel, "text-embedding-3-small")
 	oc := openai.ConfigFromEnv(getenv)
@@ -624,31 +656,31 @@ func newEmbedder(ctx context.Context, cfg Config, getenv func(string) string) (e
 	}
 	oc.EmbeddingModel = model
 	if !openai.Configured(oc) {
-		return nil, nil, "", nil, fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
+		return nil, fmt.Errorf("--embedder openai needs an embeddings server: set OPENAI_API_KEY, OPENAI_BASE_URL or the Azure OpenAI variables")
 	}
 	if cfg.ModelClient != nil {
 		cfg.ModelClient(&oc)
 	}
 	c, err := openai.New(oc)
 	if err != nil {
-		return nil, nil, "", nil, fmt.Errorf("embeddings client: %w", err)
+		return nil, fmt.Errorf("embeddings client: %w", err)
 	}
 	qc := oc
 	qc.Timeout = min(cmp.Or(oc.Timeout, openai.DefaultTimeout), cmp.Or(cfg.QueryEmbedTimeout, DefaultQueryEmbedTimeout))
 	qc.MaxRetries = -1 // a retry would cost the request more than the vector signal is worth
 	q, err := openai.New(qc)
 	if err != nil {
-		return nil, nil, "", nil, fmt.Errorf("embeddings client: %w", err)
+		return nil, fmt.Errorf("embeddings client: %w", err)
 	}
 	vecs, err := c.Embed(ctx, []string{"agentmem"})
 	if err != nil {
-		return nil, nil, "", nil, fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
+		return nil, fmt.Errorf("embeddings model %s: %s", model, agentmem.ErrorMessage(err))
 	}
-	space = fmt.Sprintf("openai/%s/%d", model, len(vecs[0]))
+	space := fmt.Sprintf("openai/%s/%d", model, len(vecs[0]))
 	if err := agentmem.ValidateSpace(space); err != nil {
-		return nil, nil, "", nil, fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
+		return nil, fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
 	}
-	return unitVectors{c}, unitVectors{q}, space, nil, nil
+	return &Embedders{Emb: unitVectors{c}, Queries: unitVectors{q}, Space: space, VectorWeight: 1}, nil
 }
 
 // unitVectors scales a model's embeddings to unit length, which the
@@ -672,16 +704,6 @@ func (u unitVectors) Embed(ctx context.Context, texts []string) ([][]float32, er
 		}
 	}
 	return vecs, nil
-}
-
-// vectorWeight is the weight of the vector signal in search's fusion:
-// the lexical embedder's vectors add little to full-text search
-// (retrieve.VectorWeightLexical); a model's embeddings weigh as much.
-func vectorWeight(embedder string) float64 {
-	if embedder == "lexical" {
-		return retrieve.VectorWeightLexical
-	}
-	return 1
 }
 
 // newWindow returns the context builder with cfg's defaults and prompts.

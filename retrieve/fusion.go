@@ -59,10 +59,16 @@ func fuse(names []string, weights []float64, lists [][]candidate) []*fused {
 }
 
 // maxRRF is the fused score of an item ranked first in every list of
-// these weights: the scale that normalises fused scores into (0, 1].
-func maxRRF(weights []float64) float64 {
+// these names and weights: the scale that normalises fused scores into
+// (0, 1]. Lists of one name (the vector lists of two spaces) hold no item
+// in common, so an item counts the best weight of each name.
+func maxRRF(names []string, weights []float64) float64 {
+	best := map[string]float64{}
+	for i, w := range weights {
+		best[names[i]] = max(best[names[i]], w)
+	}
 	sum := 0.0
-	for _, w := range weights {
+	for _, w := range best {
 		sum += w
 	}
 	return sum / float64(RRFK+1)

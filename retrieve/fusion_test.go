@@ -37,11 +37,11 @@ func TestFuse(t *testing.T) {
 	if got[0].ranks["vector"] != 2 || got[0].scores["vector"] != 0.8 || got[0].scores["fulltext"] != 9 {
 		t.Fatalf("a's signals %+v %+v", got[0].ranks, got[0].scores)
 	}
-	if s := got[0].rrf / maxRRF([]float64{1, 1}); s <= 0 || s > 1 {
+	if s := got[0].rrf / maxRRF([]string{"fulltext", "vector"}, []float64{1, 1}); s <= 0 || s > 1 {
 		t.Fatalf("normalised score %v out of (0, 1]", s)
 	}
-	if one := fuse([]string{"fulltext"}, nil, [][]candidate{{{a, 1}}}); one[0].rrf/maxRRF([]float64{1}) != 1 {
-		t.Fatalf("the first of the only list scores %v, want 1", one[0].rrf/maxRRF([]float64{1}))
+	if one := fuse([]string{"fulltext"}, nil, [][]candidate{{{a, 1}}}); one[0].rrf/maxRRF([]string{"fulltext"}, []float64{1}) != 1 {
+		t.Fatalf("the first of the only list scores %v, want 1", one[0].rrf/maxRRF([]string{"fulltext"}, []float64{1}))
 	}
 }
 
@@ -72,8 +72,13 @@ func TestFuse_Weights(t *testing.T) {
 	if got[0].key != b || math.Abs(got[0].rrf-wantB) > 1e-12 || math.Abs(got[1].rrf-wantA) > 1e-12 {
 		t.Fatalf("fused %+v %+v; want b %v, a %v", got[0], got[1], wantB, wantA)
 	}
-	if s := maxRRF(weights); math.Abs(s-1.1/(RRFK+1)) > 1e-12 {
+	if s := maxRRF([]string{"fulltext", "vector"}, weights); math.Abs(s-1.1/(RRFK+1)) > 1e-12 {
 		t.Fatalf("maxRRF = %v", s)
+	}
+	// Two lists of one signal (the vectors of two spaces) share no item:
+	// the best of their weights counts.
+	if s := maxRRF([]string{"fulltext", "vector", "vector"}, []float64{1, 1, 0.1}); math.Abs(s-2.0/(RRFK+1)) > 1e-12 {
+		t.Fatalf("maxRRF of two vector lists = %v, want %v", s, 2.0/(RRFK+1))
 	}
 	// At a tenth of the weight, the vector's first moves an item up
 	// about six places of full-text near the top, not ten.

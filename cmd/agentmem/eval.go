@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/eval/locomo"
 	"github.com/agentmem/agentmem/index"
-	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/tokens"
 	"github.com/agentmem/agentmem/window"
@@ -48,9 +48,9 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 
 // evalArgs are the arguments of eval locomo.
 type evalArgs struct {
-	data, ks, scopes, searcher, db *string
-	asJSON, perQuestion            *bool
-	vw                             *float64
+	data, ks, scopes, searcher, db, embedder *string
+	asJSON, perQuestion                      *bool
+	vw                                       *float64
 }
 
 func (a *evalArgs) flags(fs *flag.FlagSet) {
@@ -60,7 +60,8 @@ func (a *evalArgs) flags(fs *flag.FlagSet) {
 	a.perQuestion = fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
 	a.scopes = fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
 	a.searcher = fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
-	a.vw = fs.Float64("vector-weight", retrieve.VectorWeightLexical, "the weight of the vector signal in hybrid fusion (full-text weighs 1); serve's for the built-in embedder by default")
+	a.vw = fs.Float64("vector-weight", 0, "the weight of the vector signal in hybrid fusion (full-text weighs 1); 0 for serve's for the --embedder")
+	a.embedder = fs.String("embedder", "builtin", "the embedder, as serve's --embedder: builtin, lexical or openai (its OPENAI_* variables)")
 	a.db = fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
 }
 
@@ -117,10 +118,24 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
 
-	if !(*vw > 0 && *vw <= 100) {
-		return fmt.Errorf("eval locomo: --vector-weight must be above 0 and at most 100, not %v", *vw)
+	if !(*vw >= 0 && *vw <= 100) {
+		return fmt.Errorf("eval locomo: --vector-weight must be between 0 (serve's) and 100, not %v", *vw)
 	}
-	indexer, searcher, name, err := evalSearcher(store, *searcherName, scopeList, *vw)
+	var embs *app.Embedders
+	if *searcherName != "bm25" {
+		ac, err := cfg.app(getenv, nil)
+		if err != nil {
+			return err
+		}
+		ac.Embedder = *a.embedder
+		if embs, err = app.NewEmbedders(ctx, ac); err != nil {
+			return fmt.Errorf("eval locomo: %w", err)
+		}
+		if *vw != 0 { // both spaces' vectors weigh as told
+			embs.VectorWeight, embs.BulkVectorWeight = *vw, *vw
+		}
+	}
+	indexer, searcher, name, err := evalSearcher(store, embs, *searcherName, scopeList)
 	if err != nil {
 		return err
 	}
@@ -139,9 +154,9 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 
 // evalSearcher returns what the evaluation indexes and searches with: the
 // hybrid searcher of package retrieve (or one of its signals alone) over
-// what package index makes of each conversation with the built-in
-// embedder, or the BM25 baseline over messages.
-func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeight float64) (locomo.Indexer, locomo.Searcher, string, error) {
+// what package index makes of each conversation with embs (serve's
+// embedders for the --embedder), or the BM25 baseline over messages.
+func evalSearcher(store agentmem.Store, embs *app.Embedders, name string, scopes []string) (locomo.Indexer, locomo.Searcher, string, error) {
 	switch name {
 	case "bm25":
 		if !slices.Equal(scopes, []string{agentmem.ScopeMessages}) {
@@ -153,15 +168,22 @@ func evalSearcher(store agentmem.Store, name string, scopes []string, vectorWeig
 	default:
 		return nil, nil, "", fmt.Errorf("eval locomo: --searcher must be hybrid, fulltext, vector or bm25, not %q", name)
 	}
-	emb := lexical.New(0)
-	ix := &index.Indexer{Store: store, Emb: emb, Space: emb.Space(), Summarize: (&window.Summarizer{}).SummarizeChunk}
-	s := &retrieveSearcher{s: retrieve.New(store, emb, emb.Space(), retrieve.Options{VectorWeight: vectorWeight}), scopes: scopes}
+	ix := &index.Indexer{Store: store, Emb: embs.Emb, Space: embs.Space, Bulk: embs.Bulk, Summarize: (&window.Summarizer{}).SummarizeChunk}
+	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, retrieve.Options{VectorWeight: embs.VectorWeight,
+		Bulk: embs.Bulk, BulkVectorWeight: embs.BulkVectorWeight}), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}
-	desc := fmt.Sprintf("%s over %s (built-in embedder %s)", name, strings.Join(scopes, ", "), emb.Space())
+	spaces := embs.Space
+	if embs.Bulk != nil {
+		spaces += ", messages and chunks " + embs.Bulk.Space
+	}
+	desc := fmt.Sprintf("%s over %s (embedder %s)", name, strings.Join(scopes, ", "), spaces)
 	if name == "hybrid" {
-		desc += fmt.Sprintf(", vector weight %g", vectorWeight)
+		desc += fmt.Sprintf(", vector weight %g", embs.VectorWeight)
+		if embs.Bulk != nil {
+			desc += fmt.Sprintf(" (messages and chunks %g)", embs.BulkVectorWeight)
+		}
 	}
 	return indexConversation(store, ix), s, desc, nil
 }
