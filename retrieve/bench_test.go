@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/minilm"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/jackc/pgx/v5"
@@ -51,17 +52,28 @@ func memoryText(z *rand.Zipf) string {
 }
 
 // BenchmarkSearch searches one user's 1,000 / 10,000 / 100,000 memories
-// (SQLite, built-in embedder, vectors cached in the searcher: the cache is
+// (SQLite, lexical embedder, vectors cached in the searcher: the cache is
 // loaded before timing), hybrid and each signal alone, and reports
 // p50/p99.
 func BenchmarkSearch(b *testing.B) {
+	emb := lexical.New(0)
+	benchMemories(b, emb, emb.Space())
+}
+
+// BenchmarkSearch_Model is BenchmarkSearch with the built-in model
+// (minilm), the query embedded by it in every search.
+func BenchmarkSearch_Model(b *testing.B) {
+	emb := minilm.New()
+	benchMemories(b, emb, emb.Space())
+}
+
+func benchMemories(b *testing.B, emb agentmem.Embedder, space string) {
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	emb := lexical.New(0)
 	rng := rand.New(rand.NewPCG(1, 2))
 	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
 	// The query: words of middling frequency, as a question's content words are.
@@ -89,7 +101,7 @@ func BenchmarkSearch(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: emb.Space(), Vec: vecs[i]})
+					vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: space, Vec: vecs[i]})
 					if len(vs) == 500 {
 						if err := s.PutVectors(ctx, "u", vs); err != nil {
 							b.Error(err)
@@ -104,7 +116,7 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		wg.Wait()
 		have = n
-		searcher := retrieve.New(s, emb, emb.Space(), retrieve.Options{})
+		searcher := retrieve.New(s, emb, space, retrieve.Options{})
 		for _, signals := range [][]string{nil, {"fulltext"}, {"vector"}} {
 			name := "hybrid"
 			if signals != nil {
