@@ -59,7 +59,7 @@ func (a *evalArgs) flags(fs *flag.FlagSet) {
 	a.asJSON = fs.Bool("json", false, "print the report as JSON")
 	a.perQuestion = fs.Bool("questions", false, "with --json, also print every question's evidence and ranked turns")
 	a.scopes = fs.String("scopes", agentmem.ScopeMessages, "what to search, comma-separated: messages, chunks, summaries, memories")
-	a.searcher = fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, or bm25 (the baseline over messages)")
+	a.searcher = fs.String("searcher", "hybrid", "hybrid (full-text + vectors, fused), fulltext, vector, bm25 (the baseline over messages), or all (fulltext, vector and hybrid, each on a database of its own, compared)")
 	a.vw = fs.Float64("vector-weight", 0, "the weight of the vector signal in hybrid fusion (full-text weighs 1); 0 for serve's for the --embedder")
 	a.embedder = fs.String("embedder", "builtin", "the embedder, as serve's --embedder: builtin, lexical or openai (its OPENAI_* variables)")
 	a.db = fs.String("db", "", "database to ingest into: sqlite:PATH or postgres://… (default: a fresh SQLite file in a temporary directory, removed afterwards)")
@@ -98,51 +98,51 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 		return err
 	}
 
-	if *db != "" {
-		cfg.DB = *db
-	} else {
-		dir, err := os.MkdirTemp("", "agentmem-eval-")
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
-		// A throw-away database needs no fsync per commit.
-		cfg.DB, cfg.Synchronous = "sqlite:"+filepath.Join(dir, "locomo.db"), "NORMAL"
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, store.Close()) }()
-
 	if !(*vw >= 0 && *vw <= 100) {
 		return fmt.Errorf("eval locomo: --vector-weight must be between 0 (serve's) and 100, not %v", *vw)
 	}
-	var embs *app.Embedders
-	if *searcherName != "bm25" {
-		ac, err := cfg.app(getenv, nil)
+	searchers := []string{*searcherName}
+	if *searcherName == "all" {
+		if *db != "" {
+			return errors.New("eval locomo: --searcher all runs each searcher on a database of its own: leave out --db")
+		}
+		searchers = []string{"fulltext", "vector", "hybrid"}
+	}
+	var dir string
+	if *db == "" {
+		if dir, err = os.MkdirTemp("", "agentmem-eval-"); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	}
+	var reps []*locomo.Report
+	for _, name := range searchers {
+		c := cfg
+		if *db != "" {
+			c.DB = *db
+		} else {
+			// A throw-away database needs no fsync per commit.
+			c.DB, c.Synchronous = "sqlite:"+filepath.Join(dir, "locomo-"+name+".db"), "NORMAL"
+		}
+		if len(searchers) > 1 {
+			fmt.Fprintf(stderr, "eval locomo: %s…\n", name)
+		}
+		rep, err := evalLocomo(ctx, c, getenv, &a, name, scopeList, samples, k)
 		if err != nil {
 			return err
 		}
-		ac.Embedder = *a.embedder
-		if embs, err = app.NewEmbedders(ctx, ac); err != nil {
-			return fmt.Errorf("eval locomo: %w", err)
+		reps = append(reps, rep)
+	}
+	if len(reps) > 1 {
+		if *asJSON {
+			for _, r := range reps {
+				r.Questions = nil
+			}
+			return printJSON(stdout, reps)
 		}
-		if *vw != 0 { // both spaces' vectors weigh as told
-			embs.VectorWeight, embs.BulkVectorWeight = *vw, *vw
-		}
+		return locomo.WriteComparison(stdout, reps)
 	}
-	indexer, searcher, name, err := evalSearcher(store, embs, *searcherName, scopeList)
-	if err != nil {
-		return err
-	}
-	rep, err := locomo.Run(ctx, store, indexer, searcher, samples, locomo.Options{K: k, Tokens: tokens.Default(), Searcher: name})
-	if err != nil {
-		return fmt.Errorf("eval locomo: %w", err)
-	}
+	rep := reps[0]
 	if !*asJSON {
 		return rep.WriteText(stdout)
 	}
@@ -150,6 +150,43 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 		rep.Questions = nil
 	}
 	return printJSON(stdout, rep)
+}
+
+// evalLocomo runs the evaluation once, with one searcher, on the database
+// of cfg.
+func evalLocomo(ctx context.Context, cfg Config, getenv func(string) string, a *evalArgs, searcherName string, scopeList []string,
+	samples []*locomo.Sample, k []int) (_ *locomo.Report, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	var embs *app.Embedders
+	if searcherName != "bm25" {
+		ac, err := cfg.app(getenv, nil)
+		if err != nil {
+			return nil, err
+		}
+		ac.Embedder = *a.embedder
+		if embs, err = app.NewEmbedders(ctx, ac); err != nil {
+			return nil, fmt.Errorf("eval locomo: %w", err)
+		}
+		if *a.vw != 0 { // both spaces' vectors weigh as told
+			embs.VectorWeight, embs.BulkVectorWeight = *a.vw, *a.vw
+		}
+	}
+	indexer, searcher, name, err := evalSearcher(store, embs, searcherName, scopeList)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := locomo.Run(ctx, store, indexer, searcher, samples, locomo.Options{K: k, Tokens: tokens.Default(), Searcher: name})
+	if err != nil {
+		return nil, fmt.Errorf("eval locomo: %w", err)
+	}
+	return rep, nil
 }
 
 // evalSearcher returns what the evaluation indexes and searches with: the

@@ -180,3 +180,28 @@ func TestEvalExtraction_Err(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalLocomo_All: --searcher all runs full-text, vectors and hybrid,
+// each on a fresh database, and reports them together; it refuses --db.
+func TestEvalLocomo_All(t *testing.T) {
+	out, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--json", "--searcher", "all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []locomo.Report
+	if err := json.Unmarshal([]byte(out), &reps); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(reps) != 3 {
+		t.Fatalf("%d reports, want 3", len(reps))
+	}
+	for i, name := range []string{"fulltext", "vector", "hybrid"} {
+		if !strings.HasPrefix(reps[i].Searcher, name+" over messages") || reps[i].Overall.N != 6 {
+			t.Errorf("report %d: searcher %q, %d questions; want %s's, 6", i, reps[i].Searcher, reps[i].Overall.N, name)
+		}
+	}
+	t.Logf("single-hop hit@10: fulltext %v, vector %v, hybrid %v", reps[0].Categories[3].Hit[2], reps[1].Categories[3].Hit[2], reps[2].Categories[3].Hit[2])
+	if _, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--searcher", "all", "--db", filepath.Join(t.TempDir(), "x.db")); err == nil || !strings.Contains(err.Error(), "leave out --db") {
+		t.Errorf("--searcher all --db: %v, want an error", err)
+	}
+}

@@ -7,7 +7,7 @@
 //	agentmem cleanup  --older-than 30d [--dry-run] [--db …]
 //	agentmem backup   --out FILE [--db …]  (SQLite, online; PostgreSQL: pg_dump)
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
-//	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
+//	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25|all] [--embedder builtin|lexical|openai] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
 //	agentmem eval     extraction [--data FILE] [--json]
 //	agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
 //	agentmem version
@@ -48,7 +48,7 @@ var commands = []command{
 	{name: "keys create", in: inAdmin, synopsis: "--scope admin|user:ID|tenant:ID|tenant:ID/user:ID [--name TEXT] [--expires 90d] [--db …]", args: func() arguments { return new(keysCreateArgs) }},
 	{name: "keys list", in: inAdmin, synopsis: "[--tenant ID] [--db …]", args: func() arguments { return new(keysListArgs) }},
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
-	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
+	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25|all] [--embedder builtin|lexical|openai] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
 	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
 	{name: "search", in: inApp, synopsis: "--user ID [--scopes memories,messages] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
 	{name: "context", in: inApp, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},

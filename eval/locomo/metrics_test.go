@@ -1,6 +1,7 @@
 package locomo_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem/eval/locomo"
@@ -59,5 +60,24 @@ func TestScore(t *testing.T) {
 				t.Fatalf("Score mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestWriteComparison: one row per report, with its overall recall, the
+// multi-hop and open-domain recall at the second cutoff, and its times.
+func TestWriteComparison(t *testing.T) {
+	rep := func(name string, r5 float64) *locomo.Report {
+		return &locomo.Report{Searcher: name, K: []int{1, 5, 10}, Overall: locomo.Summary{N: 3, Recall: []float64{0.1, r5, 0.9}},
+			Categories: []locomo.Summary{{Category: locomo.MultiHop, Recall: []float64{0, 0.25, 0}}, {Category: locomo.OpenDomain, Recall: []float64{0, 0.75, 0}}},
+			Timing:     locomo.Timing{IndexSeconds: 2, TotalSeconds: 3}}
+	}
+	var b strings.Builder
+	if err := locomo.WriteComparison(&b, []*locomo.Report{rep("fulltext", 0.5), rep("hybrid", 0.625)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1. fulltext", "2. hybrid", "1.   0.100  0.500  0.900        0.250        0.750       2.0       3.0", "2.   0.100  0.625"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, b.String())
+		}
 	}
 }

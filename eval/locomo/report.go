@@ -62,3 +62,42 @@ func (r *Report) WriteText(w io.Writer) error {
 		t.IngestSeconds, t.IndexSeconds, t.QuerySeconds, t.Queries, t.QueryMeanMillis, t.QueryP95Millis, t.TotalSeconds)
 	return bw.Flush()
 }
+
+// WriteComparison writes reports of several searchers on the same data as
+// one table: a row per searcher, with its Recall@k over categories 1–4,
+// the Recall@k of multi-hop and open-domain questions at the second
+// cutoff (5 by default), and the time its run took.
+func WriteComparison(w io.Writer, reps []*Report) error {
+	if len(reps) == 0 {
+		return nil
+	}
+	bw := bufio.NewWriter(w)
+	r0 := reps[0]
+	fmt.Fprintf(bw, "LoCoMo evidence retrieval: %d conversations, %d turns, %d questions (categories 1–4: %d)\n\n",
+		r0.Conversations, r0.Turns, r0.QA, r0.Overall.N)
+	at := min(1, len(r0.K)-1) // R@5 of the default cutoffs 1, 5, 10
+	for i, r := range reps {
+		fmt.Fprintf(bw, "%d. %s\n", i+1, r.Searcher)
+	}
+	fmt.Fprintf(bw, "\n%-3s", "")
+	for _, k := range r0.K {
+		fmt.Fprintf(bw, " %6s", "R@"+strconv.Itoa(k))
+	}
+	fmt.Fprintf(bw, " %12s %12s %9s %9s\n", "multi-hop@"+strconv.Itoa(r0.K[at]), "open-dom@"+strconv.Itoa(r0.K[at]), "index s", "total s")
+	for i, r := range reps {
+		fmt.Fprintf(bw, "%-3s", strconv.Itoa(i+1)+".")
+		for _, v := range r.Overall.Recall {
+			fmt.Fprintf(bw, " %6.3f", v)
+		}
+		cat := func(c int) float64 {
+			for _, s := range r.Categories {
+				if s.Category == c && at < len(s.Recall) {
+					return s.Recall[at]
+				}
+			}
+			return 0
+		}
+		fmt.Fprintf(bw, " %12.3f %12.3f %9.1f %9.1f\n", cat(MultiHop), cat(OpenDomain), r.Timing.IndexSeconds, r.Timing.TotalSeconds)
+	}
+	return bw.Flush()
+}
