@@ -477,11 +477,16 @@ func (h *minHeap) offer(c candidate, n int) {
 }
 
 // dot is the dot product of a vector and a quantised row of the same
-// length, unrolled by four.
+// length: its first multiple of 32 by the AVX2 kernel where the CPU has
+// one (a model's dense vectors: 384 dimensions in about a tenth of the
+// time of the loop), the rest by a loop unrolled by four.
 func dot(a []float32, b []int8) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
+	if n := len(a) &^ 31; hasDotAVX && n > 0 {
+		s0, i = dotAVX(&a[0], &b[0], n), n
+	}
 	for ; i+4 <= len(a); i += 4 {
 		s0 += a[i] * float32(b[i])
 		s1 += a[i+1] * float32(b[i+1])
