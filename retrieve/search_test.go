@@ -31,28 +31,7 @@ func TestSearch_Scopes(t *testing.T) {
 		Summarize: func(context.Context, []*agentmem.Message) (string, error) {
 			return "Alice talks about her kayak trip.", nil
 		}}
-	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
-		{Role: agentmem.RoleUser, Content: "I took my kayak down the river"},
-		{Role: agentmem.RoleAssistant, Content: "Which river?"},
-	}, agentmem.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.EndThread(ctx, "alice", "t"); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.IndexRange(ctx, "alice", "t", 1, 2); err != nil {
-		t.Fatal(err)
-	}
-	sum, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 2, Text: "Alice kayaked down a river.", Method: agentmem.SummaryExtractive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.EmbedSummary(ctx, sum); err != nil {
-		t.Fatal(err)
-	}
+	mustIndexKayak(t, s, ix)
 
 	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{})
 	resp, err := search.Search(ctx, "alice", retrieve.Request{Query: "kayak trip", Scopes: []string{"chunks", "summaries", "messages"}, TopK: 10})
@@ -87,6 +66,36 @@ func TestSearch_Scopes(t *testing.T) {
 	var ae *agentmem.Error
 	if _, err := search.Search(ctx, "alice", retrieve.Request{Query: " "}); !errors.As(err, &ae) || ae.Code != agentmem.EINVALID {
 		t.Fatalf("empty query: %v", err)
+	}
+}
+
+// mustIndexKayak stores alice's ended thread "t" of two turns about a
+// kayak, indexes it with ix (windows, vectors, a chunk) and stores and
+// embeds its summary.
+func mustIndexKayak(t *testing.T, s agentmem.Store, ix *index.Indexer) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I took my kayak down the river"},
+		{Role: agentmem.RoleAssistant, Content: "Which river?"},
+	}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndThread(ctx, "alice", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 2, Text: "Alice kayaked down a river.", Method: agentmem.SummaryExtractive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.EmbedSummary(ctx, sum); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -219,28 +228,7 @@ func TestSearch_Bulk(t *testing.T) {
 		Summarize: func(context.Context, []*agentmem.Message) (string, error) {
 			return "Alice talks about her kayak trip.", nil
 		}}
-	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t", Status: agentmem.ThreadEnded}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
-		{Role: agentmem.RoleUser, Content: "I took my kayak down the river"},
-		{Role: agentmem.RoleAssistant, Content: "Which river?"},
-	}, agentmem.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.EndThread(ctx, "alice", "t"); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.IndexRange(ctx, "alice", "t", 1, 2); err != nil {
-		t.Fatal(err)
-	}
-	sum, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "t", ThroughSeq: 2, Text: "Alice kayaked down a river.", Method: agentmem.SummaryExtractive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.EmbedSummary(ctx, sum); err != nil {
-		t.Fatal(err)
-	}
+	mustIndexKayak(t, s, ix)
 	m := &agentmem.Memory{UserID: "alice", Text: "User owns a kayak."}
 	if err := s.CreateMemory(ctx, m); err != nil {
 		t.Fatal(err)
