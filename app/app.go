@@ -641,7 +641,7 @@ func newEmbedders(ctx context.Context, cfg Config, getenv func(string) string) (
 	case "", "builtin":
 		emb, static := minilm.New(), minilm.NewStatic()
 		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), Bulk: &agentmem.Embedding{Embedder: static, Space: static.Space()},
-			VectorWeight: 1, BulkVectorWeight: retrieve.VectorWeightStatic}, nil
+			VectorWeight: retrieve.VectorWeightModel, BulkVectorWeight: retrieve.VectorWeightStatic}, nil
 	case "lexical":
 		emb := lexical.New(0)
 		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), VectorWeight: retrieve.VectorWeightLexical}, nil
