@@ -2,13 +2,11 @@ package app_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
-	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -20,16 +18,7 @@ import (
 // the agent's notes, the profile, an entity, another thread's summary.
 // No workers run, so nothing changes behind the test's back.
 func TestBuildContext_Cache(t *testing.T) {
-	backends := map[string]func(t *testing.T) string{
-		"SQLite":     func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "a.db") },
-		"PostgreSQL": func(t *testing.T) string { return testutil.MustCreateSchema(t) },
-	}
-	for name, db := range backends {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testContextCache(t, db(t))
-		})
-	}
+	onBackends(t, testContextCache)
 }
 
 func testContextCache(t *testing.T, db string) {

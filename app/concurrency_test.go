@@ -3,13 +3,11 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
-	"github.com/agentmem/agentmem/internal/testutil"
 )
 
 // TestExtraction_NoDuplicates: users talking at once, each in one thread
@@ -22,16 +20,7 @@ import (
 // both would consolidate them at once.
 func TestExtraction_NoDuplicates(t *testing.T) {
 	t.Parallel()
-	backends := map[string]func(t *testing.T) string{
-		"SQLite":     func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "a.db") },
-		"PostgreSQL": func(t *testing.T) string { return testutil.MustCreateSchema(t) },
-	}
-	for name, db := range backends {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testNoDuplicates(t, mustOpen(t, db(t)))
-		})
-	}
+	onBackends(t, func(t *testing.T, db string) { testNoDuplicates(t, mustOpen(t, db)) })
 }
 
 func testNoDuplicates(t *testing.T, mem *app.App) {

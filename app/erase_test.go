@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,16 +22,7 @@ import (
 // erasure must not store anything after it. Another user's data stays,
 // and the erased user can start again afterwards under the same ID.
 func TestEraseUser_UnderLoad(t *testing.T) {
-	backends := map[string]func(t *testing.T) string{
-		"SQLite":     func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "a.db") },
-		"PostgreSQL": func(t *testing.T) string { return testutil.MustCreateSchema(t) },
-	}
-	for name, db := range backends {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testEraseUnderLoad(t, db(t))
-		})
-	}
+	onBackends(t, testEraseUnderLoad)
 }
 
 func testEraseUnderLoad(t *testing.T, db string) {

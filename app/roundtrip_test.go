@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
-	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -22,12 +20,6 @@ import (
 // again gives the same export. The imported messages are indexed again:
 // a search by vector alone finds them.
 func TestExportImport_RoundTrip(t *testing.T) {
-	backends := map[string]func(t *testing.T) string{
-		"SQLite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "a.db") },
-		"PostgreSQL": func(t *testing.T) string {
-			return testutil.MustCreateSchema(t)
-		},
-	}
 	for name, db := range backends {
 		t.Run(name, func(t *testing.T) { testRoundTrip(t, db(t), db(t)) })
 	}

@@ -17,22 +17,6 @@ import (
 	"github.com/agentmem/agentmem/llm/openai"
 )
 
-// onBackends runs test on a fresh SQLite file and a fresh PostgreSQL
-// schema, in parallel; test opens agentmem on db with the configuration
-// it is testing.
-func onBackends(t *testing.T, test func(t *testing.T, db string)) {
-	t.Helper()
-	for name, db := range map[string]func(t *testing.T) string{
-		"SQLite":     func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "a.db") },
-		"PostgreSQL": func(t *testing.T) string { return testutil.MustCreateSchema(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			test(t, db(t))
-		})
-	}
-}
-
 // openConfig opens agentmem on db with cfg, closed when the test ends.
 func openConfig(t *testing.T, db string, cfg app.Config) *app.App {
 	t.Helper()
