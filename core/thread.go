@@ -146,7 +146,7 @@ func (s *Service) endJobs(t *agentmem.Thread) [][]*agentmem.Job {
 		jobs = append(jobs, alts)
 	}
 	if s.opt.Reflector != nil {
-		jobs = append(jobs, []*agentmem.Job{s.opt.Reflector.Job(t.ID)})
+		jobs = append(jobs, s.opt.Reflector.EndJobs(t))
 	}
 	return jobs
 }

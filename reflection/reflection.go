@@ -115,19 +115,36 @@ func (r *Reflector) enqueueThread(ctx context.Context, userID, threadID, reason 
 	if err != nil {
 		return nil, err
 	}
-	if err := r.enqueue(ctx, userID, JobKind, threadID, reflectPayload{ThreadID: threadID}); err != nil {
+	if _, err := agentmem.EnqueuePicked(ctx, r.Store, threadJobs(userID, threadID)); err != nil {
 		return nil, err
 	}
 	return ref, nil
 }
 
-// Job is the reflect job of a thread that ends, for a caller that stores
-// it in its own transaction (agentmem.ThreadUpdate.EndJobs, so that a
-// thread never stays ended without it); MarkEnded then records the
-// reflection as queued.
-func (r *Reflector) Job(threadID string) *agentmem.Job {
+// EndJobs returns the reflect job of a thread that ends, as alternatives
+// (see agentmem.PickJob), for a caller that stores it in its own
+// transaction (agentmem.ThreadUpdate.EndJobs, so that a thread never
+// stays ended without it); MarkEnded then records the reflection as
+// queued.
+func (r *Reflector) EndJobs(t *agentmem.Thread) []*agentmem.Job {
+	return threadJobs("", t.ID)
+}
+
+// threadJobs returns the alternatives (see agentmem.PickJob) of the
+// reflect job of a thread that has ended: two keys, so that an end while
+// the thread's job runs queues another. A queued job covers the end (it
+// reads the thread after it), but a running one may have read the thread
+// before it was reopened and ended again, and would leave the new turns
+// unreflected: the other key is then queued, and runs after it (their
+// Serial). The second key has a slash, which no ID has, so that it is no
+// thread's first key (nor "aggregate").
+func threadJobs(userID, threadID string) []*agentmem.Job {
 	b, _ := json.Marshal(reflectPayload{ThreadID: threadID}) // a struct of a string: cannot fail
-	return &agentmem.Job{Kind: JobKind, Key: threadID, Serial: JobKind, Payload: b}
+	var alts []*agentmem.Job
+	for _, key := range []string{threadID, threadID + "/next"} {
+		alts = append(alts, &agentmem.Job{UserID: userID, Kind: JobKind, Key: key, Serial: JobKind, Payload: b})
+	}
+	return alts
 }
 
 // MarkEnded records that the reflection of a thread that has just ended is
@@ -381,12 +398,30 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 	}
 	r.embed(ctx, insights)
 	r.log().InfoContext(ctx, "thread reflected", "user", userID, "thread", threadID, "status", ref.Status, "insights", len(insights))
+	if err := r.endedAgain(ctx, userID, threadID, ref.ThroughSeq); err != nil {
+		return err
+	}
 	if ref.Status == agentmem.ReflectionNoInsight && r.Chat != nil {
 		if err := r.enqueue(ctx, userID, JobKind, "aggregate", reflectPayload{Aggregate: true}); err != nil {
 			return err
 		}
 	}
 	return r.EnqueueProfile(ctx, userID)
+}
+
+// endedAgain marks the thread's reflection, just written through seq
+// through, pending again if the thread was reopened and has ended again
+// since the job read it: that end queued a job that runs after this one
+// (see threadJobs), which the reflection would otherwise seem to be. The
+// job is queued here too, in case the end queued none (it covers the end
+// if it did).
+func (r *Reflector) endedAgain(ctx context.Context, userID, threadID string, through int64) error {
+	th, err := r.Store.FindThreadByID(ctx, userID, threadID)
+	if err != nil || th.Status != agentmem.ThreadEnded || th.LastSeq <= through {
+		return err // ENOTFOUND: deleted meanwhile, nothing to reflect on (see Run)
+	}
+	_, err = r.enqueueThread(ctx, userID, threadID, "The thread ended again while it was reflected on; its reflection is queued again.")
+	return err
 }
 
 // aggregate reflects on the user's no-insight threads together once

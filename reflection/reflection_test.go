@@ -354,3 +354,107 @@ func TestReflect_Reopened(t *testing.T) {
 		t.Fatalf("reflection %+v, want through seq 3", r)
 	}
 }
+
+// TestReflect_EndedWhileReflecting: a thread reopened and ended again
+// while its reflect job runs (during the job, or after its handler
+// returned and before the job is marked done) is reflected on again
+// through its last message, whether the end queues its job with the end
+// (EndJobs, as the service does) or after it (Enqueue): the running job,
+// which read the thread before, does not cover the new end. Its
+// reflection, once written, reads as pending until the next job has run.
+// Each end queues one job.
+func TestReflect_EndedWhileReflecting(t *testing.T) {
+	for _, tc := range []struct{ how, when string }{
+		{"EndJobs", "during"}, {"EndJobs", "after"}, {"Enqueue", "during"}, {"Enqueue", "after"},
+	} {
+		t.Run(tc.how+"/"+tc.when, func(t *testing.T) {
+			testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+				f := newReflectFixtureOn(t, s, nil)
+				if err := f.s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t1"}); err != nil {
+					t.Fatal(err)
+				}
+				appendTurns := func(turns ...string) {
+					t.Helper()
+					var msgs []*agentmem.Message
+					for _, c := range turns {
+						msgs = append(msgs, &agentmem.Message{Role: agentmem.RoleUser, Content: c})
+					}
+					if _, err := f.s.AppendMessages(ctx, "alice", "t1", msgs, agentmem.AppendOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				end := func() {
+					t.Helper()
+					if tc.how == "Enqueue" {
+						if _, err := f.s.EndThread(ctx, "alice", "t1"); err != nil {
+							t.Fatal(err)
+						}
+						if err := f.rf.Enqueue(ctx, "alice", "t1"); err != nil {
+							t.Fatal(err)
+						}
+						return
+					}
+					// As the service ends a thread (core.Service.EndThread).
+					if err := f.rf.MarkEnded(ctx, "alice", "t1"); err != nil {
+						t.Fatal(err)
+					}
+					ended := agentmem.ThreadEnded
+					th, err := f.s.UpdateThread(ctx, "alice", "t1", agentmem.ThreadUpdate{Status: &ended, EndJobs: func(th *agentmem.Thread) [][]*agentmem.Job {
+						return [][]*agentmem.Job{f.rf.EndJobs(th)}
+					}})
+					if err != nil || !th.JustEnded {
+						t.Fatalf("end: %+v, %v", th, err)
+					}
+				}
+				reopened := false
+				endAgain := func() {
+					if !reopened {
+						reopened = true
+						appendTurns("I moved to Porto.", "I have a cat.")
+						end()
+					}
+				}
+				appendTurns("I live in Lisbon.", "I work as a nurse.")
+				end()
+
+				if tc.when == "during" {
+					// The job's first step (the summary) comes after it read
+					// the thread.
+					summarize := f.rf.Summarize
+					f.rf.Summarize = func(ctx context.Context, userID, threadID string, through int64, last bool) error {
+						endAgain()
+						return summarize(ctx, userID, threadID, through, last)
+					}
+				}
+				jobs, err := f.s.ClaimJobs(ctx, "test", []string{reflection.JobKind}, 10, time.Minute)
+				if err != nil || len(jobs) != 1 {
+					t.Fatalf("claimed %d jobs, %v; want the end's one", len(jobs), err)
+				}
+				if err := f.rf.Run(ctx, jobs[0]); err != nil {
+					t.Fatal(err)
+				}
+				endAgain()
+				if r := f.reflection(t, "t1"); r.Status != agentmem.ReflectionPending {
+					t.Errorf("reflection after the job that read the thread before its second end: %+v, want pending", r)
+				}
+				if err := f.s.CompleteJob(ctx, "alice", jobs[0].ID, "test"); err != nil {
+					t.Fatal(err)
+				}
+				if errs := f.runJobs(t, reflection.JobKind); len(errs) != 0 {
+					t.Fatal(errs)
+				}
+				th, err := f.s.FindThreadByID(ctx, "alice", "t1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := f.reflection(t, "t1"); th.Status != agentmem.ThreadEnded || th.LastSeq != 4 || r.ThroughSeq != th.LastSeq || r.Status != agentmem.ReflectionNoInsight {
+					t.Fatalf("thread %s through seq %d; its reflection %+v, want it no-insight through seq %d", th.Status, th.LastSeq, r, th.LastSeq)
+				}
+				user, kind := "alice", reflection.JobKind
+				if all, _, err := f.s.FindJobs(ctx, agentmem.JobFilter{UserID: &user, Kind: &kind}); err != nil || len(all) != 2 {
+					t.Fatalf("%d reflect jobs, %v; want one per end", len(all), err)
+				}
+			})
+		})
+	}
+}
