@@ -121,6 +121,11 @@ func (r *Reflector) enqueueThread(ctx context.Context, userID, threadID, reason 
 	return ref, nil
 }
 
+// aggregateKey is the key of the job that reflects on the user's
+// no-insight threads together: with a slash, which no ID has, so that it
+// is no thread's key (a thread may be called "aggregate").
+const aggregateKey = "/aggregate"
+
 // EndJobs returns the reflect job of a thread that ends, as alternatives
 // (see agentmem.PickJob), for a caller that stores it in its own
 // transaction (agentmem.ThreadUpdate.EndJobs, so that a thread never
@@ -137,7 +142,7 @@ func (r *Reflector) EndJobs(t *agentmem.Thread) []*agentmem.Job {
 // before it was reopened and ended again, and would leave the new turns
 // unreflected: the other key is then queued, and runs after it (their
 // Serial). The second key has a slash, which no ID has, so that it is no
-// thread's first key (nor "aggregate").
+// thread's first key (nor aggregateKey).
 func threadJobs(userID, threadID string) []*agentmem.Job {
 	b, _ := json.Marshal(reflectPayload{ThreadID: threadID}) // a struct of a string: cannot fail
 	var alts []*agentmem.Job
@@ -402,7 +407,7 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 		return err
 	}
 	if ref.Status == agentmem.ReflectionNoInsight && r.Chat != nil {
-		if err := r.enqueue(ctx, userID, JobKind, "aggregate", reflectPayload{Aggregate: true}); err != nil {
+		if err := r.enqueue(ctx, userID, JobKind, aggregateKey, reflectPayload{Aggregate: true}); err != nil {
 			return err
 		}
 	}

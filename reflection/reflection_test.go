@@ -458,3 +458,39 @@ func TestReflect_EndedWhileReflecting(t *testing.T) {
 		})
 	}
 }
+
+// TestReflect_ThreadCalledAggregate: a thread called "aggregate" that
+// ends while the job that reflects on no-insight threads together is
+// queued is reflected on all the same (the two jobs' keys differ).
+func TestReflect_ThreadCalledAggregate(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+		return llmtest.Text(`{"reflection_flag": "no-insight", "insights": [], "topics": ["weather"]}`)
+	})
+	f := newReflectFixture(t, testutil.NewChat(t, srv.BaseURL()))
+	f.endThread(t, "chat", "What is the weather like today?", "Sunny.")
+	if err := f.rf.Enqueue(ctx, "alice", "chat"); err != nil {
+		t.Fatal(err)
+	}
+	// Run the chat's job alone: it queues the aggregate job.
+	jobs, err := f.s.ClaimJobs(ctx, "test", []string{reflection.JobKind}, 1, time.Minute)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %v, %v", jobs, err)
+	}
+	if err := f.rf.Run(ctx, jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.CompleteJob(ctx, jobs[0].UserID, jobs[0].ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	f.endThread(t, "aggregate", "Is it going to rain?", "No.")
+	if err := f.rf.Enqueue(ctx, "alice", "aggregate"); err != nil {
+		t.Fatal(err)
+	}
+	if errs := f.runJobs(t, reflection.JobKind); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if r := f.reflection(t, "aggregate"); r.Status != agentmem.ReflectionNoInsight || r.ThroughSeq != 2 {
+		t.Fatalf("reflection of the thread called aggregate: %s through %d (%s)", r.Status, r.ThroughSeq, r.Reason)
+	}
+}
