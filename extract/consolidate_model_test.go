@@ -11,7 +11,9 @@ import (
 	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/llm/minilm"
 )
 
 // refOf returns the name the consolidation prompt gives the stored memory
@@ -217,5 +219,42 @@ func TestIndexer_ModelConsolidation(t *testing.T) {
 	}
 	if asked != 1 || len(ms) != 1 || ms[0].ID != sailing.ID || ms[0].Version != sailing.Version {
 		t.Fatalf("asked the model %d times (want 1); memories %+v, want only %+v unchanged", asked, ms, sailing)
+	}
+}
+
+// TestConsolidate_ModelNeighboursByMeaning: with the built-in model as
+// the embedder, the memories the consolidation model compares a
+// candidate with are found by meaning: "settled into the new place in
+// Leeds" is compared with "lives in Hull", which shares no word with it,
+// among twenty others (with the lexical embedder it is not: the
+// control).
+func TestConsolidate_ModelNeighboursByMeaning(t *testing.T) {
+	for name, emb := range map[string]agentmem.Embedder{"builtin": minilm.New(), "lexical": lexical.New(0)} {
+		t.Run(name, func(t *testing.T) {
+			s := testutil.MustOpenSQLite(t)
+			c := &extract.Consolidator{Store: s, Emb: emb, Space: "test"}
+			for _, text := range []string{"I live in Hull.", "I love hiking in the mountains.", "I work as a nurse.",
+				"I am 34 years old.", "My favourite colour is green.", "I have two daughters.", "I am allergic to peanuts.",
+				"I play the cello in an orchestra.", "I drive a red Volvo.", "I am learning Japanese.", "I support Leeds United.",
+				"My sister is a lawyer in Leeds.", "I collect vinyl records.", "I swim in the sea every morning.",
+				"I sing in a choir.", "I am interested in astronomy.", "I live near a new school.",
+				"I keep my bike in the hall.", "I invested in a new bakery.", "I grow tomatoes in the garden."} {
+				say(t, c, 1, text)
+			}
+			srv := llmtest.NewServer(t)
+			var prompt string
+			srv.Script(func(req llmtest.ChatCompletionRequest) llmtest.Reply {
+				prompt = req.LastUserMessage()
+				return llmtest.Text(`{"op": "add", "id": ""}`)
+			})
+			c.Chat = testutil.NewChat(t, srv.BaseURL())
+			cd := extract.Candidate{Text: "User has finally settled into the new place in Leeds.", Category: "other", Confidence: 0.9, SeqFrom: 2, SeqTo: 2}
+			if _, err := c.Apply(ctx, "alice", "", "t2", []extract.Candidate{cd}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := strings.Contains(prompt, "User lives in Hull."), name == "builtin"; got != want {
+				t.Fatalf("the prompt lists the Hull memory: %v, want %v:\n%s", got, want, prompt)
+			}
+		})
 	}
 }
