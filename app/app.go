@@ -274,7 +274,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		admitter = core.NewAdmitter(*cfg.Admission)
 	}
 	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: embs.VectorWeight, BulkVectorWeight: embs.BulkVectorWeight,
-		Admit: admitter.SearchAdmit(), Bulk: bulk})
+		OwnWordsWeight: embs.OwnWordsWeight, Admit: admitter.SearchAdmit(), Bulk: bulk})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -617,6 +617,10 @@ type Embedders struct {
 	// BulkVectorWeight weighs Bulk's vectors as VectorWeight weighs
 	// Emb's (retrieve.Options.BulkVectorWeight).
 	BulkVectorWeight float64
+	// OwnWordsWeight is the vector signals' weight in a search whose
+	// question full-text missed (retrieve.Options.OwnWordsWeight): a
+	// model's embeddings only.
+	OwnWordsWeight float64
 }
 
 // NewEmbedders returns the embedders cfg names, as New does (the
@@ -641,7 +645,7 @@ func newEmbedders(ctx context.Context, cfg Config, getenv func(string) string) (
 	case "", "builtin":
 		emb, static := minilm.New(), minilm.NewStatic()
 		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), Bulk: &agentmem.Embedding{Embedder: static, Space: static.Space()},
-			VectorWeight: retrieve.VectorWeightModel, BulkVectorWeight: retrieve.VectorWeightStatic}, nil
+			VectorWeight: retrieve.VectorWeightModel, BulkVectorWeight: retrieve.VectorWeightStatic, OwnWordsWeight: retrieve.DefaultOwnWordsWeight}, nil
 	case "lexical":
 		emb := lexical.New(0)
 		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), VectorWeight: retrieve.VectorWeightLexical}, nil
@@ -680,7 +684,7 @@ func newEmbedders(ctx context.Context, cfg Config, getenv func(string) string) (
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, fmt.Errorf("--embed-model: %s", agentmem.ErrorMessage(err))
 	}
-	return &Embedders{Emb: unitVectors{c}, Queries: unitVectors{q}, Space: space, VectorWeight: 1}, nil
+	return &Embedders{Emb: unitVectors{c}, Queries: unitVectors{q}, Space: space, VectorWeight: 1, OwnWordsWeight: retrieve.DefaultOwnWordsWeight}, nil
 }
 
 // unitVectors scales a model's embeddings to unit length, which the

@@ -116,6 +116,12 @@ type Options struct {
 	// QuestionWeight multiplies the score of a message that ends in a
 	// question mark. DefaultQuestionWeight when 0; 1 turns it off.
 	QuestionWeight float64
+	// OwnWordsWeight, when more than the vector signal's weight, is its
+	// weight in a search where full-text missed the question's own words
+	// (see missedOwnWords): its hits then match a name, or nothing, and
+	// the meaning should decide. 0 leaves the weights as they are.
+	// DefaultOwnWordsWeight suits a model's vectors.
+	OwnWordsWeight float64
 	// Admit, when set, is called by each search, once its request is
 	// valid, before any work: an error refuses the search with it, and
 	// release is called once the search is done. Serve bounds the
@@ -319,8 +325,13 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			s.opt.Log.WarnContext(ctx, "vector search unavailable; full-text only", "err", err)
 			resp.Warnings = append(resp.Warnings, "The embedder is unavailable: these results come from full-text search only.")
 		} else {
+			missed := s.opt.OwnWordsWeight > 0 && wants(&req, "fulltext") && missedOwnWords(req.Query, hits, items)
 			for _, l := range vecLists {
-				names, weights, lists = append(names, "vector"), append(weights, l.weight), append(lists, l.list)
+				w := l.weight
+				if missed {
+					w = max(w, s.opt.OwnWordsWeight)
+				}
+				names, weights, lists = append(names, "vector"), append(weights, w), append(lists, l.list)
 			}
 			resp.Signals = append(resp.Signals, "vector")
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/llm/minilm"
 	"github.com/agentmem/agentmem/retrieve"
 )
 
@@ -262,5 +263,53 @@ func TestSearch_Bulk(t *testing.T) {
 	// The memories: the one created, and the one the indexer learned.
 	if kinds["chunk"] != 1 || kinds["summary"] != 1 || kinds["message"] != 2 || kinds["memory"] != 2 {
 		t.Fatalf("results by kind %v (want 1 chunk, 1 summary, 2 messages, 2 memories): %+v", kinds, resp)
+	}
+}
+
+// TestSearch_OwnWords: a question asked in other words than its answer,
+// whose only full-text matches are turns that name the speaker, is
+// answered by the meaning: with OwnWordsWeight the vectors (serve's
+// built-in model and static table) decide, without it the name's matches
+// come first.
+func TestSearch_OwnWords(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	emb, static := minilm.New(), minilm.NewStatic()
+	bulk := &agentmem.Embedding{Embedder: static, Space: static.Space()}
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space(), Bulk: bulk}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleAssistant, Name: "John", Content: "Maria, did you catch the football game last night? The referee was terrible."},
+		{Role: agentmem.RoleUser, Name: "Maria", Content: "No, I was busy all evening."},
+		{Role: agentmem.RoleAssistant, Name: "John", Content: "Nice one, Maria! How is the new job at the bank going?"},
+		{Role: agentmem.RoleUser, Name: "Maria", Content: "Work has been hectic this month, lots of overtime."},
+		{Role: agentmem.RoleAssistant, Name: "John", Content: "Hang in there, Maria, the quarter ends soon and then you can take a holiday."},
+		{Role: agentmem.RoleUser, Name: "Maria", Content: "I can't wait. I've booked a week on the coast in May."},
+		{Role: agentmem.RoleAssistant, Name: "John", Content: "Lovely. Anything fun planned for the weekend?"},
+		{Role: agentmem.RoleUser, Name: "Maria", Content: "My niece turns six on Saturday, so I'm baking a peach cobbler and a lemon tart for her party."},
+		{Role: agentmem.RoleAssistant, Name: "John", Content: "That sounds delicious, enjoy the party!"},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	cobbler := msgs[7].ID
+	for _, w := range []float64{0, retrieve.DefaultOwnWordsWeight} {
+		search := retrieve.New(s, emb, emb.Space(), retrieve.Options{VectorWeight: retrieve.VectorWeightModel, Bulk: bulk,
+			BulkVectorWeight: retrieve.VectorWeightStatic, OwnWordsWeight: w})
+		resp, err := search.Search(ctx, "alice", retrieve.Request{Query: "Which desserts does Maria make?", Scopes: []string{agentmem.ScopeMessages}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) == 0 {
+			t.Fatalf("own-words weight %v: no results", w)
+		}
+		if first := resp.Results[0].ID == cobbler; first != (w > 0) {
+			t.Fatalf("own-words weight %v: the cobbler first: %v, want %v: %+v", w, first, w > 0, resp.Results)
+		}
 	}
 }
