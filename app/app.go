@@ -274,7 +274,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		admitter = core.NewAdmitter(*cfg.Admission)
 	}
 	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: embs.VectorWeight, BulkVectorWeight: embs.BulkVectorWeight,
-		OwnWordsWeight: embs.OwnWordsWeight, Admit: admitter.SearchAdmit(), Bulk: bulk})
+		OwnWordsWeight: embs.OwnWordsWeight, Expand: embs.Expand, ExpandWeight: embs.ExpandWeight, Admit: admitter.SearchAdmit(), Bulk: bulk})
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -621,6 +621,11 @@ type Embedders struct {
 	// question full-text missed (retrieve.Options.OwnWordsWeight): a
 	// model's embeddings only.
 	OwnWordsWeight float64
+	// Expand and ExpandWeight expand a search's full-text query by words
+	// near its own in meaning (retrieve.Options.Expand): the built-in
+	// model's.
+	Expand       func(word string) ([]string, error)
+	ExpandWeight float64
 }
 
 // NewEmbedders returns the embedders cfg names, as New does (the
@@ -645,7 +650,8 @@ func newEmbedders(ctx context.Context, cfg Config, getenv func(string) string) (
 	case "", "builtin":
 		emb, static := minilm.New(), minilm.NewStatic()
 		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), Bulk: &agentmem.Embedding{Embedder: static, Space: static.Space()},
-			VectorWeight: retrieve.VectorWeightModel, BulkVectorWeight: retrieve.VectorWeightStatic, OwnWordsWeight: retrieve.DefaultOwnWordsWeight}, nil
+			VectorWeight: retrieve.VectorWeightModel, BulkVectorWeight: retrieve.VectorWeightStatic, OwnWordsWeight: retrieve.DefaultOwnWordsWeight,
+			Expand: minilm.NearWords, ExpandWeight: retrieve.DefaultExpandWeight}, nil
 	case "lexical":
 		emb := lexical.New(0)
 		return &Embedders{Emb: emb, Queries: emb, Space: emb.Space(), VectorWeight: retrieve.VectorWeightLexical}, nil

@@ -122,6 +122,16 @@ type Options struct {
 	// the meaning should decide. 0 leaves the weights as they are.
 	// DefaultOwnWordsWeight suits a model's vectors.
 	OwnWordsWeight float64
+	// Expand, when set with ExpandWeight, returns words near a word of the
+	// query in meaning ("desserts": cake, pastries, pudding…): full-text
+	// also searches for them, as terms that weigh ExpandWeight of the
+	// query's own (see expanded), so that "What desserts has Maria made?"
+	// finds "I baked a cake" and ranks a turn with the query's words and
+	// a near word above one with the words alone. The query's words with
+	// a capital (names) and "user" are not expanded. minilm.NearWords
+	// (the built-in model's) suits it, with DefaultExpandWeight.
+	Expand       func(word string) ([]string, error)
+	ExpandWeight float64
 	// Admit, when set, is called by each search, once its request is
 	// valid, before any work: an error refuses the search with it, and
 	// release is called once the search is done. Serve bounds the
@@ -289,17 +299,25 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	}
 	var hits []agentmem.TextHit
 	if wants(&req, "fulltext") {
+		// The expansion's query runs beside the query's.
+		var more []agentmem.TextHit
+		var moreErr error
+		var mwg sync.WaitGroup
+		if s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
+			mwg.Go(func() {
+				var eq string
+				if eq, moreErr = expansion(s.opt.Expand, req.Query); moreErr == nil && eq != "" {
+					more, moreErr = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: eq, Scopes: scopes, Limit: n, Filter: filter})
+				}
+			})
+		}
 		hits, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
-		if err != nil {
+		mwg.Wait()
+		if err = cmp.Or(err, moreErr); err != nil {
 			wg.Wait()
 			return nil, fmt.Errorf("full-text search: %w", err)
 		}
-		list := make([]candidate, len(hits))
-		for i, h := range hits {
-			k := itemKey{h.Scope, h.ID}
-			items[k] = h
-			list[i] = candidate{k, h.Score}
-		}
+		list := expanded(hits, more, s.opt.ExpandWeight, n, items)
 		names, weights, lists = append(names, "fulltext"), append(weights, 1), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
 	}

@@ -3,6 +3,7 @@ package retrieve_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -311,5 +312,52 @@ func TestSearch_OwnWords(t *testing.T) {
 		if first := resp.Results[0].ID == cobbler; first != (w > 0) {
 			t.Fatalf("own-words weight %v: the cobbler first: %v, want %v: %+v", w, first, w > 0, resp.Results)
 		}
+	}
+}
+
+// TestSearch_Expand: with Expand, full-text also finds the words near the
+// query's ("desserts": pudding…), weighed ExpandWeight: a turn with the
+// query's word and a near one ranks above one with the query's word
+// alone, and a turn with near words only is found; without Expand it is
+// not.
+func TestSearch_Expand(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I never order desserts when we eat out."},
+		{Role: agentmem.RoleUser, Content: "For desserts I made a bread pudding."},
+		{Role: agentmem.RoleUser, Content: "The pudding came out of the oven golden."},
+		{Role: agentmem.RoleUser, Content: "The weather was lovely all week."},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expand := func(w string) ([]string, error) {
+		if w == "desserts" {
+			return []string{"pudding", "cake"}, nil
+		}
+		return nil, nil
+	}
+	req := retrieve.Request{Query: "Which desserts?", Scopes: []string{agentmem.ScopeMessages}}
+	resp, err := retrieve.New(s, nil, "", retrieve.Options{Expand: expand, ExpandWeight: retrieve.DefaultExpandWeight}).Search(ctx, "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range resp.Results {
+		got = append(got, r.ID)
+	}
+	if want := []string{msgs[1].ID, msgs[0].ID, msgs[2].ID}; !slices.Equal(got, want) {
+		t.Fatalf("expanded: %+v; want the pudding for desserts, desserts, then the pudding", resp.Results)
+	}
+	resp, err = retrieve.New(s, nil, "", retrieve.Options{}).Search(ctx, "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 2 {
+		t.Fatalf("not expanded: %+v; want the two turns that say desserts", resp.Results)
 	}
 }

@@ -207,7 +207,8 @@ func evalSearcher(store agentmem.Store, embs *app.Embedders, name string, scopes
 	}
 	ix := &index.Indexer{Store: store, Emb: embs.Emb, Space: embs.Space, Bulk: embs.Bulk, Summarize: (&window.Summarizer{}).SummarizeChunk}
 	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, retrieve.Options{VectorWeight: embs.VectorWeight,
-		Bulk: embs.Bulk, BulkVectorWeight: embs.BulkVectorWeight, OwnWordsWeight: embs.OwnWordsWeight}), scopes: scopes}
+		Bulk: embs.Bulk, BulkVectorWeight: embs.BulkVectorWeight, OwnWordsWeight: embs.OwnWordsWeight,
+		Expand: embs.Expand, ExpandWeight: embs.ExpandWeight}), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}
