@@ -259,8 +259,11 @@ func TestSoak(t *testing.T) {
 		fds := func(s soakSample) float64 { return s.openFiles }
 		heap := func(s soakSample) float64 { return s.heap }
 		perMsg := func(s soakSample) float64 { return s.storeBytes / max(s.messages, 1) }
-		if g, base := maxOf(last, gor), maxOf(q2, gor); g > base+25 {
-			t.Errorf("goroutines grew: %v in the last quarter, %v in the second", g, base)
+		// Medians: a leak raises them all, where a moment's pile-up of
+		// requests on a loaded machine raises one sample (123 against 38,
+		// and 31 at the end, on a CI run that shared the machine).
+		if g, base := medianOf(last, gor), medianOf(q2, gor); g > base+25 {
+			t.Errorf("goroutines grew: median %v in the last quarter, %v in the second", g, base)
 		}
 		if f, base := maxOf(last, fds), maxOf(q2, fds); f > base+25 {
 			t.Errorf("open files grew: %v in the last quarter, %v in the second", f, base)
