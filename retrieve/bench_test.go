@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/minilm"
@@ -253,21 +254,41 @@ func timeEach(b *testing.B, fn func() error) {
 // BenchmarkSearch_History searches one user whose history grows to 1,000,
 // 10,000 and 100,000 messages (threads of 100 turns), each indexed as
 // serve indexes it (its window, agentmem.WindowText, for full-text search
-// and embedded by the built-in embedder), with a memory for every tenth
-// message: the default scopes (memories and messages), hybrid, top 10,
-// serve's vector weight, on SQLite and on PostgreSQL (where
-// AGENTMEM_TEST_POSTGRES is set). "cold" is the first search of a new
-// searcher (an empty vector cache, as after a restart), "warmup" what
-// serve's warm-up after a start spends on the user (Searcher.Warm), "warm"
-// the searches after.
+// and embedded), with a memory for every tenth message: the default
+// scopes (memories and messages), hybrid, top 10, on SQLite and on
+// PostgreSQL (where AGENTMEM_TEST_POSTGRES is set), with serve's
+// configuration of the lexical embedder (--embedder lexical: its vectors
+// and vector weight). "cold" is the first search of a new searcher (an
+// empty vector cache, as after a restart), "warmup" what serve's warm-up
+// after a start spends on the user (Searcher.Warm), "warm" the searches
+// after.
 func BenchmarkSearch_History(b *testing.B) {
+	benchHistoryBackends(b, "lexical")
+}
+
+// BenchmarkSearch_HistoryModel is BenchmarkSearch_History with serve's
+// default embedders (--embedder builtin): the windows embedded by the
+// static table (the bulk space), the memories by the model, and the
+// query by each in every search, the searcher configured as serve
+// configures it (each space's vector weight).
+func BenchmarkSearch_HistoryModel(b *testing.B) {
+	benchHistoryBackends(b, "builtin")
+}
+
+// benchHistoryBackends runs benchHistory on SQLite and PostgreSQL with
+// the embedders serve configures for --embedder embedder.
+func benchHistoryBackends(b *testing.B, embedder string) {
+	embs, err := app.NewEmbedders(context.Background(), app.Config{Embedder: embedder})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("SQLite", func(b *testing.B) {
 		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchHistory(b, s, func() {})
+		benchHistory(b, s, embs, func() {})
 	})
 	b.Run("PostgreSQL", func(b *testing.B) {
 		dsn := testutil.MustCreateSchema(b)
@@ -286,15 +307,24 @@ func BenchmarkSearch_History(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		benchHistory(b, s, analyze)
+		benchHistory(b, s, embs, analyze)
 	})
 }
 
-// benchHistory is BenchmarkSearch_History on s; analyze runs after each
-// load.
-func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
+// benchHistory is BenchmarkSearch_History on s with embs (app.Embedders:
+// the windows are embedded by embs.Bulk when set, the memories and, in
+// the searcher, the query as serve does); analyze runs after each load.
+func benchHistory(b *testing.B, s agentmem.Store, embs *app.Embedders, analyze func()) {
 	ctx := context.Background()
-	emb := lexical.New(0)
+	bulk := agentmem.Embedding{Embedder: embs.Emb, Space: embs.Space}
+	if embs.Bulk != nil {
+		bulk = *embs.Bulk
+	}
+	// As serve's searcher (app.New), but for the admission control.
+	newSearcher := func() *retrieve.Searcher {
+		return retrieve.New(s, embs.Queries, embs.Space, retrieve.Options{VectorWeight: embs.VectorWeight,
+			BulkVectorWeight: embs.BulkVectorWeight, Bulk: embs.Bulk})
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
 	query := "what about " + strings.Join([]string{vocabulary[40], vocabulary[400], vocabulary[4000]}, " ") + "?"
@@ -329,13 +359,13 @@ func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
 			if err := s.PutMessageWindows(ctx, "u", thread, ws); err != nil {
 				b.Fatal(err)
 			}
-			vecs, err := emb.Embed(ctx, wt)
+			vecs, err := bulk.Embedder.Embed(ctx, wt)
 			if err != nil {
 				b.Fatal(err)
 			}
 			vs := make([]agentmem.Vector, 0, turns+turns/10)
 			for i, m := range out {
-				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: emb.Space(), Vec: vecs[i]})
+				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: bulk.Space, Vec: vecs[i]})
 			}
 			var mtexts []string
 			var mems []*agentmem.Memory
@@ -347,12 +377,12 @@ func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
 				}
 				mems, mtexts = append(mems, m), append(mtexts, m.Text)
 			}
-			mvecs, err := emb.Embed(ctx, mtexts)
+			mvecs, err := embs.Emb.Embed(ctx, mtexts)
 			if err != nil {
 				b.Fatal(err)
 			}
 			for i, m := range mems {
-				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: emb.Space(), Vec: mvecs[i]})
+				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: embs.Space, Vec: mvecs[i]})
 			}
 			if err := s.PutVectors(ctx, "u", vs); err != nil {
 				b.Fatal(err)
@@ -360,21 +390,20 @@ func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
 		}
 		analyze()
 		req := retrieve.Request{Query: query, TopK: 10}
-		opt := retrieve.Options{VectorWeight: retrieve.VectorWeightLexical}
 		b.Run(fmt.Sprintf("Messages%d/cold", n), func(b *testing.B) {
 			timeEach(b, func() error {
-				_, err := retrieve.New(s, emb, emb.Space(), opt).Search(ctx, "u", req)
+				_, err := newSearcher().Search(ctx, "u", req)
 				return err
 			})
 		})
 		// What serve's warm-up after a start does for this user.
 		b.Run(fmt.Sprintf("Messages%d/warmup", n), func(b *testing.B) {
 			timeEach(b, func() error {
-				_, err := retrieve.New(s, emb, emb.Space(), opt).Warm(ctx, "u")
+				_, err := newSearcher().Warm(ctx, "u")
 				return err
 			})
 		})
-		searcher := retrieve.New(s, emb, emb.Space(), opt)
+		searcher := newSearcher()
 		b.Run(fmt.Sprintf("Messages%d/warm", n), func(b *testing.B) {
 			benchSearch(b, searcher, req)
 		})
