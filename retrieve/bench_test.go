@@ -272,21 +272,33 @@ func BenchmarkSearch_History(b *testing.B) {
 	benchHistoryBackends(b, "lexical")
 }
 
-// BenchmarkSearch_HistoryModel is BenchmarkSearch_History with serve's
-// default embedders (--embedder builtin): the windows embedded by the
-// static table (the bulk space), the memories by the model, and the
-// query by each in every search, the searcher configured as serve
-// configures it (each space's vector weight).
-func BenchmarkSearch_HistoryModel(b *testing.B) {
-	benchHistoryBackends(b, "builtin")
+// BenchmarkSearch_BuiltinHistory is BenchmarkSearch_History with serve's
+// default embedders (--embedder builtin: the windows embedded by the
+// static table, the bulk space; the memories by the model; the query by
+// each in every search; each space's vector weight) and, as its
+// baseline, the lexical embedder's: the same history is embedded by both
+// (in their own spaces), and each measurement runs with one, then the
+// other ("Messages100000/builtin/warm", "Messages100000/lexical/warm"),
+// so that a ratio compares searches of the same data a moment apart.
+// (Its name does not contain "Search_History", so that the commands of
+// docs/benchmarks.md that run BenchmarkSearch_History run it alone.)
+func BenchmarkSearch_BuiltinHistory(b *testing.B) {
+	benchHistoryBackends(b, "builtin", "lexical")
 }
 
 // benchHistoryBackends runs benchHistory on SQLite and PostgreSQL with
-// the embedders serve configures for --embedder embedder.
-func benchHistoryBackends(b *testing.B, embedder string) {
-	embs, err := app.NewEmbedders(context.Background(), app.Config{Embedder: embedder})
-	if err != nil {
-		b.Fatal(err)
+// the embedders serve configures for each --embedder of embedders.
+func benchHistoryBackends(b *testing.B, embedders ...string) {
+	embs := make([]*app.Embedders, len(embedders))
+	for i, name := range embedders {
+		var err error
+		if embs[i], err = app.NewEmbedders(context.Background(), app.Config{Embedder: name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	names := embedders
+	if len(names) == 1 {
+		names = []string{""} // the measurements' names, as they were before others
 	}
 	b.Run("SQLite", func(b *testing.B) {
 		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
@@ -294,7 +306,7 @@ func benchHistoryBackends(b *testing.B, embedder string) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchHistory(b, s, embs, func() {})
+		benchHistory(b, s, names, embs, func() {})
 	})
 	b.Run("PostgreSQL", func(b *testing.B) {
 		dsn := testutil.MustCreateSchema(b)
@@ -313,23 +325,22 @@ func benchHistoryBackends(b *testing.B, embedder string) {
 				b.Fatal(err)
 			}
 		}
-		benchHistory(b, s, embs, analyze)
+		benchHistory(b, s, names, embs, analyze)
 	})
 }
 
-// benchHistory is BenchmarkSearch_History on s with embs (app.Embedders:
-// the windows are embedded by embs.Bulk when set, the memories and, in
-// the searcher, the query as serve does); analyze runs after each load.
-func benchHistory(b *testing.B, s agentmem.Store, embs *app.Embedders, analyze func()) {
+// benchHistory is BenchmarkSearch_History on s: the history is embedded
+// by each of embs (app.Embedders: the windows by its Bulk when set, the
+// memories by its Emb), and each measurement runs with each (the query
+// embedded, and the searcher configured, as serve does), named
+// "Messages<n>/<name>/<measurement>" ("Messages<n>/<measurement>" for a
+// name ""); analyze runs after each load.
+func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Embedders, analyze func()) {
 	ctx := context.Background()
-	bulk := agentmem.Embedding{Embedder: embs.Emb, Space: embs.Space}
-	if embs.Bulk != nil {
-		bulk = *embs.Bulk
-	}
 	// As serve's searcher (app.New), but for the admission control.
-	newSearcher := func() *retrieve.Searcher {
-		return retrieve.New(s, embs.Queries, embs.Space, retrieve.Options{VectorWeight: embs.VectorWeight,
-			BulkVectorWeight: embs.BulkVectorWeight, Bulk: embs.Bulk})
+	newSearcher := func(e *app.Embedders) *retrieve.Searcher {
+		return retrieve.New(s, e.Queries, e.Space, retrieve.Options{VectorWeight: e.VectorWeight,
+			BulkVectorWeight: e.BulkVectorWeight, Bulk: e.Bulk})
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
@@ -365,14 +376,6 @@ func benchHistory(b *testing.B, s agentmem.Store, embs *app.Embedders, analyze f
 			if err := s.PutMessageWindows(ctx, "u", thread, ws); err != nil {
 				b.Fatal(err)
 			}
-			vecs, err := bulk.Embedder.Embed(ctx, wt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			vs := make([]agentmem.Vector, 0, turns+turns/10)
-			for i, m := range out {
-				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: bulk.Space, Vec: vecs[i]})
-			}
 			var mtexts []string
 			var mems []*agentmem.Memory
 			for i := 0; i < turns; i += 10 {
@@ -383,12 +386,26 @@ func benchHistory(b *testing.B, s agentmem.Store, embs *app.Embedders, analyze f
 				}
 				mems, mtexts = append(mems, m), append(mtexts, m.Text)
 			}
-			mvecs, err := embs.Emb.Embed(ctx, mtexts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i, m := range mems {
-				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: embs.Space, Vec: mvecs[i]})
+			var vs []agentmem.Vector
+			for _, e := range embs {
+				bulk := agentmem.Embedding{Embedder: e.Emb, Space: e.Space}
+				if e.Bulk != nil {
+					bulk = *e.Bulk
+				}
+				vecs, err := bulk.Embedder.Embed(ctx, wt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, m := range out {
+					vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: bulk.Space, Vec: vecs[i]})
+				}
+				mvecs, err := e.Emb.Embed(ctx, mtexts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, m := range mems {
+					vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: e.Space, Vec: mvecs[i]})
+				}
 			}
 			if err := s.PutVectors(ctx, "u", vs); err != nil {
 				b.Fatal(err)
@@ -396,27 +413,43 @@ func benchHistory(b *testing.B, s agentmem.Store, embs *app.Embedders, analyze f
 		}
 		analyze()
 		req := retrieve.Request{Query: query, TopK: 10}
-		b.Run(fmt.Sprintf("Messages%d/cold", n), func(b *testing.B) {
-			timeEach(b, func() error {
-				_, err := newSearcher().Search(ctx, "u", req)
-				return err
+		name := func(measurement, embedder string) string {
+			if embedder == "" {
+				return fmt.Sprintf("Messages%d/%s", n, measurement)
+			}
+			return fmt.Sprintf("Messages%d/%s/%s", n, embedder, measurement)
+		}
+		for i, e := range embs {
+			b.Run(name("cold", names[i]), func(b *testing.B) {
+				timeEach(b, func() error {
+					_, err := newSearcher(e).Search(ctx, "u", req)
+					return err
+				})
 			})
-		})
+		}
 		// What serve's warm-up after a start does for this user.
-		b.Run(fmt.Sprintf("Messages%d/warmup", n), func(b *testing.B) {
-			timeEach(b, func() error {
-				_, err := newSearcher().Warm(ctx, "u")
-				return err
+		for i, e := range embs {
+			b.Run(name("warmup", names[i]), func(b *testing.B) {
+				timeEach(b, func() error {
+					_, err := newSearcher(e).Warm(ctx, "u")
+					return err
+				})
 			})
-		})
-		searcher := newSearcher()
-		b.Run(fmt.Sprintf("Messages%d/warm", n), func(b *testing.B) {
-			benchSearch(b, searcher, req)
-		})
-		for _, signal := range []string{"fulltext", "vector"} {
-			b.Run(fmt.Sprintf("Messages%d/%s", n, signal), func(b *testing.B) {
-				benchSearch(b, searcher, retrieve.Request{Query: query, TopK: 10, Signals: []string{signal}})
-			})
+		}
+		searchers := make([]*retrieve.Searcher, len(embs))
+		for i, e := range embs {
+			searchers[i] = newSearcher(e)
+		}
+		for _, measurement := range []string{"warm", "fulltext", "vector"} {
+			r := req
+			if measurement != "warm" {
+				r.Signals = []string{measurement}
+			}
+			for i := range embs {
+				b.Run(name(measurement, names[i]), func(b *testing.B) {
+					benchSearch(b, searchers[i], r)
+				})
+			}
 		}
 	}
 }
