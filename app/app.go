@@ -273,8 +273,9 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	if cfg.Admission != nil {
 		admitter = core.NewAdmitter(*cfg.Admission)
 	}
-	searcher := retrieve.New(store, queries, space, retrieve.Options{Log: log, VectorWeight: embs.VectorWeight, BulkVectorWeight: embs.BulkVectorWeight,
-		OwnWordsWeight: embs.OwnWordsWeight, Expand: embs.Expand, ExpandWeight: embs.ExpandWeight, Admit: admitter.SearchAdmit(), Bulk: bulk})
+	searchOpt := embs.SearchOptions()
+	searchOpt.Log, searchOpt.Admit = log, admitter.SearchAdmit()
+	searcher := retrieve.New(store, queries, space, searchOpt)
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.
@@ -626,6 +627,14 @@ type Embedders struct {
 	// model's.
 	Expand       func(word string) ([]string, error)
 	ExpandWeight float64
+}
+
+// SearchOptions returns the options of a search over the embedders'
+// vectors, as serve sets them: the vector signals' weights, the bulk
+// space, the near words of the query's.
+func (e *Embedders) SearchOptions() retrieve.Options {
+	return retrieve.Options{VectorWeight: e.VectorWeight, Bulk: e.Bulk, BulkVectorWeight: e.BulkVectorWeight,
+		OwnWordsWeight: e.OwnWordsWeight, Expand: e.Expand, ExpandWeight: e.ExpandWeight}
 }
 
 // NewEmbedders returns the embedders cfg names, as New does (the

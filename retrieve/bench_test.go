@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/minilm"
@@ -234,17 +236,22 @@ func benchSearch(b *testing.B, searcher *retrieve.Searcher, req retrieve.Request
 }
 
 // timeEach runs fn in the benchmark's loop and reports the p50 and p99 of
-// its durations.
+// its durations. The loop's samples in a CPU profile (and those of the
+// goroutines it starts) carry the label bench=the benchmark's name, so
+// that a profile shows the searches apart from the loading:
+// go tool pprof -tagfocus 'bench=Messages100000/warm' ...
 func timeEach(b *testing.B, fn func() error) {
 	b.Helper()
 	var lat []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		if err := fn(); err != nil {
-			b.Fatal(err)
+	pprof.Do(context.Background(), pprof.Labels("bench", b.Name()), func(context.Context) {
+		for b.Loop() {
+			start := time.Now()
+			if err := fn(); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
 		}
-		lat = append(lat, time.Since(start))
-	}
+	})
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
@@ -253,21 +260,53 @@ func timeEach(b *testing.B, fn func() error) {
 // BenchmarkSearch_History searches one user whose history grows to 1,000,
 // 10,000 and 100,000 messages (threads of 100 turns), each indexed as
 // serve indexes it (its window, agentmem.WindowText, for full-text search
-// and embedded by the built-in embedder), with a memory for every tenth
-// message: the default scopes (memories and messages), hybrid, top 10,
-// serve's vector weight, on SQLite and on PostgreSQL (where
-// AGENTMEM_TEST_POSTGRES is set). "cold" is the first search of a new
-// searcher (an empty vector cache, as after a restart), "warmup" what
-// serve's warm-up after a start spends on the user (Searcher.Warm), "warm"
-// the searches after.
+// and embedded), with a memory for every tenth message: the default
+// scopes (memories and messages), hybrid, top 10, on SQLite and on
+// PostgreSQL (where AGENTMEM_TEST_POSTGRES is set), with serve's
+// configuration of the lexical embedder (--embedder lexical: its vectors
+// and vector weight). "cold" is the first search of a new searcher (an
+// empty vector cache, as after a restart), "warmup" what serve's warm-up
+// after a start spends on the user (Searcher.Warm), "warm" the searches
+// after.
 func BenchmarkSearch_History(b *testing.B) {
+	benchHistoryBackends(b, "lexical")
+}
+
+// BenchmarkSearch_BuiltinHistory is BenchmarkSearch_History with serve's
+// default embedders (--embedder builtin: the windows embedded by the
+// static table, the bulk space; the memories by the model; the query by
+// each in every search; each space's vector weight) and, as its
+// baseline, the lexical embedder's: the same history is embedded by both
+// (in their own spaces), and each measurement runs with one, then the
+// other ("Messages100000/builtin/warm", "Messages100000/lexical/warm"),
+// so that a ratio compares searches of the same data a moment apart.
+// (Its name does not contain "Search_History", so that the commands of
+// docs/benchmarks.md that run BenchmarkSearch_History run it alone.)
+func BenchmarkSearch_BuiltinHistory(b *testing.B) {
+	benchHistoryBackends(b, "builtin", "lexical")
+}
+
+// benchHistoryBackends runs benchHistory on SQLite and PostgreSQL with
+// the embedders serve configures for each --embedder of embedders.
+func benchHistoryBackends(b *testing.B, embedders ...string) {
+	embs := make([]*app.Embedders, len(embedders))
+	for i, name := range embedders {
+		var err error
+		if embs[i], err = app.NewEmbedders(context.Background(), app.Config{Embedder: name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	names := embedders
+	if len(names) == 1 {
+		names = []string{""} // the measurements' names, as they were before others
+	}
 	b.Run("SQLite", func(b *testing.B) {
 		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), sqlite.Options{Synchronous: "NORMAL"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchHistory(b, s, func() {})
+		benchHistory(b, s, names, embs, func() {})
 	})
 	b.Run("PostgreSQL", func(b *testing.B) {
 		dsn := testutil.MustCreateSchema(b)
@@ -286,15 +325,22 @@ func BenchmarkSearch_History(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		benchHistory(b, s, analyze)
+		benchHistory(b, s, names, embs, analyze)
 	})
 }
 
-// benchHistory is BenchmarkSearch_History on s; analyze runs after each
-// load.
-func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
+// benchHistory is BenchmarkSearch_History on s: the history is embedded
+// by each of embs (app.Embedders: the windows by its Bulk when set, the
+// memories by its Emb), and each measurement runs with each (the query
+// embedded, and the searcher configured, as serve does), named
+// "Messages<n>/<name>/<measurement>" ("Messages<n>/<measurement>" for a
+// name ""); analyze runs after each load.
+func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Embedders, analyze func()) {
 	ctx := context.Background()
-	emb := lexical.New(0)
+	// As serve's searcher (app.New), but for the admission control.
+	newSearcher := func(e *app.Embedders) *retrieve.Searcher {
+		return retrieve.New(s, e.Queries, e.Space, e.SearchOptions())
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
 	query := "what about " + strings.Join([]string{vocabulary[40], vocabulary[400], vocabulary[4000]}, " ") + "?"
@@ -329,14 +375,6 @@ func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
 			if err := s.PutMessageWindows(ctx, "u", thread, ws); err != nil {
 				b.Fatal(err)
 			}
-			vecs, err := emb.Embed(ctx, wt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			vs := make([]agentmem.Vector, 0, turns+turns/10)
-			for i, m := range out {
-				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: emb.Space(), Vec: vecs[i]})
-			}
 			var mtexts []string
 			var mems []*agentmem.Memory
 			for i := 0; i < turns; i += 10 {
@@ -347,12 +385,26 @@ func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
 				}
 				mems, mtexts = append(mems, m), append(mtexts, m.Text)
 			}
-			mvecs, err := emb.Embed(ctx, mtexts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i, m := range mems {
-				vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: emb.Space(), Vec: mvecs[i]})
+			var vs []agentmem.Vector
+			for _, e := range embs {
+				bulk := agentmem.Embedding{Embedder: e.Emb, Space: e.Space}
+				if e.Bulk != nil {
+					bulk = *e.Bulk
+				}
+				vecs, err := bulk.Embedder.Embed(ctx, wt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, m := range out {
+					vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: bulk.Space, Vec: vecs[i]})
+				}
+				mvecs, err := e.Emb.Embed(ctx, mtexts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, m := range mems {
+					vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: m.ID, Space: e.Space, Vec: mvecs[i]})
+				}
 			}
 			if err := s.PutVectors(ctx, "u", vs); err != nil {
 				b.Fatal(err)
@@ -360,28 +412,43 @@ func benchHistory(b *testing.B, s agentmem.Store, analyze func()) {
 		}
 		analyze()
 		req := retrieve.Request{Query: query, TopK: 10}
-		opt := retrieve.Options{VectorWeight: retrieve.VectorWeightLexical}
-		b.Run(fmt.Sprintf("Messages%d/cold", n), func(b *testing.B) {
-			timeEach(b, func() error {
-				_, err := retrieve.New(s, emb, emb.Space(), opt).Search(ctx, "u", req)
-				return err
+		name := func(measurement, embedder string) string {
+			if embedder == "" {
+				return fmt.Sprintf("Messages%d/%s", n, measurement)
+			}
+			return fmt.Sprintf("Messages%d/%s/%s", n, embedder, measurement)
+		}
+		for i, e := range embs {
+			b.Run(name("cold", names[i]), func(b *testing.B) {
+				timeEach(b, func() error {
+					_, err := newSearcher(e).Search(ctx, "u", req)
+					return err
+				})
 			})
-		})
+		}
 		// What serve's warm-up after a start does for this user.
-		b.Run(fmt.Sprintf("Messages%d/warmup", n), func(b *testing.B) {
-			timeEach(b, func() error {
-				_, err := retrieve.New(s, emb, emb.Space(), opt).Warm(ctx, "u")
-				return err
+		for i, e := range embs {
+			b.Run(name("warmup", names[i]), func(b *testing.B) {
+				timeEach(b, func() error {
+					_, err := newSearcher(e).Warm(ctx, "u")
+					return err
+				})
 			})
-		})
-		searcher := retrieve.New(s, emb, emb.Space(), opt)
-		b.Run(fmt.Sprintf("Messages%d/warm", n), func(b *testing.B) {
-			benchSearch(b, searcher, req)
-		})
-		for _, signal := range []string{"fulltext", "vector"} {
-			b.Run(fmt.Sprintf("Messages%d/%s", n, signal), func(b *testing.B) {
-				benchSearch(b, searcher, retrieve.Request{Query: query, TopK: 10, Signals: []string{signal}})
-			})
+		}
+		searchers := make([]*retrieve.Searcher, len(embs))
+		for i, e := range embs {
+			searchers[i] = newSearcher(e)
+		}
+		for _, measurement := range []string{"warm", "fulltext", "vector"} {
+			r := req
+			if measurement != "warm" {
+				r.Signals = []string{measurement}
+			}
+			for i := range embs {
+				b.Run(name(measurement, names[i]), func(b *testing.B) {
+					benchSearch(b, searchers[i], r)
+				})
+			}
 		}
 	}
 }

@@ -206,9 +206,7 @@ func evalSearcher(store agentmem.Store, embs *app.Embedders, name string, scopes
 		return nil, nil, "", fmt.Errorf("eval locomo: --searcher must be hybrid, fulltext, vector or bm25, not %q", name)
 	}
 	ix := &index.Indexer{Store: store, Emb: embs.Emb, Space: embs.Space, Bulk: embs.Bulk, Summarize: (&window.Summarizer{}).SummarizeChunk}
-	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, retrieve.Options{VectorWeight: embs.VectorWeight,
-		Bulk: embs.Bulk, BulkVectorWeight: embs.BulkVectorWeight, OwnWordsWeight: embs.OwnWordsWeight,
-		Expand: embs.Expand, ExpandWeight: embs.ExpandWeight}), scopes: scopes}
+	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, embs.SearchOptions()), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}
