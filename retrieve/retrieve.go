@@ -124,11 +124,12 @@ type Options struct {
 	OwnWordsWeight float64
 	// Expand, when set with ExpandWeight, returns words near a word of the
 	// query in meaning ("desserts": cake, pastries, pudding…): full-text
-	// also searches for them, as terms that weigh ExpandWeight of the
-	// query's own (see expanded), so that "What desserts has Maria made?"
-	// finds "I baked a cake" and ranks a turn with the query's words and
-	// a near word above one with the words alone. The query's words with
-	// a capital (names) and "user" are not expanded. minilm.NearWords
+	// also searches for those of the words the best full-text hits lack,
+	// as terms that weigh ExpandWeight of the query's own (see expanded),
+	// so that "What desserts has Maria made?" finds "I baked a cake" and
+	// ranks a turn with the query's words and a near word above one with
+	// the words alone. The query's words with a capital (names) and
+	// "user" are not expanded. minilm.NearWords
 	// (the built-in model's) suits it, with DefaultExpandWeight.
 	Expand       func(word string) ([]string, error)
 	ExpandWeight float64
@@ -299,25 +300,12 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	}
 	var hits []agentmem.TextHit
 	if wants(&req, "fulltext") {
-		// The expansion's query runs beside the query's.
-		var more []agentmem.TextHit
-		var moreErr error
-		var mwg sync.WaitGroup
-		if s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
-			mwg.Go(func() {
-				var eq string
-				if eq, moreErr = expansion(s.opt.Expand, req.Query); moreErr == nil && eq != "" {
-					more, moreErr = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: eq, Scopes: scopes, Limit: n, Filter: filter})
-				}
-			})
-		}
 		hits, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
-		mwg.Wait()
-		if err = cmp.Or(err, moreErr); err != nil {
+		if err != nil {
 			wg.Wait()
 			return nil, fmt.Errorf("full-text search: %w", err)
 		}
-		list := expanded(hits, more, s.opt.ExpandWeight, n, items)
+		list := expanded(hits, nil, 0, n, items)
 		names, weights, lists = append(names, "fulltext"), append(weights, 1), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
 	}
@@ -335,6 +323,39 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			items[k] = h
 		}
 	}
+	// A question full-text missed (see missedOwnWords) is asked in other
+	// words than its answer: the vectors weigh more. The words of the
+	// question that the best hits lack (all of them when it missed) are
+	// looked for by their near words too (see Options.Expand; only
+	// those, for a second query over near words as common as the
+	// question's costs as much as the first).
+	missed := wants(&req, "fulltext") && missedOwnWords(req.Query, hits, items)
+	if wants(&req, "fulltext") && s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
+		found := map[string]bool{}
+		if !missed {
+			for _, h := range hits[:min(len(hits), ownWordsTop)] {
+				for _, w := range wordsOf(h.Text) {
+					found[crudeStem(w)] = true
+				}
+			}
+		}
+		eq, err := expansion(func(w string) ([]string, error) {
+			if found[crudeStem(w)] {
+				return nil, nil
+			}
+			return s.opt.Expand(w)
+		}, req.Query)
+		var more []agentmem.TextHit
+		if err == nil && eq != "" {
+			more, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: eq, Scopes: scopes, Limit: n, Filter: filter})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("full-text search of near words: %w", err)
+		}
+		if len(more) > 0 {
+			lists[0] = expanded(hits, more, s.opt.ExpandWeight, n, items) // the full-text list is the first
+		}
+	}
 	if wants(&req, "vector") && s.emb != nil {
 		if err := vecErr; err != nil {
 			if ctx.Err() != nil {
@@ -343,10 +364,9 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			s.opt.Log.WarnContext(ctx, "vector search unavailable; full-text only", "err", err)
 			resp.Warnings = append(resp.Warnings, "The embedder is unavailable: these results come from full-text search only.")
 		} else {
-			missed := s.opt.OwnWordsWeight > 0 && wants(&req, "fulltext") && missedOwnWords(req.Query, hits, items)
 			for _, l := range vecLists {
 				w := l.weight
-				if missed {
+				if missed && s.opt.OwnWordsWeight > 0 {
 					w = max(w, s.opt.OwnWordsWeight)
 				}
 				names, weights, lists = append(names, "vector"), append(weights, w), append(lists, l.list)

@@ -315,11 +315,12 @@ func TestSearch_OwnWords(t *testing.T) {
 	}
 }
 
-// TestSearch_Expand: with Expand, full-text also finds the words near the
-// query's ("desserts": pudding…), weighed ExpandWeight: a turn with the
-// query's word and a near one ranks above one with the query's word
-// alone, and a turn with near words only is found; without Expand it is
-// not.
+// TestSearch_Expand: with Expand, full-text also finds the words near
+// those of the query's that its best hits lack ("sweets": pudding…),
+// weighed ExpandWeight: a turn with the query's word and a near one ranks
+// above one with the query's word alone, and a turn with near words only
+// is found; without Expand it is not. A word the best hits have
+// ("desserts") is not expanded.
 func TestSearch_Expand(t *testing.T) {
 	ctx := context.Background()
 	s := testutil.MustOpenSQLite(t)
@@ -335,13 +336,15 @@ func TestSearch_Expand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var expandedWords []string
 	expand := func(w string) ([]string, error) {
-		if w == "desserts" {
+		expandedWords = append(expandedWords, w)
+		if w == "sweets" {
 			return []string{"pudding", "cake"}, nil
 		}
-		return nil, nil
+		return []string{"cream"}, nil
 	}
-	req := retrieve.Request{Query: "Which desserts?", Scopes: []string{agentmem.ScopeMessages}}
+	req := retrieve.Request{Query: "Which desserts or sweets?", Scopes: []string{agentmem.ScopeMessages}}
 	resp, err := retrieve.New(s, nil, "", retrieve.Options{Expand: expand, ExpandWeight: retrieve.DefaultExpandWeight}).Search(ctx, "alice", req)
 	if err != nil {
 		t.Fatal(err)
@@ -352,6 +355,9 @@ func TestSearch_Expand(t *testing.T) {
 	}
 	if want := []string{msgs[1].ID, msgs[0].ID, msgs[2].ID}; !slices.Equal(got, want) {
 		t.Fatalf("expanded: %+v; want the pudding for desserts, desserts, then the pudding", resp.Results)
+	}
+	if !slices.Equal(expandedWords, []string{"sweets"}) {
+		t.Fatalf("expanded %v, want only the word the best hits lack", expandedWords)
 	}
 	resp, err = retrieve.New(s, nil, "", retrieve.Options{}).Search(ctx, "alice", req)
 	if err != nil {
