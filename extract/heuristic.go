@@ -1770,7 +1770,7 @@ func extractClauses(out []Candidate, toks []string, tail []string) []Candidate {
 				out = append(out, Candidate{Text: "User goes by " + toks[i+k+1] + ".", Category: "identity", Slot: "nickname", Confidence: 0.8, Importance: 0.8})
 			}
 			return out
-		case (w == "if" || w == "unless") && i > start+2 && !subjectStart(toks, i+1):
+		case (w == "if" || w == "unless") && i > start+2 && (i+1 == len(toks) || !subjectStart(toks, i+1)):
 			// "planning to move to Canada next year if the visa comes
 			// through": the condition is not a fact.
 			end := i
@@ -1996,8 +1996,12 @@ var clauseAdverbs = set("now then also actually currently recently later eventua
 
 var splitConj = set("and but so because since cause 'cause cos coz although though while whereas plus or if unless yet and, before after until")
 
-// subjectStart reports whether toks[i] starts a clause about the user.
+// subjectStart reports whether toks[i] starts a clause about the user
+// (false past the end).
 func subjectStart(toks []string, i int) bool {
+	if i >= len(toks) {
+		return false
+	}
 	if i+1 < len(toks) && clauseAdverbs[lower(toks[i])] {
 		i++ // "and now I live in Seattle"
 	}

@@ -639,6 +639,7 @@ func FuzzHeuristic(f *testing.F) {
 		"\xff\xfe I live in \x00", "I've", "I was born in", "Our son Leo just turned 5.",
 		"I quit so ,", "I love it and , so", "me: 1, ,", "about me: ,", "dad's", "home's", "x is home", "veggie for",
 		"divorced, ,", "no", "the dog", "live in", "Last year we , and I", "wfh", "3x", "I moved, 2018", "Tom is my",
+		"noah already asked if 'the swim lesson man' is my friend lol", "she asked my mum if",
 	} {
 		f.Add(s)
 	}
