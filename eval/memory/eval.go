@@ -164,12 +164,12 @@ func observe(ctx context.Context, svc agentmem.Service, user string, c *Conversa
 	return obs, nil
 }
 
-// settle waits until user has no background job running or due (queued
-// to run within a second), twice in a row, so that a job the last one
-// queued had its chance, and returns when the last job done finished
-// (the zero time if none is), so that the time spent polling is not
-// counted. A job queued for later (a failed one's back-off) is not
-// waited for; countJobs counts it.
+// settle waits until user has no background job queued or running,
+// twice in a row, so that a job the last one queued had its chance, and
+// returns when the last job done finished (the zero time if none did), so
+// that the time spent polling is not counted. A failing job is waited
+// for through its retries' back-off until it is dead (about 15 s with
+// the worker's defaults), so that the outcome does not depend on timing.
 func settle(ctx context.Context, svc agentmem.Service, user string, opt Options) (time.Time, error) {
 	deadline := time.Now().Add(opt.Wait)
 	for quiet := 0; quiet < 2; {
@@ -179,9 +179,7 @@ func settle(ctx context.Context, svc agentmem.Service, user string, opt Options)
 			if err != nil {
 				return time.Time{}, fmt.Errorf("jobs: %w", err)
 			}
-			for _, j := range jobs {
-				busy = busy || j.Status == agentmem.JobRunning || j.RunAt.Before(time.Now().Add(time.Second))
-			}
+			busy = busy || len(jobs) > 0
 		}
 		if quiet++; busy {
 			quiet = 0
@@ -206,7 +204,8 @@ func settle(ctx context.Context, svc agentmem.Service, user string, opt Options)
 	return last[0].UpdatedAt, nil
 }
 
-// countJobs records the user's dead jobs and those still queued.
+// countJobs records the user's dead jobs, and those still queued (none
+// after settle, unless a job queued one for later).
 func countJobs(ctx context.Context, svc agentmem.Service, user string, r *Result) error {
 	for _, status := range []string{agentmem.JobDead, agentmem.JobQueued} {
 		jobs, _, err := svc.FindUserJobs(ctx, user, agentmem.JobFilter{Status: &status, Limit: agentmem.MaxPageSize})

@@ -99,16 +99,6 @@ func (r *Report) summarize() {
 	r.Rates = RatesOf(r.Overall)
 }
 
-// Summary is the report in one line: the headline figures.
-func (r *Report) Summary() string {
-	o, x := r.Overall, r.Rates
-	return fmt.Sprintf("%d conversations: facts recalled %d/%d (%.2f), precision %.2f, false facts %d, changes handled %d/%d, "+
-		"memories hit@1 %d/%d hit@5 %d/%d, default hit@1 %d/%d hit@5 %d/%d, stale contexts %d/%d",
-		len(r.Conversations), o.Recalled, o.Facts, x.Recall, x.Precision, o.False, o.Handled, o.Changes,
-		o.SearchMemories.Hit1, o.Questions, o.SearchMemories.Hit5, o.Questions, o.SearchDefault.Hit1, o.Questions,
-		o.SearchDefault.Hit5, o.Questions, o.ContextStale, o.Questions)
-}
-
 // WriteText writes the report as a table, a row per conversation and one
 // for all of them, then the rates, what each column means and the timing.
 func (r *Report) WriteText(w io.Writer) error {

@@ -59,8 +59,8 @@ type Counts struct {
 	ProfileFacts int `json:"profile_facts"`
 	Past         int `json:"past"`
 	ProfilePast  int `json:"profile_past"`
-	// Background jobs of the user that died, and that were left queued
-	// for later (a retry's back-off) when the scoring began.
+	// Background jobs of the user that died (failed every attempt), and
+	// that were still queued when the scoring began.
 	JobsDead     int `json:"jobs_dead"`
 	JobsDeferred int `json:"jobs_deferred"`
 }
