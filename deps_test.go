@@ -75,6 +75,8 @@ var allowed = map[string][]string{
 	// eval/extraction runs an extractor and the consolidator over its corpus;
 	// cmd passes the store and the embedder.
 	"eval/extraction": {".", "extract"},
+	// eval/memory drives any agentmem.Service; cmd passes serve's, with no model.
+	"eval/memory": {"."},
 }
 
 // TestDependencies keeps the layering of STYLE.md: the domain imports the

@@ -21,8 +21,9 @@ import (
 	"github.com/agentmem/agentmem/window"
 )
 
-// runEval runs an evaluation: locomo (retrieval) or extraction (memories
-// drawn from what users say).
+// runEval runs an evaluation: locomo (retrieval), extraction (memories
+// drawn from what users say) or memory (the whole pipeline over labelled
+// conversations).
 func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, usage("eval "))
@@ -34,16 +35,18 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 			return runEvalLocomo(ctx, args[1:], getenv, stdout, stderr)
 		case "extraction":
 			return runEvalExtraction(ctx, args[1:], getenv, stdout, stderr)
+		case "memory":
+			return runEvalMemory(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
 	fmt.Fprint(stderr, usage("eval "))
 	if len(args) == 0 {
-		return errors.New("eval: name an evaluation (locomo, extraction)")
+		return errors.New("eval: name an evaluation (locomo, extraction, memory)")
 	}
 	if strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("eval: name the evaluation (locomo or extraction) before its flags, e.g. agentmem eval locomo %s", strings.Join(args, " "))
+		return fmt.Errorf("eval: name the evaluation (locomo, extraction or memory) before its flags, e.g. agentmem eval locomo %s", strings.Join(args, " "))
 	}
-	return fmt.Errorf("eval: unknown evaluation %q (there are locomo and extraction)", args[0])
+	return fmt.Errorf("eval: unknown evaluation %q (there are locomo, extraction and memory)", args[0])
 }
 
 // evalArgs are the arguments of eval locomo.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem/eval/extraction"
 	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/eval/memory"
 )
 
 // evalFixture is eval/locomo's conversation written for tests in LoCoMo's
@@ -203,5 +204,54 @@ func TestEvalLocomo_All(t *testing.T) {
 	t.Logf("single-hop hit@10: fulltext %v, vector %v, hybrid %v", reps[0].Categories[3].Hit[2], reps[1].Categories[3].Hit[2], reps[2].Categories[3].Hit[2])
 	if _, err := runCmd(t, "eval", "locomo", "--data", evalFixture, "--searcher", "all", "--db", filepath.Join(t.TempDir(), "x.db")); err == nil || !strings.Contains(err.Error(), "leave out --db") {
 		t.Errorf("--searcher all --db: %v, want an error", err)
+	}
+}
+
+// TestEvalMemory runs eval memory on the package's two test conversations:
+// the JSON report reads back with their counts, the text one has its table.
+func TestEvalMemory(t *testing.T) {
+	data := filepath.Join("..", "..", "eval", "memory", "testdata")
+	out, err := runCmd(t, "eval", "memory", "--data", data, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep memory.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(rep.Conversations) != 2 || rep.Overall.Facts != 7 || rep.Overall.Changes != 3 || rep.Overall.Questions != 5 || rep.Messages != 22 {
+		t.Fatalf("report counts: %+v, %d messages", rep.Overall, rep.Messages)
+	}
+	if !strings.Contains(rep.Pipeline, "no model") {
+		t.Errorf("pipeline %q", rep.Pipeline)
+	}
+	out, err = runCmd(t, "eval", "memory", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Memory eval: 2 conversations", "facts recalled", "changes handled", "t01", "t02"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEvalMemory_BadArgs(t *testing.T) {
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "c1.json"), []byte(`{"id":"c1","sessions":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "memory"}, "--data is required"},
+		{[]string{"eval", "memory", "--data", t.TempDir()}, "no *.json conversation files"},
+		{[]string{"eval", "memory", "--data", bad}, "c1.json: no sessions"},
+		{[]string{"eval", "memory", "--data", bad, "extra"}, "unexpected argument"},
+	} {
+		if _, err := runCmd(t, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: %v, want an error saying %q", tt.args, err, tt.want)
+		}
 	}
 }

@@ -49,6 +49,7 @@ var commands = []command{
 	{name: "keys list", in: inAdmin, synopsis: "[--tenant ID] [--db …]", args: func() arguments { return new(keysListArgs) }},
 	{name: "keys revoke", in: inAdmin, synopsis: "[--db …] KEY_ID"},
 	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25|all] [--embedder builtin|lexical|openai] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
+	{name: "eval memory", synopsis: "--data DIR [--json] [--wait 5m] [--db …]  (memories, changes of fact, search and contexts over labelled multi-session conversations, without a model)", args: func() arguments { return new(evalMemoryArgs) }},
 	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
 	{name: "search", in: inApp, synopsis: "--user ID [--scopes memories,messages] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
 	{name: "context", in: inApp, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},
