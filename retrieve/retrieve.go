@@ -298,7 +298,9 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			vecLists, vecErr = s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, vecItems)
 		}()
 	}
-	var hits []agentmem.TextHit
+	var hits, more []agentmem.TextHit // the query's full-text hits, and its near words'
+	var moreErr error
+	var ewg sync.WaitGroup
 	if wants(&req, "fulltext") {
 		hits, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
 		if err != nil {
@@ -308,6 +310,10 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		list := expanded(hits, nil, 0, n, items)
 		names, weights, lists = append(names, "fulltext"), append(weights, 1), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
+		if s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
+			// Beside the rest: see nearWords.
+			ewg.Go(func() { more, moreErr = s.nearWords(ctx, userID, req.Query, hits, scopes, n, filter) })
+		}
 	}
 	// While the vector scan runs, look at the best full-text hits' turns:
 	// they are most of the results, and present then asks again only about
@@ -324,37 +330,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 	// A question full-text missed (see missedOwnWords) is asked in other
-	// words than its answer: the vectors weigh more. The words of the
-	// question that the best hits lack (all of them when it missed) are
-	// looked for by their near words too (see Options.Expand; only
-	// those, for a second query over near words as common as the
-	// question's costs as much as the first).
+	// words than its answer: the vectors weigh more.
 	missed := wants(&req, "fulltext") && missedOwnWords(req.Query, hits, items)
-	if wants(&req, "fulltext") && s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
-		found := map[string]bool{}
-		if !missed {
-			for _, h := range hits[:min(len(hits), ownWordsTop)] {
-				for _, w := range wordsOf(h.Text) {
-					found[crudeStem(w)] = true
-				}
-			}
-		}
-		eq, err := expansion(func(w string) ([]string, error) {
-			if found[crudeStem(w)] {
-				return nil, nil
-			}
-			return s.opt.Expand(w)
-		}, req.Query)
-		var more []agentmem.TextHit
-		if err == nil && eq != "" {
-			more, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: eq, Scopes: scopes, Limit: n, Filter: filter})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("full-text search of near words: %w", err)
-		}
-		if len(more) > 0 {
-			lists[0] = expanded(hits, more, s.opt.ExpandWeight, n, items) // the full-text list is the first
-		}
+	ewg.Wait()
+	if moreErr != nil {
+		return nil, fmt.Errorf("full-text search of near words: %w", moreErr)
+	}
+	if len(more) > 0 {
+		lists[0] = expanded(hits, more, s.opt.ExpandWeight, n, items) // the full-text list is the first
 	}
 	if wants(&req, "vector") && s.emb != nil {
 		if err := vecErr; err != nil {
@@ -383,6 +366,31 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		return nil, err
 	}
 	return resp, nil
+}
+
+// nearWords returns the full-text hits of the near words (Options.Expand)
+// of those of the query's words that its best hits lack: only those, for
+// a second query over near words as common as the question's costs as
+// much as the first (all of them when full-text missed the question).
+// It runs beside the vector search and the look at the hits' turns.
+func (s *Searcher) nearWords(ctx context.Context, userID, query string, hits []agentmem.TextHit, scopes []string, n int,
+	filter agentmem.SearchFilter) ([]agentmem.TextHit, error) {
+	found := map[string]bool{}
+	for _, h := range hits[:min(len(hits), ownWordsTop)] {
+		for _, w := range wordsOf(h.Text) {
+			found[crudeStem(w)] = true
+		}
+	}
+	eq, err := expansion(func(w string) ([]string, error) {
+		if found[crudeStem(w)] {
+			return nil, nil
+		}
+		return s.opt.Expand(w)
+	}, query)
+	if err != nil || eq == "" {
+		return nil, err
+	}
+	return s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: eq, Scopes: scopes, Limit: n, Filter: filter})
 }
 
 // present demotes the results that no longer hold (see outdated) and
