@@ -13,18 +13,35 @@ import (
 // DefaultExpandWeight is the ExpandWeight serve gives the built-in
 // model's words (minilm.NearWords). On questions asked in other words
 // than their answers (docs/benchmarks.md) Recall@5 over messages went
-// from 0.265 to 0.312 at 0.3, and on a second such set, written after the
-// choice, from 0.269 to 0.381; on LoCoMo's dev file from 0.681 to 0.682
-// (Recall@10 0.754 to 0.759). Weights of 0.15 and 0.5 gave LoCoMo 0.685
-// and 0.678 when every word was expanded.
-const DefaultExpandWeight = 0.3
+// from 0.265 to 0.304 at 0.6 (0.296 at 0.3), and on a second such set,
+// written after the choice, from 0.269 to 0.350; on LoCoMo's dev file
+// from 0.681 to 0.689 (0.686 at 0.3).
+const DefaultExpandWeight = 0.6
 
-// expansion returns the full-text query of the words near in meaning to
-// the query's own (see Options.Expand): the query's search terms but
-// those written with a capital (names, which would bring other names)
+// nearWords returns the near words (see Options.Expand) of the query's
+// words that the best full-text hits lack (all of them when full-text
+// missed the question; see missedOwnWords), crudely stemmed.
+func nearWords(expand func(string) ([]string, error), query string, hits []agentmem.TextHit) ([]string, error) {
+	found := map[string]bool{}
+	for _, h := range hits[:min(len(hits), ownWordsTop)] {
+		for _, w := range wordsOf(h.Text) {
+			found[crudeStem(w)] = true
+		}
+	}
+	return expansion(func(w string) ([]string, error) {
+		if found[crudeStem(w)] {
+			return nil, nil
+		}
+		return expand(w)
+	}, query)
+}
+
+// expansion returns the words near in meaning to the query's own (see
+// Options.Expand), crudely stemmed: those of the query's search terms but
+// the ones written with a capital (names, which would bring other names)
 // and "user", each expanded, without the words the query has already
-// (compared by a crude stem) or twice. "" when there are none.
-func expansion(expand func(string) ([]string, error), query string) (string, error) {
+// (compared by a crude stem) or twice.
+func expansion(expand func(string) ([]string, error), query string) ([]string, error) {
 	proper := map[string]bool{"user": true}
 	for _, w := range strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
 		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) {
@@ -43,16 +60,16 @@ func expansion(expand func(string) ([]string, error), query string) (string, err
 		}
 		near, err := expand(t)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		for _, w := range near {
 			if s := crudeStem(w); !seen[s] && !sharePrefix(w, t) {
 				seen[s] = true
-				out = append(out, w)
+				out = append(out, s)
 			}
 		}
 	}
-	return strings.Join(out, " "), nil
+	return out, nil
 }
 
 // sharePrefix reports whether a and b are likely forms of one word:
@@ -63,34 +80,44 @@ func sharePrefix(a, b string) bool {
 	return n >= 4 && a[:n] == b[:n]
 }
 
-// expanded returns the full-text list of a search whose query was
-// expanded: each hit scored by the sum of its scores in the query's
-// hits and, weighed by w, in the expansion's (BM25 sums over a query's
-// terms, so this is the score of one query whose expansion's terms weigh
-// w), best first, at most n; the expansion's hits are added to items.
-func expanded(hits, more []agentmem.TextHit, w float64, n int, items map[itemKey]agentmem.TextHit) []candidate {
+// withNearWords returns the full-text list of a search whose query has
+// near words (near, crudely stemmed): each candidate of either signal
+// (items) scored by its full-text score, if full-text found it, plus w
+// times a query term's share of the best hit's score for each near word
+// its text holds — as if the near words were terms of the query that
+// weigh w (BM25 sums over a query's terms) — best first, at most n.
+// Scoring the candidates found, not the store's every text that holds a
+// near word, keeps its cost to reading their words (a second full-text
+// query over near words as common as the question's cost as much as the
+// first: docs/benchmarks.md).
+func withNearWords(hits []agentmem.TextHit, items map[itemKey]agentmem.TextHit, terms int, near []string, w float64, n int) []candidate {
+	isNear := map[string]bool{}
+	for _, s := range near {
+		isNear[s] = true
+	}
+	unit := 1.0 // with no full-text hit, the near words alone rank
+	if len(hits) > 0 {
+		unit = hits[0].Score / float64(max(terms, 1))
+	}
 	score := map[itemKey]float64{}
-	var keys []itemKey
-	for i, hs := range [][]agentmem.TextHit{hits, more} {
-		for _, h := range hs {
-			k := itemKey{h.Scope, h.ID}
-			if _, ok := score[k]; !ok {
-				keys = append(keys, k)
-			}
-			if _, ok := items[k]; !ok {
-				items[k] = h
-			}
-			if i == 0 {
-				score[k] += h.Score
-			} else {
-				score[k] += w * h.Score
+	for _, h := range hits {
+		score[itemKey{h.Scope, h.ID}] = h.Score
+	}
+	var list []candidate
+	for k, h := range items {
+		held := map[string]bool{}
+		for _, word := range wordsOf(h.Text) {
+			if s := crudeStem(word); isNear[s] {
+				held[s] = true
 			}
 		}
+		if sc := score[k] + w*unit*float64(len(held)); sc > 0 {
+			list = append(list, candidate{k, sc})
+		}
 	}
-	list := make([]candidate, len(keys))
-	for i, k := range keys {
-		list[i] = candidate{k, score[k]}
-	}
-	slices.SortStableFunc(list, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
+	// Best first; equal scores in a stable order (items is a map).
+	slices.SortFunc(list, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.key.scope, b.key.scope), strings.Compare(a.key.id, b.key.id))
+	})
 	return list[:min(len(list), n)]
 }

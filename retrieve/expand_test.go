@@ -24,38 +24,46 @@ func TestExpansion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not the name, nor "user"; not a form of a query's word ("dessert"),
-	// nor a word twice ("pie").
-	if want := "pudding cakes pie make baked"; got != want {
+	// nor a word twice ("pie"); stemmed as texts' words are.
+	if want := []string{crudeStem("pudding"), crudeStem("cakes"), crudeStem("pie"), crudeStem("make"), crudeStem("baked")}; !cmp.Equal(got, want) {
 		t.Errorf("expansion = %q, want %q", got, want)
 	}
 	if want := []string{"desserts", "made"}; !cmp.Equal(asked, want) {
 		t.Errorf("expanded %v, want %v", asked, want)
 	}
-	if got, _ := expansion(expand, "Maria?"); got != "" {
+	if got, _ := expansion(expand, "Maria?"); len(got) != 0 {
 		t.Errorf("a name alone: %q, want nothing", got)
+	}
+	// Only the words the best hits lack.
+	asked = nil
+	hits := []agentmem.TextHit{{Text: "I love desserts."}}
+	if _, err := nearWords(expand, "What desserts has Maria made?", hits); err != nil || !cmp.Equal(asked, []string{"made"}) {
+		t.Errorf("near words of %v, %v; want those of made alone", asked, err)
 	}
 }
 
-func TestExpanded(t *testing.T) {
-	hit := func(id string, score float64) agentmem.TextHit {
-		return agentmem.TextHit{Scope: agentmem.ScopeMessages, ID: id, Score: score}
+func TestWithNearWords(t *testing.T) {
+	hit := func(id, text string, score float64) agentmem.TextHit {
+		return agentmem.TextHit{Scope: agentmem.ScopeMessages, ID: id, Text: text, Score: score}
 	}
+	// a has the query's two words, b one of them and a near word, c only
+	// near words (a vector's candidate), d nothing.
+	hits := []agentmem.TextHit{hit("a", "desserts galore", 4), hit("b", "desserts: a pudding", 3.5)}
 	items := map[itemKey]agentmem.TextHit{}
-	// a has the query's words, b a little less and a near word, c only
-	// near words.
-	list := expanded([]agentmem.TextHit{hit("a", 2), hit("b", 1.8)}, []agentmem.TextHit{hit("c", 4), hit("b", 1)}, 0.5, 10, items)
+	for _, h := range append(hits, hit("c", "Puddings and cakes!", 0), hit("d", "The weather.", 0)) {
+		items[itemKey{h.Scope, h.ID}] = h
+	}
+	near := []string{crudeStem("pudding"), crudeStem("cake")}
+	list := withNearWords(hits, items, 2, near, 0.5, 10) // a term's share of the best: 2
 	var ids []string
 	var scores []float64
 	for _, c := range list {
 		ids, scores = append(ids, c.key.id), append(scores, c.score)
 	}
-	if want := []string{"b", "a", "c"}; !cmp.Equal(ids, want) || !cmp.Equal(scores, []float64{2.3, 2, 2}) {
-		t.Errorf("expanded: %v %v, want %v scored 2.3, 2, 2", ids, scores, want)
+	if want := []string{"b", "a", "c"}; !cmp.Equal(ids, want) || !cmp.Equal(scores, []float64{4.5, 4, 2}) {
+		t.Errorf("withNearWords: %v %v, want %v scored 4.5, 4, 2", ids, scores, want)
 	}
-	if len(items) != 3 {
-		t.Errorf("items %v, want the three hits", items)
-	}
-	if list := expanded([]agentmem.TextHit{hit("a", 2)}, []agentmem.TextHit{hit("c", 1), hit("d", 0.5)}, 0.3, 2, items); len(list) != 2 {
+	if list := withNearWords(hits, items, 2, near, 0.5, 2); len(list) != 2 {
 		t.Errorf("at most 2: %v", list)
 	}
 }

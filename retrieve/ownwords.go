@@ -57,13 +57,25 @@ func missedOwnWords(query string, hits []agentmem.TextHit, items map[itemKey]age
 	return true
 }
 
-// crudeStem strips the commonest English inflections, enough to compare
-// a query's word with a text's ("pets", "pet"; "baking", "bake" not).
+// crudeStem strips the commonest English inflections, and then a final
+// "e", enough to compare a query's word with a text's: "pets" and "pet",
+// "bake", "baked" and "baking", "countries" and "country".
 func crudeStem(w string) string {
 	for _, suf := range []string{"ings", "ing", "ies", "ied", "ed", "es", "s", "ly"} {
 		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
-			return w[:len(w)-len(suf)]
+			w = w[:len(w)-len(suf)]
+			switch {
+			case suf == "ies" || suf == "ied":
+				w += "y"
+			case suf == "es" && !strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "x") && !strings.HasSuffix(w, "z") &&
+				!strings.HasSuffix(w, "ch") && !strings.HasSuffix(w, "sh"):
+				w += "e" // "cakes": cake
+			}
+			break
 		}
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
 	}
 	return w
 }

@@ -39,3 +39,19 @@ func TestMissedOwnWords(t *testing.T) {
 		}
 	}
 }
+
+func TestCrudeStem(t *testing.T) {
+	for _, g := range [][]string{{"pets", "pet"}, {"bake", "baked", "baking", "bakes"}, {"countries", "country"}, {"cakes", "cake"},
+		{"boxes", "box"}, {"lives", "live", "living", "lived"}, {"desserts", "dessert"}, {"dishes", "dish"}} {
+		for _, w := range g[1:] {
+			if crudeStem(w) != crudeStem(g[0]) {
+				t.Errorf("crudeStem(%q) = %q, crudeStem(%q) = %q: want the same", w, crudeStem(w), g[0], crudeStem(g[0]))
+			}
+		}
+	}
+	for _, p := range [][2]string{{"pet", "pen"}, {"live", "love"}, {"bake", "back"}} {
+		if crudeStem(p[0]) == crudeStem(p[1]) {
+			t.Errorf("%q and %q share a stem", p[0], p[1])
+		}
+	}
+}

@@ -123,13 +123,15 @@ type Options struct {
 	// DefaultOwnWordsWeight suits a model's vectors.
 	OwnWordsWeight float64
 	// Expand, when set with ExpandWeight, returns words near a word of the
-	// query in meaning ("desserts": cake, pastries, pudding…): full-text
-	// also searches for those of the words the best full-text hits lack,
-	// as terms that weigh ExpandWeight of the query's own (see expanded),
-	// so that "What desserts has Maria made?" finds "I baked a cake" and
-	// ranks a turn with the query's words and a near word above one with
-	// the words alone. The query's words with a capital (names) and
-	// "user" are not expanded. minilm.NearWords
+	// query in meaning ("desserts": cake, pastries, pudding…): the
+	// candidates of either signal that hold the near words of the query's
+	// words that the best full-text hits lack score in the full-text list
+	// as if those words were terms of the query that weigh ExpandWeight
+	// (see withNearWords), so that "What desserts has Maria made?" ranks
+	// "I baked a cake", found by its vector, among full-text's hits, and
+	// a turn with the query's words and a near word above one with the
+	// words alone. The query's words with a capital (names) and "user"
+	// are not expanded. minilm.NearWords
 	// (the built-in model's) suits it, with DefaultExpandWeight.
 	Expand       func(word string) ([]string, error)
 	ExpandWeight float64
@@ -298,22 +300,21 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			vecLists, vecErr = s.vectorCandidates(ctx, userID, req.Query, scopes, n, filter, vecItems)
 		}()
 	}
-	var hits, more []agentmem.TextHit // the query's full-text hits, and its near words'
-	var moreErr error
-	var ewg sync.WaitGroup
+	var hits []agentmem.TextHit
 	if wants(&req, "fulltext") {
 		hits, err = s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: req.Query, Scopes: scopes, Limit: n, Filter: filter})
 		if err != nil {
 			wg.Wait()
 			return nil, fmt.Errorf("full-text search: %w", err)
 		}
-		list := expanded(hits, nil, 0, n, items)
+		list := make([]candidate, len(hits))
+		for i, h := range hits {
+			k := itemKey{h.Scope, h.ID}
+			items[k] = h
+			list[i] = candidate{k, h.Score}
+		}
 		names, weights, lists = append(names, "fulltext"), append(weights, 1), append(lists, list)
 		resp.Signals = append(resp.Signals, "fulltext")
-		if s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
-			// Beside the rest: see nearWords.
-			ewg.Go(func() { more, moreErr = s.nearWords(ctx, userID, req.Query, hits, scopes, n, filter) })
-		}
 	}
 	// While the vector scan runs, look at the best full-text hits' turns:
 	// they are most of the results, and present then asks again only about
@@ -332,12 +333,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	// A question full-text missed (see missedOwnWords) is asked in other
 	// words than its answer: the vectors weigh more.
 	missed := wants(&req, "fulltext") && missedOwnWords(req.Query, hits, items)
-	ewg.Wait()
-	if moreErr != nil {
-		return nil, fmt.Errorf("full-text search of near words: %w", moreErr)
-	}
-	if len(more) > 0 {
-		lists[0] = expanded(hits, more, s.opt.ExpandWeight, n, items) // the full-text list is the first
+	if wants(&req, "fulltext") && s.opt.Expand != nil && s.opt.ExpandWeight > 0 {
+		near, err := nearWords(s.opt.Expand, req.Query, hits)
+		if err != nil {
+			return nil, err
+		}
+		if len(near) > 0 {
+			lists[0] = withNearWords(hits, items, len(agentmem.SearchTerms(req.Query)), near, s.opt.ExpandWeight, n) // the full-text list is the first
+		}
 	}
 	if wants(&req, "vector") && s.emb != nil {
 		if err := vecErr; err != nil {
@@ -366,31 +369,6 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		return nil, err
 	}
 	return resp, nil
-}
-
-// nearWords returns the full-text hits of the near words (Options.Expand)
-// of those of the query's words that its best hits lack: only those, for
-// a second query over near words as common as the question's costs as
-// much as the first (all of them when full-text missed the question).
-// It runs beside the vector search and the look at the hits' turns.
-func (s *Searcher) nearWords(ctx context.Context, userID, query string, hits []agentmem.TextHit, scopes []string, n int,
-	filter agentmem.SearchFilter) ([]agentmem.TextHit, error) {
-	found := map[string]bool{}
-	for _, h := range hits[:min(len(hits), ownWordsTop)] {
-		for _, w := range wordsOf(h.Text) {
-			found[crudeStem(w)] = true
-		}
-	}
-	eq, err := expansion(func(w string) ([]string, error) {
-		if found[crudeStem(w)] {
-			return nil, nil
-		}
-		return s.opt.Expand(w)
-	}, query)
-	if err != nil || eq == "" {
-		return nil, err
-	}
-	return s.store.SearchText(ctx, userID, agentmem.TextQuery{Query: eq, Scopes: scopes, Limit: n, Filter: filter})
 }
 
 // present demotes the results that no longer hold (see outdated) and

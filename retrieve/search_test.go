@@ -315,15 +315,17 @@ func TestSearch_OwnWords(t *testing.T) {
 	}
 }
 
-// TestSearch_Expand: with Expand, full-text also finds the words near
-// those of the query's that its best hits lack ("sweets": pudding…),
-// weighed ExpandWeight: a turn with the query's word and a near one ranks
-// above one with the query's word alone, and a turn with near words only
-// is found; without Expand it is not. A word the best hits have
-// ("desserts") is not expanded.
+// TestSearch_Expand: with Expand, the candidates that hold words near
+// those of the query's that its best full-text hits lack ("sweets":
+// pudding…) score in full-text's list as if they were terms weighing
+// ExpandWeight: a turn with the query's word and a near one ranks above
+// one with the query's word alone, and a turn with near words only,
+// found by its vector, joins full-text's list; without Expand it does
+// not. A word the best hits have ("desserts") is not expanded.
 func TestSearch_Expand(t *testing.T) {
 	ctx := context.Background()
 	s := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
 	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -336,6 +338,17 @@ func TestSearch_Expand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var vs []agentmem.Vector
+	for _, m := range msgs {
+		v, err := emb.Embed(ctx, []string{m.Content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMessages, ID: m.ID, Space: emb.Space(), Vec: v[0]})
+	}
+	if err := s.PutVectors(ctx, "alice", vs); err != nil {
+		t.Fatal(err)
+	}
 	var expandedWords []string
 	expand := func(w string) ([]string, error) {
 		expandedWords = append(expandedWords, w)
@@ -344,8 +357,10 @@ func TestSearch_Expand(t *testing.T) {
 		}
 		return []string{"cream"}, nil
 	}
-	req := retrieve.Request{Query: "Which desserts or sweets?", Scopes: []string{agentmem.ScopeMessages}}
-	resp, err := retrieve.New(s, nil, "", retrieve.Options{Expand: expand, ExpandWeight: retrieve.DefaultExpandWeight}).Search(ctx, "alice", req)
+	req := retrieve.Request{Query: "Which desserts or sweets?", Scopes: []string{agentmem.ScopeMessages}, TopK: 3}
+	// The vectors weigh little: the order is full-text's.
+	opt := retrieve.Options{VectorWeight: 0.01, Expand: expand, ExpandWeight: retrieve.DefaultExpandWeight}
+	resp, err := retrieve.New(s, emb, emb.Space(), opt).Search(ctx, "alice", req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,17 +368,20 @@ func TestSearch_Expand(t *testing.T) {
 	for _, r := range resp.Results {
 		got = append(got, r.ID)
 	}
-	if want := []string{msgs[1].ID, msgs[0].ID, msgs[2].ID}; !slices.Equal(got, want) {
-		t.Fatalf("expanded: %+v; want the pudding for desserts, desserts, then the pudding", resp.Results)
+	if want := []string{msgs[1].ID, msgs[0].ID, msgs[2].ID}; !slices.Equal(got, want) || resp.Results[2].Scores["fulltext"] == 0 {
+		t.Fatalf("expanded: %+v; want the pudding for desserts, desserts, then the pudding, in full-text's list", resp.Results)
 	}
 	if !slices.Equal(expandedWords, []string{"sweets"}) {
 		t.Fatalf("expanded %v, want only the word the best hits lack", expandedWords)
 	}
-	resp, err = retrieve.New(s, nil, "", retrieve.Options{}).Search(ctx, "alice", req)
+	opt.Expand = nil
+	resp, err = retrieve.New(s, emb, emb.Space(), opt).Search(ctx, "alice", req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.Results) != 2 {
-		t.Fatalf("not expanded: %+v; want the two turns that say desserts", resp.Results)
+	for _, r := range resp.Results {
+		if r.ID == msgs[2].ID && r.Scores["fulltext"] != 0 {
+			t.Fatalf("not expanded: %+v; want the pudding alone out of full-text's list", resp.Results)
+		}
 	}
 }
