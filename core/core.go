@@ -109,6 +109,16 @@ func (s *Service) JobBacklog(ctx context.Context) ([]agentmem.JobBacklog, error)
 // being far behind (index.Indexer.ShedBacklog): for metrics.
 func (s *Service) IndexShedding() bool { return s.opt.Indexer.Shedding() }
 
+// ExtractionFallbacks returns how many batches of turns were extracted
+// without the model, because it failed and because it answered
+// malformed (see index.Indexer.ExtractionFallbacks).
+func (s *Service) ExtractionFallbacks() (failed, malformed int64) {
+	if s.opt.Indexer == nil {
+		return 0, 0
+	}
+	return s.opt.Indexer.ExtractionFallbacks()
+}
+
 // user is a user as the store keeps them (id) and as the caller names
 // them (name).
 type user struct {

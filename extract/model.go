@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"text/template"
 	"unicode/utf8"
 
@@ -58,8 +59,8 @@ var extractPrompt = template.Must(template.ParseFS(promptFS, "prompts/extract.tm
 //   - the answer must be one JSON object {"memories": [...]} (a Markdown
 //     code fence around it is tolerated) whose memories each have a text
 //     and a numeric confidence; numbers must be numbers, and any other
-//     shape is malformed: Extract returns an EUNAVAILABLE error, so that
-//     the index job fails, stores nothing of the batch and is retried;
+//     shape is malformed: nothing of the answer is kept, and Fallback
+//     extracts the batch instead, with a warning;
 //   - values are clamped to [0, 1], an unknown category becomes "other",
 //     candidates below MinConfidence are dropped;
 //   - each candidate's provenance is the turn the model cites ("seq"), if
@@ -68,7 +69,7 @@ var extractPrompt = template.Must(template.ParseFS(promptFS, "prompts/extract.tm
 // When the model itself fails (Chat returns an error after the client's
 // retries: the model is down, or refused the request) the batch is
 // extracted by Fallback instead and a warning logged, so that what the
-// user said is not lost while the model is away.
+// user said is not lost while the model is away. Fallbacks counts both.
 type ModelExtractor struct {
 	Chat  agentmem.Chat
 	Model string // "" for the client's default
@@ -82,6 +83,15 @@ type ModelExtractor struct {
 	// MaxPromptChars bounds the turns of one model call; more turns make
 	// more calls (DefaultMaxPromptChars when 0).
 	MaxPromptChars int
+
+	failed, malformed atomic.Int64 // batches extracted by Fallback, by why
+}
+
+// Fallbacks returns how many batches Fallback extracted since x was
+// made: because the model failed, and because its answer was malformed
+// (/metrics: agentmem_extraction_fallbacks_total).
+func (x *ModelExtractor) Fallbacks() (failed, malformed int64) {
+	return x.failed.Load(), x.malformed.Load()
 }
 
 var _ Extractor = (*ModelExtractor)(nil)
@@ -171,14 +181,21 @@ func (x *ModelExtractor) extractBatch(ctx context.Context, th *agentmem.Thread, 
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // stopping: the job runs again
 		}
+		x.failed.Add(1)
 		x.log().WarnContext(ctx, "extraction model failed; extracting heuristically", "thread", th.ID,
 			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, "err", err)
 		return x.fallback().Extract(ctx, th, batch)
 	}
 	cands, err := x.parse(resp.Content, batch)
 	if err != nil {
+		// A model that does not answer in the shape asked for (small
+		// local models often do not) would answer so again: the batch is
+		// extracted without it rather than retried until the job dies.
+		x.malformed.Add(1)
+		x.log().WarnContext(ctx, "extraction model answered nonsense; extracting heuristically", "thread", th.ID,
+			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, "err", err)
 		x.log().DebugContext(ctx, "malformed extraction answer", "thread", th.ID, "answer", resp.Content)
-		return nil, err
+		return x.fallback().Extract(ctx, th, batch)
 	}
 	x.log().DebugContext(ctx, "memories extracted by the model", "thread", th.ID, "candidates", len(cands))
 	return cands, nil

@@ -436,6 +436,8 @@ func TestHandler_Metrics(t *testing.T) {
 		`agentmem_jobs_backlog{kind="index"} 2`,
 		`agentmem_jobs_backlog_oldest_seconds{kind="index"} `,
 		"agentmem_index_shedding 0",
+		`agentmem_extraction_fallbacks_total{reason="malformed"} 0`,
+		`agentmem_extraction_fallbacks_total{reason="model_failed"} 0`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("metrics lack %s:\n%s", want, body)

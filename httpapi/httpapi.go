@@ -94,6 +94,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 		h = newHTTPMetrics(opt.Registry).measure(h)
 		registerContextCache(opt.Registry, svc)
 		registerIndexShedding(opt.Registry, svc)
+		registerExtractionFallbacks(opt.Registry, svc)
 		Register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
 		Register(opt.Registry, prometheus.Collector(&admissionCollector{svc: svc}))
 	}

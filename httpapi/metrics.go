@@ -171,6 +171,27 @@ func registerIndexShedding(reg prometheus.Registerer, svc *core.Service) {
 	}))
 }
 
+// registerExtractionFallbacks exposes
+// agentmem_extraction_fallbacks_total{reason="model_failed"} and
+// {reason="malformed"}: the batches of turns extracted without the model
+// because it failed, or answered in a shape other than the one asked for
+// (see extract.ModelExtractor); both stay 0 without a model.
+func registerExtractionFallbacks(reg prometheus.Registerer, svc *core.Service) {
+	for _, reason := range []string{"model_failed", "malformed"} {
+		Register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "agentmem_extraction_fallbacks_total",
+			Help:        "Batches of turns whose memories were extracted without the model, by why: it failed, or its answer was malformed.",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 {
+			failed, malformed := svc.ExtractionFallbacks()
+			if reason == "model_failed" {
+				return float64(failed)
+			}
+			return float64(malformed)
+		}))
+	}
+}
+
 // Register registers c with reg, or returns the equal collector registered
 // before (so that two handlers, or a handler and a test, can share a
 // registry).

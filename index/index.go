@@ -107,6 +107,20 @@ const DefaultShedBacklog = 1000
 // shedCheck is how often the indexer reads the backlog.
 const shedCheck = 2 * time.Second
 
+// ExtractionFallbacks returns how many batches of turns the Extractor
+// extracted without its model since it was made, because the model
+// failed and because it answered malformed (see extract.ModelExtractor);
+// zeros for an extractor without a model.
+func (ix *Indexer) ExtractionFallbacks() (failed, malformed int64) {
+	if ix == nil {
+		return 0, 0
+	}
+	if x, ok := ix.Extractor.(interface{ Fallbacks() (int64, int64) }); ok {
+		return x.Fallbacks()
+	}
+	return 0, 0
+}
+
 // Shedding reports whether indexing sheds its optional work now (see
 // ShedBacklog), as of its last look at the backlog.
 func (ix *Indexer) Shedding() bool {
