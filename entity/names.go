@@ -29,13 +29,11 @@ func Names(turns []*agentmem.Message, n int) []string {
 		}
 	}
 	inside := map[string]bool{} // capitalised words seen inside a sentence
-	type run struct {
-		words []string
-		start bool // the run opens a sentence
-	}
 	var runs []run
 	for _, m := range turns {
-		start := true
+		if m.Role == agentmem.RoleTool || looksLikeJSON(m.Content) {
+			continue // a structure's keys and values, not talk
+		}
 		var cur run
 		flush := func() {
 			if len(cur.words) > 0 {
@@ -43,36 +41,25 @@ func Names(turns []*agentmem.Message, n int) []string {
 			}
 			cur = run{}
 		}
-		for _, tok := range strings.Fields(m.Content) {
-			w := strings.TrimFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-			r, _ := utf8.DecodeRuneInString(w)
-			if w != "" && unicode.IsUpper(r) && !pronouns[w] {
-				if len(cur.words) == 0 {
-					cur.start = start
-				}
-				cur.words = append(cur.words, w)
-				if !start {
-					inside[w] = true
-				}
-			} else {
-				flush()
+		for line := range strings.Lines(m.Content) {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "#") {
+				continue // a markdown heading: a title, capitalised as titles are
 			}
-			if w == tok { // no punctuation around the word
-				start = false
-			} else {
-				last, _ := utf8.DecodeLastRuneInString(tok)
-				if strings.ContainsRune(".!?", last) {
-					flush()
-					start = true
-				} else if strings.ContainsRune(",;:", last) {
-					flush()
-					start = false
-				} else {
-					start = false
+			start := true // a line opens a sentence, a list item too
+			for _, tok := range strings.Fields(line) {
+				if listMarker(tok) {
+					continue
 				}
+				if strings.Contains(tok, "**") || strings.Contains(tok, "__") || strings.Contains(tok, "`") {
+					flush() // emphasis and code: capitalised by style, not names
+					start = false
+					continue
+				}
+				start = nameToken(tok, start, &cur, inside, flush)
 			}
+			flush()
 		}
-		flush()
 	}
 	for _, r := range runs {
 		words := r.words
@@ -88,6 +75,62 @@ func Names(turns []*agentmem.Message, n int) []string {
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
 	return order[:min(n, len(order))]
+}
+
+// run is a run of capitalised words; start tells whether it opens a
+// sentence.
+type run struct {
+	words []string
+	start bool
+}
+
+// nameToken reads one token of a line into cur, recording in inside the
+// capitalised words met inside a sentence, flushing cur when the run
+// ends, and returns whether the next token opens a sentence.
+func nameToken(tok string, start bool, cur *run, inside map[string]bool, flush func()) bool {
+	w := strings.TrimFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	r, _ := utf8.DecodeRuneInString(w)
+	if w != "" && unicode.IsUpper(r) && !pronouns[w] {
+		if len(cur.words) == 0 {
+			cur.start = start
+		}
+		cur.words = append(cur.words, w)
+		if !start {
+			inside[w] = true
+		}
+	} else {
+		flush()
+	}
+	if w == tok { // no punctuation around the word
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(tok)
+	switch {
+	case strings.ContainsRune(".!?", last):
+		flush()
+		return true
+	case strings.ContainsRune(",;:", last):
+		flush()
+	}
+	return false
+}
+
+// listMarker reports whether tok marks a list item: "-", "*", "+", "•",
+// "1.", "2)".
+func listMarker(tok string) bool {
+	switch tok {
+	case "-", "*", "+", "•", "–":
+		return true
+	}
+	digits := strings.TrimRight(tok, ".)")
+	return len(digits) > 0 && len(digits) < len(tok) && len(digits) <= 3 && strings.Trim(digits, "0123456789") == ""
+}
+
+// looksLikeJSON reports whether s is a JSON object or array, as a tool's
+// answer or a structured reply is.
+func looksLikeJSON(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") || strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]")
 }
 
 // pronouns are capitalised words that are not names.
