@@ -289,10 +289,10 @@ func BenchmarkSearch_BuiltinHistory(b *testing.B) {
 // nearVocabulary stands for minilm.NearWords in the benchmarks, whose
 // words are made up: the query's word the history lacks ("quokka", see
 // benchHistory) has for near words five of the vocabulary's of middling
-// frequency (ranks 401–405), which the history holds, so that the
-// expansion's query costs what it costs in real text, where near words
-// are the user's words too; the others have none (they are found, and
-// are not expanded anyway).
+// frequency (ranks 401–405), which the history holds, so that scoring the
+// candidates that hold near words (retrieve.withNearWords) has some to
+// score, as in real text, where near words are the user's words too; the
+// others have none (they are found, and are not expanded anyway).
 func nearVocabulary(w string) ([]string, error) {
 	if w == "quokka" {
 		return vocabulary[401:406], nil

@@ -22,12 +22,7 @@ const DefaultExpandWeight = 0.6
 // words that the best full-text hits lack (all of them when full-text
 // missed the question; see missedOwnWords), crudely stemmed.
 func nearWords(expand func(string) ([]string, error), query string, hits []agentmem.TextHit) ([]string, error) {
-	found := map[string]bool{}
-	for _, h := range hits[:min(len(hits), ownWordsTop)] {
-		for _, w := range wordsOf(h.Text) {
-			found[crudeStem(w)] = true
-		}
-	}
+	found := bestWords(hits)
 	return expansion(func(w string) ([]string, error) {
 		if found[crudeStem(w)] {
 			return nil, nil

@@ -45,16 +45,25 @@ func missedOwnWords(query string, hits []agentmem.TextHit, items map[itemKey]age
 	if len(own) == 0 {
 		return false
 	}
-	for _, h := range hits[:min(len(hits), ownWordsTop)] {
-		for _, w := range wordsOf(h.Text) {
-			for _, t := range own {
-				if crudeStem(w) == t {
-					return false
-				}
-			}
+	found := bestWords(hits)
+	for _, t := range own {
+		if found[t] {
+			return false
 		}
 	}
 	return true
+}
+
+// bestWords returns the words of the best ownWordsTop hits, crudely
+// stemmed: what full-text matched of a question.
+func bestWords(hits []agentmem.TextHit) map[string]bool {
+	found := map[string]bool{}
+	for _, h := range hits[:min(len(hits), ownWordsTop)] {
+		for _, w := range wordsOf(h.Text) {
+			found[crudeStem(w)] = true
+		}
+	}
+	return found
 }
 
 // crudeStem strips the commonest English inflections, and then a final
