@@ -32,28 +32,32 @@ var allowed = map[string][]string{
 	"langchaingo": {"."},
 	"core":        {".", "window", "retrieve", "index", "reflection", "profile", "reembed"},
 	// app wires agentmem in process (library mode, and the command's).
-	"app":      {".", "core", "window", "retrieve", "extract", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "llm/minilm", "tokens"},
+	"app":      {".", "core", "window", "retrieve", "extract", "extract/learned", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "llm/minilm", "tokens"},
 	"retrieve": {".", "internal/vecenc"},
 	// The memory pipeline: what every model call shares, then one package
 	// per job. index runs extraction and entities on new messages;
 	// reembed embeds as index does; reflection finds a thread's topics as
 	// index does and asks for the profile.
-	"prompt":       {"."},
-	"extract":      {".", "prompt"},
-	"entity":       {".", "prompt"},
-	"index":        {".", "extract", "entity", "prompt"},
-	"reembed":      {".", "index"},
-	"reflection":   {".", "extract", "index", "profile", "prompt"},
-	"profile":      {".", "prompt"},
-	"window":       {"."},
-	"client":       {"."},
-	"worker":       {"."},
-	"llm/openai":   {"."},
-	"llm/lexical":  {"."},
-	"llm/minilm":   {"."},
-	"llm/llmtest":  {"std"}, // a fake model server for any package's tests: stdlib only
-	"eval/locomo":  {"."},   // its own Searcher and Indexer over the stores; cmd passes the token counter and the searcher
-	"cmd/agentmem": {"*"},
+	"prompt":  {"."},
+	"extract": {".", "prompt", "extract/learned"},
+	// The classifiers the no-model pipeline learned, and their training
+	// over the built-in model's embeddings.
+	"extract/learned":       {"std"},
+	"extract/learned/train": {".", "extract", "extract/learned", "llm/minilm"},
+	"entity":                {".", "prompt"},
+	"index":                 {".", "extract", "entity", "prompt"},
+	"reembed":               {".", "index"},
+	"reflection":            {".", "extract", "index", "profile", "prompt"},
+	"profile":               {".", "prompt"},
+	"window":                {"."},
+	"client":                {"."},
+	"worker":                {"."},
+	"llm/openai":            {"."},
+	"llm/lexical":           {"."},
+	"llm/minilm":            {"."},
+	"llm/llmtest":           {"std"}, // a fake model server for any package's tests: stdlib only
+	"eval/locomo":           {"."},   // its own Searcher and Indexer over the stores; cmd passes the token counter and the searcher
+	"cmd/agentmem":          {"*"},
 	// The library-mode example opens agentmem through app, as a Go program would.
 	"examples/agentloop": {".", "app", "llm/openai"},
 	// internal/testutil holds test helpers and may open any backend.

@@ -510,3 +510,9 @@ func ValidateMemorySources(ranges []ThreadRange) error {
 	}
 	return nil
 }
+
+// SaidPrefix opens a memory kept in the user's own words (the built-in
+// extractor's, when a message states facts its rules cannot rewrite):
+// "User said: moved. new flat in leeds, 2 bed.". Such a memory stands
+// for its one message: search returns the better ranked of the two.
+const SaidPrefix = "User said: "

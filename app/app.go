@@ -30,6 +30,7 @@ import (
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/entity"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/extract/learned"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/minilm"
@@ -199,6 +200,17 @@ type App struct {
 	closed    bool
 }
 
+// Learned returns the classifiers learned from the labelled corpus
+// (extract/learned) over the built-in model's static table, which weigh
+// what the rules extract without a model and name a query's intent.
+func Learned() (*extract.Learned, error) {
+	m, err := learned.Default()
+	if err != nil {
+		return nil, err
+	}
+	return &extract.Learned{Model: m, Embed: minilm.NewStatic()}, nil
+}
+
 // New opens the store (migrating it) and wires every part; nothing runs
 // in the background until Run. Close releases the store.
 func New(ctx context.Context, cfg Config) (*App, error) {
@@ -257,8 +269,16 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		Stored: func(ctx context.Context, s *agentmem.Summary) error { return ix.EmbedSummary(ctx, s) }}
 	ix = &index.Indexer{Store: store, Jobs: jobs, Emb: emb, Space: space, Bulk: bulk, Log: log, Summarize: summarizer.SummarizeChunk, ChunkTurns: cfg.ChunkTurns, ShedBacklog: cfg.IndexShedBacklog,
 		MemoriesChanged: func(ctx context.Context, userID string) error { return reflector.EnqueueProfile(ctx, userID) }}
+	// Without a model, the rules' proposals are weighed by the classifiers
+	// learned from the labelled corpus, whatever the embedder of search.
+	lrn, err := Learned()
+	if err != nil {
+		return nil, err
+	}
+	heuristic := extract.HeuristicExtractor{Learned: lrn}
+	ix.Extractor = heuristic
 	if chat != nil {
-		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: extractModel, Log: log}
+		ix.Extractor = &extract.ModelExtractor{Chat: chat, Model: extractModel, Log: log, Fallback: heuristic}
 		ix.Chat, ix.Model = chat, extractModel
 		ix.Describer = &index.ModelChunkDescriber{Chat: chat, Model: summaryModel, Log: log,
 			Fallback: index.HeuristicDescriber{Summarize: (&window.Summarizer{}).SummarizeChunk}}
@@ -274,7 +294,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		admitter = core.NewAdmitter(*cfg.Admission)
 	}
 	searchOpt := embs.SearchOptions()
-	searchOpt.Log, searchOpt.Admit = log, admitter.SearchAdmit()
+	searchOpt.Log, searchOpt.Admit, searchOpt.Intent = log, admitter.SearchAdmit(), lrn.Intent
 	searcher := retrieve.New(store, queries, space, searchOpt)
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the

@@ -82,6 +82,7 @@ type memoryMeta struct {
 	Slot    string `json:"slot,omitempty"`
 	Object  string `json:"object,omitempty"`
 	Negated bool   `json:"negated,omitempty"`
+	Kind    string `json:"kind,omitempty"`
 }
 
 // Apply consolidates candidates drawn from a thread of the user (agentID
@@ -327,6 +328,12 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 		if len(slot) > 0 {
 			return c.replace(ctx, userID, agentID, threadID, cd, vec, slot, fmt.Sprintf("a newer statement about %s", cd.Slot), p)
 		}
+	}
+	if olds := endedBy(cd, p.valid); len(olds) > 0 {
+		return c.replace(ctx, userID, agentID, threadID, cd, vec, olds, fmt.Sprintf("ended: %s", cd.Text), p)
+	}
+	if olds, thing := updatedFigures(cd, p.valid); len(olds) > 0 {
+		return c.replace(ctx, userID, agentID, threadID, cd, vec, olds, fmt.Sprintf("a newer figure of %s", thing), p)
 	}
 	if cd.Object != "" && cd.Slot == "" {
 		var opposite, alike []*agentmem.Memory
@@ -676,7 +683,7 @@ func wordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 func (c *Consolidator) update(ctx context.Context, userID, threadID string, cd Candidate, vec []float32, m *agentmem.Memory, reason string) (*Decision, error) {
 	text := cd.Text
 	upd := agentmem.MemoryUpdate{Text: &text, Confidence: &cd.Confidence, ThreadID: threadID, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo, Reason: reason}
-	if cd.Slot != "" || cd.Object != "" {
+	if cd.Slot != "" || cd.Object != "" || cd.Kind != "" {
 		meta := mergeMeta(m.Metadata, cd)
 		upd.Metadata = &meta
 	}
@@ -712,7 +719,7 @@ func (c *Consolidator) replace(ctx context.Context, userID, agentID, threadID st
 }
 
 func (c *Consolidator) add(ctx context.Context, userID, agentID, threadID string, cd Candidate, vec []float32) (*agentmem.Memory, error) {
-	meta, _ := json.Marshal(memoryMeta{Slot: cd.Slot, Object: cd.Object, Negated: cd.Negated})
+	meta, _ := json.Marshal(memoryMeta{Slot: cd.Slot, Object: cd.Object, Negated: cd.Negated, Kind: cd.Kind})
 	m := &agentmem.Memory{UserID: userID, Text: cd.Text, Category: cd.Category, Confidence: cd.Confidence, Importance: cd.Importance,
 		AgentID: agentID, ThreadID: threadID, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo, Source: agentmem.SourceExtracted, Metadata: meta}
 	if threadID == "" {
@@ -811,7 +818,7 @@ func sameObject(a, b string) bool {
 func mergeMeta(raw json.RawMessage, cd Candidate) json.RawMessage {
 	m := map[string]json.RawMessage{}
 	_ = json.Unmarshal(raw, &m) // not an object: replaced
-	for k, v := range map[string]string{"slot": cd.Slot, "object": cd.Object} {
+	for k, v := range map[string]string{"slot": cd.Slot, "object": cd.Object, "kind": cd.Kind} {
 		if v != "" { // a candidate without a slot refines one of a slot
 			m[k], _ = json.Marshal(v)
 		}

@@ -46,6 +46,18 @@ type Candidate struct {
 	// rewrites the newest valid memory that names the old value with the
 	// new one, and the rewrite supersedes it.
 	Corrects string `json:"corrects,omitempty"`
+	// Kind is the slot of the user's life the learned classifier files the
+	// fact under ("medication", "count", "residence": learned.Slots), ""
+	// when it was not asked or not sure: a figure of a kind that updates
+	// replaces the older figure of the same thing (see quantity.go).
+	Kind string `json:"kind,omitempty"`
+	// Ends, said of a statement the learned classifier takes for the end
+	// of something said before ("we lost Bruno in May", "kayla and i
+	// split", "off the statins now"): consolidation invalidates the valid
+	// memories of its kind that name what it names, superseded by it (see
+	// endedBy). Unlike Retract, the statement is stored: the end is a fact
+	// of the user's life too.
+	Ends bool `json:"ends,omitempty"`
 	// Provenance.
 	SeqFrom int64 `json:"seq_from"`
 	SeqTo   int64 `json:"seq_to"`

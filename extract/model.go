@@ -23,12 +23,19 @@ type Extractor interface {
 }
 
 // HeuristicExtractor is the Extractor that needs no model: Heuristic's
-// clear first-person statements.
-type HeuristicExtractor struct{}
+// clear first-person statements, weighed by the classifiers learned from
+// the labelled corpus when Learned is set.
+type HeuristicExtractor struct {
+	Learned *Learned
+}
 
 // Extract implements Extractor.
-func (HeuristicExtractor) Extract(_ context.Context, _ *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
-	return Heuristic(msgs), nil
+func (x HeuristicExtractor) Extract(ctx context.Context, _ *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
+	cands := Heuristic(msgs)
+	if x.Learned == nil || x.Learned.Model == nil || x.Learned.Embed == nil {
+		return cands, nil
+	}
+	return x.Learned.weigh(ctx, msgs, cands)
 }
 
 // DefaultCategories are the categories a model files memories under; an

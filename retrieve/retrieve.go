@@ -149,8 +149,26 @@ type Options struct {
 	// BulkVectorWeight weighs Bulk's vector signal as VectorWeight
 	// weighs the other's (VectorWeight when 0).
 	BulkVectorWeight float64
-	Log              *slog.Logger
+	// Intent, when set, names the category of memories a query asks about
+	// ("where does she live these days?": place) and how sure it is of it
+	// (0..1); a memory of that category scores IntentWeight times more
+	// when it is sure at least to IntentMin. extract.Learned.Intent (the
+	// slot classifier learned from the labelled corpus) suits it.
+	Intent func(ctx context.Context, query string) (category string, p float64, err error)
+	// IntentWeight multiplies the score of a memory of the query's
+	// intent; DefaultIntentWeight when 0.
+	IntentWeight float64
+	// IntentMin is the certainty from which the intent weighs;
+	// DefaultIntentMin when 0.
+	IntentMin float64
+	Log       *slog.Logger
 }
+
+// Defaults of Options' intent.
+const (
+	DefaultIntentWeight = 1.5
+	DefaultIntentMin    = 0.5
+)
 
 // Searcher runs searches. It is safe for concurrent use.
 type Searcher struct {
@@ -361,7 +379,23 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 
-	results, keys := rank(&req, halfLife, items, names, weights, lists, s.weigh)
+	q := newQuery(req.Query)
+	turns := scopes == nil || slices.Contains(scopes, agentmem.ScopeMessages)
+	if s.opt.Intent != nil && !turns {
+		cat, p, err := s.opt.Intent(ctx, req.Query)
+		if err != nil {
+			return nil, fmt.Errorf("the query's intent: %w", err)
+		}
+		if p >= cmp.Or(s.opt.IntentMin, DefaultIntentMin) {
+			q.intent = cat
+		}
+	}
+	results, keys := rank(&req, q, halfLife, items, names, weights, lists, s.weigh)
+	if turns {
+		// Where turns are searched, a memory kept in the user's words
+		// (agentmem.SaidPrefix) is an echo of one: the turn answers.
+		results, keys = withoutSaid(results, keys)
+	}
 	if resp.Results, err = s.present(ctx, userID, &req, items, results, keys, known); err != nil {
 		return nil, err
 	}
@@ -408,7 +442,7 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 			break
 		}
 		n := 0
-		for _, r := range results[:checked] {
+		for _, r := range withoutEchoes(slices.Clone(results[:checked])) { // echoes do not count
 			if r.Score >= next {
 				n++
 			}
@@ -419,7 +453,49 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 	}
 	out := slices.DeleteFunc(results[:checked], func(r Result) bool { return r.Score < req.MinScore })
 	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	out = withoutEchoes(out)
 	return out[:min(len(out), req.TopK)], nil
+}
+
+// withoutSaid returns results and their keys without the memories kept
+// in the user's words.
+func withoutSaid(results []Result, keys []itemKey) ([]Result, []itemKey) {
+	var r2 []Result
+	var k2 []itemKey
+	for i, r := range results {
+		if r.Kind == kinds[agentmem.ScopeMemories] && strings.HasPrefix(r.Text, agentmem.SaidPrefix) {
+			continue
+		}
+		r2, k2 = append(r2, r), append(k2, keys[i])
+	}
+	return r2, k2
+}
+
+// withoutEchoes returns results, best first, without the worse of a
+// message and a memory that keeps it in the user's words
+// (agentmem.SaidPrefix): the same turn once.
+func withoutEchoes(results []Result) []Result {
+	type turn struct {
+		thread string
+		seq    int64
+	}
+	seen := map[turn]bool{}
+	return slices.DeleteFunc(results, func(r Result) bool {
+		var t turn
+		switch {
+		case r.Kind == kinds[agentmem.ScopeMessages]:
+			t = turn{r.ThreadID, r.SeqFrom}
+		case r.Kind == kinds[agentmem.ScopeMemories] && strings.HasPrefix(r.Text, agentmem.SaidPrefix) && r.SeqFrom == r.SeqTo && r.SeqFrom > 0:
+			t = turn{r.ThreadID, r.SeqFrom}
+		default:
+			return false
+		}
+		if seen[t] {
+			return true
+		}
+		seen[t] = true
+		return false
+	})
 }
 
 // batchSize is how many results present checks at a time.
@@ -552,7 +628,7 @@ func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Re
 // weighed by weigh (a message's speaker and form), decayed by age with a
 // half-life and weighed by importance when asked. present then demotes
 // those that no longer hold, and cuts.
-func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate,
+func rank(req *Request, q *query, halfLife time.Duration, items map[itemKey]agentmem.TextHit, names []string, weights []float64, lists [][]candidate,
 	weigh func(q *query, h *agentmem.TextHit, r *Result)) ([]Result, []itemKey) {
 	type scored struct {
 		r Result
@@ -561,7 +637,6 @@ func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextH
 	var all []scored
 	scale := maxRRF(names, weights)
 	now := time.Now()
-	q := newQuery(req.Query)
 	for _, f := range fuse(names, weights, lists) {
 		h, ok := items[f.key]
 		if !ok {
@@ -602,8 +677,12 @@ func rank(req *Request, halfLife time.Duration, items map[itemKey]agentmem.TextH
 }
 
 // query is what weigh needs to know of a search's query: its words,
-// lower-cased.
-type query struct{ words map[string]bool }
+// lower-cased, and the category of memories it asks about ("" if none
+// or unknown: see Options.Intent).
+type query struct {
+	words  map[string]bool
+	intent string
+}
 
 func newQuery(q string) *query {
 	words := map[string]bool{}
@@ -620,9 +699,15 @@ func wordsOf(s string) []string {
 }
 
 // weigh applies the weights of a message's form to its result: its
-// speaker's (SpeakerWeight) and a question's (QuestionWeight), each
-// recorded in Scores.
+// speaker's (SpeakerWeight) and a question's (QuestionWeight), and a
+// memory's of the query's intent (IntentWeight), each recorded in
+// Scores.
 func (s *Searcher) weigh(q *query, h *agentmem.TextHit, r *Result) {
+	if h.Scope == agentmem.ScopeMemories && q.intent != "" && h.Category == q.intent {
+		w := cmp.Or(s.opt.IntentWeight, DefaultIntentWeight)
+		r.Scores["intent"] = w
+		r.Score *= w
+	}
 	if h.Scope != agentmem.ScopeMessages {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/eval/locomo"
+	"github.com/agentmem/agentmem/extract"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/retrieve"
 	"github.com/agentmem/agentmem/tokens"
@@ -208,8 +209,17 @@ func evalSearcher(store agentmem.Store, embs *app.Embedders, name string, scopes
 	default:
 		return nil, nil, "", fmt.Errorf("eval locomo: --searcher must be hybrid, fulltext, vector or bm25, not %q", name)
 	}
-	ix := &index.Indexer{Store: store, Emb: embs.Emb, Space: embs.Space, Bulk: embs.Bulk, Summarize: (&window.Summarizer{}).SummarizeChunk}
-	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, embs.SearchOptions()), scopes: scopes}
+	// As serve without a model: the rules weighed by the learned
+	// classifiers, which also name a query's intent.
+	lrn, err := app.Learned()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ix := &index.Indexer{Store: store, Emb: embs.Emb, Space: embs.Space, Bulk: embs.Bulk, Summarize: (&window.Summarizer{}).SummarizeChunk,
+		Extractor: extract.HeuristicExtractor{Learned: lrn}}
+	opt := embs.SearchOptions()
+	opt.Intent = lrn.Intent
+	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, opt), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}
 	}

@@ -1,0 +1,134 @@
+package extract
+
+import (
+	"strings"
+
+	"github.com/agentmem/agentmem"
+)
+
+// endedBy returns the valid memories that a statement of an end
+// (Candidate.Ends) ends: of its kind (or, either's unknown, its
+// category), positive, and sharing a distinctive word with it, the
+// thing that ended ("bruno", "swahili", "statins").
+func endedBy(cd Candidate, valid []*agentmem.Memory) []*agentmem.Memory {
+	if !cd.Ends || cd.Negated || cd.Retract {
+		return nil
+	}
+	things := thingWords(cd.Text)
+	var out []*agentmem.Memory
+	for _, m := range valid {
+		meta := metaOf(m)
+		if meta.Negated || normalize(m.Text) == normalize(cd.Text) {
+			continue
+		}
+		if meta.Kind != "" && cd.Kind != "" && meta.Kind != cd.Kind || (meta.Kind == "" || cd.Kind == "") && m.Category != cd.Category {
+			continue
+		}
+		for w := range thingWords(m.Text) {
+			if things[w] {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// figureKinds are the kinds of fact (Candidate.Kind) whose figures
+// update: a dose, a lab value, a weight, a count of subscribers, a rent,
+// an age, the number of grandchildren.
+var figureKinds = map[string]bool{"medication": true, "health": true, "body": true, "count": true, "finance": true,
+	"age": true, "family": true}
+
+// updatedFigures returns the valid memories whose figure the candidate
+// updates, and the thing the figure is of: memories of a kind whose
+// figures update that share a distinctive word with the candidate (the
+// drug, the lab test, what is counted: "sertraline", "a1c",
+// "subscribers") and hold figures, none of them the candidate's first
+// ("User takes sertraline 50 mg." is updated by "sertraline up to
+// 100mg"; "A1C down to 7.2. From 8.4." by "A1C 6.6, from 8.4").
+func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory, string) {
+	if !figureKinds[cd.Kind] || cd.Negated || cd.Retract {
+		return nil, ""
+	}
+	figs := figuresIn(cd.Text)
+	if len(figs) == 0 {
+		return nil, ""
+	}
+	things := thingWords(cd.Text)
+	var out []*agentmem.Memory
+	var thing string
+	for _, m := range valid {
+		meta := metaOf(m)
+		if !figureKinds[meta.Kind] || meta.Negated {
+			continue
+		}
+		old := figuresIn(m.Text)
+		if len(old) == 0 || contains(old, figs[0]) {
+			continue
+		}
+		for w := range thingWords(m.Text) {
+			if things[w] {
+				out, thing = append(out, m), w
+				break
+			}
+		}
+	}
+	return out, thing
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// figuresIn returns the numbers of a text in order, digits as written
+// ("6.6", "100", "240k") or spelled out ("three" as "3").
+func figuresIn(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == ',')
+	}) {
+		w = strings.Trim(w, ".,")
+		if n, ok := spelledNumbers[w]; ok {
+			out = append(out, n)
+			continue
+		}
+		if w == "" || w[0] < '0' || w[0] > '9' {
+			continue
+		}
+		i := 0
+		for i < len(w) && (w[i] >= '0' && w[i] <= '9' || w[i] == '.' || w[i] == ',') {
+			i++
+		}
+		out = append(out, strings.ReplaceAll(strings.TrimRight(w[:i], ".,"), ",", ""))
+	}
+	return out
+}
+
+var spelledNumbers = map[string]string{"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+	"seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
+
+// thingWords are a text's distinctive words: four letters or more (or a
+// letter-and-digit name like "a1c"), not a light word, a unit, a word of
+// time or change, nor a number spelled out; a final s dropped.
+func thingWords(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	}) {
+		if w[0] >= '0' && w[0] <= '9' || spelledNumbers[w] != "" || lightWords[w] || notThings[w] {
+			continue
+		}
+		if len(w) >= 4 || len(w) == 3 && strings.ContainsAny(w, "0123456789") {
+			out[stemS(w)] = true
+		}
+	}
+	return out
+}
+
+var notThings = set("said about around almost over under down from since still just went gone came come back more less than with into onto take takes taking took taken start started stopped stop doctor doc labs lab test tests result results week weeks month months year years today yesterday last next this that these those then when were been being they them their there here what which also really pretty quite very much many each every now again already only even finally pleased happy said told says went goes doing does done make made making have having need needs want wants like likes good great well better worse bigger smaller higher lower went total about roughly around nearly almost approximately currently daily morning evening night twice once times time per a-day")

@@ -1,0 +1,84 @@
+package extract_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/extract/learned"
+	"github.com/agentmem/agentmem/llm/minilm"
+)
+
+func mustLearned(t *testing.T) extract.HeuristicExtractor {
+	t.Helper()
+	m, err := learned.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return extract.HeuristicExtractor{Learned: &extract.Learned{Model: m, Embed: minilm.NewStatic()}}
+}
+
+func extractTexts(t *testing.T, x extract.Extractor, turns ...string) []extract.Candidate {
+	t.Helper()
+	var msgs []*agentmem.Message
+	for i, s := range turns {
+		msgs = append(msgs, &agentmem.Message{Seq: int64(i + 1), Role: agentmem.RoleUser, Content: s})
+	}
+	cands, err := x.Extract(ctx, &agentmem.Thread{}, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cands
+}
+
+// TestLearned_SaidInTheirWords: a terse message the rules cannot parse
+// but that states facts is kept in the user's words, its question left
+// out, filed under its slot; small talk and questions are not.
+func TestLearned_SaidInTheirWords(t *testing.T) {
+	x := mustLearned(t)
+	cands := extractTexts(t, x, "finally moved!! new flat in leeds, 2 bed, way quieter. any tips for unpacking?")
+	if len(cands) != 1 || !strings.Contains(cands[0].Text, "leeds") || strings.Contains(cands[0].Text, "unpacking") {
+		t.Fatalf("got %+v, want one memory in the user's words with leeds and without the question", cands)
+	}
+	if cands[0].Slot != "residence" || cands[0].Category != "place" {
+		t.Errorf("slot %q, category %q: want residence, place", cands[0].Slot, cands[0].Category)
+	}
+	for _, s := range []string{"haha ok cheers", "i'll get back to you on that", "what's a good recipe for banana bread?", "can you make that shorter"} {
+		if cands := extractTexts(t, x, s); len(cands) != 0 {
+			t.Errorf("%q: got %+v, want nothing", s, cands)
+		}
+	}
+}
+
+// TestLearned_Weighs: the rules' proposals keep their slots; a learned
+// kind is given to what the classifier is sure of; with the plain rules
+// (no Learned) the extractor is unchanged.
+func TestLearned_Weighs(t *testing.T) {
+	x := mustLearned(t)
+	turn := "The doctor started me on lisinopril, 10mg in the morning."
+	cands := extractTexts(t, x, turn)
+	if len(cands) == 0 {
+		t.Fatalf("%q: nothing kept", turn)
+	}
+	var kinds []string
+	for _, c := range cands {
+		kinds = append(kinds, c.Kind)
+		if !strings.Contains(strings.ToLower(c.Text), "lisinopril") {
+			t.Errorf("memory %q lost the drug's name", c.Text)
+		}
+	}
+	if kinds[0] != "medication" {
+		t.Errorf("kinds %v, want medication first", kinds)
+	}
+	plain := extractTexts(t, extract.HeuristicExtractor{}, "I live in Lisbon and I'm a nurse.")
+	learnedToo := extractTexts(t, x, "I live in Lisbon and I'm a nurse.")
+	if len(plain) != len(learnedToo) {
+		t.Fatalf("rules %+v, weighed %+v: want the same clear statements", plain, learnedToo)
+	}
+	for i := range plain {
+		if plain[i].Text != learnedToo[i].Text || plain[i].Slot != learnedToo[i].Slot {
+			t.Errorf("rules %+v, weighed %+v", plain[i], learnedToo[i])
+		}
+	}
+}

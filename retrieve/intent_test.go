@@ -1,0 +1,106 @@
+package retrieve_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/llm/lexical"
+	"github.com/agentmem/agentmem/retrieve"
+)
+
+// TestSearch_Intent: a memory of the category the query asks about
+// outranks an equally relevant one of another, with the weight recorded;
+// an unsure intent, or none, leaves the order; a failing intent fails the
+// search with its error.
+func TestSearch_Intent(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	ids := map[string]string{}
+	for _, cat := range []string{"preference", "place"} {
+		m := &agentmem.Memory{UserID: "alice", Text: "User and Leeds.", Category: cat, Importance: 0.5}
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.EmbedMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		ids[cat] = m.ID
+	}
+	req := retrieve.Request{Query: "leeds", Scopes: []string{"memories"}}
+	plain, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{}).Search(ctx, "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := plain.Results[0].ID
+	other := map[string]string{ids["place"]: "preference", ids["preference"]: "place"}[first]
+	for _, tc := range []struct {
+		p     float64
+		want  string
+		boost bool
+	}{{0.9, ids[other], true}, {0.2, first, false}} {
+		intent := func(context.Context, string) (string, float64, error) { return other, tc.p, nil }
+		resp, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{Intent: intent}).Search(ctx, "alice", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) != 2 || resp.Results[0].ID != tc.want {
+			t.Fatalf("intent %s at %.1f: %+v, want %s first", other, tc.p, resp.Results, tc.want)
+		}
+		if got := resp.Results[0].Scores["intent"]; tc.boost && got != retrieve.DefaultIntentWeight || !tc.boost && got != 0 {
+			t.Errorf("intent %s at %.1f: weight %v recorded", other, tc.p, got)
+		}
+	}
+	down := func(context.Context, string) (string, float64, error) { return "", 0, errors.New("classifier down") }
+	if _, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{Intent: down}).Search(ctx, "alice", req); err == nil {
+		t.Fatal("a failing intent: no error")
+	}
+}
+
+// TestSearch_Said: a memory kept in the user's words is found by a search
+// of memories, and left out where its turn is searched (the turn
+// answers); the intent weighs in a search of memories only.
+func TestSearch_Said(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "moved. new flat in harrogate, 2 bed"}}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	m := &agentmem.Memory{UserID: "alice", Text: agentmem.SaidPrefix + "moved. new flat in harrogate, 2 bed.", Category: "place", ThreadID: "t", SeqFrom: 1, SeqTo: 1}
+	if err := s.CreateMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.EmbedMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	intent := func(context.Context, string) (string, float64, error) { asked++; return "place", 1, nil }
+	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{Intent: intent})
+	resp, err := search.Search(ctx, "alice", retrieve.Request{Query: "harrogate", Scopes: []string{"memories"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 || resp.Results[0].ID != m.ID || resp.Results[0].Scores["intent"] == 0 || asked != 1 {
+		t.Fatalf("memories: %+v (intent asked %d times), want the memory in the user's words, weighed by the intent", resp.Results, asked)
+	}
+	resp, err = search.Search(ctx, "alice", retrieve.Request{Query: "harrogate", Scopes: []string{"memories", "messages"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 || resp.Results[0].Kind != "message" || asked != 1 {
+		t.Fatalf("memories and messages: %+v (intent asked %d times), want the turn alone, no intent", resp.Results, asked)
+	}
+}
