@@ -9,12 +9,13 @@ import (
 // endedBy returns the valid memories that a statement of an end
 // (Candidate.Ends) ends: of its kind (or, either's unknown, its
 // category), positive, and sharing a distinctive word with it, the
-// thing that ended ("bruno", "swahili", "statins").
+// thing that ended ("bruno", "swahili", "statins"): one that at most
+// maxEnded memories hold, and none when more than maxEnded would end.
 func endedBy(cd Candidate, valid []*agentmem.Memory) []*agentmem.Memory {
 	if !cd.Ends || cd.Negated || cd.Retract {
 		return nil
 	}
-	things := thingWords(cd.Text)
+	things := distinctive(thingWords(cd.Text), valid)
 	var out []*agentmem.Memory
 	for _, m := range valid {
 		meta := metaOf(m)
@@ -29,6 +30,34 @@ func endedBy(cd Candidate, valid []*agentmem.Memory) []*agentmem.Memory {
 				out = append(out, m)
 				break
 			}
+		}
+	}
+	if len(out) > maxEnded {
+		return nil // not one thing that ended: a word of many memories
+	}
+	return out
+}
+
+// maxEnded is the most memories one end ends: more, and what it names is
+// no one thing ("User shared a photo…" is no end of every photo).
+const maxEnded = 2
+
+// distinctive returns the words of things that at most maxEnded of the
+// valid memories hold: names of one thing ("bruno", "sertraline"), not
+// words of many ("photo", "family").
+func distinctive(things map[string]bool, valid []*agentmem.Memory) map[string]bool {
+	n := map[string]int{}
+	for _, m := range valid {
+		for w := range thingWords(m.Text) {
+			if things[w] {
+				n[w]++
+			}
+		}
+	}
+	out := map[string]bool{}
+	for w := range things {
+		if n[w] <= maxEnded {
+			out[w] = true
 		}
 	}
 	return out
@@ -55,7 +84,7 @@ func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory,
 	if len(figs) == 0 {
 		return nil, ""
 	}
-	things := thingWords(cd.Text)
+	things := distinctive(thingWords(cd.Text), valid)
 	var out []*agentmem.Memory
 	var thing string
 	for _, m := range valid {
@@ -73,6 +102,9 @@ func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory,
 				break
 			}
 		}
+	}
+	if len(out) > maxEnded {
+		return nil, ""
 	}
 	return out, thing
 }
