@@ -86,12 +86,18 @@ func TestConsolidate_Ends(t *testing.T) {
 	if d := apply(5, "pet", "family", "User said: the vet visit is over.", true); d.Op != extract.OpAdd {
 		t.Errorf("an end naming nothing stored: %s, want an add", d.Op)
 	}
+	for i, text := range []string{"User has a hamster called Pip.", "User's son Tom feeds the hamster every morning.", "User bought a bigger wheel for the hamster."} {
+		apply(int64(6+i), "pet", "family", text, false)
+	}
+	if d := apply(9, "pet", "family", "User said: we gave the hamster cage away.", true); d.Op != extract.OpAdd {
+		t.Errorf("an end of a word of three memories: %s (%s), want an add and nothing ended", d.Op, d.Reason)
+	}
 	var texts []string
 	for _, m := range valid(t, s) {
 		texts = append(texts, m.Text)
 	}
 	got := strings.Join(texts, " | ")
-	for _, want := range []string{"Miso", "old route", "lost Bruno"} {
+	for _, want := range []string{"Miso", "old route", "lost Bruno", "Pip", "feeds the hamster", "bigger wheel"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("valid memories %q lack %q", got, want)
 		}
