@@ -295,6 +295,9 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	}
 	searchOpt := embs.SearchOptions()
 	searchOpt.Log, searchOpt.Admit, searchOpt.Intent = log, admitter.SearchAdmit(), lrn.Intent
+	searchOpt.OwnNames = func(ctx context.Context, userID string) ([]string, error) {
+		return extract.OwnNames(ctx, store, userID)
+	}
 	searcher := retrieve.New(store, queries, space, searchOpt)
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the

@@ -1,7 +1,10 @@
 package extract
 
 import (
+	"context"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 )
@@ -71,7 +74,8 @@ var figureKinds = map[string]bool{"medication": true, "health": true, "body": tr
 
 // updatedFigures returns the valid memories whose figure the candidate
 // updates, and the thing the figure is of: memories of a kind whose
-// figures update that share a distinctive word with the candidate (the
+// figures update (or of no kind, stored before kinds were or by the
+// rules unsure of it, in the candidate's kind's category) that share a distinctive word with the candidate (the
 // drug, the lab test, what is counted: "sertraline", "a1c",
 // "subscribers") and hold figures, none of them the candidate's first
 // ("User takes sertraline 50 mg." is updated by "sertraline up to
@@ -89,8 +93,8 @@ func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory,
 	var thing string
 	for _, m := range valid {
 		meta := metaOf(m)
-		if !figureKinds[meta.Kind] || meta.Negated {
-			continue
+		if meta.Negated || !figureKinds[meta.Kind] && (meta.Kind != "" || m.Category != slotCategory[cd.Kind]) {
+			continue // of a kind whose figures do not update; of none, not of the category
 		}
 		old := figuresIn(m.Text)
 		if len(old) == 0 || contains(old, figs[0]) {
@@ -164,3 +168,30 @@ func thingWords(text string) map[string]bool {
 }
 
 var notThings = set("said about around almost over under down from since still just went gone came come back more less than with into onto take takes taking took taken start started stopped stop doctor doc labs lab test tests result results week weeks month months year years today yesterday last next this that these those then when were been being they them their there here what which also really pretty quite very much many each every now again already only even finally pleased happy said told says went goes doing does done make made making have having need needs want wants like likes good great well better worse bigger smaller higher lower went total about roughly around nearly almost approximately currently daily morning evening night twice once times time per a-day")
+
+// OwnNames returns the user's own names that their valid memories of the
+// slots "name" and "nickname" tell ("User's name is Mariana.",
+// "User goes by Mari."): the words with a capital after the first; see
+// retrieve.Options.OwnNames.
+func OwnNames(ctx context.Context, store agentmem.MemoryStore, userID string) ([]string, error) {
+	identity := "identity"
+	ms, _, err := store.FindMemories(ctx, userID, agentmem.MemoryFilter{Category: &identity, Limit: agentmem.MaxPageSize})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range ms {
+		if slot := metaOf(m).Slot; slot != "name" && slot != "nickname" {
+			continue
+		}
+		words := strings.Fields(m.Text)
+		for _, w := range words[min(1, len(words)):] {
+			w = strings.TrimRight(w, ".,;:!?")
+			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && len(w) > 1 && !contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out, nil
+}

@@ -22,6 +22,10 @@ const (
 	// probability files a memory under it, so that a newer statement of a
 	// single-valued slot (residence, job, partner, …) replaces it.
 	DefaultSlotMin = 0.5
+	// DefaultKindMin: a slot the classifier names with at least this
+	// probability is the memory's kind (Candidate.Kind), which decides
+	// whether its figures update and what an end ends.
+	DefaultKindMin = 0.3
 	// DefaultEndMin: a message the change classifier takes for the end of
 	// something with at least this probability ends the memories of its
 	// kind that name what it names (Candidate.Ends).
@@ -51,7 +55,7 @@ type Learned struct {
 	Model *learned.Model
 	Embed agentmem.Embedder
 	// Thresholds; the defaults above when 0.
-	KeepMin, SaidMin, SlotMin, EndMin float64
+	KeepMin, SaidMin, SlotMin, KindMin, EndMin float64
 }
 
 // weigh returns cands, proposed by the rules from msgs, weighed.
@@ -84,6 +88,7 @@ func (l *Learned) weigh(ctx context.Context, msgs []*agentmem.Message, cands []C
 		return nil, fmt.Errorf("embed for the learned classifiers: %d vectors for %d texts", len(vecs), len(texts))
 	}
 	keepMin, saidMin, slotMin, endMin := or(l.KeepMin, DefaultKeepMin), or(l.SaidMin, DefaultSaidMin), or(l.SlotMin, DefaultSlotMin), or(l.EndMin, DefaultEndMin)
+	kindMin := or(l.KindMin, DefaultKindMin)
 
 	kept := map[int64]bool{}
 	out := cands[:0:0]
@@ -110,17 +115,19 @@ func (l *Learned) weigh(ctx context.Context, msgs []*agentmem.Message, cands []C
 		if c.Slot == "" && l.Model.KeepP(x) < keepMin {
 			continue
 		}
-		if slot, p := l.Model.SlotOf(x); p >= slotMin {
+		slot, p := l.Model.SlotOf(x)
+		if p >= slotMin && c.Slot == "" && c.Object == "" && learned.Singular(slot) {
+			c.Slot = slotName(slot)
+		}
+		if j, ok := index[c.SeqFrom]; ok && p < slotMin {
+			// Of its message, if surer: its kind, not a slot of one
+			// value (the message may tell more than this statement does).
+			if mslot, mp := l.Model.SlotOf(vecs[j]); mp > p {
+				slot, p = mslot, mp
+			}
+		}
+		if p >= kindMin {
 			c.Kind = slot
-			if c.Slot == "" && c.Object == "" && learned.Singular(slot) {
-				c.Slot = slotName(slot)
-			}
-		} else if j, ok := index[c.SeqFrom]; ok {
-			// Of its message, then: its kind, not a slot of one value
-			// (the message may tell more than this statement does).
-			if slot, p := l.Model.SlotOf(vecs[j]); p >= slotMin {
-				c.Kind = slot
-			}
 		}
 		out = append(out, c)
 		kept[c.SeqFrom] = true
@@ -133,11 +140,11 @@ func (l *Learned) weigh(ctx context.Context, msgs []*agentmem.Message, cands []C
 			Ends: ends[m.Seq]}
 		slot, p := l.Model.SlotOf(vecs[i])
 		c.Category = slotCategory[slot]
-		if p >= slotMin {
+		if p >= kindMin {
 			c.Kind = slot
-			if learned.Singular(slot) {
-				c.Slot = slotName(slot)
-			}
+		}
+		if p >= slotMin && learned.Singular(slot) {
+			c.Slot = slotName(slot)
 		}
 		out = append(out, c)
 	}

@@ -104,3 +104,52 @@ func TestSearch_Said(t *testing.T) {
 		t.Fatalf("memories and messages: %+v (intent asked %d times), want the turn alone, no intent", resp.Results, asked)
 	}
 }
+
+// TestSearch_OwnNames: the user's own name in a query means the user: it
+// is searched as "user", so the memory that tells the name does not
+// answer every question that names them.
+func TestSearch_OwnNames(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	ids := map[string]string{}
+	for _, text := range []string{"User's name is Chloe.", "User teaches Year 2 at a school in Southville."} {
+		m := &agentmem.Memory{UserID: "alice", Text: text, Category: "identity"}
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.EmbedMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		ids[text[:10]] = m.ID
+	}
+	req := retrieve.Request{Query: "Chloe's school", Scopes: []string{"memories"}}
+	plain, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{}).Search(ctx, "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range plain.Results {
+		found = found || r.ID == ids["User's nam"]
+	}
+	if !found {
+		t.Fatalf("without OwnNames: %+v, want the memory of the name found by it", plain.Results)
+	}
+	if plain.Results[0].ID != ids["User's nam"] {
+		t.Fatalf("without OwnNames: %+v, want the memory of the name first (the premise of the test)", plain.Results)
+	}
+	names := func(context.Context, string) ([]string, error) { return []string{"Chloe"}, nil }
+	resp, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{OwnNames: names}).Search(ctx, "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 0 || resp.Results[0].ID != ids["User teach"] {
+		t.Fatalf("with OwnNames: %+v, want the school first", resp.Results)
+	}
+	for _, r := range resp.Results {
+		if r.ID == ids["User's nam"] && r.Score >= resp.Results[0].Score {
+			t.Errorf("the memory of the name scores %v, as much as the answer", r.Score)
+		}
+	}
+}

@@ -155,6 +155,11 @@ type Options struct {
 	// when it is sure at least to IntentMin. extract.Learned.Intent (the
 	// slot classifier learned from the labelled corpus) suits it.
 	Intent func(ctx context.Context, query string) (category string, p float64, err error)
+	// OwnNames, when set, returns the user's own names (first name,
+	// nickname): in a query they mean the user, as "user" does, and are
+	// searched as "user", which every memory says ("what does Chloe do
+	// now?" is not a search for the memories that say "Chloe").
+	OwnNames func(ctx context.Context, userID string) ([]string, error)
 	// IntentWeight multiplies the score of a memory of the query's
 	// intent; DefaultIntentWeight when 0.
 	IntentWeight float64
@@ -295,6 +300,13 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			return nil, err
 		}
 		defer release()
+	}
+	if s.opt.OwnNames != nil {
+		names, err := s.opt.OwnNames(ctx, userID)
+		if err != nil {
+			return nil, fmt.Errorf("the user's names: %w", err)
+		}
+		req.Query = asUser(req.Query, names)
 	}
 	n := max(cmp.Or(s.opt.Candidates, 50), 5*req.TopK)
 	filter := agentmem.SearchFilter{AgentID: req.Filters.AgentID, ThreadID: req.Filters.ThreadID, Category: req.Filters.Category,
@@ -456,6 +468,39 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 	out = withoutEchoes(out)
 	return out[:min(len(out), req.TopK)], nil
 }
+
+// asUser returns the query with each whole-word occurrence of one of
+// the user's names (any case) replaced by "user".
+func asUser(query string, names []string) string {
+	for _, name := range names {
+		if len(name) < 2 {
+			continue
+		}
+		lq, ln := strings.ToLower(query), strings.ToLower(name)
+		var b strings.Builder
+		i := 0
+		for {
+			j := strings.Index(lq[i:], ln)
+			if j < 0 {
+				break
+			}
+			j += i
+			k := j + len(ln)
+			if (j == 0 || !isWordByte(lq[j-1])) && (k == len(lq) || !isWordByte(lq[k])) {
+				b.WriteString(query[i:j])
+				b.WriteString("user")
+			} else {
+				b.WriteString(query[i:k])
+			}
+			i = k
+		}
+		b.WriteString(query[i:])
+		query = b.String()
+	}
+	return query
+}
+
+func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
 // withoutSaid returns results and their keys without the memories kept
 // in the user's words.

@@ -219,6 +219,9 @@ func evalSearcher(store agentmem.Store, embs *app.Embedders, name string, scopes
 		Extractor: extract.HeuristicExtractor{Learned: lrn}}
 	opt := embs.SearchOptions()
 	opt.Intent = lrn.Intent
+	opt.OwnNames = func(ctx context.Context, userID string) ([]string, error) {
+		return extract.OwnNames(ctx, store, userID)
+	}
 	s := &retrieveSearcher{s: retrieve.New(store, embs.Queries, embs.Space, opt), scopes: scopes}
 	if name != "hybrid" {
 		s.signals = []string{name}

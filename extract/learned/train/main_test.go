@@ -1,3 +1,7 @@
+// The training is arithmetic on one goroutine: under the race detector
+// it would take minutes and find nothing.
+//go:build !race
+
 package main
 
 import (
