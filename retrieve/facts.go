@@ -16,6 +16,9 @@ func (s *Searcher) Facts(ctx context.Context, chat agentmem.Chat, model, userID 
 	if err != nil {
 		return nil, err
 	}
+	if Contentless(req.Query) {
+		res.Results = []Result{}
+	}
 	out := &FactsResponse{Facts: res.Results, Warnings: res.Warnings, Answer: FormatFacts(res.Results)}
 	if chat == nil || len(res.Results) == 0 {
 		if len(res.Results) == 0 {
@@ -65,7 +68,8 @@ func FormatFacts(rs []Result) string {
 
 // MemoryProvider gives the context builder the memories relevant to an
 // input (window.MemoryProvider): the best TopK memories of the user
-// scoring at least MinScore.
+// scoring at least MinScore; none for an input that asks nothing of
+// memory (Contentless: "hello").
 type MemoryProvider struct {
 	Searcher *Searcher
 	TopK     int     // default 5
@@ -74,6 +78,9 @@ type MemoryProvider struct {
 
 // Memories implements window.MemoryProvider.
 func (p *MemoryProvider) Memories(ctx context.Context, userID, threadID, input string) ([]string, error) {
+	if Contentless(input) {
+		return nil, nil
+	}
 	res, err := p.Searcher.Search(ctx, userID, Request{Query: input, Scopes: []string{agentmem.ScopeMemories}, TopK: max(p.TopK, 1), MinScore: p.MinScore})
 	if err != nil {
 		return nil, err

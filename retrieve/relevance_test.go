@@ -1,0 +1,60 @@
+package retrieve_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/index"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/llm/minilm"
+	"github.com/agentmem/agentmem/retrieve"
+)
+
+// TestMemoryProvider_Contentless: an input that asks nothing of memory
+// (greetings, thanks, small talk) draws no memory into the context and
+// facts say nothing is known of it; an input with content draws them,
+// also one related to them by inference only ("where should I eat
+// tonight?" and a vegetarian).
+func TestMemoryProvider_Contentless(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	emb := minilm.New()
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	for _, text := range []string{"User is vegetarian.", "User lives in Leeds with her partner Ines.", "User has a grey tabby cat called Mabel."} {
+		m := &agentmem.Memory{UserID: "alice", Text: text}
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.EmbedMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{})
+	p := &retrieve.MemoryProvider{Searcher: search, TopK: 5}
+	for _, input := range []string{"hello", "Hi there!", "thanks, that's all for today", "how are you?", "ok cool, cheers", "good morning everyone"} {
+		got, err := p.Memories(ctx, "alice", "", input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 0 {
+			t.Errorf("%q: %q, want no memory", input, got)
+		}
+		facts, err := search.Facts(ctx, nil, "", "alice", retrieve.Request{Query: input, TopK: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(facts.Facts) != 0 || facts.Facts == nil || facts.Answer != "Nothing is known about that." {
+			t.Errorf("facts for %q: %+v", input, facts)
+		}
+	}
+	for _, input := range []string{"Where should I eat tonight?", "write me a haiku about my cat", "hello, where do I live again?"} {
+		got, err := p.Memories(ctx, "alice", "", input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			t.Errorf("%q: no memory, want the user's", input)
+		}
+	}
+}
