@@ -481,3 +481,38 @@ type FactsResponse struct {
 	Model    string         `json:"model,omitempty"` // the model that wrote the answer ("" without one)
 	Warnings []string       `json:"warnings"`
 }
+
+// ReplaceWord returns s with each whole-word occurrence of old (any case)
+// replaced by new, and whether there was one: "Porto" in "User lives in
+// porto." but not in "Portobello".
+func ReplaceWord(s, old, new string) (string, bool) {
+	if old == "" {
+		return s, false
+	}
+	ls, lo := strings.ToLower(s), strings.ToLower(old)
+	var b strings.Builder
+	found, i := false, 0
+	for {
+		j := strings.Index(ls[i:], lo)
+		if j < 0 {
+			break
+		}
+		j += i
+		k := j + len(lo)
+		if (j == 0 || !wordByte(ls[j-1])) && (k == len(ls) || !wordByte(ls[k])) {
+			b.WriteString(s[i:j])
+			b.WriteString(new)
+			found = true
+		} else {
+			b.WriteString(s[i:k])
+		}
+		i = k
+	}
+	if !found {
+		return s, false
+	}
+	b.WriteString(s[i:])
+	return b.String(), true
+}
+
+func wordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }

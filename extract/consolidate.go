@@ -611,7 +611,7 @@ func (c *Consolidator) endMovePlans(ctx context.Context, userID string, cd Candi
 func (c *Consolidator) correct(ctx context.Context, userID, agentID, threadID string, cd Candidate, p *pool) (*Decision, error) {
 	var m *agentmem.Memory
 	for _, v := range p.valid {
-		if _, ok := replaceWord(v.Text, cd.Corrects, ""); ok && (m == nil || !v.CreatedAt.Before(m.CreatedAt)) {
+		if _, ok := agentmem.ReplaceWord(v.Text, cd.Corrects, ""); ok && (m == nil || !v.CreatedAt.Before(m.CreatedAt)) {
 			m = v
 		}
 	}
@@ -620,8 +620,8 @@ func (c *Consolidator) correct(ctx context.Context, userID, agentID, threadID st
 	}
 	newValue := meant(cd)
 	meta := metaOf(m)
-	text, _ := replaceWord(m.Text, cd.Corrects, newValue)
-	object, _ := replaceWord(meta.Object, cd.Corrects, strings.ToLower(newValue))
+	text, _ := agentmem.ReplaceWord(m.Text, cd.Corrects, newValue)
+	object, _ := agentmem.ReplaceWord(meta.Object, cd.Corrects, strings.ToLower(newValue))
 	fixed := Candidate{Text: text, Category: m.Category, Confidence: cd.Confidence, Importance: m.Importance,
 		Slot: meta.Slot, Object: object, Negated: meta.Negated, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo}
 	vecs, err := c.Emb.Embed(ctx, []string{fixed.Text})
@@ -644,40 +644,6 @@ func correctionOf(value, old string) Candidate {
 func meant(cd Candidate) string {
 	return strings.TrimSuffix(strings.TrimPrefix(cd.Text, "User meant "), ", not "+cd.Corrects+".")
 }
-
-// replaceWord returns s with each whole-word occurrence of old (any case)
-// replaced by new, and whether there was one.
-func replaceWord(s, old, new string) (string, bool) {
-	if old == "" {
-		return s, false
-	}
-	ls, lo := strings.ToLower(s), strings.ToLower(old)
-	var b strings.Builder
-	found, i := false, 0
-	for {
-		j := strings.Index(ls[i:], lo)
-		if j < 0 {
-			break
-		}
-		j += i
-		k := j + len(lo)
-		if (j == 0 || !wordByte(ls[j-1])) && (k == len(ls) || !wordByte(ls[k])) {
-			b.WriteString(s[i:j])
-			b.WriteString(new)
-			found = true
-		} else {
-			b.WriteString(s[i:k])
-		}
-		i = k
-	}
-	if !found {
-		return s, false
-	}
-	b.WriteString(s[i:])
-	return b.String(), true
-}
-
-func wordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
 // update makes the candidate m's next version.
 func (c *Consolidator) update(ctx context.Context, userID, threadID string, cd Candidate, vec []float32, m *agentmem.Memory, reason string) (*Decision, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract"
+	"github.com/agentmem/agentmem/sqlite"
 )
 
 // TestConsolidate_FiguresUpdate: a newer figure of the same thing (a
@@ -16,11 +17,7 @@ func TestConsolidate_FiguresUpdate(t *testing.T) {
 	c, s := mustConsolidator(t)
 	apply := func(seq int64, kind, text string) extract.Decision {
 		t.Helper()
-		ds, err := c.Apply(ctx, "alice", "", "t1", []extract.Candidate{{Text: text, Category: "health", Confidence: 0.8, Kind: kind, SeqFrom: seq, SeqTo: seq}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ds[0]
+		return applyOne(t, c, extract.Candidate{Text: text, Category: "health", Kind: kind, SeqFrom: seq})
 	}
 	apply(1, "medication", "User takes sertraline 50 mg.")
 	apply(2, "medication", "User takes metformin 500 mg twice a day.")
@@ -38,16 +35,7 @@ func TestConsolidate_FiguresUpdate(t *testing.T) {
 	if d := apply(8, "health", "User's ferritin is 45."); d.Op == extract.OpInvalidate {
 		t.Errorf("another lab test: %s (old %v), want it beside the others", d.Op, d.Old)
 	}
-	var texts []string
-	for _, m := range valid(t, s) {
-		texts = append(texts, m.Text)
-	}
-	got := strings.Join(texts, " | ")
-	for _, want := range []string{"100mg", "metformin 500", "A1C 6.6", "ferritin", "3 times", "5 times"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("valid memories %q lack %q", got, want)
-		}
-	}
+	got := mustStateAll(t, s, "100mg", "metformin 500", "A1C 6.6", "ferritin", "3 times", "5 times")
 	for _, gone := range []string{"50 mg", "7.2"} {
 		if strings.Contains(got, gone) {
 			t.Errorf("valid memories %q still state %q", got, gone)
@@ -71,11 +59,7 @@ func TestConsolidate_Ends(t *testing.T) {
 	c, s := mustConsolidator(t)
 	apply := func(seq int64, kind, category, text string, ends bool) extract.Decision {
 		t.Helper()
-		ds, err := c.Apply(ctx, "alice", "", "t1", []extract.Candidate{{Text: text, Category: category, Confidence: 0.8, Kind: kind, Ends: ends, SeqFrom: seq, SeqTo: seq}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ds[0]
+		return applyOne(t, c, extract.Candidate{Text: text, Category: category, Kind: kind, Ends: ends, SeqFrom: seq})
 	}
 	apply(1, "pet", "family", "User has a dog named Bruno.", false)
 	apply(2, "pet", "family", "User has a cat called Miso.", false)
@@ -92,17 +76,37 @@ func TestConsolidate_Ends(t *testing.T) {
 	if d := apply(9, "pet", "family", "User said: we gave the hamster cage away.", true); d.Op != extract.OpAdd {
 		t.Errorf("an end of a word of three memories: %s (%s), want an add and nothing ended", d.Op, d.Reason)
 	}
+	got := mustStateAll(t, s, "Miso", "old route", "lost Bruno", "Pip", "feeds the hamster", "bigger wheel")
+	if strings.Contains(got, "dog named Bruno") {
+		t.Errorf("valid memories %q still say the dog is there", got)
+	}
+}
+
+// applyOne consolidates one candidate of alice's thread t1 (confidence
+// 0.8, from one turn) and returns the decision.
+func applyOne(t *testing.T, c *extract.Consolidator, cd extract.Candidate) extract.Decision {
+	t.Helper()
+	cd.Confidence, cd.SeqTo = 0.8, cd.SeqFrom
+	ds, err := c.Apply(ctx, "alice", "", "t1", []extract.Candidate{cd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds[0]
+}
+
+// mustStateAll checks that alice's valid memories state each of wants,
+// and returns their texts joined by " | ".
+func mustStateAll(t *testing.T, s *sqlite.Store, wants ...string) string {
+	t.Helper()
 	var texts []string
 	for _, m := range valid(t, s) {
 		texts = append(texts, m.Text)
 	}
 	got := strings.Join(texts, " | ")
-	for _, want := range []string{"Miso", "old route", "lost Bruno", "Pip", "feeds the hamster", "bigger wheel"} {
+	for _, want := range wants {
 		if !strings.Contains(got, want) {
 			t.Errorf("valid memories %q lack %q", got, want)
 		}
 	}
-	if strings.Contains(got, "dog named Bruno") {
-		t.Errorf("valid memories %q still say the dog is there", got)
-	}
+	return got
 }

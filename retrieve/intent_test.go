@@ -23,14 +23,7 @@ func TestSearch_Intent(t *testing.T) {
 	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
 	ids := map[string]string{}
 	for _, cat := range []string{"preference", "place"} {
-		m := &agentmem.Memory{UserID: "alice", Text: "User and Leeds.", Category: cat, Importance: 0.5}
-		if err := s.CreateMemory(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.EmbedMemory(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		ids[cat] = m.ID
+		ids[cat] = mustMemory(t, s, ix, &agentmem.Memory{UserID: "alice", Text: "User and Leeds.", Category: cat, Importance: 0.5})
 	}
 	req := retrieve.Request{Query: "leeds", Scopes: []string{"memories"}}
 	plain, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{}).Search(ctx, "alice", req)
@@ -80,12 +73,7 @@ func TestSearch_Said(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &agentmem.Memory{UserID: "alice", Text: agentmem.SaidPrefix + "moved. new flat in harrogate, 2 bed.", Category: "place", ThreadID: "t", SeqFrom: 1, SeqTo: 1}
-	if err := s.CreateMemory(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.EmbedMemory(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	mustMemory(t, s, ix, m)
 	asked := 0
 	intent := func(context.Context, string) (string, float64, error) { asked++; return "place", 1, nil }
 	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{Intent: intent})
@@ -115,14 +103,7 @@ func TestSearch_OwnNames(t *testing.T) {
 	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
 	ids := map[string]string{}
 	for _, text := range []string{"User's name is Chloe.", "User teaches Year 2 at a school in Southville."} {
-		m := &agentmem.Memory{UserID: "alice", Text: text, Category: "identity"}
-		if err := s.CreateMemory(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.EmbedMemory(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		ids[text[:10]] = m.ID
+		ids[text[:10]] = mustMemory(t, s, ix, &agentmem.Memory{UserID: "alice", Text: text, Category: "identity"})
 	}
 	req := retrieve.Request{Query: "Chloe's school", Scopes: []string{"memories"}}
 	plain, err := retrieve.New(s, emb, emb.Space(), retrieve.Options{}).Search(ctx, "alice", req)
@@ -152,4 +133,17 @@ func TestSearch_OwnNames(t *testing.T) {
 			t.Errorf("the memory of the name scores %v, as much as the answer", r.Score)
 		}
 	}
+}
+
+// mustMemory stores a memory and its vector, and returns its ID.
+func mustMemory(t *testing.T, s agentmem.Store, ix *index.Indexer, m *agentmem.Memory) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.CreateMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.EmbedMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	return m.ID
 }

@@ -22,13 +22,7 @@ func TestMemoryProvider_Contentless(t *testing.T) {
 	emb := minilm.New()
 	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
 	for _, text := range []string{"User is vegetarian.", "User lives in Leeds with her partner Ines.", "User has a grey tabby cat called Mabel."} {
-		m := &agentmem.Memory{UserID: "alice", Text: text}
-		if err := s.CreateMemory(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.EmbedMemory(ctx, m); err != nil {
-			t.Fatal(err)
-		}
+		mustMemory(t, s, ix, &agentmem.Memory{UserID: "alice", Text: text})
 	}
 	search := retrieve.New(s, emb, emb.Space(), retrieve.Options{})
 	p := &retrieve.MemoryProvider{Searcher: search, TopK: 5}

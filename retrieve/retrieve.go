@@ -473,34 +473,12 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 // the user's names (any case) replaced by "user".
 func asUser(query string, names []string) string {
 	for _, name := range names {
-		if len(name) < 2 {
-			continue
+		if len(name) >= 2 {
+			query, _ = agentmem.ReplaceWord(query, name, "user")
 		}
-		lq, ln := strings.ToLower(query), strings.ToLower(name)
-		var b strings.Builder
-		i := 0
-		for {
-			j := strings.Index(lq[i:], ln)
-			if j < 0 {
-				break
-			}
-			j += i
-			k := j + len(ln)
-			if (j == 0 || !isWordByte(lq[j-1])) && (k == len(lq) || !isWordByte(lq[k])) {
-				b.WriteString(query[i:j])
-				b.WriteString("user")
-			} else {
-				b.WriteString(query[i:k])
-			}
-			i = k
-		}
-		b.WriteString(query[i:])
-		query = b.String()
 	}
 	return query
 }
-
-func isWordByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
 // withoutSaid returns results and their keys without the memories kept
 // in the user's words.

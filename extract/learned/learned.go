@@ -57,7 +57,6 @@ type Head struct {
 // Probs returns the class probabilities of x.
 func (h *Head) Probs(x []float32) []float64 {
 	p := make([]float64, len(h.W))
-	max := math.Inf(-1)
 	for k, w := range h.W {
 		s := float64(h.B[k])
 		for i, v := range w {
@@ -66,6 +65,15 @@ func (h *Head) Probs(x []float32) []float64 {
 			}
 		}
 		p[k] = s
+	}
+	softmax(p)
+	return p
+}
+
+// softmax turns scores into probabilities, in place.
+func softmax(p []float64) {
+	max := math.Inf(-1)
+	for _, s := range p {
 		max = math.Max(max, s)
 	}
 	var sum float64
@@ -76,7 +84,6 @@ func (h *Head) Probs(x []float32) []float64 {
 	for k := range p {
 		p[k] /= sum
 	}
-	return p
 }
 
 // Model is the trained classifiers.

@@ -37,22 +37,16 @@ func Fit(examples []Example, k, epochs int, l2 float64) Head {
 		}
 		clear(gb)
 		for _, e := range examples {
-			max := math.Inf(-1)
 			for c := range k {
 				s := b[c]
 				for i, v := range e.X {
 					s += w[c][i] * float64(v)
 				}
 				p[c] = s
-				max = math.Max(max, s)
 			}
-			var sum float64
+			softmax(p)
 			for c := range k {
-				p[c] = math.Exp(p[c] - max)
-				sum += p[c]
-			}
-			for c := range k {
-				diff := p[c] / sum
+				diff := p[c]
 				if c == e.Class {
 					diff--
 				}

@@ -1,4 +1,4 @@
-package extract
+package agentmem
 
 import "testing"
 
@@ -15,9 +15,9 @@ func TestReplaceWord(t *testing.T) {
 		{"", "Porto", "Braga", "", false},
 		{"User lives in Porto.", "", "Braga", "User lives in Porto.", false},
 	} {
-		got, ok := replaceWord(tt.s, tt.old, tt.new)
+		got, ok := ReplaceWord(tt.s, tt.old, tt.new)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("replaceWord(%q, %q, %q) = %q, %v; want %q, %v", tt.s, tt.old, tt.new, got, ok, tt.want, tt.ok)
+			t.Errorf("ReplaceWord(%q, %q, %q) = %q, %v; want %q, %v", tt.s, tt.old, tt.new, got, ok, tt.want, tt.ok)
 		}
 	}
 }
