@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -97,7 +98,7 @@ func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory,
 			continue // of a kind whose figures do not update; of none, not of the category
 		}
 		old := figuresIn(m.Text)
-		if len(old) == 0 || contains(old, figs[0]) {
+		if len(old) == 0 || slices.Contains(old, figs[0]) {
 			continue
 		}
 		for w := range thingWords(m.Text) {
@@ -111,15 +112,6 @@ func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory,
 		return nil, ""
 	}
 	return out, thing
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // figuresIn returns the numbers of a text in order, digits as written
@@ -188,7 +180,7 @@ func OwnNames(ctx context.Context, store agentmem.MemoryStore, userID string) ([
 		for _, w := range words[min(1, len(words)):] {
 			w = strings.TrimRight(w, ".,;:!?")
 			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
-			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && len(w) > 1 && !contains(out, w) {
+			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && len(w) > 1 && !slices.Contains(out, w) {
 				out = append(out, w)
 			}
 		}

@@ -1,12 +1,14 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/extract/learned"
+	"github.com/agentmem/agentmem/prompt"
 )
 
 // Defaults of Learned's zero thresholds.
@@ -87,8 +89,8 @@ func (l *Learned) weigh(ctx context.Context, msgs []*agentmem.Message, cands []C
 	if len(vecs) != len(texts) {
 		return nil, fmt.Errorf("embed for the learned classifiers: %d vectors for %d texts", len(vecs), len(texts))
 	}
-	keepMin, saidMin, slotMin, endMin := or(l.KeepMin, DefaultKeepMin), or(l.SaidMin, DefaultSaidMin), or(l.SlotMin, DefaultSlotMin), or(l.EndMin, DefaultEndMin)
-	kindMin := or(l.KindMin, DefaultKindMin)
+	keepMin, saidMin, slotMin, endMin := cmp.Or(l.KeepMin, DefaultKeepMin), cmp.Or(l.SaidMin, DefaultSaidMin), cmp.Or(l.SlotMin, DefaultSlotMin), cmp.Or(l.EndMin, DefaultEndMin)
+	kindMin := cmp.Or(l.KindMin, DefaultKindMin)
 
 	kept := map[int64]bool{}
 	out := cands[:0:0]
@@ -171,7 +173,8 @@ func Statements(content string) string {
 	return truncate(b.String(), maxSaid)
 }
 
-// truncate cuts s to at most n bytes at a word's end.
+// truncate cuts s to at most n bytes at a word's end (at a character
+// boundary if the last word is long), marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -179,17 +182,7 @@ func truncate(s string, n int) string {
 	if i := strings.LastIndexByte(s[:n], ' '); i > n/2 {
 		return s[:i] + "…"
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func or(v, d float64) float64 {
-	if v == 0 {
-		return d
-	}
-	return v
+	return prompt.Truncate(s, n) + "…"
 }
 
 // slotName is the rules' name of a learned slot (Candidate.Slot), so that
