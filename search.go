@@ -407,8 +407,8 @@ type SearchRequest struct {
 	Query  string   `json:"query"`
 	Scopes []string `json:"scopes"` // memories, messages, chunks, summaries (memories and messages when empty)
 	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
-	// MinScore drops results whose fused score (0 to 1, see Result) is
-	// lower.
+	// MinScore drops results whose relevance (0 to 1, see
+	// SearchResult.Relevance) is lower.
 	MinScore float64       `json:"min_score"`
 	Filters  SearchFilters `json:"filters"`
 	// RecencyHalfLife, when set ("30d", "12h"), multiplies each score by
@@ -437,13 +437,20 @@ type SearchFilters struct {
 
 // SearchResult is one search result with its provenance. Score is the fused
 // score scaled to (0, 1]: 1 for an item ranked first by every signal that
-// ran; Scores holds each signal's own score (fulltext: the store's
-// relevance; vector: the cosine similarity) and the factors applied.
+// ran; it orders the results but says nothing of their relevance (the
+// first of unrelated results scores high). Relevance is the chance,
+// from 0 to 1, that the result bears on the query, estimated from its
+// own evidence (retrieve.Evidence: the cosine of its vector and the
+// query's, the share of the query's words it holds), calibrated on
+// labelled data: what min_score compares with. Scores holds each
+// signal's own score (fulltext: the store's relevance; vector: the
+// cosine similarity), the evidence's coverage, and the factors applied.
 type SearchResult struct {
 	Kind      string             `json:"kind"` // memory, message, chunk, summary
 	ID        string             `json:"id"`
 	Text      string             `json:"text"`
 	Score     float64            `json:"score"`
+	Relevance float64            `json:"relevance"`
 	Scores    map[string]float64 `json:"scores"`
 	ThreadID  string             `json:"thread_id,omitempty"`
 	SeqFrom   int64              `json:"seq_from,omitempty"`

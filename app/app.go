@@ -125,8 +125,9 @@ type Config struct {
 	// confidence (reflection.DefaultInsightConfidence, seed 001's 0.7,
 	// when 0).
 	InsightMinConfidence float64
-	// FactsMinScore is the min_score of a facts question that gives none
-	// (0: every fact search finds, up to top_k).
+	// FactsMinScore is the min_score of a facts question that gives none:
+	// the relevance a fact must reach (retrieve.DefaultMinRelevance when
+	// 0), so that an unrelated question finds that nothing is known.
 	FactsMinScore float64
 	// Prompts are the named system prompts requests may ask for.
 	Prompts window.Prompts
@@ -332,7 +333,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		Chat:             chat,
 		ChatModel:        cfg.LLMModel,
 		MaxBatchMessages: cfg.MaxBatchMessages,
-		FactsMinScore:    cfg.FactsMinScore,
+		FactsMinScore:    cmp.Or(cfg.FactsMinScore, retrieve.DefaultMinRelevance),
 		Admitter:         admitter,
 	})
 	return &App{Service: svc, svc: svc, store: raw, pool: pool, searcher: searcher, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/llm/openai"
+	"github.com/agentmem/agentmem/retrieve"
 )
 
 // openConfig opens agentmem on db with cfg, closed when the test ends.
@@ -206,8 +207,9 @@ func TestConfig_WarnFraction(t *testing.T) {
 	})
 }
 
-// TestConfig_FactsMinScore: facts scoring under the server's minimum are
-// left out, unless the question asks for another minimum.
+// TestConfig_FactsMinScore: facts less relevant than the server's
+// minimum (retrieve.DefaultMinRelevance by default) are left out, unless
+// the question asks for another minimum.
 func TestConfig_FactsMinScore(t *testing.T) {
 	onBackends(t, func(t *testing.T, db string) {
 		ctx := context.Background()
@@ -220,29 +222,35 @@ func TestConfig_FactsMinScore(t *testing.T) {
 			return res.Facts
 		}
 		fill := func(mem *app.App) {
-			for _, text := range []string{"User booked a kayak trip in Norway.", "User owns a kayak.", "User went to Norway in 2019.", "User likes trips."} {
+			for _, text := range []string{"User booked a kayak trip in Norway.", "User owns a kayak.", "User went to Norway in 2019.", "User plays the cello."} {
 				if _, err := mem.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: text, Category: "fact"}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			waitIdle(t, mem) // their vectors
 		}
-		def := openConfig(t, db, app.Config{})
+		lenient := openConfig(t, db, app.Config{FactsMinScore: 0.001})
+		fill(lenient)
+		all := facts(lenient, 0)
+		if len(all) != 4 {
+			t.Fatalf("%d facts at the server's 0.001, want all 4", len(all))
+		}
+		def := openConfig(t, testDB(t, db, "default"), app.Config{})
 		fill(def)
-		all := facts(def, 0)
-		strict := openConfig(t, testDB(t, db, "strict"), app.Config{FactsMinScore: 0.99})
-		fill(strict)
-		some := facts(strict, 0)
+		some := facts(def, 0)
 		if len(some) == 0 || len(some) >= len(all) {
-			t.Fatalf("%d facts at the server's 0.99, %d by default; want fewer, not none", len(some), len(all))
+			t.Fatalf("%d facts at the default minimum, %d at 0.001; want fewer, not none", len(some), len(all))
 		}
 		for _, f := range some {
-			if f.Score < 0.99 {
-				t.Fatalf("fact %q scores %.2f, under the server's 0.99", f.Text, f.Score)
+			if f.Relevance < retrieve.DefaultMinRelevance {
+				t.Fatalf("fact %q of relevance %.2f, under the default %.2f", f.Text, f.Relevance, retrieve.DefaultMinRelevance)
+			}
+			if f.Text == "User plays the cello." {
+				t.Fatalf("the unrelated fact %q is among %v", f.Text, some)
 			}
 		}
-		if got := facts(strict, 0.01); len(got) != len(all) {
-			t.Fatalf("asking for min_score 0.01: %d facts, want %d", len(got), len(all))
+		if got := facts(def, 0.001); len(got) != len(all) {
+			t.Fatalf("asking for min_score 0.001: %d facts, want %d", len(got), len(all))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -68,12 +69,12 @@ func FormatFacts(rs []Result) string {
 
 // MemoryProvider gives the context builder the memories relevant to an
 // input (window.MemoryProvider): the best TopK memories of the user
-// scoring at least MinScore; none for an input that asks nothing of
-// memory (Contentless: "hello").
+// whose relevance reaches MinScore; none for an input that asks nothing
+// of memory (Contentless: "hello") or unrelated to all of them.
 type MemoryProvider struct {
 	Searcher *Searcher
 	TopK     int     // default 5
-	MinScore float64 // default 0
+	MinScore float64 // default DefaultMinRelevance
 }
 
 // Memories implements window.MemoryProvider.
@@ -81,7 +82,7 @@ func (p *MemoryProvider) Memories(ctx context.Context, userID, threadID, input s
 	if Contentless(input) {
 		return nil, nil
 	}
-	res, err := p.Searcher.Search(ctx, userID, Request{Query: input, Scopes: []string{agentmem.ScopeMemories}, TopK: max(p.TopK, 1), MinScore: p.MinScore})
+	res, err := p.Searcher.Search(ctx, userID, Request{Query: input, Scopes: []string{agentmem.ScopeMemories}, TopK: max(p.TopK, 1), MinScore: cmp.Or(p.MinScore, DefaultMinRelevance)})
 	if err != nil {
 		return nil, err
 	}

@@ -13,9 +13,8 @@ import (
 
 // TestMemoryProvider_Contentless: an input that asks nothing of memory
 // (greetings, thanks, small talk) draws no memory into the context and
-// facts say nothing is known of it; an input with content draws them,
-// also one related to them by inference only ("where should I eat
-// tonight?" and a vegetarian).
+// facts say nothing is known of it; an input about the user draws the
+// memories it is about, and one unrelated to them draws none.
 func TestMemoryProvider_Contentless(t *testing.T) {
 	ctx := context.Background()
 	s := testutil.MustOpenSQLite(t)
@@ -42,13 +41,25 @@ func TestMemoryProvider_Contentless(t *testing.T) {
 			t.Errorf("facts for %q: %+v", input, facts)
 		}
 	}
-	for _, input := range []string{"Where should I eat tonight?", "write me a haiku about my cat", "hello, where do I live again?"} {
+	// An input about the user draws the memories it is about, also one
+	// that needs them by inference only ("where should I eat tonight?" and
+	// a vegetarian); one that needs none (general knowledge, a task)
+	// draws none: their relevance is under DefaultMinRelevance.
+	for input, want := range map[string]string{
+		"Where should I eat tonight?":        "User is vegetarian.",
+		"write me a haiku about my cat":      "User has a grey tabby cat called Mabel.",
+		"hello, where do I live again?":      "User lives in Leeds with her partner Ines.",
+		"is she still vegetarian?":           "User is vegetarian.",
+		"what's the capital of Peru?":        "",
+		"how do I reverse a list in python?": "",
+		"explain how vaccines work":          "",
+	} {
 		got, err := p.Memories(ctx, "alice", "", input)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) == 0 {
-			t.Errorf("%q: no memory, want the user's", input)
+		if want == "" && len(got) != 0 || want != "" && (len(got) == 0 || got[0] != want) {
+			t.Errorf("%q: %q, want %q first (none if empty)", input, got, want)
 		}
 	}
 }

@@ -160,6 +160,11 @@ type Options struct {
 	// searched as "user", which every memory says ("what does Chloe do
 	// now?" is not a search for the memories that say "Chloe").
 	OwnNames func(ctx context.Context, userID string) ([]string, error)
+	// Calibrations, by vector space, estimate the results' relevance
+	// (see Calibration) for spaces the built-in
+	// Calibrations lack (another embedder's), or to override them; ""
+	// names those of results without a vector in a calibrated space.
+	Calibrations map[string]Calibration
 	// IntentWeight multiplies the score of a memory of the query's
 	// intent; DefaultIntentWeight when 0.
 	IntentWeight float64
@@ -408,6 +413,10 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		// (agentmem.SaidPrefix) is an echo of one: the turn answers.
 		results, keys = withoutSaid(results, keys)
 	}
+	if vecErr != nil || !wants(&req, "vector") {
+		vecLists = nil
+	}
+	s.setRelevance(req.Query, results, keys, vecLists)
 	if resp.Results, err = s.present(ctx, userID, &req, items, results, keys, known); err != nil {
 		return nil, err
 	}
@@ -418,12 +427,12 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 }
 
 // present demotes the results that no longer hold (see outdated) and
-// returns the best req.TopK of those scoring at least req.MinScore.
-// results, best first, are those of rank, keys their items. Demoting
-// only lowers a score, so it checks them in batches from the best and
-// stops once req.TopK checked results score at least as much as the next
-// unchecked one: the store is asked about the first few candidates, not
-// all of them.
+// returns the best req.TopK of those whose relevance reaches
+// req.MinScore. results, best first, are those of rank, keys their
+// items. Demoting only lowers a score, so it checks them in batches from
+// the best and stops once req.TopK checked results relevant enough score
+// at least as much as the next unchecked one: the store is asked about
+// the first few candidates, not all of them.
 func (s *Searcher) present(ctx context.Context, userID string, req *Request, items map[itemKey]agentmem.TextHit, results []Result, keys []itemKey,
 	known map[itemKey]*staleness) ([]Result, error) {
 	weight := cmp.Or(s.opt.SupersededWeight, DefaultSupersededWeight)
@@ -450,12 +459,9 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 			break
 		}
 		next := results[checked].Score // the most any unchecked result scores
-		if next < req.MinScore {
-			break
-		}
 		n := 0
 		for _, r := range withoutEchoes(slices.Clone(results[:checked])) { // echoes do not count
-			if r.Score >= next {
+			if r.Score >= next && r.Relevance >= req.MinScore {
 				n++
 			}
 		}
@@ -463,7 +469,7 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 			break
 		}
 	}
-	out := slices.DeleteFunc(results[:checked], func(r Result) bool { return r.Score < req.MinScore })
+	out := slices.DeleteFunc(results[:checked], func(r Result) bool { return r.Relevance < req.MinScore })
 	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	out = withoutEchoes(out)
 	return out[:min(len(out), req.TopK)], nil
@@ -772,9 +778,9 @@ func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, s
 	var wg sync.WaitGroup
 	for i, e := range embs {
 		wg.Go(func() {
-			out[i].weight = e.weight
+			out[i].weight, out[i].space, out[i].scopes = e.weight, e.Space, e.scopes
 			found[i] = map[itemKey]agentmem.TextHit{}
-			out[i].list, errs[i] = s.nearestItems(ctx, userID, query, e, n, filter, found[i])
+			out[i].list, out[i].query, out[i].vectors, errs[i] = s.nearestItems(ctx, userID, query, e, n, filter, found[i])
 		})
 	}
 	wg.Wait()
@@ -788,19 +794,25 @@ func (s *Searcher) vectorCandidates(ctx context.Context, userID, query string, s
 }
 
 // weightedList is a ranked list of candidates and its weight in the
-// fusion.
+// fusion: the items of scopes nearest to query in space, among the
+// user's vectors.
 type weightedList struct {
-	list   []candidate
-	weight float64
+	list    []candidate
+	weight  float64
+	space   string
+	scopes  map[string]bool
+	query   []float32
+	vectors *userVectors
 }
 
 // nearestItems returns the n items of e's scopes nearest to the query
-// that pass filter, best first, and puts them in items.
+// that pass filter, best first, and puts them in items; and the query's
+// vector and the user's vectors in e's space.
 func (s *Searcher) nearestItems(ctx context.Context, userID, query string, e scopedEmbedding, n int, filter agentmem.SearchFilter,
-	items map[itemKey]agentmem.TextHit) ([]candidate, error) {
-	near, err := s.nearest(ctx, userID, query, e, n)
+	items map[itemKey]agentmem.TextHit) ([]candidate, []float32, *userVectors, error) {
+	near, qv, uv, err := s.nearest(ctx, userID, query, e, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	// A chunk has two vectors (its text's and its summary's): it ranks by
 	// the nearer.
@@ -823,7 +835,7 @@ func (s *Searcher) nearestItems(ctx context.Context, userID, query string, e sco
 	for scope, ids := range missing {
 		hits, err := s.store.FindItems(ctx, userID, scope, ids, filter)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		for _, h := range hits {
 			k := itemKey{h.Scope, h.ID}
@@ -837,7 +849,7 @@ func (s *Searcher) nearestItems(ctx context.Context, userID, query string, e sco
 			list = append(list, c)
 		}
 	}
-	return list, nil
+	return list, qv, uv, nil
 }
 
 // scopedEmbedding is an embedding and the scopes of a search whose items
@@ -878,20 +890,21 @@ func (s *Searcher) embeddings(scopes []string) []scopedEmbedding {
 
 // nearest embeds the query in e's space and returns the user's 2n
 // vectors of e's scopes nearest to it, best first (over-fetched: some
-// candidates may be filtered out later).
-func (s *Searcher) nearest(ctx context.Context, userID, query string, e scopedEmbedding, n int) ([]candidate, error) {
+// candidates may be filtered out later), the query's vector and the
+// user's vectors.
+func (s *Searcher) nearest(ctx context.Context, userID, query string, e scopedEmbedding, n int) ([]candidate, []float32, *userVectors, error) {
 	qv, err := e.Embedder.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if len(qv) != 1 {
-		return nil, fmt.Errorf("embedder returned %d vectors for 1 text", len(qv))
+		return nil, nil, nil, fmt.Errorf("embedder returned %d vectors for 1 text", len(qv))
 	}
 	uv, err := s.cache.get(ctx, s.store, userID, e.Space)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return uv.nearest(qv[0], 2*n, e.scopes), nil
+	return uv.nearest(qv[0], 2*n, e.scopes), qv[0], uv, nil
 }
 
 // names reports whether text names what the invalidated memory src said

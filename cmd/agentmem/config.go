@@ -87,7 +87,7 @@ type Config struct {
 	JobLease             time.Duration // a background job of a server that died runs again this long after it was claimed
 	InsightCategories    []string      // of reflection's insights (empty: the defaults)
 	InsightMinConfidence float64       // reflection drops weaker insights
-	FactsMinScore        float64       // min_score of a facts question that gives none
+	FactsMinScore        float64       // min_score of a facts question that gives none (0: retrieve.DefaultMinRelevance)
 
 	// The OpenAI-compatible proxy (/openai/v1).
 	ProxyUpstream string        // the model server's base URL ("" for the model's: --llm-base-url, OPENAI_BASE_URL, OpenAI or Azure)
@@ -247,7 +247,7 @@ var settings = []setting{
 	{"mcp-sessions-per-key", inServe, "MCP sessions over HTTP (/mcp) one key may have open at once (429 above)", func(c *Config) any { return &c.MCPSessionsPerKey }},
 	{"mcp-max-sessions", inServe, "MCP sessions over HTTP open at once in all (503 above)", func(c *Config) any { return &c.MCPMaxSessions }},
 	{"mcp-session-idle", inServe, "an MCP session over HTTP with no request in flight for this long is closed; its client opens another", func(c *Config) any { return &c.MCPSessionIdle }},
-	{"facts-min-score", inServe | inApp, "a facts answer leaves out facts scoring less, unless the question gives min_score (0: none left out)", func(c *Config) any { return &c.FactsMinScore }},
+	{"facts-min-score", inServe | inApp, "a facts answer leaves out facts less relevant than this (0 to 1), unless the question gives min_score (0: the default)", func(c *Config) any { return &c.FactsMinScore }},
 }
 
 // admission returns serve's bounds of expensive work (core.Admission).
