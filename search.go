@@ -16,7 +16,7 @@ import (
 const (
 	ScopeMemories  = "memories"  // Memory.Text
 	ScopeMessages  = "messages"  // Message.Content (user and assistant turns)
-	ScopeChunks    = "chunks"    // Chunk.Text and Summary: k turns flattened
+	ScopeChunks    = "chunks"    // Chunk.Text, Summary, Topics and Entities: k turns flattened
 	ScopeSummaries = "summaries" // a thread's newest summary; its ID is the thread's
 )
 
@@ -376,7 +376,7 @@ func FilterItems(items []TextHit, ids []string, f SearchFilter) []TextHit {
 // leaves them out unless IncludeInvalid); the Content of user and
 // assistant messages (not tool or system messages), replaced by the
 // message's window once ChunkStore.PutMessageWindows wrote it; chunks'
-// Text and Summary; every version of thread summaries (SearchText keeps
+// Text, Summary, Topics and Entities; every version of thread summaries (SearchText keeps
 // each thread's newest). Items of soft-deleted threads stay indexed but
 // are left out of results; permanently deleted ones leave the index with
 // them. PostgreSQL indexes the first 100,000 characters of a text (a

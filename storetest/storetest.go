@@ -114,6 +114,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"SearchText", testSearchText},
 		{"FindItems", testFindItems},
 		{"Chunks", testChunks},
+		{"Chunks/Labels", testChunkLabels},
 		{"MessageWindows", testMessageWindows},
 		{"SummarySearch", testSummarySearch},
 		{"VectorsState", testVectorsState},
