@@ -303,6 +303,10 @@ type SearchFilter struct {
 	Category       *string    // memories only: messages have none, so no message passes
 	Since, Until   *time.Time // Since ≤ CreatedAt < Until
 	IncludeInvalid bool       // memories: also invalidated ones
+	// MemoryKind keeps the memories of one kind (MemoryFact or
+	// MemoryInsight); unlike Category, it lets the other scopes' items
+	// pass, so that one search finds insights and chunks.
+	MemoryKind *string
 }
 
 // Match reports whether a hit passes f: what SearchText applies in the
@@ -312,6 +316,7 @@ func (f SearchFilter) Match(h TextHit) bool {
 	case f.AgentID != nil && h.AgentID != *f.AgentID,
 		f.ThreadID != nil && h.ThreadID != *f.ThreadID,
 		f.Category != nil && (h.Scope != ScopeMemories || h.Category != *f.Category),
+		f.MemoryKind != nil && h.Scope == ScopeMemories && h.MemoryKind != *f.MemoryKind,
 		f.Since != nil && h.CreatedAt.Before(Timestamp(*f.Since)), // in the stores' precision, as they compare
 		f.Until != nil && !h.CreatedAt.Before(Timestamp(*f.Until)),
 		!f.IncludeInvalid && h.InvalidAt != nil:
@@ -326,8 +331,8 @@ func (f SearchFilter) Match(h TextHit) bool {
 // comparable within one result list only, and a list over both scopes
 // merges two indexes' scores: fuse by rank, not by score.
 //
-// AgentID, Category and InvalidAt are what SearchFilter.Match needs
-// besides.
+// AgentID, Category, MemoryKind and InvalidAt are what SearchFilter.Match
+// needs besides.
 type TextHit struct {
 	Scope      string     `json:"scope"`
 	ID         string     `json:"id"`
@@ -337,12 +342,13 @@ type TextHit struct {
 	SeqFrom    int64      `json:"seq_from,omitempty"` // a message: its seq; a memory: its provenance
 	SeqTo      int64      `json:"seq_to,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
-	AgentID    string     `json:"agent_id,omitempty"`   // a memory's agent; a message's thread's agent
-	Category   string     `json:"category,omitempty"`   // memories only
-	InvalidAt  *time.Time `json:"invalid_at,omitempty"` // memories only: set when invalidated
-	Importance float64    `json:"importance,omitempty"` // memories only
-	Role       string     `json:"role,omitempty"`       // messages only: user or assistant
-	Name       string     `json:"name,omitempty"`       // messages only: the author's name, when the message has one
+	AgentID    string     `json:"agent_id,omitempty"`    // a memory's agent; a message's thread's agent
+	Category   string     `json:"category,omitempty"`    // memories only
+	MemoryKind string     `json:"memory_kind,omitempty"` // memories only: MemoryFact or MemoryInsight
+	InvalidAt  *time.Time `json:"invalid_at,omitempty"`  // memories only: set when invalidated
+	Importance float64    `json:"importance,omitempty"`  // memories only
+	Role       string     `json:"role,omitempty"`        // messages only: user or assistant
+	Name       string     `json:"name,omitempty"`        // messages only: the author's name, when the message has one
 }
 
 // SortHits orders hits best first: by score, descending, then by scope

@@ -113,6 +113,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"VectorSpaces", testVectorSpaces},
 		{"SearchText", testSearchText},
 		{"FindItems", testFindItems},
+		{"SearchText/MemoryKind", testSearchMemoryKind},
 		{"Chunks", testChunks},
 		{"Chunks/Labels", testChunkLabels},
 		{"MessageWindows", testMessageWindows},
