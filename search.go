@@ -408,11 +408,30 @@ type TextSearcher interface {
 	FindItems(ctx context.Context, userID, scope string, ids []string, f SearchFilter) ([]TextHit, error)
 }
 
+// The kinds of a search by kind (SearchRequest.Kinds): seed 001's
+// containers, as fact retrieval chooses among them. A memory of kind
+// MemoryFact is of kind memories, one of kind MemoryInsight of kind
+// insights.
+const (
+	KindMemories  = "memories"  // memories of kind fact: what the user said of themselves
+	KindInsights  = "insights"  // memories of kind insight: what reflection drew from threads
+	KindMessages  = "messages"  // the turns themselves
+	KindChunks    = "chunks"    // passages of turns, with summary, topics and entities
+	KindSummaries = "summaries" // the threads' summaries
+)
+
+// SearchKinds are the kinds of a search by kind, in the order errors list
+// them.
+var SearchKinds = []string{KindMemories, KindInsights, KindMessages, KindChunks, KindSummaries}
+
 // SearchRequest is a search of one user's memory (retrieve.Searcher).
 type SearchRequest struct {
 	Query  string   `json:"query"`
 	Scopes []string `json:"scopes"` // memories, messages, chunks, summaries (memories and messages when empty)
-	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
+	// Kinds, instead of Scopes, searches by kind (SearchKinds): insights
+	// alone, facts without insights, chunks… Giving both is EINVALID.
+	Kinds []string `json:"kinds,omitempty"`
+	TopK  int      `json:"top_k"` // DefaultTopK when 0, at most MaxTopK
 	// MinScore drops results whose fused score (0 to 1, see Result) is
 	// lower.
 	MinScore float64       `json:"min_score"`
@@ -482,10 +501,14 @@ type SearchResponse struct {
 // (seed 001's fact retrieval): with a model, a short answer citing the
 // facts by number; without one, the facts themselves, formatted.
 type FactsResponse struct {
-	Answer   string         `json:"answer"`
-	Facts    []SearchResult `json:"facts"`
-	Model    string         `json:"model,omitempty"` // the model that wrote the answer ("" without one)
-	Warnings []string       `json:"warnings"`
+	Answer string         `json:"answer"`
+	Facts  []SearchResult `json:"facts"`
+	// Kinds are the kinds of store searched (SearchKinds) when a model
+	// chose them; empty when the request's kinds or scopes, or the
+	// defaults, decided.
+	Kinds    []string `json:"kinds,omitempty"`
+	Model    string   `json:"model,omitempty"` // the model that wrote the answer ("" without one)
+	Warnings []string `json:"warnings"`
 }
 
 // ReplaceWord returns s with each whole-word occurrence of old (any case)
