@@ -12,9 +12,16 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 )
 
-// chunkLabelsMigration is the migration that indexes chunks' topics and
-// entities.
-const chunkLabelsMigration = "0016_chunk_labels_search.sql"
+// chunkLabelsMigration returns the name of the migration that indexes
+// chunks' topics and entities (found by its name, whatever its number).
+func chunkLabelsMigration(t *testing.T) string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("migration", "*_chunk_labels_search.sql"))
+	if err != nil || len(names) != 1 {
+		t.Fatalf("the chunk labels migration: %v, %v", names, err)
+	}
+	return filepath.Base(names[0])
+}
 
 // TestMigration_ChunkLabels: the migration that indexes chunks' topics and
 // entities indexes those of the chunks stored before it, and the index
@@ -36,8 +43,9 @@ func TestMigration_ChunkLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := chunkLabelsMigration(t)
 	for _, name := range names {
-		if filepath.Base(name) >= chunkLabelsMigration {
+		if filepath.Base(name) >= before {
 			continue
 		}
 		body, err := os.ReadFile(name)
