@@ -16,7 +16,8 @@ const (
 // Chunk is a passage of k consecutive turns of a thread (seed 001's
 // interactions): their flattened text ("name: content" per turn, one per
 // line), the seqs it covers, a summary, its topics and the entities it
-// names. Search finds chunks by their text and summary (scope chunks).
+// names. Search finds chunks by their text, summary, topics and
+// entities (scope chunks).
 // A thread's chunks do not overlap; each is identified by its thread and
 // SeqFrom, and writing a chunk again replaces it (keeping its ID).
 type Chunk struct {

@@ -34,6 +34,8 @@ var allowed = map[string][]string{
 	// app wires agentmem in process (library mode, and the command's).
 	"app":      {".", "core", "window", "retrieve", "extract", "extract/learned", "index", "entity", "reflection", "profile", "reembed", "worker", "sqlite", "postgres", "llm/openai", "llm/lexical", "llm/minilm", "tokens"},
 	"retrieve": {".", "internal/vecenc"},
+	// The calibration of search's relevance, fitted on its corpus.
+	"retrieve/calibrate": {".", "retrieve", "llm/minilm"},
 	// The memory pipeline: what every model call shares, then one package
 	// per job. index runs extraction and entities on new messages;
 	// reembed embeds as index does; reflection finds a thread's topics as

@@ -1,6 +1,9 @@
 package agentmem
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ChatMessage is one message of a chat completion request, in OpenAI's
 // chat format.
@@ -21,13 +24,31 @@ type ChatRequest struct {
 	// JSON asks for a JSON object as the answer (response_format
 	// json_object); the caller still validates what comes back.
 	JSON bool
+	// Tools are functions the model may call instead of answering: it
+	// then answers with ChatResponse.ToolCalls, which the caller runs and
+	// answers with messages of role tool (ChatMessage.ToolCallID), after
+	// an assistant message carrying the calls (ChatMessage.ToolCalls).
+	Tools []ChatTool
+}
+
+// ChatTool is a function a model may call (OpenAI's function tool).
+type ChatTool struct {
+	Name        string // a-z, A-Z, 0-9, _ and -, at most 64
+	Description string // what it does, which the model reads to choose it
+	// Parameters is the JSON Schema of its arguments, an object; empty
+	// for a function without arguments.
+	Parameters json.RawMessage
 }
 
 // ChatResponse is a model's completion.
 type ChatResponse struct {
-	Content          string
+	Content string
+	// ToolCalls are the calls of ChatRequest.Tools the model asks for
+	// (FinishReason tool_calls), their arguments as it wrote them: JSON
+	// that may not fit the schema, or not be JSON at all.
+	ToolCalls        []ToolCall
 	Model            string // the model that answered
-	FinishReason     string // stop, length, content_filter…
+	FinishReason     string // stop, length, content_filter, tool_calls…
 	PromptTokens     int
 	CompletionTokens int
 }

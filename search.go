@@ -16,7 +16,7 @@ import (
 const (
 	ScopeMemories  = "memories"  // Memory.Text
 	ScopeMessages  = "messages"  // Message.Content (user and assistant turns)
-	ScopeChunks    = "chunks"    // Chunk.Text and Summary: k turns flattened
+	ScopeChunks    = "chunks"    // Chunk.Text, Summary, Topics and Entities: k turns flattened
 	ScopeSummaries = "summaries" // a thread's newest summary; its ID is the thread's
 )
 
@@ -303,6 +303,10 @@ type SearchFilter struct {
 	Category       *string    // memories only: messages have none, so no message passes
 	Since, Until   *time.Time // Since ≤ CreatedAt < Until
 	IncludeInvalid bool       // memories: also invalidated ones
+	// MemoryKind keeps the memories of one kind (MemoryFact or
+	// MemoryInsight); unlike Category, it lets the other scopes' items
+	// pass, so that one search finds insights and chunks.
+	MemoryKind *string
 }
 
 // Match reports whether a hit passes f: what SearchText applies in the
@@ -312,6 +316,7 @@ func (f SearchFilter) Match(h TextHit) bool {
 	case f.AgentID != nil && h.AgentID != *f.AgentID,
 		f.ThreadID != nil && h.ThreadID != *f.ThreadID,
 		f.Category != nil && (h.Scope != ScopeMemories || h.Category != *f.Category),
+		f.MemoryKind != nil && h.Scope == ScopeMemories && h.MemoryKind != *f.MemoryKind,
 		f.Since != nil && h.CreatedAt.Before(Timestamp(*f.Since)), // in the stores' precision, as they compare
 		f.Until != nil && !h.CreatedAt.Before(Timestamp(*f.Until)),
 		!f.IncludeInvalid && h.InvalidAt != nil:
@@ -326,8 +331,8 @@ func (f SearchFilter) Match(h TextHit) bool {
 // comparable within one result list only, and a list over both scopes
 // merges two indexes' scores: fuse by rank, not by score.
 //
-// AgentID, Category and InvalidAt are what SearchFilter.Match needs
-// besides.
+// AgentID, Category, MemoryKind and InvalidAt are what SearchFilter.Match
+// needs besides.
 type TextHit struct {
 	Scope      string     `json:"scope"`
 	ID         string     `json:"id"`
@@ -337,12 +342,13 @@ type TextHit struct {
 	SeqFrom    int64      `json:"seq_from,omitempty"` // a message: its seq; a memory: its provenance
 	SeqTo      int64      `json:"seq_to,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
-	AgentID    string     `json:"agent_id,omitempty"`   // a memory's agent; a message's thread's agent
-	Category   string     `json:"category,omitempty"`   // memories only
-	InvalidAt  *time.Time `json:"invalid_at,omitempty"` // memories only: set when invalidated
-	Importance float64    `json:"importance,omitempty"` // memories only
-	Role       string     `json:"role,omitempty"`       // messages only: user or assistant
-	Name       string     `json:"name,omitempty"`       // messages only: the author's name, when the message has one
+	AgentID    string     `json:"agent_id,omitempty"`    // a memory's agent; a message's thread's agent
+	Category   string     `json:"category,omitempty"`    // memories only
+	MemoryKind string     `json:"memory_kind,omitempty"` // memories only: MemoryFact or MemoryInsight
+	InvalidAt  *time.Time `json:"invalid_at,omitempty"`  // memories only: set when invalidated
+	Importance float64    `json:"importance,omitempty"`  // memories only
+	Role       string     `json:"role,omitempty"`        // messages only: user or assistant
+	Name       string     `json:"name,omitempty"`        // messages only: the author's name, when the message has one
 }
 
 // SortHits orders hits best first: by score, descending, then by scope
@@ -376,7 +382,7 @@ func FilterItems(items []TextHit, ids []string, f SearchFilter) []TextHit {
 // leaves them out unless IncludeInvalid); the Content of user and
 // assistant messages (not tool or system messages), replaced by the
 // message's window once ChunkStore.PutMessageWindows wrote it; chunks'
-// Text and Summary; every version of thread summaries (SearchText keeps
+// Text, Summary, Topics and Entities; every version of thread summaries (SearchText keeps
 // each thread's newest). Items of soft-deleted threads stay indexed but
 // are left out of results; permanently deleted ones leave the index with
 // them. PostgreSQL indexes the first 100,000 characters of a text (a
@@ -402,11 +408,30 @@ type TextSearcher interface {
 	FindItems(ctx context.Context, userID, scope string, ids []string, f SearchFilter) ([]TextHit, error)
 }
 
+// The kinds of a search by kind (SearchRequest.Kinds): seed 001's
+// containers, as fact retrieval chooses among them. A memory of kind
+// MemoryFact is of kind memories, one of kind MemoryInsight of kind
+// insights.
+const (
+	KindMemories  = "memories"  // memories of kind fact: what the user said of themselves
+	KindInsights  = "insights"  // memories of kind insight: what reflection drew from threads
+	KindMessages  = "messages"  // the turns themselves
+	KindChunks    = "chunks"    // passages of turns, with summary, topics and entities
+	KindSummaries = "summaries" // the threads' summaries
+)
+
+// SearchKinds are the kinds of a search by kind, in the order errors list
+// them.
+var SearchKinds = []string{KindMemories, KindInsights, KindMessages, KindChunks, KindSummaries}
+
 // SearchRequest is a search of one user's memory (retrieve.Searcher).
 type SearchRequest struct {
 	Query  string   `json:"query"`
 	Scopes []string `json:"scopes"` // memories, messages, chunks, summaries (memories and messages when empty)
-	TopK   int      `json:"top_k"`  // DefaultTopK when 0, at most MaxTopK
+	// Kinds, instead of Scopes, searches by kind (SearchKinds): insights
+	// alone, facts without insights, chunks… Giving both is EINVALID.
+	Kinds []string `json:"kinds,omitempty"`
+	TopK  int      `json:"top_k"` // DefaultTopK when 0, at most MaxTopK
 	// MinScore drops results whose relevance (0 to 1, see
 	// SearchResult.Relevance) is lower.
 	MinScore float64       `json:"min_score"`
@@ -483,10 +508,14 @@ type SearchResponse struct {
 // (seed 001's fact retrieval): with a model, a short answer citing the
 // facts by number; without one, the facts themselves, formatted.
 type FactsResponse struct {
-	Answer   string         `json:"answer"`
-	Facts    []SearchResult `json:"facts"`
-	Model    string         `json:"model,omitempty"` // the model that wrote the answer ("" without one)
-	Warnings []string       `json:"warnings"`
+	Answer string         `json:"answer"`
+	Facts  []SearchResult `json:"facts"`
+	// Kinds are the kinds of store searched (SearchKinds) when a model
+	// chose them; empty when the request's kinds or scopes, or the
+	// defaults, decided.
+	Kinds    []string `json:"kinds,omitempty"`
+	Model    string   `json:"model,omitempty"` // the model that wrote the answer ("" without one)
+	Warnings []string `json:"warnings"`
 }
 
 // ReplaceWord returns s with each whole-word occurrence of old (any case)

@@ -146,7 +146,8 @@ type MemoryService interface {
 	// Search runs a hybrid search over the user's data.
 	Search(ctx context.Context, userID string, req SearchRequest) (*SearchResponse, error)
 	// Facts answers req.Query from what search finds: with a model, an
-	// answer citing the facts; without one, the facts.
+	// answer citing the facts (and, when req names neither kinds nor
+	// scopes, the model chooses where to search); without one, the facts.
 	Facts(ctx context.Context, userID string, req SearchRequest) (*FactsResponse, error)
 }
 

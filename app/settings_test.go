@@ -265,6 +265,8 @@ func modelServer(t *testing.T) (getenv func(string) string, models func() map[st
 		p := req.LastUserMessage()
 		kind, reply := "", llmtest.DefaultReply(req)
 		switch {
+		case len(req.Tools) > 0:
+			kind, reply = "stores", llmtest.Text("DONE") // the choice of stores of a facts question
 		case strings.HasPrefix(p, "You extract long-term memories"):
 			kind, reply = "extract", llmtest.Text(`{"memories": [{"text": "User plans a kayak trip.", "category": "plan", "confidence": 0.95, "importance": 0.9, "slot": "", "negated": false, "seq": 1}]}`)
 		case strings.Contains(p, "New statement: "):
@@ -330,7 +332,7 @@ func TestConfig_Models(t *testing.T) {
 	onBackends(t, func(t *testing.T, db string) {
 		want := func(summary, extract, reflect, main string) map[string][]string {
 			return map[string][]string{"summary": {summary}, "describe": {summary}, "extract": {extract}, "consolidate": {extract},
-				"entities": {extract}, "reflect": {reflect}, "profile": {reflect}, "facts": {main}}
+				"entities": {extract}, "reflect": {reflect}, "profile": {reflect}, "facts": {main}, "stores": {main}}
 		}
 		for _, tt := range []struct {
 			name string

@@ -634,6 +634,14 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		if err != nil || len(resp.Facts) == 0 || resp.Facts[0].Text != "User is vegetarian." || !strings.Contains(resp.Answer, "vegetarian") {
 			t.Fatalf("Facts=%+v, %v; want the fact listed", resp, err)
 		}
+		// By kind: insights alone.
+		ins := mustMemory(t, c, "alice", agentmem.MemoryInput{Kind: agentmem.MemoryInsight, Text: "User cares about animal welfare, which is why they are vegetarian."})
+		resp, err = c.Facts(t.Context(), "alice", agentmem.SearchRequest{Query: "Why is alice vegetarian?", Kinds: []string{agentmem.KindInsights}})
+		if err != nil || len(resp.Facts) != 1 || resp.Facts[0].ID != ins.ID {
+			t.Fatalf("Facts(insights)=%+v, %v; want the insight alone", resp, err)
+		}
+		_, err = c.Facts(t.Context(), "alice", agentmem.SearchRequest{Query: "x", Kinds: []string{"everything"}})
+		wantCode(t, err, agentmem.EINVALID)
 	},
 	"GET /v1/users/{user}/memories": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		ctx := t.Context()

@@ -40,8 +40,9 @@ type Options struct {
 	Indexer   *index.Indexer
 	Reflector *reflection.Reflector
 	Profiler  *profile.Profiler
-	// Chat answers Facts questions (nil: the facts are listed); ChatModel
-	// names its model ("" for its default).
+	// Chat answers Facts questions, choosing where they search when they
+	// do not say (nil: the facts of the default scopes are listed);
+	// ChatModel names its model ("" for its default).
 	Chat      agentmem.Chat
 	ChatModel string
 	// FactsMinScore is the min_score of a Facts question that gives none

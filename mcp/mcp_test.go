@@ -127,6 +127,33 @@ func TestTools_RememberRecallForget(t *testing.T) {
 	}
 }
 
+// TestTools_FactsKinds: retrieve_user_facts and search_memory look where
+// kinds say: insights alone, facts alone.
+func TestTools_FactsKinds(t *testing.T) {
+	mem := apptest.Open(t)
+	cs := connect(t, mem.Service, "alice")
+	var fact struct{ ID string }
+	call(t, cs, "remember", map[string]any{"text": "User saves for retirement in a pension fund."}, &fact)
+	insight, err := mem.CreateMemory(ctx, "alice", agentmem.MemoryInput{Kind: agentmem.MemoryInsight, Text: "User worries about retirement savings."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts struct{ Facts []struct{ ID string } }
+	for _, tt := range []struct {
+		kind, want string
+	}{{"insights", insight.ID}, {"memories", fact.ID}} {
+		call(t, cs, "retrieve_user_facts", map[string]any{"query": "retirement savings", "kinds": []string{tt.kind}}, &facts)
+		if len(facts.Facts) != 1 || facts.Facts[0].ID != tt.want {
+			t.Errorf("facts of kind %s: %+v, want %s alone", tt.kind, facts, tt.want)
+		}
+		var found struct{ Results []struct{ ID string } }
+		call(t, cs, "search_memory", map[string]any{"query": "retirement savings", "kinds": []string{tt.kind}}, &found)
+		if len(found.Results) != 1 || found.Results[0].ID != tt.want {
+			t.Errorf("search of kind %s: %+v, want %s alone", tt.kind, found, tt.want)
+		}
+	}
+}
+
 // TestTools_Conversation: messages appended without a thread go to the
 // session's; the history, the context and the thread list show them; the
 // thread ends.
@@ -243,6 +270,8 @@ func TestTools_Errors(t *testing.T) {
 		{"forget", map[string]any{"memory_id": "nope"}, "not found"},
 		{"forget", map[string]any{}, "memory_id"},
 		{"retrieve_user_facts", map[string]any{"query": 42}, "query"},
+		{"retrieve_user_facts", map[string]any{"query": "x", "kinds": []string{"facts"}}, "kinds must be among memories, insights"},
+		{"search_memory", map[string]any{"query": "x", "kinds": []string{"insights"}, "scopes": []string{"memories"}}, "scopes or kinds"},
 	} {
 		msg := callErr(t, cs, tc.tool, tc.args, nil)
 		if !strings.Contains(strings.ToLower(msg), tc.want) {

@@ -27,6 +27,7 @@ type (
 	searchIn struct {
 		Query  string   `json:"query" jsonschema:"what to look for, in the user's words or yours"`
 		Scopes []string `json:"scopes,omitempty" jsonschema:"where to look: memories, messages, chunks, summaries (memories and messages by default)"`
+		Kinds  []string `json:"kinds,omitempty" jsonschema:"instead of scopes, where to look by kind: memories (facts the user told), insights (drawn by reflection), messages, chunks, summaries"`
 		TopK   int      `json:"top_k,omitempty" jsonschema:"how many results at most (default 10)"`
 	}
 	resultOut struct {
@@ -42,7 +43,8 @@ type (
 	}
 
 	factsIn struct {
-		Query string `json:"query" jsonschema:"a question about the user, e.g. 'What does the user eat?'"`
+		Query string   `json:"query" jsonschema:"a question about the user, e.g. 'What does the user eat?'"`
+		Kinds []string `json:"kinds,omitempty" jsonschema:"where to look, by kind: memories (facts the user told), insights (drawn by reflection), messages, chunks, summaries (default: memories and messages, or where the server's model chooses)"`
 	}
 	factsOut struct {
 		Answer string      `json:"answer" jsonschema:"the facts that answer the question, or a short answer citing them as [n]"`
@@ -197,7 +199,7 @@ func resultsOf(rs []agentmem.SearchResult) []resultOut {
 }
 
 func (t *tools) search(ctx context.Context, user string, in searchIn) (searchOut, error) {
-	res, err := t.svc.Search(ctx, user, agentmem.SearchRequest{Query: in.Query, Scopes: in.Scopes, TopK: in.TopK})
+	res, err := t.svc.Search(ctx, user, agentmem.SearchRequest{Query: in.Query, Scopes: in.Scopes, Kinds: in.Kinds, TopK: in.TopK})
 	if err != nil {
 		return searchOut{}, err
 	}
@@ -205,7 +207,7 @@ func (t *tools) search(ctx context.Context, user string, in searchIn) (searchOut
 }
 
 func (t *tools) facts(ctx context.Context, user string, in factsIn) (factsOut, error) {
-	res, err := t.svc.Facts(ctx, user, agentmem.SearchRequest{Query: in.Query})
+	res, err := t.svc.Facts(ctx, user, agentmem.SearchRequest{Query: in.Query, Kinds: in.Kinds})
 	if err != nil {
 		return factsOut{}, err
 	}

@@ -26,7 +26,7 @@ func tsQuery(terms []string) string {
 
 // Columns of the hits of each scope; memories and messages are m.
 const (
-	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at, m.importance`
+	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.kind, m.invalid_at, m.importance`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id, m.role, m.name`
 	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 	// A summary's ID is its thread's, its seqs 1..through_seq.
@@ -44,7 +44,7 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 	)
 	switch scope {
 	case agentmem.ScopeMemories:
-		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &h.Category, &invalid, &h.Importance, &score)
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &h.Category, &h.MemoryKind, &invalid, &h.Importance, &score)
 	case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &h.CreatedAt, &h.AgentID, &score)
 	default:
@@ -145,6 +145,9 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 		}
 		if q.Filter.Category != nil {
 			where = append(where, "m.category = "+arg(*q.Filter.Category))
+		}
+		if q.Filter.MemoryKind != nil {
+			where = append(where, "m.kind = "+arg(*q.Filter.MemoryKind))
 		}
 	}
 	// The filters as agentmem.SearchFilter.Match states them.

@@ -10,17 +10,42 @@ import (
 )
 
 // Facts searches for req and answers req.Query from the results. chat may
-// be nil (no model). A model that fails leaves the formatted facts as the
-// answer, with a warning.
+// be nil (no model). With a model, a request that names neither kinds nor
+// scopes lets the model choose where to search through tool calls (see
+// chooseStores); a model that does not (it calls no tool, an unknown one,
+// with bad arguments, or fails) leaves the default scopes, with a warning.
+// A model that fails leaves the formatted facts as the answer, with a
+// warning.
 func (s *Searcher) Facts(ctx context.Context, chat agentmem.Chat, model, userID string, req Request) (*FactsResponse, error) {
-	res, err := s.Search(ctx, userID, req)
-	if err != nil {
-		return nil, err
+	check := req
+	if _, _, err := validate(&check); err != nil {
+		return nil, err // before any model call
+	}
+	var res *Response
+	var kinds []string
+	warnings := []string{}
+	if chat != nil && len(req.Kinds) == 0 && len(req.Scopes) == 0 && !Contentless(req.Query) {
+		chosen, k, why, err := s.chooseStores(ctx, chat, model, userID, req)
+		if err != nil {
+			return nil, err
+		}
+		if why == "" {
+			res, kinds = chosen, k
+		} else {
+			s.opt.Log.WarnContext(ctx, "facts: the model did not choose where to search; searching the default scopes", "reason", why)
+			warnings = append(warnings, "The model did not choose where to search ("+why+"): the default stores were searched.")
+		}
+	}
+	if res == nil {
+		var err error
+		if res, err = s.Search(ctx, userID, req); err != nil {
+			return nil, err
+		}
 	}
 	if Contentless(req.Query) {
 		res.Results = []Result{}
 	}
-	out := &FactsResponse{Facts: res.Results, Warnings: res.Warnings, Answer: FormatFacts(res.Results)}
+	out := &FactsResponse{Facts: res.Results, Kinds: kinds, Warnings: append(warnings, res.Warnings...), Answer: FormatFacts(res.Results)}
 	if chat == nil || len(res.Results) == 0 {
 		if len(res.Results) == 0 {
 			out.Answer = "Nothing is known about that."

@@ -261,9 +261,8 @@ func validate(r *Request) (scopes []string, halfLife time.Duration, err error) {
 		return nil, 0, err
 	}
 	r.TopK = cmp.Or(r.TopK, DefaultTopK)
-	scopes = r.Scopes
-	if len(scopes) == 0 {
-		scopes = []string{agentmem.ScopeMemories, agentmem.ScopeMessages}
+	if scopes, err = requestScopes(r); err != nil {
+		return nil, 0, err
 	}
 	for _, s := range scopes {
 		if kinds[s] == "" {
@@ -315,7 +314,7 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	}
 	n := max(cmp.Or(s.opt.Candidates, 50), 5*req.TopK)
 	filter := agentmem.SearchFilter{AgentID: req.Filters.AgentID, ThreadID: req.Filters.ThreadID, Category: req.Filters.Category,
-		Since: req.Filters.Since, Until: req.Filters.Until, IncludeInvalid: req.Filters.IncludeInvalid}
+		Since: req.Filters.Since, Until: req.Filters.Until, IncludeInvalid: req.Filters.IncludeInvalid, MemoryKind: memoryKind(req.Kinds)}
 	resp := &Response{Results: []Result{}, Signals: []string{}, Warnings: []string{}}
 	items := map[itemKey]agentmem.TextHit{}
 	var names []string

@@ -46,14 +46,14 @@ func Pragmas(ctx context.Context, s *Store) (journalMode string, synchronous int
 }
 
 // CheckSearchIndexes runs FTS5's integrity check of the full-text indexes
-// against the memories and messages they index; it fails if an index
+// against the memories, messages and chunks they index; it fails if an index
 // holds a row differently from its table.
 func CheckSearchIndexes(ctx context.Context, s *Store) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if err := s.indexQueued(tx); err != nil { // what the group wrote before
 			return err
 		}
-		for _, table := range []string{"memories_fts", "messages_fts"} {
+		for _, table := range []string{"memories_fts", "messages_fts", "chunks_fts"} {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`, rank) VALUES ('integrity-check', 1)`); err != nil {
 				return fmt.Errorf("check %s: %w", table, err)
 			}

@@ -23,7 +23,7 @@ func ftsQuery(terms []string) string {
 
 // Columns of the hits of each scope; memories and messages are m.
 const (
-	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.invalid_at, m.importance`
+	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.kind, m.invalid_at, m.importance`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id, m.role, m.name`
 	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 	// A summary's ID is its thread's, its seqs 1..through_seq.
@@ -40,7 +40,7 @@ func scanHit(row interface{ Scan(...any) error }, scope string) (agentmem.TextHi
 	)
 	switch scope {
 	case agentmem.ScopeMemories:
-		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Category, &invalid, &h.Importance, &h.Score)
+		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Category, &h.MemoryKind, &invalid, &h.Importance, &h.Score)
 	case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 		err = row.Scan(&h.ID, &h.Text, &h.ThreadID, &h.SeqFrom, &h.SeqTo, &created, &h.AgentID, &h.Score)
 	default:
@@ -160,6 +160,9 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q age
 	}
 	if q.Filter.Category != nil {
 		c.add("m.category = ?", *q.Filter.Category)
+	}
+	if q.Filter.MemoryKind != nil {
+		c.add("m.kind = ?", *q.Filter.MemoryKind)
 	}
 	c.addFilter(q.Filter, "m.agent_id")
 	rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, -bm25(memories_fts) FROM memories_fts

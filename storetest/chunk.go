@@ -317,3 +317,27 @@ func testVectorsState(t *testing.T, s agentmem.Store) {
 		t.Fatalf("after erasure: %+v (before %+v)", st, st4)
 	}
 }
+
+// testChunkLabels: full-text search finds a chunk by its topics and
+// entities as well as by its text and summary (seed 001's full-text policy
+// over content, mentioned_topics and entities), stemmed, and follows them
+// when the chunk is written again.
+func testChunkLabels(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	MustAppend(t, s, "alice", th.ID, "user", "We should look at the numbers again", "assistant", "Sure, let us go through them")
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	c := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Turns: 2,
+		Text:    "user: We should look at the numbers again\nassistant: Sure, let us go through them",
+		Summary: "They go over the numbers.", Topics: []string{"retirement savings", "budgeting"}, Entities: []string{"Roth IRA", "Vanguard"}, CreatedAt: at}
+	mustPutChunks(t, s, "alice", c)
+	for _, q := range []string{"retirement", "budget", "roth", "Vanguard", "what about my savings?"} {
+		wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, c.ID))
+	}
+	// Written again with other labels: the old ones are no longer found.
+	c.Topics, c.Entities = []string{"mortgage"}, []string{"Barclays"}
+	mustPutChunks(t, s, "alice", c)
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "vanguard retirement", Scopes: []string{agentmem.ScopeChunks}}))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "mortgages at barclays", Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, c.ID))
+	// Not another user's.
+	wantHits(t, mustSearch(t, s, "bob", agentmem.TextQuery{Query: "mortgage", Scopes: []string{agentmem.ScopeChunks}}))
+}

@@ -351,7 +351,7 @@ func testSearchText(t *testing.T, s agentmem.Store) {
 		hits = mustSearch(t, s, "alice", agentmem.TextQuery{Query: "risotto", Scopes: []string{agentmem.ScopeMemories}})
 		mem := a.memFood
 		want = agentmem.TextHit{Scope: agentmem.ScopeMemories, ID: mem.ID, Text: mem.Text, ThreadID: a.food.ID, SeqFrom: 1, SeqTo: 1,
-			CreatedAt: mem.CreatedAt, AgentID: "chef", Category: "preference"}
+			CreatedAt: mem.CreatedAt, AgentID: "chef", Category: "preference", MemoryKind: agentmem.MemoryFact}
 		if len(hits) != 1 {
 			t.Fatalf("hits = %+v", hits)
 		}
@@ -544,7 +544,7 @@ func testFindItems(t *testing.T, s agentmem.Store) {
 			t.Fatalf("FindItems with invalid = %+v", got)
 		}
 		want := agentmem.TextHit{Scope: agentmem.ScopeMemories, ID: a.memFood.ID, Text: a.memFood.Text, ThreadID: a.food.ID, SeqFrom: 1, SeqTo: 1,
-			CreatedAt: a.memFood.CreatedAt, AgentID: "chef", Category: "preference"}
+			CreatedAt: a.memFood.CreatedAt, AgentID: "chef", Category: "preference", MemoryKind: agentmem.MemoryFact}
 		if diff := cmp.Diff(want, got[0]); diff != "" {
 			t.Fatalf("item mismatch (-want +got):\n%s", diff)
 		}
@@ -687,4 +687,48 @@ func benchSearch(b *testing.B, open func(tb testing.TB) agentmem.Store) {
 func benchWord(i int) string {
 	const letters = "bcdfghjklmnpqrstvwxz"
 	return "w" + string(letters[i/400]) + string(letters[i/20%20]) + string(letters[i%20]) + "o"
+}
+
+// testSearchMemoryKind: SearchFilter.MemoryKind keeps the memories of one
+// kind (facts or insights) and lets the other scopes' items pass, in
+// SearchText and FindItems; a memory's hit says its kind.
+func testSearchMemoryKind(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	msg := MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, "I keep thinking about retirement.")[0]
+	fact := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "User plans an early retirement."})
+	insight := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Kind: agentmem.MemoryInsight, Text: "User worries about retirement savings."})
+	scopes := []string{agentmem.ScopeMemories, agentmem.ScopeMessages}
+	for _, tt := range []struct {
+		kind *string
+		want []string
+	}{
+		{nil, []string{key(agentmem.ScopeMemories, fact.ID), key(agentmem.ScopeMemories, insight.ID), key(agentmem.ScopeMessages, msg.ID)}},
+		{ptr(agentmem.MemoryFact), []string{key(agentmem.ScopeMemories, fact.ID), key(agentmem.ScopeMessages, msg.ID)}},
+		{ptr(agentmem.MemoryInsight), []string{key(agentmem.ScopeMemories, insight.ID), key(agentmem.ScopeMessages, msg.ID)}},
+	} {
+		f := agentmem.SearchFilter{MemoryKind: tt.kind}
+		hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: "retirement", Scopes: scopes, Filter: f})
+		wantHits(t, hits, tt.want...)
+		for _, h := range hits {
+			if h.Scope == agentmem.ScopeMemories && h.MemoryKind != map[string]string{fact.ID: agentmem.MemoryFact, insight.ID: agentmem.MemoryInsight}[h.ID] {
+				t.Fatalf("hit %s has memory kind %q", h.ID, h.MemoryKind)
+			}
+		}
+		items, err := s.FindItems(ctx, "alice", agentmem.ScopeMemories, []string{fact.ID, insight.ID}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, k := range tt.want {
+			if strings.HasPrefix(k, agentmem.ScopeMemories+"/") {
+				want = append(want, k)
+			}
+		}
+		wantHits(t, items, want...)
+		items, err = s.FindItems(ctx, "alice", agentmem.ScopeMessages, []string{msg.ID}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantHits(t, items, key(agentmem.ScopeMessages, msg.ID))
+	}
 }

@@ -51,7 +51,7 @@ var commands = []command{
 	{name: "eval locomo", synopsis: "--data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25|all] [--embedder builtin|lexical|openai] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]", args: func() arguments { return new(evalArgs) }},
 	{name: "eval memory", synopsis: "--data DIR [--json] [--wait 5m] [--db …]  (memories, changes of fact, search and contexts over labelled multi-session conversations, without a model)", args: func() arguments { return new(evalMemoryArgs) }},
 	{name: "eval extraction", synopsis: "[--data FILE] [--json]  (memories drawn from first-person statements, without a model)", args: func() arguments { return new(evalExtractionArgs) }},
-	{name: "search", in: inApp, synopsis: "--user ID [--scopes memories,messages] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
+	{name: "search", in: inApp, synopsis: "--user ID [--scopes memories,messages | --kinds insights,chunks] [--top-k 10] [--json] [--db … | --url http://…] QUERY", args: func() arguments { return new(searchArgs) }},
 	{name: "context", in: inApp, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},
 	{name: "memories", in: inApp, synopsis: "--user ID [--limit 50] [--json] [--db … | --url http://…]", args: func() arguments { return new(memoriesArgs) }},
 	{name: "mcp", in: inApp, synopsis: "--user ID [--agent ID] [--db … | --url http://… [--api-key KEY]]  (the MCP tools over stdin/stdout, for an MCP host)", args: func() arguments { return new(mcpArgs) }},

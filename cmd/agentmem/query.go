@@ -87,13 +87,14 @@ func clip(s string, n int) string {
 
 type searchArgs struct {
 	target
-	scopes string
-	topK   int
+	scopes, kinds string
+	topK          int
 }
 
 func (a *searchArgs) flags(fs *flag.FlagSet) {
 	a.target.flags(fs)
 	fs.StringVar(&a.scopes, "scopes", "", "comma-separated: memories, messages, chunks, summaries (default: memories and messages)")
+	fs.StringVar(&a.kinds, "kinds", "", "instead of --scopes, comma-separated kinds: memories (facts), insights, messages, chunks, summaries")
 	fs.IntVar(&a.topK, "top-k", 10, "how many results")
 }
 
@@ -111,6 +112,9 @@ func runSearch(ctx context.Context, args []string, getenv func(string) string, s
 	req := agentmem.SearchRequest{Query: query, TopK: a.topK}
 	if a.scopes != "" {
 		req.Scopes = splitList(a.scopes)
+	}
+	if a.kinds != "" {
+		req.Kinds = splitList(a.kinds)
 	}
 	return a.with(ctx, cfg, getenv, stderr, func(ctx context.Context, svc agentmem.Service) error {
 		res, err := svc.Search(ctx, a.user, req)

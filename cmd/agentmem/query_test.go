@@ -36,6 +36,9 @@ func TestCLI_Query(t *testing.T) {
 	if _, err := mem.CreateMemory(ctx, "ada", agentmem.MemoryInput{Text: "User is vegetarian.", Category: "preference"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := mem.CreateMemory(ctx, "ada", agentmem.MemoryInput{Kind: agentmem.MemoryInsight, Text: "User is vegetarian for the animals' sake."}); err != nil {
+		t.Fatal(err)
+	}
 	if err := mem.CreateThread(ctx, "ada", &agentmem.Thread{ID: "trip"}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +55,9 @@ func TestCLI_Query(t *testing.T) {
 	if err := json.Unmarshal([]byte(runOut(t, "search", "--user", "ada", "--db", db, "--json", "--scopes", "messages", "dinner")), &res); err != nil ||
 		len(res.Results) == 0 || res.Results[0].Kind != "message" {
 		t.Errorf("search --json: %+v, %v", res, err)
+	}
+	if got := runOut(t, "search", "--user", "ada", "--db", db, "--kinds", "insights", "vegetarian"); !strings.Contains(got, "User is vegetarian for the animals' sake.") || strings.Contains(got, "User is vegetarian.") {
+		t.Errorf("search --kinds insights:\n%s", got)
 	}
 	c := runOut(t, "context", "--user", "ada", "--thread", "trip", "--db", db, "--budget", "4000", "Any vegetarian places?")
 	if !strings.Contains(c, "Plan a dinner in Lisbon.") || !strings.Contains(c, "User is vegetarian.") || !strings.Contains(c, "of 4000 tokens") {

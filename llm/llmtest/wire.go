@@ -22,6 +22,7 @@ type ChatCompletionRequest struct {
 	ResponseFormat      *ResponseFormat `json:"response_format,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
 	StreamOptions       *StreamOptions  `json:"stream_options,omitempty"`
+	Tools               []Tool          `json:"tools,omitempty"`
 
 	// Deployment is the Azure deployment of the path
 	// /openai/deployments/{deployment}/…, "" on the /v1 paths. It is not
@@ -55,6 +56,20 @@ type ChatMessage struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Tool is a function a chat request offers the model.
+type Tool struct {
+	Type     string             `json:"type"` // function
+	Function FunctionDefinition `json:"function"`
+}
+
+// FunctionDefinition names a tool's function, says what it does and gives
+// the JSON Schema of its arguments.
+type FunctionDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 // ToolCall is a function call of an assistant message.

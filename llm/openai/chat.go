@@ -3,6 +3,7 @@ package openai
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 
 	oai "github.com/openai/openai-go/v3"
@@ -21,11 +22,16 @@ const chatOp = "Chat model"
 // validates what comes back. A refusal comes back as empty Content with
 // FinishReason "refusal".
 //
+// With req.Tools the model may answer with tool calls (ChatResponse.ToolCalls)
+// instead of content; the caller sends back the assistant message with
+// the calls and one message of role tool per call.
+//
 // Returns EINVALID if req is malformed (no messages, a role other than
-// system, developer, user or assistant) or the server refused it (HTTP 400,
-// 413, 422), and EUNAVAILABLE if the model could not be reached, kept
-// failing, timed out, answered something malformed or without choices, or
-// if the circuit breaker is open.
+// system, developer, user, assistant or tool, a tool message without
+// tool_call_id, a tool whose parameters are not a JSON object) or the
+// server refused it (HTTP 400, 413, 422), and EUNAVAILABLE if the model
+// could not be reached, kept failing, timed out, answered something
+// malformed or without choices, or if the circuit breaker is open.
 func (c *Client) Complete(ctx context.Context, req agentmem.ChatRequest) (*agentmem.ChatResponse, error) {
 	params, err := c.chatParams(req)
 	if err != nil {
@@ -43,6 +49,7 @@ func (c *Client) Complete(ctx context.Context, req agentmem.ChatRequest) (*agent
 		choice := cc.Choices[0]
 		resp = &agentmem.ChatResponse{
 			Content:          choice.Message.Content,
+			ToolCalls:        toolCalls(choice.Message.ToolCalls),
 			Model:            cmp.Or(cc.Model, string(params.Model)),
 			FinishReason:     choice.FinishReason,
 			PromptTokens:     int(cc.Usage.PromptTokens),
@@ -93,17 +100,30 @@ func (c *Client) chatParams(req agentmem.ChatRequest) (oai.ChatCompletionNewPara
 				msg.OfUser.Name = oai.String(m.Name)
 			}
 		case "assistant":
-			msg.OfAssistant = &oai.ChatCompletionAssistantMessageParam{
-				Content: oai.ChatCompletionAssistantMessageParamContentUnion{OfString: oai.String(m.Content)},
+			msg.OfAssistant = &oai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" || len(m.ToolCalls) == 0 { // content is required unless there are tool calls
+				msg.OfAssistant.Content = oai.ChatCompletionAssistantMessageParamContentUnion{OfString: oai.String(m.Content)}
 			}
 			if m.Name != "" {
 				msg.OfAssistant.Name = oai.String(m.Name)
 			}
+			for _, tc := range m.ToolCalls {
+				msg.OfAssistant.ToolCalls = append(msg.OfAssistant.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Function.Name, Arguments: tc.Function.Arguments},
+					},
+				})
+			}
+		case "tool":
+			// The answer to a call of the assistant message before it.
+			if m.ToolCallID == "" {
+				return oai.ChatCompletionNewParams{}, agentmem.Errorf(agentmem.EINVALID, "Message %d has role tool but no tool_call_id.", i)
+			}
+			msg = oai.ToolMessage(m.Content, m.ToolCallID)
 		default:
-			// A tool message needs the tool_call_id of the assistant
-			// message that called it, which ChatMessage does not carry.
 			return oai.ChatCompletionNewParams{}, agentmem.Errorf(agentmem.EINVALID,
-				"Message %d has role %q; the chat model takes system, developer, user or assistant.", i, m.Role)
+				"Message %d has role %q; the chat model takes system, developer, user, assistant or tool.", i, m.Role)
 		}
 		p.Messages = append(p.Messages, msg)
 	}
@@ -123,5 +143,30 @@ func (c *Client) chatParams(req agentmem.ChatRequest) (oai.ChatCompletionNewPara
 	if req.JSON {
 		p.ResponseFormat.OfJSONObject = &shared.ResponseFormatJSONObjectParam{}
 	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = oai.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil || fn.Parameters == nil {
+				return oai.ChatCompletionNewParams{}, agentmem.Errorf(agentmem.EINVALID, "The parameters of tool %q are not a JSON object.", t.Name)
+			}
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fn))
+	}
 	return p, nil
+}
+
+// toolCalls returns the function calls of an answer (custom tools' calls,
+// which agentmem never offers, are left out).
+func toolCalls(calls []oai.ChatCompletionMessageToolCallUnion) []agentmem.ToolCall {
+	var out []agentmem.ToolCall
+	for _, c := range calls {
+		if c.Type != "function" {
+			continue
+		}
+		out = append(out, agentmem.ToolCall{ID: c.ID, Type: c.Type, Function: agentmem.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+	}
+	return out
 }

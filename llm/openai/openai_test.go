@@ -169,6 +169,57 @@ func TestClient_Complete(t *testing.T) {
 		}
 	})
 
+	t.Run("Tools", func(t *testing.T) {
+		// The model is offered a tool, calls it, and is sent the result:
+		// the calls come back as ToolCalls, and the assistant message with
+		// the calls and the tool's answer go out in the wire format.
+		s := llmtest.NewServer(t)
+		call := llmtest.ToolCall{ID: "call_1", Type: "function", Function: llmtest.FunctionCall{Name: "search_insights", Arguments: `{"query":"goals"}`}}
+		s.Push(llmtest.Reply{ToolCalls: []llmtest.ToolCall{call}}, llmtest.Text("Done."))
+		c := MustNew(t, s, nil)
+		tools := []agentmem.ChatTool{{Name: "search_insights", Description: "Search insights.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)}}
+		msgs := []agentmem.ChatMessage{{Role: "user", Content: "What are my goals?"}}
+		resp, err := c.Complete(context.Background(), agentmem.ChatRequest{Messages: msgs, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCalls := []agentmem.ToolCall{{ID: "call_1", Type: "function", Function: agentmem.FunctionCall{Name: "search_insights", Arguments: `{"query":"goals"}`}}}
+		if diff := cmp.Diff(wantCalls, resp.ToolCalls); diff != "" || resp.FinishReason != "tool_calls" || resp.Content != "" {
+			t.Fatalf("resp=%+v; tool calls mismatch (-want +got):\n%s", resp, diff)
+		}
+		msgs = append(msgs, agentmem.ChatMessage{Role: "assistant", ToolCalls: resp.ToolCalls},
+			agentmem.ChatMessage{Role: "tool", ToolCallID: "call_1", Content: "[1] User wants to retire at 55."})
+		resp, err = c.Complete(context.Background(), agentmem.ChatRequest{Messages: msgs, Tools: tools})
+		if err != nil || resp.Content != "Done." || len(resp.ToolCalls) != 0 {
+			t.Fatalf("resp=%+v err=%v", resp, err)
+		}
+		reqs := s.ChatRequests()
+		if len(reqs) != 2 {
+			t.Fatalf("len(ChatRequests)=%d, want 2", len(reqs))
+		}
+		for _, r := range reqs {
+			if len(r.Tools) != 1 || r.Tools[0].Type != "function" || r.Tools[0].Function.Name != "search_insights" || r.Tools[0].Function.Description != "Search insights." ||
+				!strings.Contains(string(r.Tools[0].Function.Parameters), `"required":["query"]`) {
+				t.Fatalf("tools on the wire: %+v", r.Tools)
+			}
+		}
+		wantMsgs := []llmtest.ChatMessage{
+			{Role: "user", Content: "What are my goals?"},
+			{Role: "assistant", ToolCalls: []llmtest.ToolCall{call}},
+			{Role: "tool", Content: "[1] User wants to retire at 55.", ToolCallID: "call_1"},
+		}
+		if diff := cmp.Diff(wantMsgs, reqs[1].Messages); diff != "" {
+			t.Fatalf("messages mismatch (-want +got):\n%s", diff)
+		}
+		// Parameters that are not a JSON object are refused before any request.
+		_, err = c.Complete(context.Background(), agentmem.ChatRequest{Messages: msgs, Tools: []agentmem.ChatTool{{Name: "x", Parameters: json.RawMessage(`[1]`)}}})
+		wantCode(t, err, agentmem.EINVALID)
+		if n := len(s.Requests()); n != 2 {
+			t.Fatalf("requests=%d, want 2", n)
+		}
+	})
+
 	t.Run("FinishReasonLength", func(t *testing.T) {
 		s := llmtest.NewServer(t)
 		s.Push(llmtest.Reply{Content: "cut", FinishReason: "length"})
