@@ -3,6 +3,7 @@ package retrieve_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -146,4 +147,29 @@ func mustMemory(t *testing.T, s agentmem.Store, ix *index.Indexer, m *agentmem.M
 		t.Fatal(err)
 	}
 	return m.ID
+}
+
+// TestSearch_OwnNamesKept: the searcher asks for a user's names once, not
+// at every search, and again once the user is forgotten (erased).
+func TestSearch_OwnNamesKept(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	asked := map[string]int{}
+	names := func(_ context.Context, userID string) ([]string, error) {
+		asked[userID]++
+		return []string{"Chloe"}, nil
+	}
+	search := retrieve.New(s, nil, "", retrieve.Options{OwnNames: names})
+	for _, user := range []string{"alice", "alice", "bob", "alice"} {
+		if _, err := search.Search(ctx, user, retrieve.Request{Query: "where does Chloe work?"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search.Forget("alice")
+	if _, err := search.Search(ctx, "alice", retrieve.Request{Query: "where does Chloe work?"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"alice": 2, "bob": 1}; !maps.Equal(asked, want) {
+		t.Errorf("names asked %v, want %v", asked, want)
+	}
 }

@@ -158,7 +158,8 @@ type Options struct {
 	// OwnNames, when set, returns the user's own names (first name,
 	// nickname): in a query they mean the user, as "user" does, and are
 	// searched as "user", which every memory says ("what does Chloe do
-	// now?" is not a search for the memories that say "Chloe").
+	// now?" is not a search for the memories that say "Chloe"). The
+	// searcher keeps them for a minute (namesTTL).
 	OwnNames func(ctx context.Context, userID string) ([]string, error)
 	// Calibrations, by vector space, estimate the results' relevance
 	// (see Calibration) for spaces the built-in
@@ -187,6 +188,7 @@ type Searcher struct {
 	space string
 	opt   Options
 	cache *vectorCache
+	names namesCache
 }
 
 // New returns a searcher over store. emb embeds queries in the vector
@@ -218,12 +220,14 @@ func (s *Searcher) Warm(ctx context.Context, userID string) (bool, error) {
 }
 
 // Forget drops what the searcher keeps in memory of the user (the cache of
-// their vectors, of every space): call it once the user is erased. Other
+// their vectors, of every space, and their own names): call it once the
+// user is erased. Other
 // processes' searchers keep theirs until the user's next search there,
 // which finds the store's vectors changed (their VectorsState's epoch) and
 // reloads them, or until the cache evicts them.
 func (s *Searcher) Forget(userID string) {
 	s.cache.forget(userID)
+	s.names.forget(userID)
 }
 
 // The request and result types of a search are the domain's
@@ -306,7 +310,7 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		defer release()
 	}
 	if s.opt.OwnNames != nil {
-		names, err := s.opt.OwnNames(ctx, userID)
+		names, err := s.names.get(ctx, userID, s.opt.OwnNames)
 		if err != nil {
 			return nil, fmt.Errorf("the user's names: %w", err)
 		}
