@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -196,26 +197,35 @@ func (p *Profiler) synthesise(ctx context.Context, prev *agentmem.Profile, memor
 }
 
 // Assemble writes a profile from memories without a model: a section per
-// category (the categories with the most important memories first), each
-// memory once, most important first, then newest.
+// category, in the order of a life (who the user is, where they live,
+// their work, family, health…; then any other), each memory once, the
+// newest first, with the day it was learned, so that a reader tells the
+// present from what was said before ("User lives in Dunedin.
+// (2026-02-03)" below "User said: writing from my new villa in
+// Christchurch. (2026-10-12)"); a memory that no longer holds is not
+// among memories.
 func Assemble(memories []*agentmem.Memory) string {
 	byCat := map[string][]*agentmem.Memory{}
-	weight := map[string]float64{}
 	for _, m := range memories {
 		c := cmp.Or(m.Category, "other")
 		byCat[c] = append(byCat[c], m)
-		weight[c] = max(weight[c], m.Importance)
 	}
 	cats := make([]string, 0, len(byCat))
 	for c := range byCat {
 		cats = append(cats, c)
 	}
-	slices.SortFunc(cats, func(a, b string) int { return cmp.Or(cmp.Compare(weight[b], weight[a]), strings.Compare(a, b)) })
+	rank := func(c string) int {
+		if i := slices.Index(lifeOrder, c); i >= 0 {
+			return i
+		}
+		return len(lifeOrder)
+	}
+	slices.SortFunc(cats, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b)) })
 	var b strings.Builder
 	for _, c := range cats {
 		ms := byCat[c]
 		slices.SortStableFunc(ms, func(x, y *agentmem.Memory) int {
-			return cmp.Or(cmp.Compare(y.Importance, x.Importance), y.UpdatedAt.Compare(x.UpdatedAt))
+			return cmp.Or(y.ValidFrom.Compare(x.ValidFrom), cmp.Compare(y.Importance, x.Importance))
 		})
 		if b.Len() > 0 {
 			b.WriteString("\n")
@@ -226,12 +236,18 @@ func Assemble(memories []*agentmem.Memory) string {
 		for _, m := range ms {
 			if t := strings.TrimSpace(m.Text); !seen[t] {
 				seen[t] = true
-				fmt.Fprintf(&b, "- %s\n", t)
+				fmt.Fprintf(&b, "- %s (%s)\n", t, m.ValidFrom.UTC().Format(time.DateOnly))
 			}
 		}
 	}
 	return prompt.Truncate(strings.TrimSuffix(b.String(), "\n"), agentmem.MaxProfileBytes)
 }
+
+// lifeOrder is the order of an assembled profile's sections: the
+// categories of extraction (extract's and the model's prompt), who the
+// user is first; categories it does not name come after, alphabetically.
+var lifeOrder = []string{"identity", "place", "job", "family", "health", "preference", "activity", "possession", "plan", "date",
+	"fact", "event", "other"}
 
 func (p *Profiler) log() *slog.Logger {
 	if p.Log == nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
@@ -80,4 +81,27 @@ func (h *readHook) FindMemories(ctx context.Context, userID string, f agentmem.M
 	ms, next, err := h.Store.FindMemories(ctx, userID, f)
 	h.once.Do(h.after)
 	return ms, next, err
+}
+
+// TestAssemble: a profile assembled without a model has a section per
+// category in the order of a life (who the user is, where they live, their
+// work…; unknown categories last), each memory once, the newest first,
+// with the day it was learned.
+func TestAssemble(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 10, 0, 0, 0, time.UTC) }
+	ms := []*agentmem.Memory{
+		{Text: "User plays lawn bowls.", Category: "activity", ValidFrom: day(1), Importance: 0.9},
+		{Text: "User lives in Dunedin.", Category: "place", ValidFrom: day(2), Importance: 0.9},
+		{Text: "User likes crosswords.", Category: "zebra", ValidFrom: day(3)},
+		{Text: "User's name is Margaret.", Category: "identity", ValidFrom: day(4)},
+		{Text: "User said: writing from my new villa in Christchurch.", Category: "place", ValidFrom: day(20), Importance: 0.5},
+		{Text: "User lives in Dunedin.", Category: "place", ValidFrom: day(1)},
+	}
+	want := "Identity:\n- User's name is Margaret. (2026-03-04)\n\n" +
+		"Place:\n- User said: writing from my new villa in Christchurch. (2026-03-20)\n- User lives in Dunedin. (2026-03-02)\n\n" +
+		"Activity:\n- User plays lawn bowls. (2026-03-01)\n\n" +
+		"Zebra:\n- User likes crosswords. (2026-03-03)"
+	if got := profile.Assemble(ms); got != want {
+		t.Errorf("Assemble:\n%s\nwant:\n%s", got, want)
+	}
 }
