@@ -51,80 +51,6 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 	return dedupe(out)
 }
 
-// spelledOut writes the abbreviations of chat out in full in a memory,
-// which is read later without the conversation: "in jan" → "in January",
-// "since uni" → "since university", "a backend dev" → "a backend
-// developer".
-func spelledOut(text string) string {
-	if !strings.ContainsFunc(text, func(r rune) bool { return r >= 'a' && r <= 'z' }) {
-		return text
-	}
-	words := strings.Split(text, " ")
-	changed := false
-	for i, w := range words {
-		core := strings.TrimRight(w, ".,;:!")
-		if n := len(core); n >= 2 && n <= 3 && core[n-1] == 'x' && isNumber(core[:n-1]) {
-			words[i] = core[:n-1] + " times" + w[n:] // "3x a week"
-			changed = true
-			continue
-		}
-		if (core == "min" || core == "hr") && i > 0 && isNumber(words[i-1]) {
-			words[i] = map[string]string{"min": "minutes", "hr": "hours"}[core] + w[len(core):] // "50 min"
-			changed = true
-			continue
-		}
-		if full, ok := abbreviations[core]; ok && i > 0 {
-			words[i] = full + w[len(core):]
-			changed = true
-		}
-	}
-	if !changed {
-		return text
-	}
-	return strings.Join(words, " ")
-}
-
-var abbreviations = map[string]string{
-	"jan": "January", "feb": "February", "mar": "March", "apr": "April", "jun": "June", "jul": "July",
-	"aug": "August", "sept": "September", "sep": "September", "oct": "October", "nov": "November", "dec": "December",
-	"january": "January", "february": "February", "march": "March", "april": "April", "june": "June", "july": "July",
-	"august": "August", "september": "September", "october": "October", "november": "November", "december": "December",
-	"monday": "Monday", "tuesday": "Tuesday", "wednesday": "Wednesday", "thursday": "Thursday", "friday": "Friday",
-	"saturday": "Saturday", "sunday": "Sunday", "mondays": "Mondays", "tuesdays": "Tuesdays", "wednesdays": "Wednesdays",
-	"thursdays": "Thursdays", "fridays": "Fridays", "saturdays": "Saturdays", "sundays": "Sundays",
-	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
-	"hrs": "hours", "wks": "weeks", "hubby": "husband", "bday": "birthday", // (bf, gf: expand writes them out on the way in)
-}
-
-// dedupe drops a candidate whose text repeats an earlier one's.
-func dedupe(cs []Candidate) []Candidate {
-	out := cs[:0]
-	if len(cs) > 16 { // a long text: a map beats comparing every pair
-		seen := make(map[string]bool, len(cs))
-		for _, c := range cs {
-			k := strings.ToLower(c.Text) + "\x00" + c.Slot
-			if c.Retract {
-				k += "\x00r"
-			}
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-next:
-	for _, c := range cs {
-		for _, o := range out {
-			if strings.EqualFold(o.Text, c.Text) && o.Retract == c.Retract && o.Slot == c.Slot {
-				continue next
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // extractSentence appends the memories of one sentence to out: named says
 // it names the user (mentionsUser, ownEvent); one that does not counts
 // only when it is the user's with the "I" left out (withSubject).
@@ -2091,37 +2017,7 @@ func interpret(out []Candidate, subj subject, pred []string, tail []string) []Ca
 		return out
 	}
 
-	// The text: subject, agreeing verb, the rest in the third person.
-	var b strings.Builder
-	b.WriteString(subj.text)
-	for _, t := range pred[:v] {
-		b.WriteByte(' ')
-		b.WriteString(t)
-	}
-	b.WriteByte(' ')
-	if subj.kind == self || subj.text == "User" { // ("we" reads as the user: "We moved to Leeds" is "User moved to Leeds")
-		b.WriteString(agree(pred[v]))
-	} else {
-		b.WriteString(pred[v])
-	}
-	for _, t := range thirdPersonRest(rest) {
-		if t != "," {
-			b.WriteByte(' ')
-		}
-		switch lower(t) {
-		case "gonna":
-			t = "going to"
-		case "wanna":
-			t = "want to"
-		}
-		b.WriteString(t)
-	}
-	for _, t := range tail {
-		b.WriteByte(' ')
-		b.WriteString(t)
-	}
-	b.WriteByte('.')
-	c := Candidate{Text: b.String(), Category: "fact", Confidence: 0.7, Importance: 0.5, Negated: neg}
+	c := Candidate{Text: memoryText(subj, pred, v, rest, tail), Category: "fact", Confidence: 0.7, Importance: 0.5, Negated: neg}
 	if len(c.Text) > 240 {
 		return out
 	}
@@ -2256,95 +2152,6 @@ var (
 	trailingFillers = set("lol haha hahaha lmao btw though tho tbh honestly fwiw imo imho :) :( :D ;)") // (atm, rn: expand makes them "now")
 	preAdverbs      = set("also really still just actually recently currently now usually always never often finally already definitely absolutely totally mostly sometimes only even generally normally mainly no longer kind sort of probably basically literally originally both all")
 )
-
-// agree makes a verb of the first person agree with "User": "am" → "is",
-// "live" → "lives", "can't" → "cannot"; past forms stay.
-func agree(v string) string {
-	w := lower(v)
-	switch w {
-	case "am", "'m":
-		return "is"
-	case "are":
-		return "is"
-	case "have", "'ve":
-		return "has"
-	case "do":
-		return "does"
-	case "don't", "dont":
-		return "does not"
-	case "didn't", "didnt":
-		return "did not"
-	case "can't", "cant", "cannot":
-		return "cannot"
-	case "won't", "wont":
-		return "will not"
-	case "haven't":
-		return "has not"
-	case "wasn't":
-		return "was not"
-	case "aren't", "ain't":
-		return "is not"
-	case "was", "were", "will", "can", "did", "had", "used", "has", "is", "no", "never", "'ll":
-		if w == "'ll" {
-			return "will"
-		}
-		return v
-	}
-	if forms, ok := thirdPerson[w]; ok {
-		return forms
-	}
-	if past[w] || strings.HasSuffix(w, "ed") || !isWord(w) {
-		return v
-	}
-	return s3(w)
-}
-
-// thirdPersonRest rewrites the first person in the rest of a clause:
-// "my" → "their", "me" → "them", "I was" → "they were".
-func thirdPersonRest(rest []string) []string {
-	var out []string
-	for i, t := range rest {
-		r := ""
-		switch lower(t) {
-		case "my", "our":
-			r = "their"
-		case "me", "us":
-			if t == "US" || t == "ME" {
-				break // the United States, Maine
-			}
-			r = "them"
-		case "mine", "ours":
-			r = "theirs"
-		case "myself", "ourselves":
-			r = "themselves"
-		case "i", "we":
-			r = "they"
-		case "i'm", "we're", "im":
-			r = "they're"
-		case "i've", "we've":
-			r = "they've"
-		case "i'll", "we'll":
-			r = "they'll"
-		case "i'd", "we'd":
-			r = "they'd"
-		case "am", "was":
-			if i > 0 && (lower(rest[i-1]) == "i" || lower(rest[i-1]) == "we") {
-				r = map[string]string{"am": "are", "was": "were"}[lower(t)]
-			}
-		}
-		if r != "" {
-			if out == nil {
-				out = make([]string, len(rest))
-				copy(out, rest)
-			}
-			out[i] = r
-		}
-	}
-	if out == nil {
-		return rest
-	}
-	return out
-}
 
 // classify fills the candidate's category, slot, object, negation and
 // retraction from what the clause says, and appends it (or, for a change
