@@ -1,3 +1,37 @@
+// The extractor that needs no model, in stages, a file each. Heuristic
+// (below) runs them in this order over each of the user's messages; each
+// stage's entry calls the next.
+//
+//	stage       file           entry              takes → gives
+//	1 segment   segment.go     segment, words     a message → its sentences (quotations dropped, a
+//	                                              question's premise kept); a sentence → its words
+//	2 sentence  sentence.go    extractSentence    a sentence → its kind (question, request,
+//	                                              hypothetical, correction, form…) and its words
+//	3 clause    clause.go      extractClauses     words → clauses, cut at conjunctions and at
+//	                                              commas before a new subject
+//	4 subject   subject.go     extractClause      a clause → who it is about (the user, "we", "my
+//	                                              son Theo", "he"/"she" of the clause before) and
+//	                                              its predicate
+//	            fragment.go    withSubject        chat without "I" ("broke my wrist skiing",
+//	                                              "divorced, two kids") → the user's clause
+//	5 said      said.go        extractPredicate,  a predicate → a statement per verb phrase and
+//	                           interpret          coordinated object: verb, polarity, tense,
+//	                                              an ending; small talk, requests, quotes dropped
+//	6 slot      slot.go        classify           a statement → its category, slot and object, and
+//	                                              whether it ends a fact
+//	            slot_other.go  classifyOther      … said of others ("my sister Ana", "my dog Rex")
+//	            slot_values.go phrase, objectOf…  the values a slot or an object takes
+//	7 normalise normalise.go   memoryText,        → "User's sister Ana lives in Porto.": third
+//	                           spelledOut, dedupe person; names, places, dates and quantities
+//	                                              kept; repeats dropped
+//	            lexicon.go                        the words every stage shares
+//
+// HeuristicExtractor then weighs the candidates with the classifiers
+// learned from a labelled corpus (weigh.go, extract/learned), which also
+// tell a figure that updates an older one and the end of something said
+// before (quantity.go); the index job consolidates each candidate against
+// the memories stored (consolidate.go).
+
 package extract
 
 import (
@@ -24,27 +58,28 @@ func (x HeuristicExtractor) Extract(ctx context.Context, _ *agentmem.Thread, msg
 
 // Heuristic extracts the first-person statements of the user's messages
 // about themselves and the people, pets, places and things in their life.
-// It needs no model: each message is split into sentences and clauses
-// (coordination, relative and subordinate clauses), each clause whose
-// subject is the user ("I", "we", "my sister Ana") is checked against
-// what is not a memory (questions, hypotheticals, requests, quotes, small
-// talk) and rewritten in the third person ("User's sister Ana lives in
-// Porto."), keeping its names, places, dates and quantities. Slot, Object,
-// Negated and Retract say how the fact relates to earlier ones.
+// It needs no model: in the stages listed at the top of this file, each
+// message is split into sentences and clauses (coordination, relative and
+// subordinate clauses), each clause whose subject is the user ("I", "we",
+// "my sister Ana") is checked against what is not a memory (questions,
+// hypotheticals, requests, quotes, small talk) and rewritten in the third
+// person ("User's sister Ana lives in Porto."), keeping its names, places,
+// dates and quantities. Slot, Object, Negated and Retract say how the fact
+// relates to earlier ones.
 func Heuristic(msgs []*agentmem.Message) []Candidate {
 	var out []Candidate
 	for _, m := range msgs {
 		if m == nil || m.Role != agentmem.RoleUser {
-			continue
+			continue // the assistant's words are not the user's facts
 		}
 		start := len(out)
-		segment(m.Content, func(s string, named bool) {
-			out = extractSentence(out, s, named)
+		segment(m.Content, func(s string, named bool) { // 1
+			out = extractSentence(out, s, named) // 2 to 6, worded by 7
 		})
 		for i := start; i < len(out); i++ {
 			out[i].SeqFrom, out[i].SeqTo = m.Seq, m.Seq
-			out[i].Text = spelledOut(out[i].Text)
+			out[i].Text = spelledOut(out[i].Text) // 7
 		}
 	}
-	return dedupe(out)
+	return dedupe(out) // 7
 }
