@@ -164,36 +164,40 @@ func coordinated(pred []string) [][]string {
 
 // interpret appends the memory of one simple clause: subject + pred.
 func interpret(out []Candidate, subj subject, pred []string, tail []string) []Candidate {
-	st, ok := statementOf(pred)
-	if !ok || notMemory(subj, st.lemma, st.verb, st.comp, st.progressive) {
+	st, lemma, ok := statementOf(pred)
+	if !ok || notMemory(subj, lemma, st.verb, st.comp, st.progressive) {
 		return out
 	}
 	c := Candidate{Text: memoryText(subj, st.pred, st.v, st.rest, tail), Category: "fact", Confidence: 0.7, Importance: 0.5, Negated: st.negated}
 	if len(c.Text) > 240 {
 		return out
 	}
-	return classify(out, c, subj, st.lemma, st.verb, st.comp, st.progressive, st.retract)
+	return classify(out, c, subj, lemma, st.verb, st.comp, st.progressive, st.retract)
 }
 
 // statement is what a simple clause says of its subject, read from its
-// predicate: "I have been living in Leeds" is the verb "have", the main
-// verb's lemma "live" and its complement "in Leeds", in the progressive.
+// predicate by statementOf: "I have been living in Leeds" is the verb
+// "have" and the main verb's complement "in Leeds", in the progressive
+// (and, beside it, the main verb's lemma "live").
 type statement struct {
 	pred        []string // as the memory words it: the adverbs before the verb (pred[:v]), the verb, rest
 	v           int
 	rest        []string
 	verb        string   // the verb as written, lower-case: "don't", "have", "moved"
-	lemma       string   // the main verb's lemma: "live", "be", "move"
 	comp        []string // the main verb's complement
 	negated     bool     // "don't", "never", "not", "no longer"
 	progressive bool     // "am moving", "have been living", "gonna"
 	retract     bool     // "anymore", "no longer": with a negation, the fact ends
 }
 
-// statementOf reads a simple clause's predicate, or reports false when it
-// says nothing that could be a memory: no verb, a hypothetical ("I would
-// …", "I wish …"), words to or about the assistant, a quote.
-func statementOf(pred []string) (statement, bool) {
+// statementOf reads a simple clause's predicate: what it says, and the
+// lemma of its main verb ("live", "be", "move"), or false when it says
+// nothing that could be a memory: no verb, a hypothetical ("I would …",
+// "I wish …"), words to or about the assistant, a quote. The lemma is
+// apart from the statement because it ends up in memories (a habit's
+// object): in the struct it would take the predicate's words to the
+// heap with it, escape analysis telling no field from another.
+func statementOf(pred []string) (statement, string, bool) {
 	for len(pred) > 0 && pred[len(pred)-1] == "," {
 		pred = pred[:len(pred)-1]
 	}
@@ -201,7 +205,7 @@ func statementOf(pred []string) (statement, bool) {
 		pred = pred[:len(pred)-1]
 	}
 	if len(pred) == 0 {
-		return statement{}, false
+		return statement{}, "", false
 	}
 	// Adverbs before the verb: "I also speak", "I no longer live".
 	v := 0
@@ -218,7 +222,7 @@ func statementOf(pred []string) (statement, bool) {
 		v++
 	}
 	if v >= len(pred) {
-		return statement{}, false
+		return statement{}, "", false
 	}
 	for k := v; k <= v+1 && k+2 < len(pred); k++ {
 		if w := lower(pred[k]); (w == "come" || w == "came") && (lower(pred[k+1]) == "round" || lower(pred[k+1]) == "around") && lower(pred[k+2]) == "to" {
@@ -240,16 +244,16 @@ func statementOf(pred []string) (statement, bool) {
 	}
 	switch verb {
 	case "would", "could", "should", "might", "may", "must", "wish", "wished", "'d", "wouldn't", "couldn't", "shouldn't":
-		return statement{}, false // hypothetical
+		return statement{}, "", false // hypothetical
 	}
 	for _, t := range pred {
 		switch lower(t) {
 		case "you", "your", "you're", "you've", "yours", "u", "ur":
-			return statement{}, false // about or to the assistant
+			return statement{}, "", false // about or to the assistant
 		case "anymore", "any more", "actually":
 			retract = true // (a retraction only when the clause is negated: "I don't actually have a dog")
 		case "said", "says":
-			return statement{}, false // a quote
+			return statement{}, "", false // a quote
 		case "not", "n't", "never":
 			neg = true
 		}
@@ -302,7 +306,7 @@ func statementOf(pred []string) (statement, bool) {
 			lemma, comp, progressive = "go", prepend("to", after), true
 		}
 	}
-	return statement{pred: pred, v: v, rest: rest, verb: verb, lemma: lemma, comp: comp, negated: neg, progressive: progressive, retract: retract}, true
+	return statement{pred: pred, v: v, rest: rest, verb: verb, comp: comp, negated: neg, progressive: progressive, retract: retract}, lemma, true
 }
 
 // nextVerb skips adverbs and "not" to the verb after an auxiliary.
