@@ -22,22 +22,6 @@ type Extractor interface {
 	Extract(ctx context.Context, th *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error)
 }
 
-// HeuristicExtractor is the Extractor that needs no model: Heuristic's
-// clear first-person statements, weighed by the classifiers learned from
-// the labelled corpus when Learned is set.
-type HeuristicExtractor struct {
-	Learned *Learned
-}
-
-// Extract implements Extractor.
-func (x HeuristicExtractor) Extract(ctx context.Context, _ *agentmem.Thread, msgs []*agentmem.Message) ([]Candidate, error) {
-	cands := Heuristic(msgs)
-	if x.Learned == nil || x.Learned.Model == nil || x.Learned.Embed == nil {
-		return cands, nil
-	}
-	return x.Learned.weigh(ctx, msgs, cands)
-}
-
 // DefaultCategories are the categories a model files memories under; an
 // answer with another category files it under "other".
 var DefaultCategories = []string{"identity", "job", "family", "preference", "plan", "possession", "place", "date", "activity", "health", "other"}

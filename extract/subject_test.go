@@ -1,0 +1,40 @@
+package extract_test
+
+import "testing"
+
+// TestHeuristic_Subjects: who a clause is about (subject.go): "my" with a
+// relation and a name ("my twin brother Max and I", "my boss, Karen,",
+// "our twins, Ava and Eli,"), chains of possessives, a relative without
+// "my", someone named who died, and the one "he" or "she" in the next
+// clause stands for ("a son, Jake, he's 4").
+func TestHeuristic_Subjects(t *testing.T) {
+	for _, tt := range []struct {
+		say  string
+		want []want
+	}{
+		{"My wife's name is Julia and she's a dentist.", []want{
+			w("User's wife's name is Julia.", "slot=name-of:wife"),
+			w("User's wife Julia is a dentist.", "object=wife julia: be a dentist")}},
+		{"Me and my wife Sara run a B&B in Galway.", []want{w("User and their wife Sara run a B&B in Galway.", "object=run a b&b in galway")}},
+		{"My brother's wife is a doctor.", []want{w("User's brother's wife is a doctor.", "object=brother's wife: be a doctor")}},
+		{"My sister's a doctor.", []want{w("User's sister is a doctor.", "object=sister: be a doctor")}},
+		{"My favourite book is Dune.", []want{w("User's favourite book is Dune.", "slot=favourite:book")}},
+		{"my fav season is autumn", []want{w("User's favorite season is autumn.", "slot=favourite:season")}},
+		{"My boss, Karen, keeps moving meetings to Fridays.", []want{w("User's boss Karen keeps moving meetings to Fridays.", "object=boss karen: keep moving meetings to fridays")}},
+		{"my twin brother Max and I share a flat", []want{w("User and their twin brother Max share a flat.", "object=twin brother max: share a flat")}},
+		{"my girl is 7 and crazy about horses", []want{w("User's girl is 7.", "object=girl: be 7"), w("User's girl is crazy about horses.", "object=girl: be crazy about horses")}},
+		{"mum's a teacher and dad drives a taxi", []want{w("User's mum is a teacher.", "object=mum: be a teacher"), w("User's dad drives a taxi.", "object=dad: drive a taxi")}},
+		{"I have a collie named Bess, she's 9", []want{w("User has a collie named Bess.", "object=collie bess"), w("User's collie Bess is 9.", "object=collie bess: be 9")}},
+		{"I have a son, Jake, he's 4", []want{w("User has a son, Jake.", "object=son jake"), w("User's son Jake is 4.", "slot=age-of:son jake", "object=4")}},
+		{"I married my wife Ana in 2010 and she is a doctor", []want{
+			w("User married their wife Ana in 2010.", "object=marry my wife ana in 2010"), w("User's wife Ana is a doctor.", "object=wife ana: be a doctor")}},
+		{"our flat is right by the canal in Leeds", []want{w("User's flat is right by the canal in Leeds.", "object=flat: be right by the canal in leeds")}},
+		{"my kids' school is in Leeds", []want{w("User's kids' school is in Leeds.", "object=kids' school: be in leeds")}},
+		{"Luna died this morning", []want{w("User's Luna died this morning.", "object=luna", "retract"), w("User's Luna died this morning.", "object=luna: die this morning")}},
+		{"My son's bar mitzvah is in May", []want{w("User's son's bar mitzvah is in May.", "object=son's bar mitzvah: be in may")}},
+		{"our basement flooded last night", []want{w("User's basement flooded last night.", "object=basement: flooded last night")}},
+		{"Our twins, Ava and Eli, turn three next month", []want{w("User's twins Ava and Eli turn three next month.", "object=twins ava and eli: turn three next month")}},
+	} {
+		checkHeuristic(t, tt.say, tt.want)
+	}
+}
