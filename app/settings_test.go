@@ -474,3 +474,28 @@ func TestConfig_QueryEmbedTimeout(t *testing.T) {
 		t.Fatalf("context build took %v", took)
 	}
 }
+
+// TestMemories_HoldFromWhenSaid: a memory drawn from turns told in the
+// past (an imported history) holds from when they were told, not from
+// when it was extracted.
+func TestMemories_HoldFromWhenSaid(t *testing.T) {
+	onBackends(t, func(t *testing.T, db string) {
+		ctx := context.Background()
+		mem := openConfig(t, db, app.Config{})
+		if err := mem.CreateThread(ctx, "alice", &agentmem.Thread{ID: "2024"}); err != nil {
+			t.Fatal(err)
+		}
+		said := time.Date(2024, 3, 2, 9, 30, 0, 0, time.UTC)
+		if _, err := mem.AppendMessages(ctx, "alice", "2024", []*agentmem.Message{{Role: agentmem.RoleUser, Content: "I live in Porto.", CreatedAt: said}}, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitIdle(t, mem)
+		ms, _, err := mem.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != 1 || !ms[0].ValidFrom.Equal(said) || ms[0].CreatedAt.Before(time.Now().Add(-time.Minute)) {
+			t.Fatalf("memories %+v, want one valid from %v, created now", ms, said)
+		}
+	})
+}

@@ -7,6 +7,8 @@
 // new messages.
 package extract
 
+import "time"
+
 // Candidate is a proposed memory.
 type Candidate struct {
 	Text       string  `json:"text"`
@@ -51,4 +53,9 @@ type Candidate struct {
 	// Provenance.
 	SeqFrom int64 `json:"seq_from"`
 	SeqTo   int64 `json:"seq_to"`
+	// At is when it was said (its newest turn's time; zero when unknown):
+	// the memory holds from then (Memory.ValidFrom), not from when it was
+	// extracted, so that an imported history's facts hold from when they
+	// were told.
+	At time.Time `json:"at,omitzero"`
 }

@@ -688,6 +688,9 @@ func (c *Consolidator) add(ctx context.Context, userID, agentID, threadID string
 	meta, _ := json.Marshal(memoryMeta{Slot: cd.Slot, Object: cd.Object, Negated: cd.Negated, Kind: cd.Kind})
 	m := &agentmem.Memory{UserID: userID, Text: cd.Text, Category: cd.Category, Confidence: cd.Confidence, Importance: cd.Importance,
 		AgentID: agentID, ThreadID: threadID, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo, Source: agentmem.SourceExtracted, Metadata: meta}
+	if now := c.now(); !cd.At.IsZero() && cd.At.Before(now) {
+		m.ValidFrom = agentmem.Timestamp(cd.At) // when it was said
+	}
 	if threadID == "" {
 		m.SeqFrom, m.SeqTo = 0, 0
 	}

@@ -387,6 +387,15 @@ func (ix *Indexer) extractMemories(ctx context.Context, c *extract.Consolidator,
 	if extractErr != nil {
 		return extractErr
 	}
+	said := map[int64]time.Time{}
+	for _, m := range msgs {
+		said[m.Seq] = m.CreatedAt
+	}
+	for i := range cands {
+		if cands[i].At.IsZero() {
+			cands[i].At = said[cands[i].SeqTo]
+		}
+	}
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil
 	}
