@@ -74,6 +74,7 @@ type mention struct {
 	afterComma bool      // a comma stands before it…
 	prevCap    bool      // …after a capitalised word
 	end        bool      // a sentence ends after it
+	closed     bool      // punctuation ends it: its next words are another clause's
 	title      bool      // a title in quotes
 	speaker    bool      // a speaker's name
 	user       bool      // in a turn that is not an assistant's
@@ -293,6 +294,7 @@ func (r *reader) segment(s string) {
 		flushEnd = func(end bool) {
 			if open {
 				cur.end = end
+				cur.closed = cur.closed || end
 				cur.words = r.words[from:len(r.words):len(r.words)]
 				waiting = append(waiting, len(r.mentions))
 				r.mentions = append(r.mentions, cur)
@@ -397,8 +399,11 @@ func (r *reader) segment(s string) {
 			flushEnd(false)
 			start = true
 		case after&(markPause|markComma) != 0:
+			if open {
+				cur.closed = true
+			}
 			flushEnd(false)
-			comma, prevCap = after&markComma != 0, capitalised(w)
+			comma, prevCap = after&markComma != 0, capitalised(w) && !has(never, w) // "Paris, France", not "Wow, Jon"
 		}
 	}
 	flushEnd(true)
@@ -520,7 +525,10 @@ func cue(m *mention, words []string) (typ string, person bool) {
 		prev[i] = strings.ToLower(w)
 	}
 	p1, p2 := prev[0], prev[1]
-	n1, n2 := strings.ToLower(m.next[0]), strings.ToLower(m.next[1])
+	var n1, n2 string
+	if !m.closed {
+		n1, n2 = strings.ToLower(m.next[0]), strings.ToLower(m.next[1])
+	}
 	switch {
 	case has(honorifics, words[0]) && len(words) > 1,
 		greetings[p1], p1 == "you" && p2 == "thank",

@@ -44,6 +44,8 @@ func TestProperNouns(t *testing.T) {
 	}{
 		{"thanks", []*agentmem.Message{user("Thanks Priya!")}, []entity.Noun{{Name: "Priya", Type: "person"}}},
 		{"thanks, name", []*agentmem.Message{user("Thanks, Gina. Still working on it.")}, []entity.Noun{{Name: "Gina", Type: "person"}}},
+		{"interjection, name", []*agentmem.Message{user("Wow, Jon! That's awesome.")}, []entity.Noun{{Name: "Jon", Type: "person"}}},
+		{"clause", []*agentmem.Message{user("I love Paris, and I miss it.")}, []entity.Noun{{Name: "Paris"}}},
 		{"greeting", []*agentmem.Message{user("Hey Jon! Long time no chat. How's the studio?")}, []entity.Noun{{Name: "Jon", Type: "person"}}},
 		{"drove", []*agentmem.Message{user("we drove to Whitby on Monday with Tom")},
 			[]entity.Noun{{Name: "Whitby", Type: "place"}, {Name: "Tom", Type: "person"}}},
