@@ -154,7 +154,7 @@ func (r *reader) clean(line string) string {
 		}
 		line = line[:i] + " " + line[i+j+1:]
 	}
-	if strings.ContainsAny(line, "[]*_\"“") {
+	if strings.ContainsAny(line, "[]*_\"") || strings.Contains(line, "“") {
 		line = boldReplacer.Replace(line)
 		line = r.quotes(line)
 	}
@@ -169,7 +169,7 @@ var boldReplacer = strings.NewReplacer("**", " "+opens+" ", "__", " "+opens+" ",
 func (r *reader) quotes(line string) string {
 	var b strings.Builder
 	for {
-		i := strings.IndexAny(line, "\"“")
+		i := indexEither(line, "\"", "“")
 		if i < 0 {
 			b.WriteString(line)
 			return b.String()
@@ -177,7 +177,7 @@ func (r *reader) quotes(line string) string {
 		_, size := utf8.DecodeRuneInString(line[i:])
 		b.WriteString(line[:i])
 		rest := line[i+size:]
-		j := strings.IndexAny(rest, "\"”")
+		j := indexEither(rest, "\"", "”")
 		if j < 0 {
 			b.WriteString(" " + opens + " ")
 			b.WriteString(rest)
@@ -292,6 +292,10 @@ func (r *reader) segment(s string) {
 		comma    bool
 		prevCap  bool
 		flushEnd = func(end bool) {
+			if open && cur.start && allOpeners(r.words[from:]) {
+				open = false // "The", "Sounds great": nothing to read of it
+				r.words = r.words[:from]
+			}
 			if open {
 				cur.end = end
 				cur.closed = cur.closed || end
@@ -593,6 +597,26 @@ func cue(m *mention, words []string) (typ string, person bool) {
 		return "product", false // "FIFA 23", "iPhone"
 	}
 	return "", false
+}
+
+// indexEither returns the index of the first a or b in s, or -1; one
+// of them is not ASCII, which strings.IndexAny would read rune by rune.
+func indexEither(s, a, b string) int {
+	i, j := strings.Index(s, a), strings.Index(s, b)
+	if i < 0 || j >= 0 && j < i {
+		return j
+	}
+	return i
+}
+
+// allOpeners reports whether words are all openers.
+func allOpeners(words []string) bool {
+	for _, w := range words {
+		if !has(openers, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // The punctuation around a word, as marks tells it.
