@@ -325,12 +325,18 @@ func Action(sentence string) string {
 	return agentmem.EntityDiscussed
 }
 
-// maxContextAliases bounds the aliases an entity's context line shows.
-const maxContextAliases = 3
+// maxContextAliases bounds the aliases an entity's context line shows;
+// maxContextPages the pages of entities Context reads for its plausible
+// ones.
+const (
+	maxContextAliases = 3
+	maxContextPages   = 3
+)
 
 // Context returns the context builder's source of entities
 // (window.Init.Entities): the user's entities that the input names by
-// name or alias (agentmem.FindMentionedEntities) and that are Plausible,
+// name or alias (as agentmem.FindMentionedEntities finds them) and that
+// are Plausible,
 // at most limit (5 when 0), those named by name first, one line each with
 // its type, the aliases it was given (not the generated ones) and its
 // newest reference:
@@ -343,12 +349,28 @@ func Context(store agentmem.EntityStore, limit int) func(ctx context.Context, us
 		limit = 5
 	}
 	return func(ctx context.Context, userID, input string) ([]string, error) {
-		es, err := agentmem.FindMentionedEntities(ctx, store, userID, input, 2*limit)
-		if err != nil {
-			return nil, err
+		keys := agentmem.MentionKeys(input)
+		if len(keys) == 0 {
+			return []string{}, nil
 		}
-		es = slices.DeleteFunc(es, func(e *agentmem.Entity) bool { return !Plausible(e) })
-		es = es[:min(limit, len(es))]
+		// The plausible ones of the first pages: an input that says many
+		// words an older version took for names reads more than one.
+		var es []*agentmem.Entity
+		f := agentmem.EntityFilter{Keys: keys, Limit: 2 * limit}
+		for range maxContextPages {
+			page, next, err := store.FindEntities(ctx, userID, f)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range page {
+				if Plausible(e) && len(es) < limit {
+					es = append(es, e)
+				}
+			}
+			if f.Cursor = next; next == "" || len(es) == limit {
+				break
+			}
+		}
 		lines := make([]string, 0, len(es))
 		for _, e := range es {
 			refs, _, err := store.FindEntityRefs(ctx, userID, agentmem.EntityRefFilter{EntityID: e.ID, Limit: 1})

@@ -101,7 +101,7 @@ const (
 // as a line, without list markers, inline code, links' addresses, bold
 // markers (which become boundaries) and titles in quotes (which it
 // records as mentions). Fenced code, headings, a table's header, lines of
-// code or JSON and Title Case lines are left out.
+// code or JSON and an assistant's Title Case lines are left out.
 func (r *reader) segments(text string) []string {
 	var out []string
 	fenced := false
@@ -126,7 +126,7 @@ func (r *reader) segments(text string) []string {
 			}
 			continue
 		}
-		if c := r.clean(listItem(strings.TrimLeft(t, "> "))); c != "" && !titleLine(c) {
+		if c := r.clean(listItem(strings.TrimLeft(t, "> "))); c != "" && (r.user || !titleLine(c)) {
 			out = append(out, c)
 		}
 	}

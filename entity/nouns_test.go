@@ -43,6 +43,7 @@ func TestProperNouns(t *testing.T) {
 		want  []entity.Noun
 	}{
 		{"thanks", []*agentmem.Message{user("Thanks Priya!")}, []entity.Noun{{Name: "Priya", Type: "person"}}},
+		{"no punctuation", []*agentmem.Message{user("Thanks Priya Patel")}, []entity.Noun{{Name: "Priya Patel", Type: "person"}}},
 		{"thanks, name", []*agentmem.Message{user("Thanks, Gina. Still working on it.")}, []entity.Noun{{Name: "Gina", Type: "person"}}},
 		{"interjection, name", []*agentmem.Message{user("Wow, Jon! That's awesome.")}, []entity.Noun{{Name: "Jon", Type: "person"}}},
 		{"clause", []*agentmem.Message{user("I love Paris, and I miss it.")}, []entity.Noun{{Name: "Paris"}}},
