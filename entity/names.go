@@ -361,8 +361,10 @@ func (r *reader) segment(s string) {
 		if strings.HasPrefix(suf, ".") && (initials(w) || honorifics[strings.ToLower(w)+"."]) {
 			w, suf, abbrev = w+".", suf[1:], true
 		}
+		isCap := capitalised(w)
+		isNever := isCap && has(never, w) // a lower-case word is none of them to the reader
 		switch {
-		case capitalised(w) && !has(never, w):
+		case isCap && !isNever:
 			if !open {
 				cur, open, from = mention{start: start, afterComma: comma, prevCap: prevCap, user: r.user, prev: prev}, true, len(r.words)
 			}
@@ -382,7 +384,7 @@ func (r *reader) segment(s string) {
 				m.nexts++
 			}
 		}
-		if !start || !has(never, w) {
+		if !start || !isNever {
 			start = false // never-words at a sentence's start leave it open: "Thanks Priya"
 		}
 		prev = push(prev, w)
@@ -407,7 +409,7 @@ func (r *reader) segment(s string) {
 				cur.closed = true
 			}
 			flushEnd(false)
-			comma, prevCap = after&markComma != 0, capitalised(w) && !has(never, w) // "Paris, France", not "Wow, Jon"
+			comma, prevCap = after&markComma != 0, isCap && !isNever // "Paris, France", not "Wow, Jon"
 		}
 	}
 	flushEnd(true)
