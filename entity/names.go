@@ -540,7 +540,8 @@ func cue(m *mention, words []string) (typ string, person bool) {
 		greetings[p1], p1 == "you" && p2 == "thank",
 		m.afterComma && m.end && len(words) <= 2 && !m.prevCap, // "Got it, Nate."
 		people[p1],
-		n1 == "and" && (n2 == "i" || n2 == "me"), personAfter[n1]:
+		n1 == "and" && (n2 == "i" || n2 == "me"), personAfter[n1], // "Tom and I", "Tom said"
+		p1 == "and" && p2 == "me": // "me and Sarah"
 		return "person", true
 	case pets[p1]:
 		return "pet", false

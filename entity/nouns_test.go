@@ -60,6 +60,8 @@ func TestProperNouns(t *testing.T) {
 			[]entity.Noun{{Name: "Dune"}, {Name: "Frank Herbert", Type: "person"}}},
 		{"sentence start", []*agentmem.Message{user("Tom and I went to the Tate Modern. Yesterday was fun. Honestly, Whitby is better.")},
 			[]entity.Noun{{Name: "Tom", Type: "person"}, {Name: "Tate Modern", Type: "place"}, {Name: "Whitby"}}},
+		{"me and", []*agentmem.Message{user("me and Sarah are going to Ikea on Saturday")},
+			[]entity.Noun{{Name: "Sarah", Type: "person"}, {Name: "Ikea", Type: "place"}}},
 		{"never", []*agentmem.Message{user("OK! On Friday in January I told you I'm fine. BTW, LOL. Thanks!")}, nil},
 		{"assistant answer", []*agentmem.Message{
 			user("We're going to Lisbon in May with my sister Priya. Any tips?"),
