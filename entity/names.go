@@ -348,9 +348,11 @@ func (r *reader) segment(s string) {
 			prev = push(prev, "")
 			continue
 		}
-		possessive := false
+		possessive, contraction := false, false
 		for _, s := range []string{"'s", "’s"} {
-			if base, ok := strings.CutSuffix(w, s); ok && base != "" && !strings.HasSuffix(strings.ToLower(base), "it") {
+			if base, ok := strings.CutSuffix(w, s); ok && base != "" && (has(openers, base) || has(never, base)) {
+				contraction = true // "Let's", "It's", "That's": no name's
+			} else if ok && base != "" {
 				possessive = true
 				if i+1 == len(tokens) || !capitalised(strings.TrimLeftFunc(tokens[i+1], func(r rune) bool { return !isWordRune(r) })) {
 					w = base
@@ -361,7 +363,7 @@ func (r *reader) segment(s string) {
 		if strings.HasPrefix(suf, ".") && (initials(w) || honorifics[strings.ToLower(w)+"."]) {
 			w, suf, abbrev = w+".", suf[1:], true
 		}
-		isCap := capitalised(w)
+		isCap := capitalised(w) && !contraction
 		isNever := isCap && has(never, w) // a lower-case word is none of them to the reader
 		switch {
 		case isCap && !isNever:
@@ -409,7 +411,7 @@ func (r *reader) segment(s string) {
 				cur.closed = true
 			}
 			flushEnd(false)
-			comma, prevCap = after&markComma != 0, isCap && !isNever // "Paris, France", not "Wow, Jon"
+			comma, prevCap = after&markComma != 0, isCap && !isNever && !has(openers, w) // "Paris, France", not "Wow, Jon"
 		}
 	}
 	flushEnd(true)
@@ -499,8 +501,8 @@ func resolve(m *mention) (named, bool) {
 		return named{name: strings.Join(words, " "), words: words, mention: m}, true
 	}
 	if m.start {
-		for len(words) > 0 && has(openers, words[0]) {
-			words = words[1:] // "Visit Sintra", "Yesterday Tom"
+		for len(words) > 0 && (has(openers, words[0]) || len(words) > 1 && strings.HasSuffix(words[0], "ing")) {
+			words = words[1:] // "Visit Sintra", "Yesterday Tom", "Learning German"
 		}
 	}
 	if len(words) == 0 {
@@ -538,7 +540,8 @@ func cue(m *mention, words []string) (typ string, person bool) {
 	switch {
 	case has(honorifics, words[0]) && len(words) > 1,
 		greetings[p1], p1 == "you" && p2 == "thank",
-		m.afterComma && m.end && len(words) <= 2 && !m.prevCap, // "Got it, Nate."
+		interjections[p1] && len(words) <= 2 && m.closed && (m.start || m.afterComma), // "Wow, John, that's…", "Yeah John.
+		m.afterComma && m.end && len(words) <= 2 && !m.prevCap,                        // "Got it, Nate."
 		people[p1],
 		n1 == "and" && (n2 == "i" || n2 == "me"), personAfter[n1], // "Tom and I", "Tom said"
 		p1 == "and" && p2 == "me": // "me and Sarah"
@@ -710,8 +713,12 @@ func codeWord(tok, w string) bool {
 	return false
 }
 
-// initials reports whether w is a name's initials: "J", "J.K", "U.S".
+// initials reports whether w is a name's initials: "J", "J.K", "U.S";
+// not "I".
 func initials(w string) bool {
+	if w == "I" {
+		return false
+	}
 	for i, r := range w {
 		if i%2 == 0 && !unicode.IsUpper(r) || i%2 == 1 && r != '.' {
 			return false

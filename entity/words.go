@@ -11,7 +11,7 @@ var (
 		monday tuesday wednesday thursday friday saturday sunday
 		january february march april may june july august september sept october november december
 		hi hey hello hiya howdy yo thanks thank thx ty cheers congrats congratulations welcome dear bye goodbye sorry please
-		ok okay yeah yep yup nope nah yes no sure wow whoa oh ah aw aww ooh oops haha hahaha hehe lol omg btw ttyl fyi
+		ok okay yeah yep yup nope nah yes no sure wow whoa woah oh ah aw aww ooh oops haha hahaha hehe lol omg btw ttyl fyi
 		imo imho tbh idk irl brb np pls yay woo woohoo hooray hmm um uh happy merry
 		today tonight tomorrow yesterday morning afternoon evening night
 		mom mum dad mother father mama papa grandma grandpa granny nana sis bro
@@ -22,6 +22,11 @@ var (
 	// "Hey Jon", "Thanks, Gina".
 	greetings = wordSet(`hi hey hello hiya howdy yo thanks thank thx ty cheers congrats congratulations welcome dear bye goodbye
 		sorry morning evening night`)
+
+	// interjections before a name said to someone make it a person's:
+	// "Wow, John, that's great", "Yeah John."
+	interjections = wordSet(`wow whoa woah oh ah aw aww ooh yeah yes yep yup ok okay sure no nope nah well hmm haha lol omg yay woo
+		woohoo hooray`)
 
 	// openers are the ordinary words that a sentence, a list item or a
 	// title opens with, capitalised as every first word is: function
@@ -42,7 +47,7 @@ var (
 		fortunately hopefully sadly thankfully obviously clearly certainly definitely absolutely totally personally generally overall
 		first second third last next now soon later earlier recently currently lately let let's
 		good great nice cool awesome amazing fantastic wonderful lovely sweet perfect alright right well agreed indeed exactly true
-		gotcha noted fine glad long
+		gotcha noted fine glad long anytime
 		add ask avoid bring book buy call carry change check choose click close come compare consider contact continue copy create
 		cut download drink eat enable enjoy ensure explore fill find fix follow get give go grab head hold imagine include install
 		join keep know learn leave limit list look make mark note open order pack pay pick place plan play prepare press print put
