@@ -417,7 +417,7 @@ func (r *reader) segment(s string) {
 	flushEnd(true)
 }
 
-// candidate is what a mention names, and how: its type, whether it is
+// named is what a mention names, and how: its type, whether it is
 // surely a person's name ("Thanks, Gina", "my sister Priya", "Dr.
 // Okafor"), whether it stands alone at a sentence's start, where only
 // the same word inside a sentence elsewhere makes it a name.
