@@ -531,6 +531,10 @@ var entitySuffixes = map[string]bool{"workflow": true, "project": true, "app": t
 	"process": true, "pipeline": true, "team": true, "account": true, "plan": true, "tool": true, "bot": true, "agent": true,
 	"inc": true, "corp": true, "ltd": true, "llc": true, "company": true}
 
+// honorifics open a person's name without being their first name.
+var honorifics = map[string]bool{"dr": true, "mr": true, "mrs": true, "ms": true, "mx": true, "prof": true, "sir": true, "dame": true,
+	"aunt": true, "auntie": true, "uncle": true}
+
 // personTypes are types whose entities are called by their first name;
 // placeTypes are types that are not said after a name.
 var (
@@ -550,7 +554,8 @@ var (
 //     "Task Management" (workflow) → "task management workflow",
 //     "task workflow", "my task";
 //   - of a person of several words, the first name: "Caroline Smith"
-//     (person) → "caroline".
+//     (person) → "caroline"; after an honorific, the name without it:
+//     "Dr. Ana Okafor" → "ana okafor", "ana".
 //
 // A variant is given once; the name's own key is only in the first.
 func EntityAliases(name, typ string) []string {
@@ -562,6 +567,10 @@ func EntityAliases(name, typ string) []string {
 	join := func(ws ...string) string { return strings.Join(ws, " ") }
 	out := []string{join(words...)}
 	if personTypes[typ] {
+		if len(words) > 1 && honorifics[EntityKey(words[0])] {
+			words = words[1:] // "Dr. Okafor" is Okafor, never "dr"
+			out = append(out, join(words...))
+		}
 		if len(words) > 1 && EntityKey(words[0]) != "" {
 			out = append(out, words[0])
 		}

@@ -1,7 +1,7 @@
 // Package entity finds the entities that turns mention (the workflows,
 // projects, people… a user talks about) and records them with the
 // threads' references to them: by a model's JSON answer or, without one,
-// by the turns' proper nouns (Names) and the verbs of their sentences
+// by the names the turns discuss (ProperNouns) and the verbs of their sentences
 // (Action). It also writes the context builder's lines about the entities
 // an input names (Context).
 package entity
@@ -50,8 +50,9 @@ type Indexer struct {
 // agentmem.EntityKey does, so "my task workflow" refers to "Task
 // Management" by its alias "task workflow"), and those the turns name:
 // with a model (x.Chat), the model's (ModelExtractor, with their types,
-// aliases and actions); without one, or when it fails, the proper nouns
-// of the turns (Names; speakers are persons). New ones are created. The
+// aliases and actions); without one, or when it fails, the names the
+// turns discuss (ProperNouns: people, places, organisations and things,
+// with the types the turns tell; speakers are persons). New ones are created. The
 // action of a reference the model did not give is what the sentence that
 // mentions the entity says was done with it (Action), at the last turn
 // that says so. Without a model, indexing the same messages again adds
@@ -80,22 +81,15 @@ func (x *Indexer) Index(ctx context.Context, th *agentmem.Thread, msgs []*agentm
 
 // mentions returns the entities that turns name: the model's
 // (modelMentions), and reports whether they are; without a model, or when
-// it fails, the proper nouns of the turns (Names), the speakers' names
-// being persons.
+// it fails, the names that the turns discuss, with the types they tell
+// (ProperNouns; the speakers' names are persons).
 func (x *Indexer) mentions(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) ([]Mention, bool, error) {
 	mentions, byModel, err := x.modelMentions(ctx, th, turns)
 	if err != nil || byModel {
 		return mentions, byModel, err
 	}
-	speakers := map[string]bool{}
-	for _, m := range turns {
-		speakers[m.Name] = true
-	}
-	for _, name := range Names(turns, maxPageEntities) {
-		e := &agentmem.Entity{UserID: th.UserID, Name: name}
-		if speakers[name] {
-			e.Type = "person"
-		}
+	for _, n := range ProperNouns(turns, maxPageEntities) {
+		e := &agentmem.Entity{UserID: th.UserID, Name: n.Name, Type: n.Type}
 		if e.Validate() == nil {
 			mentions = append(mentions, Mention{Entity: e})
 		}
@@ -224,6 +218,9 @@ func candidates(ctx context.Context, store agentmem.EntityStore, userID string, 
 				return nil, fmt.Errorf("find entities: %w", err)
 			}
 			for _, e := range es {
+				if !Plausible(e) {
+					continue // a word that a turn capitalised, found before the names were read as they are now
+				}
 				c := newCandidate(e)
 				if known[c.keys[0]] == nil || known[c.keys[0]].keys[0] != c.keys[0] {
 					known[c.keys[0]] = c
@@ -328,14 +325,21 @@ func Action(sentence string) string {
 	return agentmem.EntityDiscussed
 }
 
-// maxContextAliases bounds the aliases an entity's context line shows.
-const maxContextAliases = 3
+// maxContextAliases bounds the aliases an entity's context line shows;
+// maxContextPages the pages of entities Context reads for its plausible
+// ones.
+const (
+	maxContextAliases = 3
+	maxContextPages   = 3
+)
 
 // Context returns the context builder's source of entities
 // (window.Init.Entities): the user's entities that the input names by
-// name or alias (agentmem.FindMentionedEntities), at most limit (5 when
-// 0), those named by name first, one line each with its type, the aliases
-// it was given (not the generated ones) and its newest reference:
+// name or alias (as agentmem.FindMentionedEntities finds them) and that
+// are Plausible,
+// at most limit (5 when 0), those named by name first, one line each with
+// its type, the aliases it was given (not the generated ones) and its
+// newest reference:
 //
 //	Task Management (workflow; also "TM"): created Mar 01, 2026 in thread t1
 //
@@ -345,9 +349,27 @@ func Context(store agentmem.EntityStore, limit int) func(ctx context.Context, us
 		limit = 5
 	}
 	return func(ctx context.Context, userID, input string) ([]string, error) {
-		es, err := agentmem.FindMentionedEntities(ctx, store, userID, input, limit)
-		if err != nil {
-			return nil, err
+		keys := agentmem.MentionKeys(input)
+		if len(keys) == 0 {
+			return []string{}, nil
+		}
+		// The plausible ones of the first pages: an input that says many
+		// words an older version took for names reads more than one.
+		var es []*agentmem.Entity
+		f := agentmem.EntityFilter{Keys: keys, Limit: 2 * limit}
+		for range maxContextPages {
+			page, next, err := store.FindEntities(ctx, userID, f)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range page {
+				if Plausible(e) && len(es) < limit {
+					es = append(es, e)
+				}
+			}
+			if f.Cursor = next; next == "" || len(es) == limit {
+				break
+			}
 		}
 		lines := make([]string, 0, len(es))
 		for _, e := range es {
@@ -391,4 +413,34 @@ func Line(e *agentmem.Entity, refs []*agentmem.EntityRef) string {
 		fmt.Fprintf(&b, ": %s %s in thread %s", r.Action, r.At.Format("Jan 02, 2006"), r.ThreadID)
 	}
 	return b.String()
+}
+
+// Plausible reports whether an entity is one that the context and the
+// indexer take: one with a type (given by a client or a model, or told
+// by the turns), or one whose name is a name. A name of ordinary words
+// only ("Check", "Next Steps", "Monday", "I'm"), one that opens with a
+// greeting ("Thanks Priya") or holds code or JSON's punctuation is not:
+// entities found without a model before names were read as they are now
+// (issue 30) may be such words, and would match every input that says
+// them.
+func Plausible(e *agentmem.Entity) bool {
+	if e.Type != "" {
+		return true
+	}
+	if strings.ContainsAny(e.Name, "{}[]\"`=<>") {
+		return false
+	}
+	words := strings.Fields(e.Name)
+	trim := func(w string) string {
+		return strings.TrimFunc(w, func(r rune) bool { return !isWordRune(r) && r != '\'' && r != '’' })
+	}
+	if len(words) > 1 && has(greetings, trim(words[0])) {
+		return false
+	}
+	for _, w := range words {
+		if w = trim(w); w != "" && !has(never, w) && !has(openers, w) && !has(connectors, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestAction(t *testing.T) {
@@ -296,5 +297,79 @@ func TestContext(t *testing.T) {
 	}
 	if got, err := entities(ctx, "alice", "Nothing to see"); err != nil || len(got) != 0 {
 		t.Fatalf("Context(nothing) = %q, %v", got, err)
+	}
+}
+
+// TestIndexer_NoModel: without a model, the entities of ordinary turns
+// are the names they discuss, with the types they tell; an entity an
+// older version made of a capitalised word ("Check") gets no references
+// from the turns that say the word.
+func TestIndexer_NoModel(t *testing.T) { testutil.Backends(t, testIndexNoModel) }
+
+func testIndexNoModel(t *testing.T, s agentmem.Store) {
+	th := &agentmem.Thread{UserID: "alice", ID: "t"}
+	if err := s.CreateThread(ctx, th); err != nil {
+		t.Fatal(err)
+	}
+	junk := []*agentmem.Entity{{Name: "Check"}, {Name: "Thanks Priya"}}
+	if err := s.PutEntities(ctx, "alice", junk); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "We're going to Lisbon in May with my sister Priya. Any tips?"},
+		{Role: agentmem.RoleAssistant, Content: tripAnswer},
+		{Role: agentmem.RoleUser, Content: "Thanks Priya! we drove to Whitby on Monday with Tom"},
+		{Role: agentmem.RoleUser, Content: "my doctor Dr. Okafor upped my metformin"},
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&entity.Indexer{Store: s}).Index(ctx, th, msgs); err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := s.FindEntities(ctx, "alice", agentmem.EntityFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range all {
+		got[e.Name] = e.Type
+	}
+	want := map[string]string{"Lisbon": "place", "Priya": "person", "Whitby": "place", "Tom": "person", "Dr. Okafor": "person",
+		"Check": "", "Thanks Priya": ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("entities mismatch (-want +got):\n%s", diff)
+	}
+	for _, j := range junk {
+		refs, _, err := s.FindEntityRefs(ctx, "alice", agentmem.EntityRefFilter{EntityID: j.ID})
+		if err != nil || len(refs) != 0 {
+			t.Errorf("%s's refs: %v, %v", j.Name, refs, err)
+		}
+	}
+	if e, err := agentmem.ResolveEntity(ctx, s, "alice", "okafor"); err != nil || e.Name != "Dr. Okafor" {
+		t.Fatalf("ResolveEntity(okafor) = %v, %v", e, err)
+	}
+}
+
+// TestContext_Plausible: the context names no entity that is a word
+// capitalised by a sentence or a greeting ("Check", "Monday", "Thanks
+// Priya"), as an older version found without a model; a typed one of an
+// ordinary word stays.
+func TestContext_Plausible(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	es := []*agentmem.Entity{
+		{Name: "Check"}, {Name: "Monday"}, {Name: "Thanks Priya"}, {Name: "I'm"}, {Name: `{"City"`}, {Name: "Next Steps"},
+		{Name: "Lisbon", Type: "place"}, {Name: "Priya"}, {Name: "Weather", Type: "tool"},
+	}
+	if err := s.PutEntities(ctx, "alice", es); err != nil {
+		t.Fatal(err)
+	}
+	got, err := entity.Context(s, 3)(ctx, "alice", `Check the weather on Monday in Lisbon, thanks Priya! I'm {"City" next steps`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Lisbon (place)", "Priya", "Weather (tool)"}
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Fatalf("Context mismatch (-want +got):\n%s", diff)
 	}
 }
