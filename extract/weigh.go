@@ -130,9 +130,6 @@ func (l *Learned) weigh(ctx context.Context, msgs []*agentmem.Message, cands []C
 		}
 		if p >= kindMin {
 			c.Kind = slot
-			if (c.Category == "fact" || c.Category == "other") && slot != learned.None && c.Slot == "" {
-				c.Category = slotCategory[slot] // the rules' catch-all: the kind says more
-			}
 		}
 		out = append(out, c)
 		kept[c.SeqFrom] = true

@@ -82,28 +82,3 @@ func TestLearned_Weighs(t *testing.T) {
 		}
 	}
 }
-
-// TestLearned_Categories: a statement the rules file under their
-// catch-all ("fact") is filed under its learned kind's category, so that
-// the profile groups it with its like and search's intent finds it; a
-// category the rules chose stays.
-func TestLearned_Categories(t *testing.T) {
-	x := mustLearned(t)
-	for turn, want := range map[string]string{
-		"I live on my own in Dunedin.":                  "place",
-		"I take apixaban 5 mg twice a day for my AF.":   "health",
-		"My daughter Fiona set up this program for me.": "family",
-	} {
-		plain := extractTexts(t, extract.HeuristicExtractor{}, turn)
-		cands := extractTexts(t, x, turn)
-		if len(plain) == 0 || len(cands) == 0 {
-			t.Fatalf("%q: rules %+v, weighed %+v", turn, plain, cands)
-		}
-		if plain[0].Category != "fact" && plain[0].Category != want {
-			t.Errorf("%q: the rules file it under %q: no longer the case this tests", turn, plain[0].Category)
-		}
-		if cands[0].Category != want {
-			t.Errorf("%q: category %q (kind %q), want %q", turn, cands[0].Category, cands[0].Kind, want)
-		}
-	}
-}
