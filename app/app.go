@@ -289,7 +289,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	reflector = &reflection.Reflector{Store: store, Chat: chat, Model: reflectModel, Log: log,
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: space, Categories: cfg.InsightCategories,
 		MinConfidence: cfg.InsightMinConfidence}
-	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Log: log}
+	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Section: extract.Section, Log: log}
 	var admitter *core.Admitter
 	if cfg.Admission != nil {
 		admitter = core.NewAdmitter(*cfg.Admission)

@@ -199,6 +199,21 @@ func slotName(slot string) string {
 	return slot
 }
 
+// Section returns the category a memory is best shown under: its own,
+// or, for the rules' catch-alls (fact, other), its learned kind's
+// (metadata "kind": "User lives on their own in Dunedin." of kind
+// residence is a place); "" when it knows none better. For
+// profile.Profiler.Section.
+func Section(m *agentmem.Memory) string {
+	if m.Category != "" && m.Category != "fact" && m.Category != "other" {
+		return m.Category
+	}
+	if c := slotCategory[metaOf(m).Kind]; c != "" && c != "other" {
+		return c
+	}
+	return m.Category
+}
+
 // slotCategory files a learned slot's memories under a category of
 // DefaultCategories.
 var slotCategory = map[string]string{

@@ -1,6 +1,7 @@
 package extract_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -79,6 +80,37 @@ func TestLearned_Weighs(t *testing.T) {
 	for i := range plain {
 		if plain[i].Text != learnedToo[i].Text || plain[i].Slot != learnedToo[i].Slot {
 			t.Errorf("rules %+v, weighed %+v", plain[i], learnedToo[i])
+		}
+	}
+}
+
+// TestSection: a memory the rules file under their catch-all ("fact")
+// is shown under its learned kind's category, so that the profile groups
+// it with its like; a category the rules chose stays.
+func TestSection(t *testing.T) {
+	x := mustLearned(t)
+	for turn, want := range map[string]string{
+		"I live on my own in Dunedin.":                "place",
+		"I take apixaban 5 mg twice a day for my AF.": "health",
+	} {
+		cands := extractTexts(t, x, turn)
+		if len(cands) == 0 {
+			t.Fatalf("%q: nothing kept", turn)
+		}
+		m := &agentmem.Memory{Text: cands[0].Text, Category: cands[0].Category, Metadata: json.RawMessage(`{"kind":"` + cands[0].Kind + `"}`)}
+		if got := extract.Section(m); got != want {
+			t.Errorf("%q: category %q, kind %q: section %q, want %q", turn, m.Category, cands[0].Kind, got, want)
+		}
+	}
+	for _, tc := range []struct{ category, meta, want string }{
+		{"fact", `{"kind":"residence"}`, "place"},
+		{"job", `{"kind":"residence"}`, "job"},
+		{"fact", `{}`, "fact"},
+		{"other", `{"kind":"none"}`, "other"},
+		{"fact", `not json`, "fact"},
+	} {
+		if got := extract.Section(&agentmem.Memory{Category: tc.category, Metadata: json.RawMessage(tc.meta)}); got != tc.want {
+			t.Errorf("Section(%s, %s) = %q, want %q", tc.category, tc.meta, got, tc.want)
 		}
 	}
 }

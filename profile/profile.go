@@ -51,7 +51,11 @@ type Profiler struct {
 	}
 	Chat  agentmem.Chat // nil: assembled profiles
 	Model string
-	Log   *slog.Logger
+	// Section, when set, names the section of an assembled profile a
+	// memory goes under (its Category when nil, or when it returns "");
+	// extract.Section suits it.
+	Section func(*agentmem.Memory) string
+	Log     *slog.Logger
 }
 
 // conflictTries bounds the refreshes of one profile job that another
@@ -123,7 +127,7 @@ func (p *Profiler) Refresh(ctx context.Context, userID string) (*agentmem.Profil
 		if len(active) == 0 && prev == nil {
 			return nil, agentmem.Errorf(agentmem.ENOTFOUND, "Nothing is known about the user yet: no memories to build a profile from.")
 		}
-		next.Text, next.Method = Assemble(active), agentmem.ProfileAssembled
+		next.Text, next.Method = Assemble(active, p.Section), agentmem.ProfileAssembled
 		for _, m := range active {
 			next.Sources = append(next.Sources, m.ID)
 			if m.ProcessedAt == nil {
@@ -203,11 +207,16 @@ func (p *Profiler) synthesise(ctx context.Context, prev *agentmem.Profile, memor
 // present from what was said before ("User lives in Dunedin.
 // (2026-02-03)" below "User said: writing from my new villa in
 // Christchurch. (2026-10-12)"); a memory that no longer holds is not
-// among memories.
-func Assemble(memories []*agentmem.Memory) string {
+// among memories. section, when not nil, names a memory's section
+// (its Category when nil or "").
+func Assemble(memories []*agentmem.Memory, section func(*agentmem.Memory) string) string {
 	byCat := map[string][]*agentmem.Memory{}
 	for _, m := range memories {
-		c := cmp.Or(m.Category, "other")
+		c := m.Category
+		if section != nil {
+			c = cmp.Or(section(m), c)
+		}
+		c = cmp.Or(c, "other")
 		byCat[c] = append(byCat[c], m)
 	}
 	cats := make([]string, 0, len(byCat))

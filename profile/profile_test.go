@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,7 +102,27 @@ func TestAssemble(t *testing.T) {
 		"Place:\n- User said: writing from my new villa in Christchurch. (2026-03-20)\n- User lives in Dunedin. (2026-03-02)\n\n" +
 		"Activity:\n- User plays lawn bowls. (2026-03-01)\n\n" +
 		"Zebra:\n- User likes crosswords. (2026-03-03)"
-	if got := profile.Assemble(ms); got != want {
+	if got := profile.Assemble(ms, nil); got != want {
+		t.Errorf("Assemble:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestAssemble_Section: a section function files memories under another
+// section than their category.
+func TestAssemble_Section(t *testing.T) {
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	ms := []*agentmem.Memory{
+		{Text: "User lives on their own in Dunedin.", Category: "fact", ValidFrom: at},
+		{Text: "User likes tea.", Category: "preference", ValidFrom: at},
+	}
+	section := func(m *agentmem.Memory) string {
+		if strings.Contains(m.Text, "lives") {
+			return "place"
+		}
+		return ""
+	}
+	want := "Place:\n- User lives on their own in Dunedin. (2026-03-01)\n\nPreference:\n- User likes tea. (2026-03-01)"
+	if got := profile.Assemble(ms, section); got != want {
 		t.Errorf("Assemble:\n%s\nwant:\n%s", got, want)
 	}
 }
