@@ -37,6 +37,7 @@ func notFoundMemory(id string) error {
 	return agentmem.Errorf(agentmem.ENOTFOUND, "Memory %q not found.", id)
 }
 
+// findMemory returns a memory of the user with its sources.
 func findMemory(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Memory, error) {
 	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = ? AND id = ?`, userID, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -44,7 +45,61 @@ func findMemory(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.M
 	} else if err != nil {
 		return nil, fmt.Errorf("find memory: %w", err)
 	}
-	return m, nil
+	return m, findSources(ctx, tx, userID, []*agentmem.Memory{m})
+}
+
+// findSources fills in the Sources of mems, memories of the user, in
+// their order (pos): one query, by the primary key of memory_sources.
+func findSources(ctx context.Context, tx *sql.Tx, userID string, mems []*agentmem.Memory) error {
+	if len(mems) == 0 {
+		return nil
+	}
+	byID := make(map[string]*agentmem.Memory, len(mems))
+	ids := make([]string, len(mems))
+	for i, m := range mems {
+		byID[m.ID], ids[i] = m, m.ID
+		m.Sources = nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT memory_id, thread_id, seq_from, seq_to FROM memory_sources
+		WHERE user_id = ? AND memory_id`+inJSON+` ORDER BY memory_id, pos`, userID, jsonList(ids))
+	if err != nil {
+		return fmt.Errorf("find memory sources: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id string
+			r  agentmem.ThreadRange
+		)
+		if err := rows.Scan(&id, &r.ThreadID, &r.SeqFrom, &r.SeqTo); err != nil {
+			return fmt.Errorf("scan memory source: %w", err)
+		}
+		if m := byID[id]; m != nil {
+			m.Sources = append(m.Sources, r)
+		}
+	}
+	return rows.Err()
+}
+
+// insertSource appends r to the sources of the user's memory id, after
+// its others (nothing when it is there already); invalid is whether the
+// memory is invalidated.
+func insertSource(ctx context.Context, tx *sql.Tx, userID, id string, r agentmem.ThreadRange, invalid bool) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid)
+		SELECT ?, ?, ?, ?, ?, COALESCE(MAX(pos), 0) + 1, ? FROM memory_sources WHERE user_id = ? AND memory_id = ?
+		ON CONFLICT DO NOTHING`, userID, id, r.ThreadID, r.SeqFrom, r.SeqTo, invalid, userID, id)
+	if err != nil {
+		return fmt.Errorf("insert memory source: %w", err)
+	}
+	return nil
+}
+
+// deleteSources removes the sources of the user's memories ids.
+func deleteSources(ctx context.Context, tx *sql.Tx, userID string, ids ...string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_sources WHERE user_id = ? AND memory_id`+inJSON, userID, jsonList(ids)); err != nil {
+		return fmt.Errorf("delete memory sources: %w", err)
+	}
+	return nil
 }
 
 // insertChange records m's current version in its history.
@@ -75,7 +130,8 @@ func insertMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
 }
 
-// insertMemoryRow stores m without history.
+// insertMemoryRow stores m, validated (its Sources normalised), with its
+// sources and without history.
 func insertMemoryRow(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
@@ -85,6 +141,12 @@ func insertMemoryRow(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error 
 		return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
 	} else if err != nil {
 		return fmt.Errorf("insert memory: %w", err)
+	}
+	for i, r := range m.Sources {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, i+1, !m.Valid()); err != nil {
+			return fmt.Errorf("insert memory source: %w", err)
+		}
 	}
 	return nil
 }
@@ -176,7 +238,10 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 			}
 			mems = append(mems, m)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return findSources(ctx, tx, userID, mems)
 	})
 	if err != nil {
 		return nil, "", err
@@ -225,6 +290,11 @@ func (s *Store) updateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id strin
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
 	}
+	if upd.ThreadID != "" {
+		if err := insertSource(ctx, tx, userID, id, agentmem.ThreadRange{ThreadID: upd.ThreadID, SeqFrom: upd.SeqFrom, SeqTo: upd.SeqTo}, false); err != nil {
+			return nil, err
+		}
+	}
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
 }
 
@@ -256,7 +326,22 @@ func (s *Store) invalidateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id, 
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
 	}
+	if _, err := tx.ExecContext(ctx, `UPDATE memory_sources SET invalid = 1 WHERE user_id = ? AND memory_id = ?`, userID, id); err != nil {
+		return nil, fmt.Errorf("invalidate memory sources: %w", err)
+	}
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+}
+
+// addSourceTx is a MemoryWrite's AddSource in tx.
+func addSourceTx(ctx context.Context, tx *sql.Tx, userID, id string, r agentmem.ThreadRange) (*agentmem.Memory, error) {
+	m, err := findMemory(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !m.AddSource(r) {
+		return m, nil
+	}
+	return m, insertSource(ctx, tx, userID, id, r, !m.Valid())
 }
 
 // WriteMemories implements agentmem.MemoryStore.
@@ -283,6 +368,8 @@ func (s *Store) WriteMemories(ctx context.Context, userID string, ws []agentmem.
 				out[i], err = w.Create, insertMemory(ctx, tx, w.Create)
 			case w.Update != nil:
 				out[i], err = s.updateMemoryTx(ctx, tx, userID, w.ID, *w.Update)
+			case w.AddSource != nil:
+				out[i], err = addSourceTx(ctx, tx, userID, w.ID, *w.AddSource)
 			default:
 				out[i], err = s.invalidateMemoryTx(ctx, tx, userID, w.ID, w.Invalidate.SupersededBy, w.Invalidate.Reason)
 			}
@@ -310,6 +397,9 @@ func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_history WHERE user_id = ? AND memory_id = ?`, userID, id); err != nil {
 			return fmt.Errorf("delete memory history: %w", err)
+		}
+		if err := deleteSources(ctx, tx, userID, id); err != nil {
+			return err
 		}
 		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `= ?`, id)
 	})
@@ -350,17 +440,19 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 
 // FindMemorySources implements agentmem.MemoryStore.
 //
-//	SELECT DISTINCT m.…, s.text FROM json_each(ranges) r
-//	JOIN memories m ON m.thread_id = r.thread AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+//	SELECT DISTINCT m.id, src.…, m.…, s.text FROM json_each(ranges) r
+//	JOIN memory_sources src ON src.thread_id = r.thread AND src.seq_from <= r.seq_to AND src.seq_to >= r.seq_from
+//	JOIN memories m ON m.id = src.memory_id
 //	LEFT JOIN memories s ON s.id = m.superseded_by
-//	WHERE EXISTS (an invalidated memory i of r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
+//	WHERE EXISTS (a source i of an invalidated memory in r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
 //
-// (every table by the user). The EXISTS probes memories_invalid_thread,
-// which holds invalidated memories only, first (INDEXED BY: the planner
-// would rather walk memories_thread): a range none of them overlaps costs
-// that probe; the others read the memories of their thread from
-// memories_thread. CROSS JOIN keeps the ranges outside: otherwise the
-// planner may walk every memory of the user and probe the ranges.
+// (every table by the user). The EXISTS probes memory_sources_invalid,
+// which holds the sources of invalidated memories only, first (INDEXED
+// BY: the planner would rather walk memory_sources_thread): a range none
+// of them overlaps costs that probe; the others read the sources of
+// their thread from memory_sources_thread. CROSS JOIN keeps the ranges
+// outside: otherwise the planner may walk every source of the user and
+// probe the ranges.
 func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error) {
 	if err := agentmem.ValidateMemorySources(ranges); err != nil {
 		return nil, err
@@ -381,10 +473,11 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 		rows, err := tx.QueryContext(ctx, `WITH r AS MATERIALIZED (
 				SELECT q.thread_id, q.seq_from, q.seq_to FROM (SELECT json_extract(value, '$[0]') AS thread_id, json_extract(value, '$[1]') AS seq_from,
 					json_extract(value, '$[2]') AS seq_to FROM json_each(?)) q
-				WHERE EXISTS (SELECT 1 FROM memories i INDEXED BY memories_invalid_thread WHERE i.user_id = ? AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
+				WHERE EXISTS (SELECT 1 FROM memory_sources i INDEXED BY memory_sources_invalid WHERE i.user_id = ? AND i.thread_id = q.thread_id AND i.invalid = 1
 					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
-			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
-			FROM r CROSS JOIN memories m ON m.user_id = ? AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+			SELECT DISTINCT m.id, src.thread_id, src.seq_from, src.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
+			FROM r CROSS JOIN memory_sources src ON src.user_id = ? AND src.thread_id = r.thread_id AND src.seq_from <= r.seq_to AND src.seq_to >= r.seq_from
+			JOIN memories m ON m.user_id = src.user_id AND m.id = src.memory_id
 			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, string(js), userID, userID)
 		if err != nil {
 			return fmt.Errorf("find memory sources: %w", err)
