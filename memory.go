@@ -51,10 +51,10 @@ type Memory struct {
 	AgentID    string  `json:"agent_id,omitempty"`
 	// Provenance: the thread and seqs it was drawn from (empty for a
 	// memory written through the API without them).
-	ThreadID string          `json:"thread_id,omitempty"`
-	SeqFrom  int64           `json:"seq_from,omitempty"`
-	SeqTo    int64           `json:"seq_to,omitempty"`
-	Source   string          `json:"source"` // SourceAPI or SourceExtracted
+	ThreadID string `json:"thread_id,omitempty"`
+	SeqFrom  int64  `json:"seq_from,omitempty"`
+	SeqTo    int64  `json:"seq_to,omitempty"`
+	Source   string `json:"source"` // SourceAPI or SourceExtracted
 	// Sources are every range of turns the memory was drawn from, in the
 	// order they were added, each once: the first is where it was first
 	// drawn from (the provenance above, until an update from a thread
