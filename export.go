@@ -12,13 +12,19 @@ import (
 	"time"
 )
 
-// ExportVersion is the version of the JSON export format written by
-// ExportThread and a user's export. Import accepts this version and older
-// ones: version 1 user exports have memories without history, the notes'
-// current versions only, and entities without references; version 2
-// exports have memories without sources (an import gives each its
-// provenance as its one source).
+// ExportVersion is the version of the JSON export format of a user's
+// export. Import accepts this version and older ones: version 1 user
+// exports have memories without history, the notes' current versions
+// only, and entities without references; version 2 exports have memories
+// without sources (an import gives each its provenance as its one
+// source).
 const ExportVersion = 3
+
+// ThreadExportVersion is the version ExportThread writes: a thread's
+// export has not changed since version 2 (version 3 changed memories
+// alone), and an older agentmem imports it. A thread's import accepts any
+// version up to ExportVersion.
+const ThreadExportVersion = 2
 
 // ThreadExport is a thread with all its messages and elements: the JSON
 // export format, and what ImportThread takes. Importing an export
@@ -305,7 +311,7 @@ func exportThread(ctx context.Context, s interface {
 	MessageStore
 	ElementStore
 }, t *Thread) (*ThreadExport, error) {
-	x := &ThreadExport{Version: ExportVersion, Thread: t, Messages: []*Message{}, Elements: []*Element{}}
+	x := &ThreadExport{Version: ThreadExportVersion, Thread: t, Messages: []*Message{}, Elements: []*Element{}}
 	for cursor := ""; ; {
 		page, next, err := s.FindMessages(ctx, t.UserID, t.ID, MessageFilter{Limit: MaxPageSize, Cursor: cursor, BeforeSeq: t.LastSeq + 1, IncludeDeleted: t.DeletedAt != nil})
 		if err != nil {
