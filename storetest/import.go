@@ -48,7 +48,7 @@ func richExport() *agentmem.UserExport {
 		Memories: []*agentmem.MemoryExport{
 			{Memory: &agentmem.Memory{ID: "mem-old", Kind: agentmem.MemoryFact, Text: "User lives in Porto.", Category: "location", Confidence: 1, Importance: 0.5,
 				ThreadID: "trip", SeqFrom: 1, SeqTo: 1, Source: agentmem.SourceExtracted, Metadata: json.RawMessage(`{}`), Version: 2,
-				Sources: []agentmem.ThreadRange{{ThreadID: "old", SeqFrom: 1, SeqTo: 1}, {ThreadID: "trip", SeqFrom: 1, SeqTo: 1}}, // moved by an update
+				Sources:   []agentmem.ThreadRange{{ThreadID: "old", SeqFrom: 1, SeqTo: 1}, {ThreadID: "trip", SeqFrom: 1, SeqTo: 1}}, // moved by an update
 				ValidFrom: at, InvalidAt: &invalid, SupersededBy: "mem-new", CreatedAt: at, UpdatedAt: invalid},
 				History: []*agentmem.MemoryChange{
 					{Version: 1, Op: agentmem.OpAdd, Text: "User lives in Porto.", Category: "location", Confidence: 1, Importance: 0.5, ThreadID: "trip", SeqFrom: 1, SeqTo: 1, At: at},
