@@ -155,7 +155,7 @@ func (m *Memory) AddSource(r ThreadRange) bool {
 	if slices.Contains(m.Sources, r) {
 		return false
 	}
-	m.Sources = append(m.Sources, r)
+	m.Sources = append(slices.Clip(m.Sources), r) // a copy of m shares none of it
 	return true
 }
 
