@@ -625,14 +625,15 @@ func (s *Searcher) outdated(ctx context.Context, userID string, hits []agentmem.
 	return nil
 }
 
-// supersededBy completes the marks of invalidated memories without
-// provenance (outdated finds memories by their turns): it looks up each, and
-// what superseded it. Only results need it: at most top_k, and only
-// with filters.include_invalid.
+// supersededBy completes the marks of invalidated memories that outdated
+// did not find superseded (it finds memories by their sources: not one
+// without provenance, nor one whose thread was deleted for good): it
+// looks up each, and what superseded it. Only results need it: at most
+// top_k, and only with filters.include_invalid.
 func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Result) error {
 	for i := range results {
 		r := &results[i]
-		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.ThreadID != "" && r.SeqTo > 0 {
+		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.SupersededBy != "" {
 			continue
 		}
 		m, err := s.store.FindMemoryByID(ctx, userID, r.ID)
