@@ -83,8 +83,7 @@ func findSources(ctx context.Context, tx pgx.Tx, userID string, mems []*agentmem
 
 // insertSource appends r to the sources of the user's memory id, after
 // its others (nothing when it is there already); invalid is whether the
-// memory is invalidated. The memory's row is locked (forUpdate) or new,
-// so that two writers do not take the same pos.
+// memory is invalidated. The memory's row is locked, or new.
 func insertSource(ctx context.Context, tx pgx.Tx, userID, id string, r agentmem.ThreadRange, invalid bool) error {
 	_, err := tx.Exec(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid)
 		SELECT $1, $2, $3, $4, $5, COALESCE(MAX(pos), 0) + 1, $6 FROM memory_sources WHERE user_id = $1 AND memory_id = $2
@@ -339,10 +338,15 @@ func (s *Store) invalidateMemoryTx(ctx context.Context, tx pgx.Tx, userID, id, s
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
 }
 
-// addSourceTx is a MemoryWrite's AddSource in tx, locking the memory's
-// row as UpdateMemory does.
+// addSourceTx is a MemoryWrite's AddSource in tx. It locks the memory's
+// row forKeyShare, which a deletion of the memory waits for (and so
+// deletes the source too) but no update does: the profile's marking a
+// batch of memories processed (FOR NO KEY UPDATE) would otherwise
+// deadlock with a consolidation's batch of repeats. Consolidations of a
+// user run one at a time (their jobs are serial), so two sources are
+// not given one pos.
 func addSourceTx(ctx context.Context, tx pgx.Tx, userID, id string, r agentmem.ThreadRange) (*agentmem.Memory, error) {
-	m, err := findMemory(ctx, tx, userID, id, forUpdate)
+	m, err := findMemory(ctx, tx, userID, id, forKeyShare)
 	if err != nil {
 		return nil, err
 	}
