@@ -543,8 +543,9 @@ type staleness struct {
 // (nil: it holds), leaving out those known already. Those that no longer
 // hold are invalidated memories (only there with
 // filters.include_invalid), and messages, chunks and summaries every one
-// of whose memories (those whose provenance, in the same thread, overlaps
-// the item's seqs) is invalidated. Such an item is marked with the
+// of whose memories (those with a source, agentmem.Memory.Sources, in
+// the same thread that overlaps the item's seqs: the turn a memory was
+// drawn from and every turn that said it again) is invalidated. Such an item is marked with the
 // invalidation of its newest invalidated memory, and the memory that
 // superseded it. An item from which a memory that holds was drawn too is
 // outdated only if its text names what the invalidated one said and its
