@@ -52,9 +52,10 @@ func TestMigration_IndexesStoredMessages(t *testing.T) {
 	}
 }
 
-// TestMigration_MemorySources: migration 0016 gives each memory stored
-// before it its provenance as its one source, while its thread exists,
-// marked invalid for an invalidated memory, as on SQLite.
+// TestMigration_MemorySources: the migration of memory sources (0017)
+// gives each memory stored before it its provenance as its one source,
+// while its thread exists, marked invalid for an invalidated memory, as
+// on SQLite.
 func TestMigration_MemorySources(t *testing.T) {
 	t.Parallel()
 	dsn := MustCreateSchema(t)
@@ -63,8 +64,15 @@ func TestMigration_MemorySources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The migration of sources, found by its name whatever its number;
+	// those before it are applied first.
+	found, err := filepath.Glob(filepath.Join("migration", "*_memory_source_ranges.sql"))
+	if err != nil || len(found) != 1 {
+		t.Fatalf("the memory sources migration: %v, %v", found, err)
+	}
+	mine := filepath.Base(found[0])
 	for _, name := range names {
-		if filepath.Base(name) >= "0016" {
+		if filepath.Base(name) >= mine {
 			continue
 		}
 		body, err := os.ReadFile(name)

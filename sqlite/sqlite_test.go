@@ -384,10 +384,11 @@ func TestMigration_VectorsWithoutRowid(t *testing.T) {
 	}
 }
 
-// TestMigration_MemorySources: migration 0016 gives each memory stored
-// before it its provenance as its one source, while its thread exists
-// (not for a memory of no thread, nor of a thread deleted for good), marked
-// invalid for an invalidated memory, so that search finds it by it.
+// TestMigration_MemorySources: the migration of memory sources (0017)
+// gives each memory stored before it its provenance as its one source,
+// while its thread exists (not for a memory of no thread, nor of a thread
+// deleted for good), marked invalid for an invalidated memory, so that
+// search finds it by it.
 func TestMigration_MemorySources(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentmem.db")
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -405,8 +406,15 @@ func TestMigration_MemorySources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The migration of sources, found by its name whatever its number;
+	// those before it are applied first.
+	found, err := filepath.Glob(filepath.Join("migration", "*_memory_source_ranges.sql"))
+	if err != nil || len(found) != 1 {
+		t.Fatalf("the memory sources migration: %v, %v", found, err)
+	}
+	mine := filepath.Base(found[0])
 	for _, name := range names {
-		if filepath.Base(name) >= "0016" {
+		if filepath.Base(name) >= mine {
 			continue
 		}
 		body, err := os.ReadFile(name)

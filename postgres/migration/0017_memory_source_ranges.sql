@@ -1,5 +1,5 @@
 -- Every range of turns a memory was drawn from, as in
--- sqlite/migration/0016_memory_source_ranges.sql: its provenance, then
+-- sqlite/migration/0017_memory_source_ranges.sql: its provenance, then
 -- each turn that said it again or refined it, in the order they were
 -- added (pos, from 1), each once; invalid mirrors the memory's
 -- invalidation, for the partial index FindMemorySources probes first.
