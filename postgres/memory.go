@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,15 +16,28 @@ import (
 const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
 	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at, processed_at`
 
+// memorySelect is what a read of memories selects: memoryColumns, then
+// the memory's sources in order, as a JSON array of objects (read from
+// memory_sources' primary key), so that a memory is one statement.
+const memorySelect = memoryColumns + `, (SELECT COALESCE(json_agg(json_build_object('thread_id', s.thread_id, 'seq_from', s.seq_from, 'seq_to', s.seq_to) ORDER BY s.pos), '[]')
+	FROM memory_sources s WHERE s.user_id = memories.user_id AND s.memory_id = memories.id)`
+
+// scanMemory scans a row of memorySelect.
 func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
 	var (
 		m                  agentmem.Memory
-		metadata           []byte
+		metadata, sources  []byte
 		invalid, processed *time.Time
 	)
 	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
-		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt, &processed); err != nil {
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt, &processed, &sources); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal(sources, &m.Sources); err != nil {
+		return nil, fmt.Errorf("memory %s sources: %w", m.ID, err)
+	}
+	if len(m.Sources) == 0 {
+		m.Sources = nil
 	}
 	m.Metadata = jsonValue(metadata)
 	m.ValidFrom, m.InvalidAt = m.ValidFrom.UTC(), utc(invalid)
@@ -37,58 +51,26 @@ func notFoundMemory(id string) error {
 }
 
 // findMemory returns a memory of the user with its sources; lock is
-// noLock or forUpdate.
+// noLock, forKeyShare or forUpdate.
 func findMemory(ctx context.Context, tx pgx.Tx, userID, id, lock string) (*agentmem.Memory, error) {
-	m, err := scanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = $1 AND id = $2`+lock, userID, id))
+	m, err := scanMemory(tx.QueryRow(ctx, `SELECT `+memorySelect+` FROM memories WHERE user_id = $1 AND id = $2`+lock, userID, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFoundMemory(id)
 	} else if err != nil {
 		return nil, fmt.Errorf("find memory: %w", err)
 	}
-	return m, findSources(ctx, tx, userID, []*agentmem.Memory{m})
+	return m, nil
 }
 
-// findSources fills in the Sources of mems, memories of the user, in
-// their order (pos): one query, by the primary key of memory_sources.
-func findSources(ctx context.Context, tx pgx.Tx, userID string, mems []*agentmem.Memory) error {
-	if len(mems) == 0 {
-		return nil
-	}
-	byID := make(map[string]*agentmem.Memory, len(mems))
-	ids := make([]string, len(mems))
-	for i, m := range mems {
-		byID[m.ID], ids[i] = m, m.ID
-		m.Sources = nil
-	}
-	rows, err := tx.Query(ctx, `SELECT memory_id, thread_id, seq_from, seq_to FROM memory_sources
-		WHERE user_id = $1 AND memory_id = ANY($2) ORDER BY memory_id, pos`, userID, ids)
-	if err != nil {
-		return fmt.Errorf("find memory sources: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id string
-			r  agentmem.ThreadRange
-		)
-		if err := rows.Scan(&id, &r.ThreadID, &r.SeqFrom, &r.SeqTo); err != nil {
-			return fmt.Errorf("scan memory source: %w", err)
-		}
-		if m := byID[id]; m != nil {
-			m.Sources = append(m.Sources, r)
-		}
-	}
-	return rows.Err()
-}
-
-// insertSource appends r to the sources of the user's memory id, after
-// its others (nothing when it is there already); invalid is whether the
-// memory is invalidated. The memory's row is locked, or new.
-func insertSource(ctx context.Context, tx pgx.Tx, userID, id string, r agentmem.ThreadRange, invalid bool) error {
-	_, err := tx.Exec(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid)
-		SELECT $1, $2, $3, $4, $5, COALESCE(MAX(pos), 0) + 1, $6 FROM memory_sources WHERE user_id = $1 AND memory_id = $2
-		ON CONFLICT DO NOTHING`, userID, id, r.ThreadID, r.SeqFrom, r.SeqTo, invalid)
-	if err != nil {
+// insertSource stores the last of m's Sources, which the caller has just
+// added to them (Memory.AddSource): its pos is their count. m was read in
+// the transaction with its row locked (forUpdate, or forKeyShare by a
+// consolidation, of which a user's run one at a time), so no other
+// writer takes that pos.
+func insertSource(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
+	r := m.Sources[len(m.Sources)-1]
+	if _, err := tx.Exec(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT DO NOTHING`, m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, len(m.Sources), !m.Valid()); err != nil {
 		return fmt.Errorf("insert memory source: %w", err)
 	}
 	return nil
@@ -224,7 +206,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 		}
 		where = append(where, "(updated_at, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.ID)+")")
 	}
-	q := `SELECT ` + memoryColumns + ` FROM memories WHERE ` + strings.Join(where, " AND ") +
+	q := `SELECT ` + memorySelect + ` FROM memories WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY updated_at DESC, id DESC LIMIT ` + arg(limit+1)
 	var mems []*agentmem.Memory
 	err = s.read(ctx, func(tx pgx.Tx) error {
@@ -240,11 +222,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 			}
 			mems = append(mems, m)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return findSources(ctx, tx, userID, mems)
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, "", err
@@ -289,14 +267,15 @@ func (s *Store) updateMemoryTx(ctx context.Context, tx pgx.Tx, userID, id string
 	if err != nil {
 		return nil, err
 	}
+	n := len(m.Sources)
 	if err := m.ApplyUpdate(upd, s.now()); err != nil {
 		return nil, err
 	}
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
 	}
-	if upd.ThreadID != "" {
-		if err := insertSource(ctx, tx, userID, id, agentmem.ThreadRange{ThreadID: upd.ThreadID, SeqFrom: upd.SeqFrom, SeqTo: upd.SeqTo}, false); err != nil {
+	if len(m.Sources) > n { // the update's turns, new among them
+		if err := insertSource(ctx, tx, m); err != nil {
 			return nil, err
 		}
 	}
@@ -344,7 +323,7 @@ func (s *Store) invalidateMemoryTx(ctx context.Context, tx pgx.Tx, userID, id, s
 // batch of memories processed (FOR NO KEY UPDATE) would otherwise
 // deadlock with a consolidation's batch of repeats. Consolidations of a
 // user run one at a time (their jobs are serial), so two sources are
-// not given one pos.
+// not given one pos (see insertSource).
 func addSourceTx(ctx context.Context, tx pgx.Tx, userID, id string, r agentmem.ThreadRange) (*agentmem.Memory, error) {
 	m, err := findMemory(ctx, tx, userID, id, forKeyShare)
 	if err != nil {
@@ -353,7 +332,7 @@ func addSourceTx(ctx context.Context, tx pgx.Tx, userID, id string, r agentmem.T
 	if !m.AddSource(r) {
 		return m, nil
 	}
-	return m, insertSource(ctx, tx, userID, id, r, !m.Valid())
+	return m, insertSource(ctx, tx, m)
 }
 
 // WriteMemories implements agentmem.MemoryStore.

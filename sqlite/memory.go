@@ -15,16 +15,29 @@ import (
 const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
 	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at, processed_at`
 
+// memorySelect is what a read of memories selects: memoryColumns, then
+// the memory's sources in order, as a JSON array of objects (read from
+// memory_sources' primary key), so that a memory is one statement.
+const memorySelect = memoryColumns + `, (SELECT json_group_array(json_object('thread_id', s.thread_id, 'seq_from', s.seq_from, 'seq_to', s.seq_to) ORDER BY s.pos)
+	FROM memory_sources s WHERE s.user_id = memories.user_id AND s.memory_id = memories.id)`
+
+// scanMemory scans a row of memorySelect.
 func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
 	var (
 		m                           agentmem.Memory
-		metadata                    string
+		metadata, sources           string
 		validFrom, created, updated int64
 		invalid, processed          sql.NullInt64
 	)
 	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
-		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated, &processed); err != nil {
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated, &processed, &sources); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(sources), &m.Sources); err != nil {
+		return nil, fmt.Errorf("memory %s sources: %w", m.ID, err)
+	}
+	if len(m.Sources) == 0 {
+		m.Sources = nil
 	}
 	m.Metadata = json.RawMessage(metadata)
 	m.ValidFrom, m.InvalidAt = fromMicros(validFrom), fromNullMicros(invalid)
@@ -39,56 +52,23 @@ func notFoundMemory(id string) error {
 
 // findMemory returns a memory of the user with its sources.
 func findMemory(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Memory, error) {
-	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = ? AND id = ?`, userID, id))
+	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memorySelect+` FROM memories WHERE user_id = ? AND id = ?`, userID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundMemory(id)
 	} else if err != nil {
 		return nil, fmt.Errorf("find memory: %w", err)
 	}
-	return m, findSources(ctx, tx, userID, []*agentmem.Memory{m})
+	return m, nil
 }
 
-// findSources fills in the Sources of mems, memories of the user, in
-// their order (pos): one query, by the primary key of memory_sources.
-func findSources(ctx context.Context, tx *sql.Tx, userID string, mems []*agentmem.Memory) error {
-	if len(mems) == 0 {
-		return nil
-	}
-	byID := make(map[string]*agentmem.Memory, len(mems))
-	ids := make([]string, len(mems))
-	for i, m := range mems {
-		byID[m.ID], ids[i] = m, m.ID
-		m.Sources = nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT memory_id, thread_id, seq_from, seq_to FROM memory_sources
-		WHERE user_id = ? AND memory_id`+inJSON+` ORDER BY memory_id, pos`, userID, jsonList(ids))
-	if err != nil {
-		return fmt.Errorf("find memory sources: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id string
-			r  agentmem.ThreadRange
-		)
-		if err := rows.Scan(&id, &r.ThreadID, &r.SeqFrom, &r.SeqTo); err != nil {
-			return fmt.Errorf("scan memory source: %w", err)
-		}
-		if m := byID[id]; m != nil {
-			m.Sources = append(m.Sources, r)
-		}
-	}
-	return rows.Err()
-}
-
-// insertSource appends r to the sources of the user's memory id, after
-// its others (nothing when it is there already); invalid is whether the
-// memory is invalidated.
-func insertSource(ctx context.Context, tx *sql.Tx, userID, id string, r agentmem.ThreadRange, invalid bool) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid)
-		SELECT ?, ?, ?, ?, ?, COALESCE(MAX(pos), 0) + 1, ? FROM memory_sources WHERE user_id = ? AND memory_id = ?
-		ON CONFLICT DO NOTHING`, userID, id, r.ThreadID, r.SeqFrom, r.SeqTo, invalid, userID, id)
-	if err != nil {
+// insertSource stores the last of m's Sources, which the caller has just
+// added to them (Memory.AddSource): its pos is their count. m was read in
+// the transaction, whose writes are the only ones (SQLite has one
+// writer).
+func insertSource(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
+	r := m.Sources[len(m.Sources)-1]
+	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, len(m.Sources), !m.Valid()); err != nil {
 		return fmt.Errorf("insert memory source: %w", err)
 	}
 	return nil
@@ -225,7 +205,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 	}
 	var mems []*agentmem.Memory
 	err = s.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+strings.Join(where, " AND ")+
+		rows, err := tx.QueryContext(ctx, `SELECT `+memorySelect+` FROM memories WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
 		if err != nil {
 			return fmt.Errorf("find memories: %w", err)
@@ -238,10 +218,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 			}
 			mems = append(mems, m)
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return findSources(ctx, tx, userID, mems)
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, "", err
@@ -284,14 +261,15 @@ func (s *Store) updateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id strin
 	if err != nil {
 		return nil, err
 	}
+	n := len(m.Sources)
 	if err := m.ApplyUpdate(upd, s.now()); err != nil {
 		return nil, err
 	}
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
 	}
-	if upd.ThreadID != "" {
-		if err := insertSource(ctx, tx, userID, id, agentmem.ThreadRange{ThreadID: upd.ThreadID, SeqFrom: upd.SeqFrom, SeqTo: upd.SeqTo}, false); err != nil {
+	if len(m.Sources) > n { // the update's turns, new among them
+		if err := insertSource(ctx, tx, m); err != nil {
 			return nil, err
 		}
 	}
@@ -341,7 +319,7 @@ func addSourceTx(ctx context.Context, tx *sql.Tx, userID, id string, r agentmem.
 	if !m.AddSource(r) {
 		return m, nil
 	}
-	return m, insertSource(ctx, tx, userID, id, r, !m.Valid())
+	return m, insertSource(ctx, tx, m)
 }
 
 // WriteMemories implements agentmem.MemoryStore.
