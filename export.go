@@ -12,11 +12,19 @@ import (
 	"time"
 )
 
-// ExportVersion is the version of the JSON export format written by
-// ExportThread and a user's export. Import accepts this version and older
-// ones: version 1 user exports have memories without history, the notes'
-// current versions only, and entities without references.
-const ExportVersion = 2
+// ExportVersion is the version of the JSON export format of a user's
+// export. Import accepts this version and older ones: version 1 user
+// exports have memories without history, the notes' current versions
+// only, and entities without references; version 2 exports have memories
+// without sources (an import gives each its provenance as its one
+// source).
+const ExportVersion = 3
+
+// ThreadExportVersion is the version ExportThread writes: a thread's
+// export has not changed since version 2 (version 3 changed memories
+// alone), and an older agentmem imports it. A thread's import accepts any
+// version up to ExportVersion.
+const ThreadExportVersion = 2
 
 // ThreadExport is a thread with all its messages and elements: the JSON
 // export format, and what ImportThread takes. Importing an export
@@ -303,7 +311,7 @@ func exportThread(ctx context.Context, s interface {
 	MessageStore
 	ElementStore
 }, t *Thread) (*ThreadExport, error) {
-	x := &ThreadExport{Version: ExportVersion, Thread: t, Messages: []*Message{}, Elements: []*Element{}}
+	x := &ThreadExport{Version: ThreadExportVersion, Thread: t, Messages: []*Message{}, Elements: []*Element{}}
 	for cursor := ""; ; {
 		page, next, err := s.FindMessages(ctx, t.UserID, t.ID, MessageFilter{Limit: MaxPageSize, Cursor: cursor, BeforeSeq: t.LastSeq + 1, IncludeDeleted: t.DeletedAt != nil})
 		if err != nil {
@@ -1087,6 +1095,11 @@ func (pl *planner) references() error {
 				return noThread(fmt.Sprintf("memories[%d].thread_id", i), m.ThreadID)
 			}
 		}
+		for j, r := range m.Sources {
+			if _, ok := pl.thread(r.ThreadID); !ok && pl.fileThreads[r.ThreadID] == nil {
+				return noThread(fmt.Sprintf("memories[%d].sources[%d].thread_id", i, j), r.ThreadID)
+			}
+		}
 		if m.SupersededBy != "" && !pl.fileMemories[m.SupersededBy] && !pl.have.Memories[m.SupersededBy] {
 			return Errorf(EINVALID, "memories[%d].superseded_by %q names no memory of the export or of the user.", i, m.SupersededBy)
 		}
@@ -1328,6 +1341,9 @@ func (x *UserExport) ImportKeys() ImportKeys {
 		}
 		if m.ThreadID != "" {
 			k.Threads = append(k.Threads, m.ThreadID)
+		}
+		for _, r := range m.Sources {
+			k.Threads = append(k.Threads, r.ThreadID)
 		}
 	}
 	for _, e := range x.Entities {

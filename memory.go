@@ -3,6 +3,8 @@ package agentmem
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,9 +36,10 @@ const (
 )
 
 // Memory is one long-term statement about a user. It carries where it came
-// from (a thread and the seqs of its turns), when it holds (ValidFrom until
-// InvalidAt; a contradicted memory is invalidated and SupersededBy names
-// the newer one), and every change in its history.
+// from (a thread and the seqs of its turns; Sources: every turn that said
+// it), when it holds (ValidFrom until InvalidAt; a contradicted memory is
+// invalidated and SupersededBy names the newer one), and every change in
+// its history.
 type Memory struct {
 	ID         string  `json:"id"`
 	UserID     string  `json:"user_id"`
@@ -48,10 +51,20 @@ type Memory struct {
 	AgentID    string  `json:"agent_id,omitempty"`
 	// Provenance: the thread and seqs it was drawn from (empty for a
 	// memory written through the API without them).
-	ThreadID string          `json:"thread_id,omitempty"`
-	SeqFrom  int64           `json:"seq_from,omitempty"`
-	SeqTo    int64           `json:"seq_to,omitempty"`
-	Source   string          `json:"source"` // SourceAPI or SourceExtracted
+	ThreadID string `json:"thread_id,omitempty"`
+	SeqFrom  int64  `json:"seq_from,omitempty"`
+	SeqTo    int64  `json:"seq_to,omitempty"`
+	Source   string `json:"source"` // SourceAPI or SourceExtracted
+	// Sources are every range of turns the memory was drawn from, in the
+	// order they were added, each once: the first is where it was first
+	// drawn from (the provenance above, until an update from a thread
+	// moves it), then every turn that said it again (a repeat that
+	// consolidation merged into it, see MemoryWrite.AddSource) or
+	// refined it (an update from a thread). The provenance's range is
+	// always among them while its thread exists: a thread's permanent
+	// deletion removes its ranges (the provenance fields keep naming
+	// it). Empty for a memory drawn from no thread.
+	Sources  []ThreadRange   `json:"sources,omitempty"`
 	Metadata json.RawMessage `json:"metadata"`
 	// Version is 1 when created, +1 per change (an update or the
 	// invalidation): the version of its newest history entry.
@@ -73,7 +86,8 @@ func (m *Memory) Valid() bool { return m.InvalidAt == nil }
 // Validate checks a memory about to be created and fills in the defaults
 // of Kind (fact), Source (api) and Metadata ({}). Text is required, at
 // most MaxMemoryBytes of valid UTF-8; Confidence and Importance lie
-// within [0, 1].
+// within [0, 1]. Sources are checked and put in the form the stores keep
+// (see normalizeSources).
 func (m *Memory) Validate() error {
 	if err := ValidateUserID(m.UserID); err != nil {
 		return err
@@ -118,12 +132,65 @@ func (m *Memory) Validate() error {
 	if m.SeqFrom < 0 || m.SeqTo < m.SeqFrom {
 		return Errorf(EINVALID, "seq_from and seq_to must make a range (0 ≤ seq_from ≤ seq_to).")
 	}
+	if err := m.normalizeSources(); err != nil {
+		return err
+	}
 	if err := ValidateTime("valid_from", m.ValidFrom); err != nil {
 		return err
 	}
 	var err error
 	m.Metadata, err = NormalizeMetadata("metadata", m.Metadata)
 	return err
+}
+
+// Provenance returns the range of turns the memory's provenance names
+// (ThreadID, SeqFrom, SeqTo), and false when it names no thread.
+func (m *Memory) Provenance() (ThreadRange, bool) {
+	return ThreadRange{ThreadID: m.ThreadID, SeqFrom: m.SeqFrom, SeqTo: m.SeqTo}, m.ThreadID != ""
+}
+
+// AddSource appends r to the memory's Sources unless it is there already,
+// and reports whether it did.
+func (m *Memory) AddSource(r ThreadRange) bool {
+	if slices.Contains(m.Sources, r) {
+		return false
+	}
+	m.Sources = append(slices.Clip(m.Sources), r) // a copy of m shares none of it
+	return true
+}
+
+// normalizeSources checks each of the memory's Sources (see
+// ValidateSource) and puts them in the form the stores keep: each range
+// once, in the order given, with the memory's provenance among them
+// (first, when it was not).
+func (m *Memory) normalizeSources() error {
+	var out []ThreadRange
+	if p, ok := m.Provenance(); ok && !slices.Contains(m.Sources, p) {
+		out = append(out, p)
+	}
+	for i, r := range m.Sources {
+		if err := ValidateSource(fmt.Sprintf("sources[%d]", i), r); err != nil {
+			return err
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	m.Sources = out
+	return nil
+}
+
+// ValidateSource checks a range of turns a memory was drawn from: a
+// thread's ID and seqs that make a range (0 for both when the turns are
+// not known). field names it in the error ("sources[2]").
+func ValidateSource(field string, r ThreadRange) error {
+	if err := ValidateID(field+".thread_id", r.ThreadID); err != nil {
+		return err
+	}
+	if r.SeqFrom < 0 || r.SeqTo < r.SeqFrom {
+		return Errorf(EINVALID, "%s.seq_from and seq_to must make a range (0 ≤ seq_from ≤ seq_to).", field)
+	}
+	return nil
 }
 
 func validateMemoryText(s string) error {
@@ -173,9 +240,10 @@ func (m *Memory) Prepare(now time.Time) error {
 
 // ApplyUpdate applies upd, validated, to m as its next version at now.
 // A change that came from a thread (upd.ThreadID set) also moves the
-// memory's provenance to that thread and those seqs: the memory says what
-// its current text was drawn from, and the history keeps where each
-// version came from. The new version is not yet in the profile
+// memory's provenance to that thread and those seqs, and adds them to its
+// Sources: the memory says what its current text was drawn from, the
+// history keeps where each version came from, and the sources every turn
+// that said it. The new version is not yet in the profile
 // (ProcessedAt cleared). Returns ECONFLICT if m is invalidated.
 func (m *Memory) ApplyUpdate(upd MemoryUpdate, now time.Time) error {
 	if !m.Valid() {
@@ -198,6 +266,7 @@ func (m *Memory) ApplyUpdate(upd MemoryUpdate, now time.Time) error {
 	}
 	if upd.ThreadID != "" {
 		m.ThreadID, m.SeqFrom, m.SeqTo = upd.ThreadID, upd.SeqFrom, upd.SeqTo
+		m.AddSource(ThreadRange{ThreadID: upd.ThreadID, SeqFrom: upd.SeqFrom, SeqTo: upd.SeqTo})
 	}
 	m.Version++
 	m.UpdatedAt = now
@@ -374,13 +443,19 @@ func MemoryPage(mems []*Memory, limit int, list CursorList) ([]*Memory, string) 
 }
 
 // MemoryWrite is one write of a batch (MemoryStore.WriteMemories):
-// Create, a new memory of the batch's user; or the update (Update) or the
-// invalidation (Invalidate) of the memory ID.
+// Create, a new memory of the batch's user; or the update (Update), the
+// invalidation (Invalidate) or a new source (AddSource) of the memory ID.
+//
+// AddSource appends a range of turns to the memory's Sources (nothing
+// when it is there already), valid or invalidated: turns that said it
+// again. It is no change of what the memory says: its version, history
+// and UpdatedAt stay as they are.
 type MemoryWrite struct {
 	Create     *Memory
 	ID         string
 	Update     *MemoryUpdate
 	Invalidate *MemoryInvalidation
+	AddSource  *ThreadRange
 }
 
 // MemoryInvalidation is what InvalidateMemory takes besides the memory:
@@ -395,14 +470,14 @@ type MemoryInvalidation struct {
 // prepares a memory to create (Memory.Prepare, at now).
 func (w *MemoryWrite) Validate(userID string, now time.Time) error {
 	n := 0
-	for _, set := range []bool{w.Create != nil, w.Update != nil, w.Invalidate != nil} {
+	for _, set := range []bool{w.Create != nil, w.Update != nil, w.Invalidate != nil, w.AddSource != nil} {
 		if set {
 			n++
 		}
 	}
 	switch {
 	case n != 1:
-		return Errorf(EINVALID, "A memory write is one of create, update or invalidate.")
+		return Errorf(EINVALID, "A memory write is one of create, update, invalidate or add source.")
 	case w.Create != nil:
 		if w.Create.UserID != userID {
 			return Errorf(EINVALID, "A memory of user %q written in a batch of user %q.", w.Create.UserID, userID)
@@ -410,20 +485,25 @@ func (w *MemoryWrite) Validate(userID string, now time.Time) error {
 		return w.Create.Prepare(now)
 	case w.Update != nil:
 		return w.Update.Validate()
+	case w.AddSource != nil:
+		return ValidateSource("source", *w.AddSource)
 	default:
 		return ValidateInvalidation(w.ID, w.Invalidate.SupersededBy, w.Invalidate.Reason)
 	}
 }
 
-// MemoryStore stores memories and their history. Memories are the user's
-// knowledge, not part of a thread: deleting the thread they were drawn
-// from, even permanently, leaves them (their ThreadID then names a thread
-// that is gone); DeleteUser erases them with their history and vectors.
+// MemoryStore stores memories, their sources and their history. Memories
+// are the user's knowledge, not part of a thread: deleting the thread they
+// were drawn from, even permanently, leaves them (their ThreadID then
+// names a thread that is gone; a permanent deletion removes the thread's
+// ranges from their Sources); DeleteUser erases them with their sources,
+// history and vectors. Every memory a method returns carries its Sources.
 type MemoryStore interface {
 	// CreateMemory stores a new memory (see Memory.Prepare: ID assigned
-	// when empty; Version 1; ValidFrom defaults to now) and its history
-	// entry "add", and records the user (see UserStore.FindUserIDs). The
-	// thread it names is not looked up. Returns EINVALID for bad fields
+	// when empty; Version 1; ValidFrom defaults to now; Sources its
+	// provenance and those given) and its history entry "add", and
+	// records the user (see UserStore.FindUserIDs). The threads it names
+	// are not looked up. Returns EINVALID for bad fields
 	// and ECONFLICT if the user has a memory with that ID.
 	CreateMemory(ctx context.Context, m *Memory) error
 
@@ -452,7 +532,8 @@ type MemoryStore interface {
 	// WriteMemories applies writes of the user's memories in order, in
 	// one transaction: all of them, or none when one fails (with that
 	// write's error, as CreateMemory, UpdateMemory or InvalidateMemory
-	// would return it). It returns the memories as each write left them.
+	// would return it; an AddSource of a memory that does not exist
+	// returns ENOTFOUND). It returns the memories as each write left them.
 	// A write may name a memory an earlier write of the batch creates
 	// (give that one its ID, or Prepare it, beforehand).
 	WriteMemories(ctx context.Context, userID string, ws []MemoryWrite) ([]*Memory, error)
@@ -465,22 +546,25 @@ type MemoryStore interface {
 	// ENOTFOUND if there is no such memory.
 	FindMemoryHistory(ctx context.Context, userID, id string) ([]*MemoryChange, error)
 
-	// FindMemorySources returns the provenance of the user's memories,
-	// valid or not, drawn from the turns of ranges that an invalidated
-	// memory was drawn from too: for each range that the provenance of an
-	// invalidated memory overlaps (same thread, seqs in common), every
-	// memory whose provenance overlaps it. Each memory once, in no
-	// particular order; an empty slice when no invalidated memory
-	// overlaps any range (the common case, which costs an index probe of
-	// the invalidated memories per range). Search reads it to tell the
-	// turns from which only outdated memories were drawn. Returns
+	// FindMemorySources returns the sources (Memory.Sources) of the
+	// user's memories, valid or not, drawn from the turns of ranges that
+	// an invalidated memory was drawn from too: for each range that a
+	// source of an invalidated memory overlaps (same thread, seqs in
+	// common), every memory with a source that overlaps it, with that
+	// source. Each memory and source once, in no particular order (a
+	// memory twice when two of its sources overlap ranges); an empty
+	// slice when no invalidated memory's source overlaps any range (the
+	// common case, which costs an index probe of the invalidated
+	// memories' sources per range). Search reads it to tell the turns
+	// from which only outdated memories were drawn (a turn that repeated
+	// an outdated fact too). Returns
 	// EINVALID for more than MaxPageSize ranges, or a range without a
 	// thread or whose seqs are not a range.
 	FindMemorySources(ctx context.Context, userID string, ranges []ThreadRange) ([]MemorySource, error)
 }
 
-// MemorySource is where a memory was drawn from and whether it still
-// holds (see MemoryStore.FindMemorySources).
+// MemorySource is a range a memory was drawn from (one of its Sources)
+// and whether it still holds (see MemoryStore.FindMemorySources).
 type MemorySource struct {
 	ID             string
 	ThreadID       string
@@ -491,10 +575,12 @@ type MemorySource struct {
 	Text           string     // the memory's own text
 }
 
-// ThreadRange is the turns SeqFrom..SeqTo (inclusive) of a thread.
+// ThreadRange is the turns SeqFrom..SeqTo (inclusive) of a thread; 0..0
+// when they are not known (a memory's source given without them).
 type ThreadRange struct {
-	ThreadID       string
-	SeqFrom, SeqTo int64
+	ThreadID string `json:"thread_id"`
+	SeqFrom  int64  `json:"seq_from,omitempty"`
+	SeqTo    int64  `json:"seq_to,omitempty"`
 }
 
 // ValidateMemorySources checks the ranges of FindMemorySources, for every

@@ -112,8 +112,8 @@ func (s *Service) exportJSON(ctx context.Context, u user, opt agentmem.ExportOpt
 // that points at nothing): what points at a thread that is not in it (a
 // soft-deleted one left out, or one deleted for good) leaves that out:
 // sessions and references of it are not written, nor a memory's
-// provenance (thread_id, seq_from, seq_to), nor a memory's superseded_by
-// that names a memory since deleted.
+// provenance (thread_id, seq_from, seq_to) or sources of it, nor a
+// memory's superseded_by that names a memory since deleted.
 func (s *Service) exportRest(ctx context.Context, w io.Writer, u user, opt agentmem.ExportOptions, threads []string) error {
 	agents, err := s.store.FindAgentIDs(ctx, u.id)
 	if err != nil {
@@ -243,6 +243,7 @@ func (s *Service) exportMemories(ctx context.Context, u user, exported map[strin
 		if !exported[m.ThreadID] {
 			m.ThreadID, m.SeqFrom, m.SeqTo = "", 0, 0
 		}
+		m.Sources = slices.DeleteFunc(m.Sources, func(r agentmem.ThreadRange) bool { return !exported[r.ThreadID] })
 		if m.SupersededBy != "" {
 			if _, err := s.store.FindMemoryByID(ctx, u.id, m.SupersededBy); agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 				m.SupersededBy = ""

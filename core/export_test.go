@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -12,7 +13,8 @@ import (
 // threads it holds — with include_deleted, a soft-deleted thread's
 // reflection and the references to it — and nothing that points at what
 // it does not hold (a thread deleted, or left out; a memory deleted), so
-// that it imports, with and without include_deleted.
+// that it imports, with and without include_deleted. A memory's sources
+// are those of the threads it holds.
 func TestService_ExportUserWhole(t *testing.T) {
 	backends(t, func(t *testing.T, f *fixture) {
 		f.talk(t, "alice", "kept", "I live in Oslo.")
@@ -31,6 +33,11 @@ func TestService_ExportUserWhole(t *testing.T) {
 		if _, err := f.store.InvalidateMemory(ctx, "alice", "from-gone", "later", "a dog now"); err != nil {
 			t.Fatal(err)
 		}
+		// Oslo said again in the thread that is left out, then hidden.
+		if _, err := f.store.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{{ID: "from-kept", AddSource: &agentmem.ThreadRange{ThreadID: "hidden", SeqFrom: 2, SeqTo: 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		kept, hidden := agentmem.ThreadRange{ThreadID: "kept", SeqFrom: 1, SeqTo: 1}, agentmem.ThreadRange{ThreadID: "hidden", SeqFrom: 2, SeqTo: 2}
 		if err := f.store.DeleteMemory(ctx, "alice", "later"); err != nil {
 			t.Fatal(err)
 		}
@@ -76,12 +83,18 @@ func TestService_ExportUserWhole(t *testing.T) {
 		if m := mems["from-hidden"]; m == nil || m.ThreadID != "hidden" || m.SeqTo != 2 {
 			t.Fatalf("memory from-hidden %+v: want its provenance kept", m)
 		}
-		if m := mems["from-gone"]; m == nil || m.ThreadID != "" || m.SeqFrom != 0 || m.SupersededBy != "" || m.InvalidAt == nil {
+		if m := mems["from-gone"]; m == nil || m.ThreadID != "" || m.SeqFrom != 0 || m.SupersededBy != "" || m.InvalidAt == nil || len(m.Sources) != 0 {
 			t.Fatalf("memory from-gone %+v: want it invalidated, without the thread and the memory that are gone", m)
+		}
+		if m := mems["from-kept"]; m == nil || !slices.Equal(m.Sources, []agentmem.ThreadRange{kept, hidden}) {
+			t.Fatalf("memory from-kept %+v: want both its sources", m)
 		}
 		res, err := f.svc.ImportUser(ctx, "bob", x, agentmem.ImportOptions{})
 		if err != nil || res.Imported.Threads != 2 || res.Imported.Reflections != 1 || res.Imported.Memories != 3 {
 			t.Fatalf("import of the export with include_deleted: %+v, %v", res, err)
+		}
+		if m, err := f.store.FindMemoryByID(ctx, "bob", "from-kept"); err != nil || !slices.Equal(m.Sources, []agentmem.ThreadRange{kept, hidden}) {
+			t.Fatalf("bob's memory from-kept %+v, %v: want both its sources", m, err)
 		}
 		if rs, err := f.store.FindThreadReflections(ctx, "bob", []string{"hidden"}); err != nil || len(rs) != 1 || rs[0].ThroughSeq != 2 {
 			t.Fatalf("bob's reflection of the soft-deleted thread: %+v, %v", rs, err)
@@ -94,8 +107,8 @@ func TestService_ExportUserWhole(t *testing.T) {
 		if m := mems["from-hidden"]; m == nil || m.ThreadID != "" || m.SeqTo != 0 {
 			t.Fatalf("memory from-hidden %+v: want it without the thread left out", m)
 		}
-		if m := mems["from-kept"]; m == nil || m.ThreadID != "kept" {
-			t.Fatalf("memory from-kept %+v: want its provenance kept", m)
+		if m := mems["from-kept"]; m == nil || m.ThreadID != "kept" || !slices.Equal(m.Sources, []agentmem.ThreadRange{kept}) {
+			t.Fatalf("memory from-kept %+v: want its provenance kept, and the source in the thread left out left out", m)
 		}
 		if res, err := f.svc.ImportUser(ctx, "carol", x, agentmem.ImportOptions{}); err != nil || res.Imported.Threads != 1 || res.Imported.Memories != 3 {
 			t.Fatalf("import of the export: %+v, %v", res, err)

@@ -143,3 +143,99 @@ func TestService_SearchPresentOverPast(t *testing.T) {
 		}
 	})
 }
+
+// TestService_SearchDemotesRepeatedPast (issue 30, item 2): the user said
+// "I live in Hull." in one session and again in the next, then "we moved
+// to Leeds"; the built-in pipeline (heuristic extraction and
+// consolidation) keeps the second Hull turn as a source of the Hull
+// memory, which the move supersedes. Asked where the user lives, search
+// ranks both Hull turns below the Leeds turn and memory, each marked as
+// superseded by the Leeds memory, on both backends; a turn that said a
+// fact that still holds is not demoted.
+func TestService_SearchDemotesRepeatedPast(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, store agentmem.Store) {
+		emb := lexical.New(0)
+		ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+		searcher := retrieve.New(store, emb, emb.Space(), retrieve.Options{VectorWeight: retrieve.VectorWeightLexical})
+		svc := core.New(store, core.Options{Indexer: ix, Searcher: searcher})
+		for _, c := range []struct{ thread, text string }{
+			{"s1", "I live in Hull."},
+			{"s2", "I live in Hull, I said."},
+			{"s3", "We moved to Leeds last month."},
+			{"s4", "I have a cat called Miso."},
+		} {
+			if err := svc.CreateThread(ctx, "alice", &agentmem.Thread{ID: c.thread}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.AppendMessages(ctx, "alice", c.thread, []*agentmem.Message{{Role: agentmem.RoleUser, Content: c.text}}, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.IndexRange(ctx, "alice", c.thread, 1, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mems, _, err := store.FindMemories(ctx, "alice", agentmem.MemoryFilter{IncludeInvalid: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hull, leeds *agentmem.Memory
+		for _, m := range mems {
+			switch {
+			case strings.Contains(m.Text, "Hull"):
+				hull = m
+			case strings.Contains(m.Text, "Leeds"):
+				leeds = m
+			}
+		}
+		if hull == nil || leeds == nil || hull.Valid() || hull.SupersededBy != leeds.ID || !leeds.Valid() {
+			t.Fatalf("memories %+v: want Hull superseded by Leeds", mems)
+		}
+		if want := []agentmem.ThreadRange{{ThreadID: "s1", SeqFrom: 1, SeqTo: 1}, {ThreadID: "s2", SeqFrom: 1, SeqTo: 1}}; !slices.Equal(hull.Sources, want) {
+			t.Fatalf("sources of %q: %v, want %v", hull.Text, hull.Sources, want)
+		}
+
+		// (In the user's own words, "where do I live?", the Hull turns
+		// share "live" with the question and the Leeds turn nothing: the
+		// demotion halves their scores, yet they stay above.)
+		for _, q := range []string{"where does the user live", "where does the user live now"} {
+			resp, err := svc.Search(ctx, "alice", agentmem.SearchRequest{Query: q, TopK: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rank := map[string]int{}
+			for i, r := range resp.Results {
+				rank[r.Kind+":"+r.ThreadID] = i + 1
+				if r.Kind == "message" && (r.ThreadID == "s1" || r.ThreadID == "s2") {
+					if r.SupersededBy != leeds.ID || r.InvalidAt == nil || r.Scores["superseded"] == 0 {
+						t.Errorf("%q: the Hull turn of %s not marked superseded by Leeds: %+v", q, r.ThreadID, r)
+					}
+				} else if r.InvalidAt != nil || r.SupersededBy != "" {
+					t.Errorf("%q: %s %q marked superseded", q, r.Kind, r.Text)
+				}
+			}
+			now := rank["message:s3"]
+			if m := rank["memory:s3"]; m != 0 && (now == 0 || m < now) {
+				now = m
+			}
+			for _, old := range []string{"message:s1", "message:s2"} {
+				if now == 0 || rank[old] != 0 && rank[old] < now {
+					t.Errorf("%q: %s ranks %d, the Leeds turn or memory %d: want it below (%v)", q, old, rank[old], now, rank)
+				}
+			}
+		}
+
+		// The thread of the Hull memory's provenance deleted for good, the
+		// memory still says what superseded it.
+		if err := svc.DeleteThread(ctx, "alice", "s1", true); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := svc.Search(ctx, "alice", agentmem.SearchRequest{Query: "Hull", Scopes: []string{agentmem.ScopeMemories},
+			Filters: agentmem.SearchFilters{IncludeInvalid: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) == 0 || resp.Results[0].ID != hull.ID || resp.Results[0].SupersededBy != leeds.ID || resp.Results[0].SupersededText != leeds.Text {
+			t.Fatalf("the Hull memory without its first thread: %+v", resp.Results)
+		}
+	})
+}

@@ -43,6 +43,10 @@ type Decision struct {
 	// Vec is the vector of an updated memory's new text, when it is not
 	// the candidate's (the model merged the two).
 	Vec []float32 `json:"-"`
+	// repeat is set on a decision that invalidates other memories, and
+	// whose Memory is an existing one that the candidate says again (see
+	// confirm): its turn is a source of that memory, as a NOOP's is.
+	repeat bool
 }
 
 // Consolidator merges candidates into a user's memories so that there is
@@ -51,8 +55,10 @@ type Decision struct {
 // is kept invalidated with its history; a retraction ("I'm not vegetarian
 // anymore") invalidates what it ends and adds nothing; facts of no slot
 // accumulate, each known by its object ("daughter mia", "daughter lea");
-// a repeated statement changes nothing; a close variant becomes the
-// memory's next version (see decide).
+// a repeated statement changes nothing but the memory's sources, which
+// gain its turn (a memory keeps every turn it came from); a close variant
+// becomes the memory's next version (see decide), whose sources gain its
+// turn too.
 //
 // With a Chat, the model decides each candidate against the memories most
 // similar to it (see decideByModel); the rules remain the path without a
@@ -153,6 +159,9 @@ func (c *Consolidator) apply(ctx context.Context, userID, agentID, threadID stri
 			if err := c.heal(ctx, d.Memory, p); err != nil {
 				return out, err
 			}
+		}
+		if (d.Op == OpNoop || d.repeat) && d.Memory != nil {
+			c.saidAgain(d.Memory, threadID, cd)
 		}
 		out = append(out, *d)
 		if d.Old != nil {
@@ -393,7 +402,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 // cut short (its new memory added, the old not invalidated yet), and
 // the statement said again, as when the job runs again, ends the old.
 func (c *Consolidator) confirm(ctx context.Context, userID string, cd Candidate, vec []float32, m *agentmem.Memory, slot []*agentmem.Memory, p *pool) (*Decision, error) {
-	d := &Decision{Op: OpNoop, Memory: m, Reason: fmt.Sprintf("the same %s is stored", cd.Slot)}
+	d := &Decision{Op: OpNoop, Memory: m, Reason: fmt.Sprintf("the same %s is stored", cd.Slot), repeat: true}
 	for _, o := range slot {
 		if o.ID == m.ID || metaOf(o).Slot != cd.Slot || c.sameValue(cd, vec, o, p) {
 			continue
@@ -741,6 +750,18 @@ func (c *Consolidator) invalidate(m *agentmem.Memory, supersededBy, reason strin
 	}
 	c.writes = append(c.writes, agentmem.MemoryWrite{ID: m.ID, Invalidate: &agentmem.MemoryInvalidation{SupersededBy: supersededBy, Reason: reason}})
 	return &next, nil
+}
+
+// saidAgain queues the candidate's turns (threadID, its seqs) as a source
+// of m, a memory it says again, unless m has them already (the same turn
+// consolidated again) or there is no thread. m, the pool's, gains them
+// too, so that the next repeat of the turn in the job adds nothing.
+func (c *Consolidator) saidAgain(m *agentmem.Memory, threadID string, cd Candidate) {
+	r := agentmem.ThreadRange{ThreadID: threadID, SeqFrom: cd.SeqFrom, SeqTo: cd.SeqTo}
+	if threadID == "" || r.SeqFrom < 0 || r.SeqTo < r.SeqFrom || !m.AddSource(r) {
+		return
+	}
+	c.writes = append(c.writes, agentmem.MemoryWrite{ID: m.ID, AddSource: &r})
 }
 
 // putVector queues the vector of a memory written, for flush.

@@ -11,6 +11,7 @@ import (
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/sqlite"
 	"github.com/agentmem/agentmem/storetest"
+	"github.com/google/go-cmp/cmp"
 )
 
 var ctx = context.Background()
@@ -201,5 +202,105 @@ func TestConsolidate_VectorsFlushed(t *testing.T) {
 	}
 	if !slices.ContainsFunc(vs, func(v agentmem.Vector) bool { return v.ID == m.ID }) {
 		t.Errorf("the repeated memory %s still has no vector", m.ID)
+	}
+}
+
+// TestConsolidate_Sources (issue 30, item 2): a memory keeps every turn
+// it came from. A statement said again (of a slot, or word for word), in
+// the same thread or another, adds its turn to the memory's sources
+// without a new memory, version or history entry; a fuller statement
+// that updates a memory adds its turn too; a turn already among them is
+// not added twice.
+func TestConsolidate_Sources(t *testing.T) {
+	c, s := mustConsolidator(t)
+	rg := func(thread string, seq int64) agentmem.ThreadRange {
+		return agentmem.ThreadRange{ThreadID: thread, SeqFrom: seq, SeqTo: seq}
+	}
+	apply := func(thread string, seq int64, text string) []extract.Decision {
+		t.Helper()
+		cands := extract.Heuristic([]*agentmem.Message{{Seq: seq, Role: agentmem.RoleUser, Content: text}})
+		if len(cands) == 0 {
+			t.Fatalf("%q: nothing extracted", text)
+		}
+		ds, err := c.Apply(ctx, "alice", "", thread, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	sourcesOf := func(text string) []agentmem.ThreadRange {
+		t.Helper()
+		var found *agentmem.Memory
+		for _, m := range valid(t, s) {
+			if m.Text == text {
+				if found != nil {
+					t.Fatalf("%q stored twice", text)
+				}
+				found = m
+			}
+		}
+		if found == nil {
+			t.Fatalf("no valid memory %q among %v", text, texts(valid(t, s)))
+		}
+		m, err := s.FindMemoryByID(ctx, "alice", found.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Version != 1 && m.Text == "User lives in Hull." {
+			t.Errorf("%q: version %d, want 1: a repeat is no new version", text, m.Version)
+		}
+		return m.Sources
+	}
+
+	// A slot's value said again: in the same thread, in another, and the
+	// same turn consolidated again (a job that runs twice).
+	apply("t1", 1, "I live in Hull.")
+	for _, say := range []struct {
+		thread string
+		seq    int64
+		text   string
+	}{{"t1", 2, "I live in Hull!"}, {"t2", 4, "I live in Hull."}, {"t2", 4, "I live in Hull."}} {
+		if d := apply(say.thread, say.seq, say.text); d[0].Op != extract.OpNoop {
+			t.Fatalf("%s %d %q: %s, want noop", say.thread, say.seq, say.text, d[0].Op)
+		}
+	}
+	if diff := cmp.Diff([]agentmem.ThreadRange{rg("t1", 1), rg("t1", 2), rg("t2", 4)}, sourcesOf("User lives in Hull.")); diff != "" {
+		t.Errorf("sources of the repeated residence (-want +got):\n%s", diff)
+	}
+	h, err := s.FindMemoryHistory(ctx, "alice", valid(t, s)[0].ID)
+	if err != nil || len(h) != 1 {
+		t.Errorf("history of the repeated memory: %d entries, %v; want the add alone", len(h), err)
+	}
+
+	// Word for word, of no slot, twice in one batch.
+	ds, err := c.Apply(ctx, "alice", "", "t3", []extract.Candidate{
+		{Text: "User plays the violin.", Category: "hobby", Confidence: 1, Importance: 0.5, SeqFrom: 1, SeqTo: 1},
+		{Text: "User plays the violin.", Category: "hobby", Confidence: 1, Importance: 0.5, SeqFrom: 2, SeqTo: 3},
+	})
+	if err != nil || len(ds) != 2 || ds[0].Op != extract.OpAdd || ds[1].Op != extract.OpNoop {
+		t.Fatalf("decisions %+v, %v; want an add and a noop", ds, err)
+	}
+	if diff := cmp.Diff([]agentmem.ThreadRange{rg("t3", 1), {ThreadID: "t3", SeqFrom: 2, SeqTo: 3}}, sourcesOf("User plays the violin.")); diff != "" {
+		t.Errorf("sources of the violin (-want +got):\n%s", diff)
+	}
+
+	// An update merges the fuller statement into the memory.
+	for i, text := range []string{"User likes coffee.", "User likes coffee with oat milk."} {
+		ds, err := c.Apply(ctx, "alice", "", "t4", []extract.Candidate{{Text: text, Category: "preference", Confidence: 1, Importance: 0.5,
+			Object: "coffee", SeqFrom: int64(i + 1), SeqTo: int64(i + 1)}})
+		if err != nil || ds[0].Op != []string{extract.OpAdd, extract.OpUpdate}[i] {
+			t.Fatalf("%q: %+v, %v", text, ds, err)
+		}
+	}
+	if diff := cmp.Diff([]agentmem.ThreadRange{rg("t4", 1), rg("t4", 2)}, sourcesOf("User likes coffee with oat milk.")); diff != "" {
+		t.Errorf("sources of the updated memory (-want +got):\n%s", diff)
+	}
+
+	// Without a thread, a repeat has no turn to add.
+	if _, err := c.Apply(ctx, "alice", "", "", []extract.Candidate{{Text: "User plays the violin.", Category: "hobby", Confidence: 1, Importance: 0.5, SeqFrom: 9, SeqTo: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sourcesOf("User plays the violin."); len(got) != 2 {
+		t.Errorf("sources after a repeat of no thread: %v", got)
 	}
 }

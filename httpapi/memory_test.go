@@ -215,3 +215,37 @@ func TestHandler_InvalidateMemory(t *testing.T) {
 		})
 	})
 }
+
+// TestHandler_MemorySources (issue 30, item 2): a memory's JSON holds
+// every turn it came from ("sources"), in order: a statement said again
+// adds its turn to the memory it repeats; a memory of no thread has
+// none, and no "sources" key.
+func TestHandler_MemorySources(t *testing.T) {
+	store := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: store, Jobs: store, Emb: emb, Space: emb.Space()}
+	srv := MustServeCore(t, store, core.Options{Indexer: ix, Searcher: retrieve.New(store, emb, emb.Space(), retrieve.Options{})}, httpapi.Options{})
+	u := srv.URL + "/v1/users/alice"
+	MustCreateThread(t, store, &agentmem.Thread{UserID: "alice", ID: "t"})
+	for i, text := range []string{"I live in Hull.", "Did I say? I live in Hull."} {
+		if resp, body := Do(t, "POST", u+"/threads/t/messages", nil, `{"messages":[{"role":"user","content":"`+text+`"}]}`); resp.StatusCode != 201 {
+			t.Fatalf("append: %d %s", resp.StatusCode, body)
+		}
+		if err := ix.IndexRange(context.Background(), "alice", "t", int64(i+1), int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body := Do(t, "GET", u+"/memories", nil, "")
+	list := decodeJSON[struct{ Data []agentmem.Memory }](t, body)
+	if len(list.Data) != 1 || list.Data[0].Text != "User lives in Hull." {
+		t.Fatalf("memories: %s", body)
+	}
+	resp, body := Do(t, "GET", u+"/memories/"+list.Data[0].ID, nil, "")
+	if want := `"sources":[{"thread_id":"t","seq_from":1,"seq_to":1},{"thread_id":"t","seq_from":2,"seq_to":2}]`; resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+		t.Fatalf("GET the memory: %d %s, want %s in it", resp.StatusCode, body, want)
+	}
+	resp, body = Do(t, "POST", u+"/memories", nil, `{"text":"User likes tea."}`)
+	if resp.StatusCode != 201 || strings.Contains(string(body), `"sources"`) {
+		t.Fatalf("a memory of no thread: %d %s", resp.StatusCode, body)
+	}
+}

@@ -116,7 +116,8 @@ func applyDeletes(ctx context.Context, tx pgx.Tx, userID string, p *agentmem.Imp
 		if err := lockVectorVersions(ctx, tx, userID); err != nil {
 			return err
 		}
-		for _, q := range []string{`DELETE FROM memories WHERE user_id = $1 AND id = ANY($2)`, `DELETE FROM memory_history WHERE user_id = $1 AND memory_id = ANY($2)`} {
+		for _, q := range []string{`DELETE FROM memories WHERE user_id = $1 AND id = ANY($2)`, `DELETE FROM memory_history WHERE user_id = $1 AND memory_id = ANY($2)`,
+			`DELETE FROM memory_sources WHERE user_id = $1 AND memory_id = ANY($2)`} {
 			if _, err := tx.Exec(ctx, q, userID, p.DeleteMemories); err != nil {
 				return fmt.Errorf("delete memories: %w", err)
 			}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,15 +16,28 @@ import (
 const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
 	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at, processed_at`
 
+// memorySelect is what a read of memories selects: memoryColumns, then
+// the memory's sources in order, as a JSON array of objects (read from
+// memory_sources' primary key), so that a memory is one statement.
+const memorySelect = memoryColumns + `, (SELECT COALESCE(json_agg(json_build_object('thread_id', s.thread_id, 'seq_from', s.seq_from, 'seq_to', s.seq_to) ORDER BY s.pos), '[]')
+	FROM memory_sources s WHERE s.user_id = memories.user_id AND s.memory_id = memories.id)`
+
+// scanMemory scans a row of memorySelect.
 func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
 	var (
 		m                  agentmem.Memory
-		metadata           []byte
+		metadata, sources  []byte
 		invalid, processed *time.Time
 	)
 	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
-		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt, &processed); err != nil {
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &m.ValidFrom, &invalid, &m.SupersededBy, &m.CreatedAt, &m.UpdatedAt, &processed, &sources); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal(sources, &m.Sources); err != nil {
+		return nil, fmt.Errorf("memory %s sources: %w", m.ID, err)
+	}
+	if len(m.Sources) == 0 {
+		m.Sources = nil
 	}
 	m.Metadata = jsonValue(metadata)
 	m.ValidFrom, m.InvalidAt = m.ValidFrom.UTC(), utc(invalid)
@@ -36,15 +50,30 @@ func notFoundMemory(id string) error {
 	return agentmem.Errorf(agentmem.ENOTFOUND, "Memory %q not found.", id)
 }
 
-// findMemory returns a memory of the user; lock is noLock or forUpdate.
+// findMemory returns a memory of the user with its sources; lock is
+// noLock, forKeyShare or forUpdate.
 func findMemory(ctx context.Context, tx pgx.Tx, userID, id, lock string) (*agentmem.Memory, error) {
-	m, err := scanMemory(tx.QueryRow(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = $1 AND id = $2`+lock, userID, id))
+	m, err := scanMemory(tx.QueryRow(ctx, `SELECT `+memorySelect+` FROM memories WHERE user_id = $1 AND id = $2`+lock, userID, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFoundMemory(id)
 	} else if err != nil {
 		return nil, fmt.Errorf("find memory: %w", err)
 	}
 	return m, nil
+}
+
+// insertSource stores the last of m's Sources, which the caller has just
+// added to them (Memory.AddSource): its pos is their count. m was read in
+// the transaction with its row locked (forUpdate, or forKeyShare by a
+// consolidation, of which a user's run one at a time), so no other
+// writer takes that pos.
+func insertSource(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
+	r := m.Sources[len(m.Sources)-1]
+	if _, err := tx.Exec(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT DO NOTHING`, m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, len(m.Sources), !m.Valid()); err != nil {
+		return fmt.Errorf("insert memory source: %w", err)
+	}
+	return nil
 }
 
 // insertChange records m's current version in its history.
@@ -78,7 +107,8 @@ func insertMemory(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
 	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
 }
 
-// insertMemoryRow stores m without history.
+// insertMemoryRow stores m, validated (its Sources normalised), with its
+// sources and without history.
 func insertMemoryRow(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
 	_, err := tx.Exec(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
@@ -87,6 +117,12 @@ func insertMemoryRow(ctx context.Context, tx pgx.Tx, m *agentmem.Memory) error {
 		return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
 	} else if err != nil {
 		return fmt.Errorf("insert memory: %w", err)
+	}
+	for i, r := range m.Sources {
+		if _, err := tx.Exec(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, i+1, !m.Valid()); err != nil {
+			return fmt.Errorf("insert memory source: %w", err)
+		}
 	}
 	return nil
 }
@@ -170,7 +206,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 		}
 		where = append(where, "(updated_at, id) < ("+arg(time.UnixMicro(c.UpdatedAt).UTC())+", "+arg(c.ID)+")")
 	}
-	q := `SELECT ` + memoryColumns + ` FROM memories WHERE ` + strings.Join(where, " AND ") +
+	q := `SELECT ` + memorySelect + ` FROM memories WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY updated_at DESC, id DESC LIMIT ` + arg(limit+1)
 	var mems []*agentmem.Memory
 	err = s.read(ctx, func(tx pgx.Tx) error {
@@ -231,11 +267,17 @@ func (s *Store) updateMemoryTx(ctx context.Context, tx pgx.Tx, userID, id string
 	if err != nil {
 		return nil, err
 	}
+	n := len(m.Sources)
 	if err := m.ApplyUpdate(upd, s.now()); err != nil {
 		return nil, err
 	}
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
+	}
+	if len(m.Sources) > n { // the update's turns, new among them
+		if err := insertSource(ctx, tx, m); err != nil {
+			return nil, err
+		}
 	}
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
 }
@@ -269,7 +311,28 @@ func (s *Store) invalidateMemoryTx(ctx context.Context, tx pgx.Tx, userID, id, s
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
 	}
+	if _, err := tx.Exec(ctx, `UPDATE memory_sources SET invalid = true WHERE user_id = $1 AND memory_id = $2`, userID, id); err != nil {
+		return nil, fmt.Errorf("invalidate memory sources: %w", err)
+	}
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+}
+
+// addSourceTx is a MemoryWrite's AddSource in tx. It locks the memory's
+// row forKeyShare, which a deletion of the memory waits for (and so
+// deletes the source too) but no update does: the profile's marking a
+// batch of memories processed (FOR NO KEY UPDATE) would otherwise
+// deadlock with a consolidation's batch of repeats. Consolidations of a
+// user run one at a time (their jobs are serial), so two sources are
+// not given one pos (see insertSource).
+func addSourceTx(ctx context.Context, tx pgx.Tx, userID, id string, r agentmem.ThreadRange) (*agentmem.Memory, error) {
+	m, err := findMemory(ctx, tx, userID, id, forKeyShare)
+	if err != nil {
+		return nil, err
+	}
+	if !m.AddSource(r) {
+		return m, nil
+	}
+	return m, insertSource(ctx, tx, m)
 }
 
 // WriteMemories implements agentmem.MemoryStore.
@@ -296,6 +359,8 @@ func (s *Store) WriteMemories(ctx context.Context, userID string, ws []agentmem.
 				out[i], err = w.Create, insertMemory(ctx, tx, w.Create)
 			case w.Update != nil:
 				out[i], err = s.updateMemoryTx(ctx, tx, userID, w.ID, *w.Update)
+			case w.AddSource != nil:
+				out[i], err = addSourceTx(ctx, tx, userID, w.ID, *w.AddSource)
 			default:
 				out[i], err = s.invalidateMemoryTx(ctx, tx, userID, w.ID, w.Invalidate.SupersededBy, w.Invalidate.Reason)
 			}
@@ -328,6 +393,9 @@ func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM memory_history WHERE user_id = $1 AND memory_id = $2`, userID, id); err != nil {
 			return fmt.Errorf("delete memory history: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM memory_sources WHERE user_id = $1 AND memory_id = $2`, userID, id); err != nil {
+			return fmt.Errorf("delete memory sources: %w", err)
 		}
 		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `id = $3`, id)
 	})
@@ -365,15 +433,16 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 
 // FindMemorySources implements agentmem.MemoryStore.
 //
-//	SELECT DISTINCT m.…, s.text FROM unnest(threads, froms, tos) r
-//	JOIN memories m ON m.thread_id = r.thread AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+//	SELECT DISTINCT m.id, src.…, m.…, s.text FROM unnest(threads, froms, tos) r
+//	JOIN memory_sources src ON src.thread_id = r.thread AND src.seq_from <= r.seq_to AND src.seq_to >= r.seq_from
+//	JOIN memories m ON m.id = src.memory_id
 //	LEFT JOIN memories s ON s.id = m.superseded_by
-//	WHERE EXISTS (an invalidated memory i of r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
+//	WHERE EXISTS (a source i of an invalidated memory in r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
 //
-// (every table by the user). The EXISTS probes memories_invalid_thread,
-// which holds invalidated memories only, first: a range none of them
-// overlaps costs that probe; the others read the memories of their
-// thread from memories_thread.
+// (every table by the user). The EXISTS probes memory_sources_invalid,
+// which holds the sources of invalidated memories only, first: a range
+// none of them overlaps costs that probe; the others read the sources of
+// their thread from memory_sources_thread.
 func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error) {
 	if err := agentmem.ValidateMemorySources(ranges); err != nil {
 		return nil, err
@@ -389,10 +458,11 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `WITH r AS MATERIALIZED (
 				SELECT q.thread_id, q.seq_from, q.seq_to FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS q(thread_id, seq_from, seq_to)
-				WHERE EXISTS (SELECT 1 FROM memories i WHERE i.user_id = $1 AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
+				WHERE EXISTS (SELECT 1 FROM memory_sources i WHERE i.user_id = $1 AND i.thread_id = q.thread_id AND i.invalid
 					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
-			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
-			FROM r JOIN memories m ON m.user_id = $1 AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+			SELECT DISTINCT m.id, src.thread_id, src.seq_from, src.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
+			FROM r JOIN memory_sources src ON src.user_id = $1 AND src.thread_id = r.thread_id AND src.seq_from <= r.seq_to AND src.seq_to >= r.seq_from
+			JOIN memories m ON m.user_id = src.user_id AND m.id = src.memory_id
 			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, userID, threads, froms, tos)
 		if err != nil {
 			return fmt.Errorf("find memory sources: %w", err)

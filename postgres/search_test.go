@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -48,5 +49,65 @@ func TestMigration_IndexesStoredMessages(t *testing.T) {
 	}
 	if hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound Pixel"}); err != nil || len(hits) != 0 {
 		t.Fatalf("after deleting the thread: %+v, %v", hits, err)
+	}
+}
+
+// TestMigration_MemorySources: the migration of memory sources (0017)
+// gives each memory stored before it its provenance as its one source,
+// while its thread exists, marked invalid for an invalidated memory, as
+// on SQLite.
+func TestMigration_MemorySources(t *testing.T) {
+	t.Parallel()
+	dsn := MustCreateSchema(t)
+	MustExec(t, dsn, `CREATE TABLE migrations (version text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL)`)
+	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The migration of sources, found by its name whatever its number;
+	// those before it are applied first.
+	found, err := filepath.Glob(filepath.Join("migration", "*_memory_source_ranges.sql"))
+	if err != nil || len(found) != 1 {
+		t.Fatalf("the memory sources migration: %v, %v", found, err)
+	}
+	mine := filepath.Base(found[0])
+	for _, name := range names {
+		if filepath.Base(name) >= mine {
+			continue
+		}
+		body, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		MustExec(t, dsn, string(body))
+		MustExec(t, dsn, fmt.Sprintf(`INSERT INTO migrations (version, applied_at) VALUES ('migration/%s', now())`, filepath.Base(name)))
+	}
+	MustExec(t, dsn, `INSERT INTO users (user_id, created_at) VALUES ('alice', now());
+		INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('alice', 't1', now(), now());
+		INSERT INTO memories (user_id, id, kind, text, confidence, importance, thread_id, seq_from, seq_to, source, version, valid_from,
+			invalid_at, created_at, updated_at) VALUES
+			('alice', 'hull', 'fact', 'User lives in Hull.', 1, 0.5, 't1', 1, 1, 'extracted', 2, now(), now(), now(), now()),
+			('alice', 'leeds', 'fact', 'User lives in Leeds.', 1, 0.5, 't1', 2, 2, 'extracted', 1, now(), NULL, now(), now()),
+			('alice', 'gone', 'fact', 'User has a cat.', 1, 0.5, 't9', 1, 1, 'extracted', 1, now(), NULL, now(), now()),
+			('alice', 'api', 'fact', 'User likes tea.', 1, 0.5, '', 0, 0, 'api', 1, now(), NULL, now(), now())`)
+
+	s := MustOpen(t, dsn)
+	for id, want := range map[string][]agentmem.ThreadRange{
+		"hull":  {{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}},
+		"leeds": {{ThreadID: "t1", SeqFrom: 2, SeqTo: 2}},
+		"gone":  nil,
+		"api":   nil,
+	} {
+		m, err := s.FindMemoryByID(ctx, "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(m.Sources, want) {
+			t.Errorf("%s: sources %v, want %v", id, m.Sources, want)
+		}
+	}
+	srcs, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}, {ThreadID: "t1", SeqFrom: 2, SeqTo: 2}})
+	if err != nil || len(srcs) != 1 || srcs[0].ID != "hull" || srcs[0].InvalidAt == nil {
+		t.Fatalf("FindMemorySources after the migration: %+v, %v; want the invalidated Hull memory alone", srcs, err)
 	}
 }

@@ -282,9 +282,10 @@ func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent b
 // deleteThreads permanently deletes the user's threads ids, whose rows the
 // caller has locked (FOR UPDATE, so that no append or attachment is in
 // flight), and everything hanging off them (messages with their vectors,
-// elements, sessions, idempotency records, summaries), and counts what it
-// removed. Jobs do not hang off a thread and stay (see agentmem.Job), and
-// so do memories drawn from the thread (see agentmem.MemoryStore).
+// elements, sessions, idempotency records, summaries, the thread's ranges
+// among memories' sources), and counts what it removed. Jobs do not hang
+// off a thread and stay (see agentmem.Job), and so do memories drawn from
+// the thread (see agentmem.MemoryStore).
 func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) (agentmem.Counts, error) {
 	var c agentmem.Counts
 	if err := lockVectorVersions(ctx, tx, userID); err != nil {
@@ -313,6 +314,7 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 		{"chunks", nil},
 		{"reflections", nil},
 		{"entity_refs", nil},
+		{"memory_sources", nil}, // the memories stay, with their provenance
 	} {
 		tag, err := tx.Exec(ctx, `DELETE FROM `+d.table+` WHERE user_id = $1 AND thread_id = ANY($2)`, userID, ids)
 		if err != nil {

@@ -543,8 +543,9 @@ type staleness struct {
 // (nil: it holds), leaving out those known already. Those that no longer
 // hold are invalidated memories (only there with
 // filters.include_invalid), and messages, chunks and summaries every one
-// of whose memories (those whose provenance, in the same thread, overlaps
-// the item's seqs) is invalidated. Such an item is marked with the
+// of whose memories (those with a source, agentmem.Memory.Sources, in
+// the same thread that overlaps the item's seqs: the turn a memory was
+// drawn from and every turn that said it again) is invalidated. Such an item is marked with the
 // invalidation of its newest invalidated memory, and the memory that
 // superseded it. An item from which a memory that holds was drawn too is
 // outdated only if its text names what the invalidated one said and its
@@ -625,14 +626,15 @@ func (s *Searcher) outdated(ctx context.Context, userID string, hits []agentmem.
 	return nil
 }
 
-// supersededBy completes the marks of invalidated memories without
-// provenance (outdated finds memories by their turns): it looks up each, and
-// what superseded it. Only results need it: at most top_k, and only
-// with filters.include_invalid.
+// supersededBy completes the marks of invalidated memories that outdated
+// did not find superseded (it finds memories by their sources: not one
+// without provenance, nor one whose thread was deleted for good): it
+// looks up each, and what superseded it. Only results need it: at most
+// top_k, and only with filters.include_invalid.
 func (s *Searcher) supersededBy(ctx context.Context, userID string, results []Result) error {
 	for i := range results {
 		r := &results[i]
-		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.ThreadID != "" && r.SeqTo > 0 {
+		if r.Kind != kinds[agentmem.ScopeMemories] || r.InvalidAt == nil || r.SupersededBy != "" {
 			continue
 		}
 		m, err := s.store.FindMemoryByID(ctx, userID, r.ID)

@@ -112,7 +112,8 @@ func applyDeletes(ctx context.Context, tx *sql.Tx, userID string, p *agentmem.Im
 		}
 	}
 	for _, id := range p.DeleteMemories {
-		for _, q := range []string{`DELETE FROM memories WHERE user_id = ? AND id = ?`, `DELETE FROM memory_history WHERE user_id = ? AND memory_id = ?`} {
+		for _, q := range []string{`DELETE FROM memories WHERE user_id = ? AND id = ?`, `DELETE FROM memory_history WHERE user_id = ? AND memory_id = ?`,
+			`DELETE FROM memory_sources WHERE user_id = ? AND memory_id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, userID, id); err != nil {
 				return fmt.Errorf("delete memory: %w", err)
 			}

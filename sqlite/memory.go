@@ -15,16 +15,29 @@ import (
 const memoryColumns = `user_id, id, kind, text, category, confidence, importance, agent_id, thread_id, seq_from, seq_to,
 	source, metadata, version, valid_from, invalid_at, superseded_by, created_at, updated_at, processed_at`
 
+// memorySelect is what a read of memories selects: memoryColumns, then
+// the memory's sources in order, as a JSON array of objects (read from
+// memory_sources' primary key), so that a memory is one statement.
+const memorySelect = memoryColumns + `, (SELECT json_group_array(json_object('thread_id', s.thread_id, 'seq_from', s.seq_from, 'seq_to', s.seq_to) ORDER BY s.pos)
+	FROM memory_sources s WHERE s.user_id = memories.user_id AND s.memory_id = memories.id)`
+
+// scanMemory scans a row of memorySelect.
 func scanMemory(row interface{ Scan(...any) error }) (*agentmem.Memory, error) {
 	var (
 		m                           agentmem.Memory
-		metadata                    string
+		metadata, sources           string
 		validFrom, created, updated int64
 		invalid, processed          sql.NullInt64
 	)
 	if err := row.Scan(&m.UserID, &m.ID, &m.Kind, &m.Text, &m.Category, &m.Confidence, &m.Importance, &m.AgentID, &m.ThreadID,
-		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated, &processed); err != nil {
+		&m.SeqFrom, &m.SeqTo, &m.Source, &metadata, &m.Version, &validFrom, &invalid, &m.SupersededBy, &created, &updated, &processed, &sources); err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal([]byte(sources), &m.Sources); err != nil {
+		return nil, fmt.Errorf("memory %s sources: %w", m.ID, err)
+	}
+	if len(m.Sources) == 0 {
+		m.Sources = nil
 	}
 	m.Metadata = json.RawMessage(metadata)
 	m.ValidFrom, m.InvalidAt = fromMicros(validFrom), fromNullMicros(invalid)
@@ -37,14 +50,36 @@ func notFoundMemory(id string) error {
 	return agentmem.Errorf(agentmem.ENOTFOUND, "Memory %q not found.", id)
 }
 
+// findMemory returns a memory of the user with its sources.
 func findMemory(ctx context.Context, tx *sql.Tx, userID, id string) (*agentmem.Memory, error) {
-	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE user_id = ? AND id = ?`, userID, id))
+	m, err := scanMemory(tx.QueryRowContext(ctx, `SELECT `+memorySelect+` FROM memories WHERE user_id = ? AND id = ?`, userID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundMemory(id)
 	} else if err != nil {
 		return nil, fmt.Errorf("find memory: %w", err)
 	}
 	return m, nil
+}
+
+// insertSource stores the last of m's Sources, which the caller has just
+// added to them (Memory.AddSource): its pos is their count. m was read in
+// the transaction, whose writes are the only ones (SQLite has one
+// writer).
+func insertSource(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
+	r := m.Sources[len(m.Sources)-1]
+	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, len(m.Sources), !m.Valid()); err != nil {
+		return fmt.Errorf("insert memory source: %w", err)
+	}
+	return nil
+}
+
+// deleteSources removes the sources of the user's memories ids.
+func deleteSources(ctx context.Context, tx *sql.Tx, userID string, ids ...string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_sources WHERE user_id = ? AND memory_id`+inJSON, userID, jsonList(ids)); err != nil {
+		return fmt.Errorf("delete memory sources: %w", err)
+	}
+	return nil
 }
 
 // insertChange records m's current version in its history.
@@ -75,7 +110,8 @@ func insertMemory(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	return insertChange(ctx, tx, m.UserID, m.Change(agentmem.OpAdd, ""))
 }
 
-// insertMemoryRow stores m without history.
+// insertMemoryRow stores m, validated (its Sources normalised), with its
+// sources and without history.
 func insertMemoryRow(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO memories (`+memoryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		m.UserID, m.ID, m.Kind, m.Text, m.Category, m.Confidence, m.Importance, m.AgentID, m.ThreadID, m.SeqFrom, m.SeqTo,
@@ -85,6 +121,12 @@ func insertMemoryRow(ctx context.Context, tx *sql.Tx, m *agentmem.Memory) error 
 		return agentmem.Errorf(agentmem.ECONFLICT, "Memory %q already exists.", m.ID)
 	} else if err != nil {
 		return fmt.Errorf("insert memory: %w", err)
+	}
+	for i, r := range m.Sources {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_sources (user_id, memory_id, thread_id, seq_from, seq_to, pos, invalid) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			m.UserID, m.ID, r.ThreadID, r.SeqFrom, r.SeqTo, i+1, !m.Valid()); err != nil {
+			return fmt.Errorf("insert memory source: %w", err)
+		}
 	}
 	return nil
 }
@@ -163,7 +205,7 @@ func (s *Store) FindMemories(ctx context.Context, userID string, f agentmem.Memo
 	}
 	var mems []*agentmem.Memory
 	err = s.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+strings.Join(where, " AND ")+
+		rows, err := tx.QueryContext(ctx, `SELECT `+memorySelect+` FROM memories WHERE `+strings.Join(where, " AND ")+
 			` ORDER BY updated_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
 		if err != nil {
 			return fmt.Errorf("find memories: %w", err)
@@ -219,11 +261,17 @@ func (s *Store) updateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id strin
 	if err != nil {
 		return nil, err
 	}
+	n := len(m.Sources)
 	if err := m.ApplyUpdate(upd, s.now()); err != nil {
 		return nil, err
 	}
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
+	}
+	if len(m.Sources) > n { // the update's turns, new among them
+		if err := insertSource(ctx, tx, m); err != nil {
+			return nil, err
+		}
 	}
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpUpdate, upd.Reason))
 }
@@ -256,7 +304,22 @@ func (s *Store) invalidateMemoryTx(ctx context.Context, tx *sql.Tx, userID, id, 
 	if err := updateMemory(ctx, tx, m); err != nil {
 		return nil, err
 	}
+	if _, err := tx.ExecContext(ctx, `UPDATE memory_sources SET invalid = 1 WHERE user_id = ? AND memory_id = ?`, userID, id); err != nil {
+		return nil, fmt.Errorf("invalidate memory sources: %w", err)
+	}
 	return m, insertChange(ctx, tx, userID, m.Change(agentmem.OpInvalidate, reason))
+}
+
+// addSourceTx is a MemoryWrite's AddSource in tx.
+func addSourceTx(ctx context.Context, tx *sql.Tx, userID, id string, r agentmem.ThreadRange) (*agentmem.Memory, error) {
+	m, err := findMemory(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !m.AddSource(r) {
+		return m, nil
+	}
+	return m, insertSource(ctx, tx, m)
 }
 
 // WriteMemories implements agentmem.MemoryStore.
@@ -283,6 +346,8 @@ func (s *Store) WriteMemories(ctx context.Context, userID string, ws []agentmem.
 				out[i], err = w.Create, insertMemory(ctx, tx, w.Create)
 			case w.Update != nil:
 				out[i], err = s.updateMemoryTx(ctx, tx, userID, w.ID, *w.Update)
+			case w.AddSource != nil:
+				out[i], err = addSourceTx(ctx, tx, userID, w.ID, *w.AddSource)
 			default:
 				out[i], err = s.invalidateMemoryTx(ctx, tx, userID, w.ID, w.Invalidate.SupersededBy, w.Invalidate.Reason)
 			}
@@ -310,6 +375,9 @@ func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_history WHERE user_id = ? AND memory_id = ?`, userID, id); err != nil {
 			return fmt.Errorf("delete memory history: %w", err)
+		}
+		if err := deleteSources(ctx, tx, userID, id); err != nil {
+			return err
 		}
 		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `= ?`, id)
 	})
@@ -350,17 +418,19 @@ func (s *Store) FindMemoryHistory(ctx context.Context, userID, id string) ([]*ag
 
 // FindMemorySources implements agentmem.MemoryStore.
 //
-//	SELECT DISTINCT m.…, s.text FROM json_each(ranges) r
-//	JOIN memories m ON m.thread_id = r.thread AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+//	SELECT DISTINCT m.id, src.…, m.…, s.text FROM json_each(ranges) r
+//	JOIN memory_sources src ON src.thread_id = r.thread AND src.seq_from <= r.seq_to AND src.seq_to >= r.seq_from
+//	JOIN memories m ON m.id = src.memory_id
 //	LEFT JOIN memories s ON s.id = m.superseded_by
-//	WHERE EXISTS (an invalidated memory i of r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
+//	WHERE EXISTS (a source i of an invalidated memory in r.thread with i.seq_from <= r.seq_to AND i.seq_to >= r.seq_from)
 //
-// (every table by the user). The EXISTS probes memories_invalid_thread,
-// which holds invalidated memories only, first (INDEXED BY: the planner
-// would rather walk memories_thread): a range none of them overlaps costs
-// that probe; the others read the memories of their thread from
-// memories_thread. CROSS JOIN keeps the ranges outside: otherwise the
-// planner may walk every memory of the user and probe the ranges.
+// (every table by the user). The EXISTS probes memory_sources_invalid,
+// which holds the sources of invalidated memories only, first (INDEXED
+// BY: the planner would rather walk memory_sources_thread): a range none
+// of them overlaps costs that probe; the others read the sources of
+// their thread from memory_sources_thread. CROSS JOIN keeps the ranges
+// outside: otherwise the planner may walk every source of the user and
+// probe the ranges.
 func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []agentmem.ThreadRange) ([]agentmem.MemorySource, error) {
 	if err := agentmem.ValidateMemorySources(ranges); err != nil {
 		return nil, err
@@ -381,10 +451,11 @@ func (s *Store) FindMemorySources(ctx context.Context, userID string, ranges []a
 		rows, err := tx.QueryContext(ctx, `WITH r AS MATERIALIZED (
 				SELECT q.thread_id, q.seq_from, q.seq_to FROM (SELECT json_extract(value, '$[0]') AS thread_id, json_extract(value, '$[1]') AS seq_from,
 					json_extract(value, '$[2]') AS seq_to FROM json_each(?)) q
-				WHERE EXISTS (SELECT 1 FROM memories i INDEXED BY memories_invalid_thread WHERE i.user_id = ? AND i.thread_id = q.thread_id AND i.invalid_at IS NOT NULL
+				WHERE EXISTS (SELECT 1 FROM memory_sources i INDEXED BY memory_sources_invalid WHERE i.user_id = ? AND i.thread_id = q.thread_id AND i.invalid = 1
 					AND i.seq_from <= q.seq_to AND i.seq_to >= q.seq_from))
-			SELECT DISTINCT m.id, m.thread_id, m.seq_from, m.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
-			FROM r CROSS JOIN memories m ON m.user_id = ? AND m.thread_id = r.thread_id AND m.seq_from <= r.seq_to AND m.seq_to >= r.seq_from
+			SELECT DISTINCT m.id, src.thread_id, src.seq_from, src.seq_to, m.invalid_at, m.superseded_by, COALESCE(s.text, ''), m.text
+			FROM r CROSS JOIN memory_sources src ON src.user_id = ? AND src.thread_id = r.thread_id AND src.seq_from <= r.seq_to AND src.seq_to >= r.seq_from
+			JOIN memories m ON m.user_id = src.user_id AND m.id = src.memory_id
 			LEFT JOIN memories s ON s.user_id = m.user_id AND s.id = m.superseded_by AND m.superseded_by <> ''`, string(js), userID, userID)
 		if err != nil {
 			return fmt.Errorf("find memory sources: %w", err)

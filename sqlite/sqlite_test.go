@@ -383,3 +383,77 @@ func TestMigration_VectorsWithoutRowid(t *testing.T) {
 		t.Fatalf("after replacing m1: %d vectors, %v; want 2", n, err)
 	}
 }
+
+// TestMigration_MemorySources: the migration of memory sources (0017)
+// gives each memory stored before it its provenance as its one source,
+// while its thread exists (not for a memory of no thread, nor of a thread
+// deleted for good), marked invalid for an invalidated memory, so that
+// search finds it by it.
+func TestMigration_MemorySources(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentmem.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`)
+	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The migration of sources, found by its name whatever its number;
+	// those before it are applied first.
+	found, err := filepath.Glob(filepath.Join("migration", "*_memory_source_ranges.sql"))
+	if err != nil || len(found) != 1 {
+		t.Fatalf("the memory sources migration: %v, %v", found, err)
+	}
+	mine := filepath.Base(found[0])
+	for _, name := range names {
+		if filepath.Base(name) >= mine {
+			continue
+		}
+		body, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO migrations (version, applied_at) VALUES (?, 0)`, "migration/"+filepath.Base(name))
+	}
+	exec(`INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('alice', 't1', 0, 0)`)
+	for _, m := range []struct {
+		id, thread string
+		seq        int64
+		invalid    any
+	}{{"hull", "t1", 1, 5}, {"leeds", "t1", 2, nil}, {"gone", "t9", 1, nil}, {"api", "", 0, nil}} {
+		exec(`INSERT INTO memories (user_id, id, kind, text, confidence, importance, thread_id, seq_from, seq_to, source, version, valid_from,
+			invalid_at, superseded_by, created_at, updated_at) VALUES ('alice', ?, 'fact', ?, 1, 0.5, ?, ?, ?, 'extracted', 1, 0, ?, '', 0, 0)`,
+			m.id, "User of "+m.id+".", m.thread, m.seq, m.seq, m.invalid)
+	}
+	db.Close()
+
+	ctx := context.Background()
+	s := testutil.MustOpenSQLiteFile(t, path)
+	for id, want := range map[string][]agentmem.ThreadRange{
+		"hull":  {{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}},
+		"leeds": {{ThreadID: "t1", SeqFrom: 2, SeqTo: 2}},
+		"gone":  nil,
+		"api":   nil,
+	} {
+		m, err := s.FindMemoryByID(ctx, "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(m.Sources, want) {
+			t.Errorf("%s: sources %v, want %v", id, m.Sources, want)
+		}
+	}
+	srcs, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}, {ThreadID: "t1", SeqFrom: 2, SeqTo: 2}})
+	if err != nil || len(srcs) != 1 || srcs[0].ID != "hull" || srcs[0].InvalidAt == nil {
+		t.Fatalf("FindMemorySources after the migration: %+v, %v; want the invalidated Hull memory alone", srcs, err)
+	}
+}

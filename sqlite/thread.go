@@ -280,10 +280,10 @@ func (s *Store) DeleteThread(ctx context.Context, userID, id string, permanent b
 // deleteThreads permanently deletes the user's threads matching cond (an
 // expression over threads' columns with args) and everything hanging off
 // them (messages with their vectors and their entries in the full-text
-// index, elements, sessions, idempotency records, summaries), and counts
-// what it removed. Jobs do not hang off a thread and stay (see
-// agentmem.Job), and so do memories drawn from the thread (see
-// agentmem.MemoryStore).
+// index, elements, sessions, idempotency records, summaries, the
+// thread's ranges among memories' sources), and counts what it removed.
+// Jobs do not hang off a thread and stay (see agentmem.Job), and so do
+// memories drawn from the thread (see agentmem.MemoryStore).
 func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ...any) (agentmem.Counts, error) {
 	var c agentmem.Counts
 	sel := `SELECT id FROM threads WHERE user_id = ? AND ` + cond
@@ -313,6 +313,7 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 		{"chunks", nil},
 		{"reflections", nil},
 		{"entity_refs", nil},
+		{"memory_sources", nil}, // the memories stay, with their provenance
 	} {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+d.table+` WHERE user_id = ? AND thread_id IN (`+sel+`)`, selArgs...)
 		if err != nil {

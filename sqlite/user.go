@@ -14,7 +14,7 @@ import (
 // conformance suite's erasure test fails otherwise). The full-text indexes
 // and messages_fts_queue are not: triggers on memories and messages keep
 // them in step with those (see migration/0004_memory.sql).
-var userTables = []string{"memories", "memory_history", "vectors", "vector_versions", "messages", "elements", "sessions", "idempotency_keys",
+var userTables = []string{"memories", "memory_sources", "memory_history", "vectors", "vector_versions", "messages", "elements", "sessions", "idempotency_keys",
 	"reflections", "profiles",
 	"summaries", "chunks", "notes", "message_windows", "jobs", "threads", "users",
 	"entities", "entity_names", "entity_refs"}

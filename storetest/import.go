@@ -13,7 +13,7 @@ import (
 // richExport returns a user export holding one of every kind of record:
 // two threads (one soft-deleted) with tool calls and an element, a
 // session, two versions of an agent's notes, an invalidated memory with
-// its history and a live one, two profile versions, an entity with a
+// its history and sources and a live one, two profile versions, an entity with a
 // reference, and a reflection.
 func richExport() *agentmem.UserExport {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 8000, time.UTC)
@@ -48,6 +48,7 @@ func richExport() *agentmem.UserExport {
 		Memories: []*agentmem.MemoryExport{
 			{Memory: &agentmem.Memory{ID: "mem-old", Kind: agentmem.MemoryFact, Text: "User lives in Porto.", Category: "location", Confidence: 1, Importance: 0.5,
 				ThreadID: "trip", SeqFrom: 1, SeqTo: 1, Source: agentmem.SourceExtracted, Metadata: json.RawMessage(`{}`), Version: 2,
+				Sources:   []agentmem.ThreadRange{{ThreadID: "old", SeqFrom: 1, SeqTo: 1}, {ThreadID: "trip", SeqFrom: 1, SeqTo: 1}}, // moved by an update
 				ValidFrom: at, InvalidAt: &invalid, SupersededBy: "mem-new", CreatedAt: at, UpdatedAt: invalid},
 				History: []*agentmem.MemoryChange{
 					{Version: 1, Op: agentmem.OpAdd, Text: "User lives in Porto.", Category: "location", Confidence: 1, Importance: 0.5, ThreadID: "trip", SeqFrom: 1, SeqTo: 1, At: at},

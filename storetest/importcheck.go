@@ -45,6 +45,8 @@ func testImportUserChecks(t *testing.T, s agentmem.Store) {
 		{"HistoryAtFuture", func(x *agentmem.UserExport) { x.Memories[0].History[1].At = future }, []string{"memories[0].history[1].at"}},
 		{"MemoryConfidence", func(x *agentmem.UserExport) { x.Memories[1].Confidence = 1.5 }, []string{"memories[1]", "confidence"}},
 		{"MemorySource", func(x *agentmem.UserExport) { x.Memories[1].Source = "rumour" }, []string{"memories[1].source"}},
+		{"MemorySourceSeqs", func(x *agentmem.UserExport) { x.Memories[0].Sources[1].SeqFrom = 5 }, []string{"memories[0]", "sources[1].seq_from"}},
+		{"MemorySourceWithoutThread", func(x *agentmem.UserExport) { x.Memories[0].Sources[0].ThreadID = "" }, []string{"memories[0]", "sources[0].thread_id"}},
 		{"MemorySeqsWithoutThread", func(x *agentmem.UserExport) { x.Memories[1].SeqFrom, x.Memories[1].SeqTo = 3, 4 }, []string{"memories[1].seq_from"}},
 		{"MemoryCreatedFuture", func(x *agentmem.UserExport) { x.Memories[0].CreatedAt = future }, []string{"memories[0].created_at"}},
 		{"MemoryInvalidYear10000", func(x *agentmem.UserExport) { x.Memories[0].InvalidAt = &year10000 }, []string{"memories[0].invalid_at"}},
@@ -66,6 +68,9 @@ func testImportUserChecks(t *testing.T, s agentmem.Store) {
 		{"SessionOfNoThread", func(x *agentmem.UserExport) { x.Sessions[0].ThreadID = "ghost" }, []string{"sessions[0].thread_id", `"ghost"`}},
 		{"ReferenceToNoThread", func(x *agentmem.UserExport) { x.Entities[0].References[0].ThreadID = "ghost" }, []string{"entities[0].references[0].thread_id"}},
 		{"MemoryOfNoThread", func(x *agentmem.UserExport) { x.Memories[0].ThreadID = "ghost" }, []string{"memories[0].thread_id", `"ghost"`}},
+		{"MemorySourceOfNoThread", func(x *agentmem.UserExport) {
+			x.Memories[0].Sources = append(x.Memories[0].Sources, agentmem.ThreadRange{ThreadID: "ghost", SeqFrom: 1, SeqTo: 1})
+		}, []string{"memories[0].sources[2].thread_id", `"ghost"`}},
 		{"SupersededByNoMemory", func(x *agentmem.UserExport) { x.Memories[0].SupersededBy = "ghost" }, []string{"memories[0].superseded_by", `"ghost"`}},
 		{"ElementOfNoMessage", func(x *agentmem.UserExport) { x.Threads[0].Elements[0].MessageID = "ghost" }, []string{"threads[0]", "elements[0].message_id"}},
 

@@ -688,3 +688,164 @@ func testWriteMemories(t *testing.T, s agentmem.Store) {
 		t.Fatalf("an empty batch: %v, %v", got, err)
 	}
 }
+
+// testMemorySources: a memory's sources are every range of turns it was
+// drawn from, in order, each once: its provenance first; a range added by
+// AddSource (a repeat) without a new version, history entry or update
+// time; an update from a thread adds its range. Every read returns them,
+// FindMemorySources finds an invalidated memory by any of them (the turn
+// that only repeated it too), and a thread's permanent deletion removes
+// its ranges while the memory stays. Bad or missing sources are refused,
+// with the batch's other writes.
+func testMemorySources(t *testing.T, s agentmem.Store) {
+	rg := func(thread string, from, to int64) agentmem.ThreadRange {
+		return agentmem.ThreadRange{ThreadID: thread, SeqFrom: from, SeqTo: to}
+	}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", ID: id})
+		MustAppend(t, s, "alice", id, agentmem.RoleUser, "I live in Hull.", agentmem.RoleUser, "Hull, yes.", agentmem.RoleUser, "Still Hull.")
+	}
+	hull := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "User lives in Hull.", ThreadID: "t1", SeqFrom: 1, SeqTo: 1})
+	plain := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "User likes tea."})
+	wantSources := func(id string, want ...agentmem.ThreadRange) *agentmem.Memory {
+		t.Helper()
+		m, err := s.FindMemoryByID(ctx, "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, m.Sources); diff != "" {
+			t.Fatalf("sources of %q (-want +got):\n%s", m.Text, diff)
+		}
+		for _, l := range AllMemories(t, s, "alice", agentmem.MemoryFilter{IncludeInvalid: true}) {
+			if l.ID == id {
+				if diff := cmp.Diff(want, l.Sources); diff != "" {
+					t.Fatalf("sources of %q as listed (-want +got):\n%s", m.Text, diff)
+				}
+			}
+		}
+		return m
+	}
+	if diff := cmp.Diff([]agentmem.ThreadRange{rg("t1", 1, 1)}, hull.Sources); diff != "" {
+		t.Fatalf("created memory's sources (-want +got):\n%s", diff)
+	}
+	wantSources(hull.ID, rg("t1", 1, 1))
+	wantSources(plain.ID)
+
+	// A repeat in another thread, twice, and one of a memory the batch
+	// creates.
+	fresh := &agentmem.Memory{UserID: "alice", ID: "tea-fresh", Text: "User drinks green tea.", ThreadID: "t3", SeqFrom: 1, SeqTo: 1}
+	out, err := s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{
+		{ID: hull.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t2", SeqFrom: 2, SeqTo: 2}},
+		{ID: hull.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t2", SeqFrom: 2, SeqTo: 2}},
+		{Create: fresh},
+		{ID: fresh.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t3", SeqFrom: 3, SeqTo: 3}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]agentmem.ThreadRange{rg("t1", 1, 1), rg("t2", 2, 2)}, out[1].Sources); diff != "" {
+		t.Fatalf("WriteMemories returned sources (-want +got):\n%s", diff)
+	}
+	m := wantSources(hull.ID, rg("t1", 1, 1), rg("t2", 2, 2))
+	if m.Version != 1 || !m.UpdatedAt.Equal(hull.UpdatedAt) || m.ThreadID != "t1" || m.SeqFrom != 1 {
+		t.Fatalf("a repeat changed the memory: version %d, updated %v (was %v), provenance %s %d", m.Version, m.UpdatedAt, hull.UpdatedAt, m.ThreadID, m.SeqFrom)
+	}
+	mustHistory(t, s, "alice", hull.ID, agentmem.OpAdd)
+	wantSources(fresh.ID, rg("t3", 1, 1), rg("t3", 3, 3))
+
+	// An update from a thread moves the provenance and adds its range;
+	// one without a thread leaves the sources.
+	text := "User lives in Hull, in the old town."
+	if _, err := s.UpdateMemory(ctx, "alice", hull.ID, agentmem.MemoryUpdate{Text: &text, ThreadID: "t3", SeqFrom: 2, SeqTo: 3}); err != nil {
+		t.Fatal(err)
+	}
+	conf := 0.5
+	upd, err := s.UpdateMemory(ctx, "alice", hull.ID, agentmem.MemoryUpdate{Confidence: &conf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []agentmem.ThreadRange{rg("t1", 1, 1), rg("t2", 2, 2), rg("t3", 2, 3)}
+	if diff := cmp.Diff(all, upd.Sources); diff != "" {
+		t.Fatalf("UpdateMemory returned sources (-want +got):\n%s", diff)
+	}
+	if m := wantSources(hull.ID, all...); m.ThreadID != "t3" || m.SeqFrom != 2 || m.SeqTo != 3 {
+		t.Fatalf("provenance after the update: %s %d–%d", m.ThreadID, m.SeqFrom, m.SeqTo)
+	}
+
+	// Refused: a source without a thread, or of a memory that does not
+	// exist; the batch stores nothing.
+	for _, ws := range [][]agentmem.MemoryWrite{
+		{{ID: plain.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}}, {ID: plain.ID, AddSource: &agentmem.ThreadRange{SeqFrom: 1, SeqTo: 1}}},
+		{{ID: plain.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 2, SeqTo: 1}}},
+		{{ID: plain.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}, Invalidate: &agentmem.MemoryInvalidation{}}},
+	} {
+		_, err := s.WriteMemories(ctx, "alice", ws)
+		wantCode(t, err, agentmem.EINVALID)
+	}
+	_, err = s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{
+		{ID: plain.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}},
+		{ID: "no-such-memory", AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}},
+	})
+	wantCode(t, err, agentmem.ENOTFOUND)
+	_, err = s.WriteMemories(ctx, "bob", []agentmem.MemoryWrite{{ID: hull.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 3, SeqTo: 3}}})
+	wantCode(t, err, agentmem.ENOTFOUND)
+	wantSources(plain.ID)
+
+	// Once the memory is invalidated, the turn that only repeated it is
+	// one it was drawn from; so is one added after the invalidation.
+	leeds := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", Text: "User moved to Leeds.", ThreadID: "t3", SeqFrom: 3, SeqTo: 3})
+	if _, err := s.InvalidateMemory(ctx, "alice", hull.ID, leeds.ID, "moved"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteMemories(ctx, "alice", []agentmem.MemoryWrite{{ID: hull.ID, AddSource: &agentmem.ThreadRange{ThreadID: "t1", SeqFrom: 3, SeqTo: 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []agentmem.ThreadRange{rg("t2", 2, 2), rg("t1", 3, 3)} {
+		got, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != hull.ID || got[0].ThreadID != r.ThreadID || got[0].SeqFrom != r.SeqFrom || got[0].InvalidAt == nil ||
+			got[0].SupersededBy != leeds.ID || got[0].SupersededText != leeds.Text {
+			t.Fatalf("FindMemorySources(%v) = %+v, want the Hull memory by that source, superseded by Leeds", r, got)
+		}
+	}
+	// A turn of the superseding memory and a superseded one: both.
+	got, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{rg("t3", 3, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, src := range got {
+		ids[src.ID] = src.InvalidAt == nil
+	}
+	if len(ids) != 3 || !ids[leeds.ID] || !ids[fresh.ID] || ids[hull.ID] {
+		t.Fatalf("FindMemorySources(t3:3) = %+v, want Hull (invalidated), Leeds and the tea memory", got)
+	}
+
+	// A thread's permanent deletion removes its ranges; the memory stays.
+	if err := s.DeleteThread(ctx, "alice", "t2", true); err != nil {
+		t.Fatal(err)
+	}
+	wantSources(hull.ID, rg("t1", 1, 1), rg("t3", 2, 3), rg("t1", 3, 3))
+	if got, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{rg("t2", 2, 2)}); err != nil || len(got) != 0 {
+		t.Fatalf("FindMemorySources of a deleted thread's turn = %+v, %v", got, err)
+	}
+	// A soft deletion keeps them.
+	if err := s.DeleteThread(ctx, "alice", "t1", false); err != nil {
+		t.Fatal(err)
+	}
+	wantSources(hull.ID, rg("t1", 1, 1), rg("t3", 2, 3), rg("t1", 3, 3))
+
+	// A deleted memory leaves no source behind.
+	if err := s.DeleteMemory(ctx, "alice", hull.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{rg("t1", 1, 3)}); err != nil || len(got) != 0 {
+		t.Fatalf("FindMemorySources after the deletion = %+v, %v", got, err)
+	}
+	if err := s.CreateMemory(ctx, &agentmem.Memory{UserID: "alice", ID: hull.ID, Text: "User lives in York."}); err != nil {
+		t.Fatal(err)
+	}
+	wantSources(hull.ID)
+}

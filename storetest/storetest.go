@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"DeleteMemory", testDeleteMemory},
 		{"FindMemories", testFindMemories},
 		{"FindMemorySources", testFindMemorySources},
+		{"Memories/Sources", testMemorySources},
 		{"Memories/Erasure", testMemoryErasure},
 		{"Memories/Concurrent", testMemoriesConcurrent},
 		{"Entities", testEntities},
