@@ -1,6 +1,15 @@
 package extract_test
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/extract"
+)
 
 // TestHeuristic_Subjects: who a clause is about (subject.go): "my" with a
 // relation and a name ("my twin brother Max and I", "my boss, Karen,",
@@ -37,4 +46,89 @@ func TestHeuristic_Subjects(t *testing.T) {
 	} {
 		checkHeuristic(t, tt.say, tt.want)
 	}
+}
+
+// TestHeuristic_PronounsHeldOut scores the resolution of "he", "she",
+// "his", "her" and "they" on a held-out set written before the resolver
+// and not tuned on (testdata/pronouns_heldout.json): the memories a
+// pronoun's sentence adds, against those expected of it.
+func TestHeuristic_PronounsHeldOut(t *testing.T) {
+	data, err := os.ReadFile("testdata/pronouns_heldout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct {
+		Cases []struct {
+			Name   string
+			Turns  []struct{ Role, Text string }
+			Probe  []string
+			Expect []struct {
+				About string
+				Words []string
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &set); err != nil {
+		t.Fatal(err)
+	}
+	run := func(turns []struct{ Role, Text string }, drop []string) []string {
+		var msgs []*agentmem.Message
+		for i, tr := range turns {
+			text := tr.Text
+			for _, p := range drop {
+				text = strings.Replace(text, p, "", 1)
+			}
+			msgs = append(msgs, &agentmem.Message{Seq: int64(i + 1), Role: tr.Role, Content: text})
+		}
+		var texts []string
+		for _, c := range extract.Heuristic(msgs) {
+			texts = append(texts, c.Text)
+		}
+		return texts
+	}
+	var added, right, expected, found int
+	for _, c := range set.Cases {
+		without := run(c.Turns, c.Probe)
+		var more []string // what the probes add
+		for _, m := range run(c.Turns, nil) {
+			if k := slices.Index(without, m); k >= 0 {
+				without = slices.Delete(without, k, k+1)
+				continue
+			}
+			more = append(more, m)
+		}
+		matches := func(m string, e int) bool {
+			x := c.Expect[e]
+			if !strings.Contains(m, x.About) {
+				return false
+			}
+			for _, w := range x.Words {
+				if !strings.Contains(strings.ToLower(m), strings.ToLower(w)) {
+					return false
+				}
+			}
+			return true
+		}
+		added += len(more)
+		expected += len(c.Expect)
+		for _, m := range more {
+			ok := false
+			for e := range c.Expect {
+				ok = ok || matches(m, e)
+			}
+			if ok {
+				right++
+			} else {
+				t.Logf("%s: wrong: %q", c.Name, m)
+			}
+		}
+		for e, x := range c.Expect {
+			if !slices.ContainsFunc(more, func(m string) bool { return matches(m, e) }) {
+				t.Logf("%s: missed: %s %v", c.Name, x.About, x.Words)
+			} else {
+				found++
+			}
+		}
+	}
+	t.Logf("held-out pronouns: precision %d/%d, recall %d/%d", right, added, found, expected)
 }
