@@ -12,6 +12,9 @@
 //	4 subject   subject.go     extractClause      a clause → who it is about (the user, "we", "my
 //	                                              son Theo", "he"/"she" of the clause before) and
 //	                                              its predicate
+//	            pronoun.go     discourse          "she", "his", "they" that start a sentence → the
+//	                                              one person or pet of the user's named before, in
+//	                                              the message or the user's previous turn
 //	            fragment.go    withSubject        chat without "I" ("broke my wrist skiing",
 //	                                              "divorced, two kids") → the user's clause
 //	5 said      said.go        extractPredicate,  a predicate → a statement per verb phrase and
@@ -68,13 +71,20 @@ func (x HeuristicExtractor) Extract(ctx context.Context, _ *agentmem.Thread, msg
 // relates to earlier ones.
 func Heuristic(msgs []*agentmem.Message) []Candidate {
 	var out []Candidate
+	var d discourse // who "she" at a sentence's start stands for (4)
 	for _, m := range msgs {
+		if m != nil && m.Role == agentmem.RoleAssistant {
+			d.assistant(m.Content) // not the user's facts, but it may name someone
+		}
 		if m == nil || m.Role != agentmem.RoleUser {
 			continue // the assistant's words are not the user's facts
 		}
+		d.user()
 		start := len(out)
-		segment(m.Content, func(s string, named bool) { // 1
-			out = extractSentence(out, s, named) // 2 to 6, worded by 7
+		segment(m.Content, func(raw, s string, named bool) { // 1
+			if s, named = d.sentence(raw, s, named); s != "" { // 4, across sentences
+				out = extractSentence(out, s, named) // 2 to 6, worded by 7
+			}
 		})
 		for i := start; i < len(out); i++ {
 			out[i].SeqFrom, out[i].SeqTo = m.Seq, m.Seq

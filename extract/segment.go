@@ -22,20 +22,18 @@ import (
 	"unicode/utf8"
 )
 
-// segment calls fn with each sentence of a message's text that may state
-// something, in order: quotations dropped, a question's premise for a
-// question (or nothing), and named when the sentence names the user
-// (mentionsUser, ownEvent): one that does not counts only as chat that
-// leaves the "I" out (fragment.go).
-func segment(text string, fn func(s string, named bool)) {
-	forSentences(text, func(s string, question bool) {
-		s = unquoted(s)
+// segment calls fn with each sentence of a message's text, in order: raw
+// as written, and s what it may state, quotations dropped, a question's
+// premise for a question ("" for nothing), and named when s names the
+// user (mentionsUser, ownEvent): one that does not counts only as chat
+// that leaves the "I" out (fragment.go).
+func segment(text string, fn func(raw, s string, named bool)) {
+	forSentences(text, func(raw string, question bool) {
+		s := unquoted(raw)
 		if question {
 			s = premise(s)
 		}
-		if s != "" {
-			fn(s, mentionsUser(s) || ownEvent(s))
-		}
+		fn(raw, s, s != "" && (mentionsUser(s) || ownEvent(s)))
 	})
 }
 

@@ -27,6 +27,9 @@ type subject struct {
 	text string // "User", "User and their family", "User's sister Ana"
 	rel  string // "sister", "best friend", "dog"; "" for the user
 	name string // "Ana"
+	// owner: whose thing the subject is ("my mum's dementia"), whom "she"
+	// in the next clause stands for.
+	owner *subject
 }
 
 // The kinds of subject.
@@ -153,6 +156,9 @@ func extractClause(out []Candidate, toks []string, tail []string, prev subject) 
 			return out, named
 		}
 	}
+	if subj.owner != nil {
+		return out, *subj.owner // "my mum's dementia is getting worse, she…": mum
+	}
 	if n := len(pred); subj.kind == other && n >= 2 && n <= 3 && be[lower(pred[0])] && allCapitalized(pred[1:]) {
 		// "My wife's name is Julia and she's a dentist": she is Julia.
 		r := strings.TrimSuffix(subj.rel, "'s name")
@@ -197,6 +203,18 @@ func possessive(toks []string) (subject, []string, bool) {
 				// not "my brother is".
 				rel = append(rel, t)
 				continue
+			}
+			if k := ownedThing(toks, i+1); k > 0 && (len(rel) > 0 || !capitalized(t)) {
+				// "my son's school is in Leeds", "my son Theo's favourite
+				// food is pasta": a thing of theirs.
+				s := makeSubject(slices.Concat(rel, name, toks[i:k]), nil)
+				o := makeSubject(rel, name)
+				if len(rel) == 0 {
+					o = makeSubject(toks[i:i+1], nil)
+					o.text, o.rel = strings.TrimSuffix(o.text, "'s"), strings.TrimSuffix(o.rel, "'s")
+				}
+				s.owner = &o
+				return s, toks[k:], true
 			}
 			if capitalized(t) && len(rel) > 0 {
 				name = append(name, t[:len(t)-2])
@@ -243,6 +261,23 @@ func possessive(toks []string) (subject, []string, bool) {
 	return s, rest, true
 }
 
+// ownedThing returns where the verb is after the noun of a possessive
+// at toks[i:] ("school is", "favourite food is"), or 0 when what follows
+// the possessive is no noun then "is" or "has" ("'s a doctor", "'s
+// moving", "'s allergic to").
+func ownedThing(toks []string, i int) int {
+	for k := i; k < len(toks) && k < i+3; k++ {
+		w := lower(toks[k])
+		if k > i && (be[w] && w != "'s" && w != "be" && w != "been" || w == "has" || w == "had") {
+			return k
+		}
+		if !isWord(w) || verbStart(w) || past[w] || stops[w] || determiners[w] || isNumber(w) || capitalized(toks[k]) || strings.HasSuffix(w, "ly") || kin[w] || pets[w] {
+			return 0
+		}
+	}
+	return 0
+}
+
 // makeSubject is the subject of the user's relation rel, named name or
 // not: "User's sister Ana".
 func makeSubject(rel, name []string) subject {
@@ -261,6 +296,13 @@ func makeSubject(rel, name []string) subject {
 func namedIn(pred []string) (subject, bool) {
 	for i := 1; i+1 < len(pred); i++ {
 		w := lower(pred[i])
+		if (w == "named" || w == "called") && capitalized(pred[i+1]) && anyone[lower(pred[i-1])] {
+			if !dating(pred[:i-1]) {
+				return subject{}, false // "met a guy called Sam": no one of the user's
+			}
+			// "I'm seeing someone named Ines": the user's partner.
+			return makeSubject([]string{"partner"}, pred[i+1:i+2]), true
+		}
 		if (w == "named" || w == "called") && capitalized(pred[i+1]) && (kin[lower(pred[i-1])] || pets[lower(pred[i-1])] || isWord(pred[i-1])) {
 			return makeSubject([]string{lower(pred[i-1])}, pred[i+1:i+2]), true
 		}

@@ -132,3 +132,83 @@ func TestHeuristic_PronounsHeldOut(t *testing.T) {
 	}
 	t.Logf("held-out pronouns: precision %d/%d, recall %d/%d", right, added, found, expected)
 }
+
+// checkTurns checks that Heuristic draws exactly wants, in order, from a
+// conversation: turns in order, an assistant's prefixed "A:", the rest
+// the user's.
+func checkTurns(t *testing.T, turns []string, wants []string) {
+	t.Helper()
+	var msgs []*agentmem.Message
+	for i, tr := range turns {
+		role := agentmem.RoleUser
+		if s, ok := strings.CutPrefix(tr, "A:"); ok {
+			role, tr = agentmem.RoleAssistant, s
+		}
+		msgs = append(msgs, &agentmem.Message{Seq: int64(i + 1), Role: role, Content: tr})
+	}
+	var got []string
+	for _, c := range extract.Heuristic(msgs) {
+		got = append(got, c.Text)
+	}
+	if !slices.Equal(got, wants) {
+		t.Errorf("%q:\n got %q\nwant %q", turns, got, wants)
+	}
+}
+
+// TestHeuristic_Pronouns: "he", "she", "his", "her" and "they" at the
+// start of a sentence stand for the one person or pet of the user's named
+// before in the message, or else in the user's previous turn
+// (pronoun.go); with two in play, someone named by the assistant only,
+// or none, the pronoun stays unresolved, and it is never the user.
+func TestHeuristic_Pronouns(t *testing.T) {
+	for _, tt := range []struct {
+		turns []string
+		want  []string
+	}{
+		// Within a message.
+		{[]string{"My daughter Lily started school. She is allergic to eggs."},
+			[]string{"User's daughter Lily started school.", "User's daughter Lily is allergic to eggs."}},
+		{[]string{"My daughter Lily started school. She loves it. She is allergic to eggs."},
+			[]string{"User's daughter Lily started school.", "User's daughter Lily is allergic to eggs."}},
+		{[]string{"My son Theo turned 6. His school is in Leeds."},
+			[]string{"User's son Theo turned 6.", "User's son Theo's school is in Leeds."}},
+		{[]string{"My mum is a nurse. Her hospital is in Cork."},
+			[]string{"User's mum is a nurse.", "User's mum's hospital is in Cork."}},
+		{[]string{"My parents moved to Spain. They are both retired."},
+			[]string{"User's parents moved to Spain.", "User's parents are both retired."}},
+		{[]string{"We got a kitten called Mochi. She is 12 weeks old."},
+			[]string{"User got a kitten called Mochi.", "User's kitten Mochi is 12 weeks old."}},
+		{[]string{"I have a new colleague. Her name is Priya."},
+			[]string{"User has a new colleague.", "User's colleague's name is Priya."}},
+		{[]string{"Donna (my wife) already threw out the beer. She's on my case but in a good way."},
+			[]string{"User's wife Donna is on their case."}},
+		// A possessive of someone's: "my son Theo's school".
+		{[]string{"My son's school is in Leeds."}, []string{"User's son's school is in Leeds."}},
+		{[]string{"My son Theo's favourite food is pasta."}, []string{"User's son Theo's favourite food is pasta."}},
+		// From the previous turn.
+		{[]string{"I've started seeing someone, she's called Ines.", "A:How lovely! How did you meet?", "She's a nurse at St James's."},
+			[]string{"User has started seeing someone named Ines.", "User's partner Ines is a nurse at St James's."}},
+		{[]string{"My brother Paul got engaged.", "A:Congratulations to him!", "He lives in Leeds now."},
+			[]string{"User's brother Paul got engaged.", "User's brother Paul lives in Leeds now."}},
+		{[]string{"My sister Ana moved to Porto.", "A:Porto is beautiful in spring.", "She works at a bank there."},
+			[]string{"User's sister Ana moved to Porto.", "User's sister Ana works at a bank there."}},
+		// Two in play: no guess.
+		{[]string{"My son Tom plays rugby and my daughter Amy plays netball. She is 9."},
+			[]string{"User's son Tom plays rugby.", "User's daughter Amy plays netball."}},
+		{[]string{"My parents and my sister Jo came for lunch. They are vegan."},
+			[]string{"User's sister Jo came for lunch."}},
+		{[]string{"My brother Paul got engaged.", "A:Congratulations! Is your cousin Mark going to be best man?", "He lives in Leeds now."},
+			[]string{"User's brother Paul got engaged."}},
+		{[]string{"My sister Ana and my friend Jo visited.", "A:Nice.", "She is a vet."}, []string{"User's friend Jo visited."}},
+		// Named by the assistant only, or by no one: nothing, and never the user.
+		{[]string{"Work was long today.", "A:Maybe ring your friend Beth tonight?", "She is a teacher."}, nil},
+		{[]string{"She is a teacher."}, nil},
+		{[]string{"I'm a nurse. She is a doctor."}, []string{"User is a nurse."}},
+		// A question, and a writer whose names are not capitalised.
+		{[]string{"My brother Tom is moving. Is he taking the dog?"}, []string{"User's brother Tom is moving."}},
+		{[]string{"my husband mark is a bus driver so i do breakfast for ethan. he starts school in september"},
+			[]string{"User's husband mark is a bus driver.", "User does breakfast for ethan."}},
+	} {
+		checkTurns(t, tt.turns, tt.want)
+	}
+}
