@@ -36,41 +36,42 @@ type referent struct {
 }
 
 // discourse is what the subject stage keeps of a batch of messages for
-// the pronouns that start a sentence.
+// the pronouns that start a sentence. Its sentences are read for
+// referents only when a pronoun needs them.
 type discourse struct {
-	cur      []referent // named in the user's message so far
-	curBlind bool       // a sentence of it writes no capital: a name may be hidden
-	prev     []referent // named in the user's previous turn
-	// prevBlind: the previous turn may hide a name, or a turn of the
-	// assistant's since named someone else.
-	prevBlind bool
-	places    map[string]bool // names the user gave places ("to Porto"), which the assistant may repeat
+	cur     turn     // the user's message so far
+	prev    turn     // the user's previous message
+	between []string // the assistant's turns between the two
+	heard   []string // the assistant's turns since the user's message
+	// places are the names the user gave places ("to Porto"), which the
+	// assistant may name again.
+	places map[string]bool
+}
+
+// turn is a message of the user's, for its referents.
+type turn struct {
+	refs    []referent // named in it, in order
+	pending []string   // its sentences not read yet
+	blind   bool       // a sentence of it writes no capital: a name may be hidden
 }
 
 // user starts a message of the user's: the one before becomes the
 // previous turn.
 func (d *discourse) user() {
-	d.prev, d.prevBlind = d.cur, d.curBlind
-	d.cur, d.curBlind = nil, false
+	d.prev, d.cur, d.between, d.heard = d.cur, turn{}, d.heard, nil
 }
 
-// assistant reads a turn of the assistant's: when it names someone other
-// than those of the user's last turn, a pronoun of the next is left
-// unresolved.
+// assistant keeps a turn of the assistant's: when it names someone other
+// than those of the user's previous turn, a pronoun that starts the
+// user's next one is left unresolved.
 func (d *discourse) assistant(text string) {
-	forSentences(text, func(s string, _ bool) {
-		for _, r := range d.scan(s, true) {
-			if !slices.ContainsFunc(d.cur, r.same) {
-				d.curBlind = true
-			}
-		}
-	})
+	d.heard = append(d.heard, text)
 }
 
 // sentence returns a sentence of the user's with a pronoun at its start
 // replaced by the one it stands for, and whether it now names the user;
 // raw is the sentence as written (s its statement, "" for a question),
-// whose referents it records.
+// kept for its referents.
 func (d *discourse) sentence(raw, s string, named bool) (string, bool) {
 	if s != "" {
 		s = nameSomeone(s)
@@ -78,18 +79,27 @@ func (d *discourse) sentence(raw, s string, named bool) (string, bool) {
 			s, named = r, mentionsUser(r) || ownEvent(r)
 		}
 	}
-	for _, r := range d.scan(raw, false) {
-		d.add(r)
-	}
-	if uncased(raw) {
-		d.curBlind = true
-	}
+	d.cur.pending = append(d.cur.pending, raw)
 	return s, named
+}
+
+// read reads the sentences of t not read yet for their referents.
+func (d *discourse) read(t *turn) {
+	for _, s := range t.pending {
+		for _, r := range d.scan(s, false) {
+			t.add(r)
+		}
+		t.blind = t.blind || uncased(s)
+	}
+	t.pending = nil
 }
 
 // resolve returns s with the pronoun it starts with replaced by the one
 // referent it stands for, if there is one.
 func (d *discourse) resolve(s string) (string, bool) {
+	if !pronounFirst(s) {
+		return "", false // (most sentences: the words are not read)
+	}
 	toks := words(s)
 	if len(toks) < 2 {
 		return "", false
@@ -98,17 +108,22 @@ func (d *discourse) resolve(s string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	pool, blind := d.cur, d.curBlind
+	d.read(&d.cur)
+	pool, blind := d.cur.refs, d.cur.blind
 	if len(pool) == 0 && !blind {
-		pool, blind = d.prev, d.prevBlind
+		d.read(&d.prev)
+		pool, blind = d.prev.refs, d.prev.blind || d.named(d.prev.refs)
 	}
 	if blind {
 		return "", false
 	}
 	var r referent
 	switch {
-	case p.many && len(pool) == 1 && pool[0].many && pool[0].own:
-		r = pool[0] // "My parents moved to Spain. They are both retired."
+	case p.many && len(pool) == 1 && pool[0].many && pool[0].own && (len(pool[0].name) > 0 || family[lower(pool[0].rel[len(pool[0].rel)-1])]):
+		// "My parents moved to Spain. They are both retired.": a couple
+		// or a family's children, not "my dogs" or "my friends", of
+		// whom "they" says how the user feels more than a fact.
+		r = pool[0]
 	case !p.many && len(pool) == 1 && !pool[0].many:
 		r = pool[0]
 	default:
@@ -128,6 +143,9 @@ func (d *discourse) resolve(s string) (string, bool) {
 		phrase = append(phrase[:len(phrase)-1:len(phrase)-1], last)
 	}
 	rest := toks[1:]
+	if p.poss && lower(rest[0]) == "name's" {
+		rest = slices.Concat([]string{"name", "is"}, rest[1:]) // "his name's Alex"
+	}
 	if p.verb != "" {
 		v := p.verb
 		if v == "is" && (lower(rest[0]) == "been" || lower(rest[0]) == "got" || lower(rest[0]) == "gotten") {
@@ -143,8 +161,44 @@ func (d *discourse) resolve(s string) (string, bool) {
 		// "Her name is Priya", "she's called Ines": the referent's name.
 		r.name = nameIn(rest)
 	}
-	d.add(r) // in play in this message now
+	d.cur.add(r) // in play in this message now
 	return out, true
+}
+
+// named reports whether the assistant's turns since the user's previous
+// one name someone not among refs.
+func (d *discourse) named(refs []referent) bool {
+	named := false
+	for _, text := range d.between {
+		forSentences(text, func(s string, _ bool) {
+			for _, r := range d.scan(s, true) {
+				named = named || !slices.ContainsFunc(refs, r.same)
+			}
+		})
+	}
+	return named
+}
+
+// pronounFirst reports, without reading its words, whether a sentence
+// may start with a pronoun: one of its first four words is one.
+func pronounFirst(s string) bool {
+	for i, f := 0, 0; i < len(s) && f < 4; f++ {
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' {
+			j++
+		}
+		w := strings.TrimRight(s[i:j], ",.!?:;")
+		if len(w) >= 2 && len(w) <= 7 && (w[0] == 'h' || w[0] == 'H' || w[0] == 's' || w[0] == 'S' || w[0] == 't' || w[0] == 'T') {
+			if _, ok := pronouns[strings.ToLower(strings.ReplaceAll(w, "’", "'"))]; ok {
+				return true
+			}
+		}
+		i = j
+	}
+	return false
 }
 
 // pronoun is what a pronoun at a sentence's start stands for and says.
@@ -181,14 +235,14 @@ func (r referent) same(o referent) bool {
 
 // add records a referent of the user's message: one already in play is
 // completed (a name, a relation), another joins them.
-func (d *discourse) add(r referent) {
-	for i, o := range d.cur {
+func (t *turn) add(r referent) {
+	for i, o := range t.refs {
 		if m, ok := merge(o, r); ok && o.same(r) {
-			d.cur[i] = m
+			t.refs[i] = m
 			return
 		}
 	}
-	d.cur = append(d.cur, r)
+	t.refs = append(t.refs, r)
 }
 
 // merge returns one referent for a and b, said to be the same ("Jason,
@@ -241,8 +295,8 @@ func (d *discourse) scan(raw string, yours bool) []referent {
 		switch {
 		case w == "my" || w == "our" || yours && w == "your":
 			s, rest, ok := possessive(toks[i:])
-			if !ok || s.rel == "" {
-				continue
+			if !ok || s.rel == "" || len(strings.Fields(s.rel)) > 3 || slices.ContainsFunc(strings.Fields(s.rel), func(t string) bool { return stops[t] || determiners[t] }) {
+				continue // "my first full conversation with the vet about…": no one
 			}
 			end := len(toks) - len(rest)
 			rel := s.rel // lower case; the words as written, but for a household ("my wife and I")
@@ -351,7 +405,10 @@ var (
 	// bareKin name the user's relative without "my": "dad drives a bus".
 	bareKin  = set("mum mom mam dad nan nana gran granny grandma grandpa")
 	extraKin = set("grandson granddaughter grandchild grandkid puppy kitten babies niece nephew nieces nephews aunt uncle aunts uncles cousins grandsons granddaughters neighbours neighbors colleagues coworkers")
-	manyKin  = set("kids children parents brothers sisters siblings cousins twins sons daughters boys girls grandparents grandchildren grandkids grandsons granddaughters in-laws friends dogs cats pets nieces nephews aunts uncles neighbours neighbors colleagues coworkers babies")
+	// family are more than one of the user's family: "they" may stand
+	// for them.
+	family  = set("parents kids children twins sons daughters grandparents grandchildren grandkids in-laws")
+	manyKin = set("kids children parents brothers sisters siblings cousins twins sons daughters boys girls grandparents grandchildren grandkids grandsons granddaughters in-laws friends dogs cats pets nieces nephews aunts uncles neighbours neighbors colleagues coworkers babies")
 )
 
 // plural reports whether a referent is more than one: "my parents", "my
@@ -431,6 +488,9 @@ func nameIn(toks []string) []string {
 // started seeing someone, she's called Ines" → "… seeing someone named
 // Ines".
 func nameSomeone(s string) string {
+	if !strings.Contains(s, "omeone") && !strings.Contains(s, "omebody") {
+		return s
+	}
 	toks := words(s)
 	for i, t := range toks {
 		if w := lower(t); (w == "someone" || w == "somebody") && dating(toks[:i]) {

@@ -204,6 +204,14 @@ func TestHeuristic_Pronouns(t *testing.T) {
 		{[]string{"Work was long today.", "A:Maybe ring your friend Beth tonight?", "She is a teacher."}, nil},
 		{[]string{"She is a teacher."}, nil},
 		{[]string{"I'm a nurse. She is a doctor."}, []string{"User is a nurse."}},
+		{[]string{"I've been seeing someone. His name's Alex."}, []string{"User has been seeing someone.", "User's partner's name is Alex."}},
+		// "They" of pets or friends says how the user feels more than a
+		// fact; a phrase of "my" that names no one ("our hike with the
+		// dogs", "my first chat with the vet") is no one.
+		{[]string{"My dogs love the park. They are the best buddies."}, []string{"User's dogs love the park."}},
+		{[]string{"Can't wait for our hike with the dogs. They always make me smile."}, []string{"User cannot wait for their hike with the dogs."}},
+		{[]string{"I had my first chat with the vet about Simba's jabs. She only switched to English twice."},
+			[]string{"User had their first chat with the vet about Simba's jabs."}},
 		// A question, and a writer whose names are not capitalised.
 		{[]string{"My brother Tom is moving. Is he taking the dog?"}, []string{"User's brother Tom is moving."}},
 		{[]string{"my husband mark is a bus driver so i do breakfast for ethan. he starts school in september"},
