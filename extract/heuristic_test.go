@@ -176,13 +176,22 @@ func FuzzHeuristic(f *testing.F) {
 		"I quit so ,", "I love it and , so", "me: 1, ,", "about me: ,", "dad's", "home's", "x is home", "veggie for",
 		"divorced, ,", "no", "the dog", "live in", "Last year we , and I", "wfh", "3x", "I moved, 2018", "Tom is my",
 		"noah already asked if 'the swim lesson man' is my friend lol", "she asked my mum if",
+		"My daughter Lily started school. She is allergic to eggs.", "Her", "His name's", "They're", "my parents. they",
+		"Jason, my head baker, is leaving. He's", "seeing someone, she's called", "Donna (my", "a puppy, a beagle called Rolo. He",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, c := range extract.Heuristic([]*agentmem.Message{{Role: agentmem.RoleUser, Content: s}}) {
-			if !strings.HasPrefix(c.Text, "User") || !strings.HasSuffix(c.Text, ".") {
-				t.Fatalf("%q: memory %q does not read as a sentence about the user", s, c.Text)
+		// One message, and a conversation of it (a pronoun of the next
+		// turn may stand for someone of the one before).
+		for _, msgs := range [][]*agentmem.Message{
+			{{Role: agentmem.RoleUser, Content: s}},
+			{{Role: agentmem.RoleUser, Content: s}, {Role: agentmem.RoleAssistant, Content: s}, {Role: agentmem.RoleUser, Content: s}},
+		} {
+			for _, c := range extract.Heuristic(msgs) {
+				if !strings.HasPrefix(c.Text, "User") || !strings.HasSuffix(c.Text, ".") {
+					t.Fatalf("%q: memory %q does not read as a sentence about the user", s, c.Text)
+				}
 			}
 		}
 	})

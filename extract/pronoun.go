@@ -119,7 +119,7 @@ func (d *discourse) resolve(s string) (string, bool) {
 	}
 	var r referent
 	switch {
-	case p.many && len(pool) == 1 && pool[0].many && pool[0].own && (len(pool[0].name) > 0 || family[lower(pool[0].rel[len(pool[0].rel)-1])]):
+	case p.many && len(pool) == 1 && pool[0].many && pool[0].own && (len(pool[0].name) > 0 || len(pool[0].rel) > 0 && family[lower(pool[0].rel[len(pool[0].rel)-1])]):
 		// "My parents moved to Spain. They are both retired.": a couple
 		// or a family's children, not "my dogs" or "my friends", of
 		// whom "they" says how the user feels more than a fact.
