@@ -46,10 +46,10 @@ const chooseStoresPrompt = "You find what is remembered about a user, to answer 
 // search of req's user of that kind with the call's query (and top_k,
 // else req's), and the results go back to it, for at most MaxToolRounds
 // rounds. It returns what the searches found, each item once, most
-// relevant first, at most req's top_k, and the kinds searched. why, when not "", says why
-// the model's choice could not be followed (it called no tool, an
-// unknown one, sent bad arguments, or failed): the caller then searches
-// as without a model. An error is the store's, or the context's.
+// relevant first, at most req's top_k, and the kinds searched. why, when
+// not "", says why the model's choice could not be followed (it called no
+// tool, an unknown one, sent bad arguments, or failed): the caller then
+// searches as without a model. An error is the store's, or the context's.
 func (s *Searcher) chooseStores(ctx context.Context, chat agentmem.Chat, model, userID string, req Request) (res *Response, kinds []string, why string, err error) {
 	tools := make([]agentmem.ChatTool, len(storeTools))
 	for i, t := range storeTools {
