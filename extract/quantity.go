@@ -20,17 +20,24 @@ func endedBy(cd Candidate, valid []*agentmem.Memory) []*agentmem.Memory {
 		return nil
 	}
 	things := distinctive(thingWords(cd.Text), valid)
+	// An end filed as an event ("we lost Bruno in May") says nothing of
+	// the kind of what ended: a name it gives ("Bruno") decides alone.
+	named := distinctive(nameWords(cd.Text), valid)
 	var out []*agentmem.Memory
 	for _, m := range valid {
 		meta := metaOf(m)
 		if meta.Negated || normalize(m.Text) == normalize(cd.Text) {
 			continue
 		}
+		of := things
 		if meta.Kind != "" && cd.Kind != "" && meta.Kind != cd.Kind || (meta.Kind == "" || cd.Kind == "") && m.Category != cd.Category {
-			continue
+			if cd.Kind != "event" {
+				continue
+			}
+			of = named
 		}
 		for w := range thingWords(m.Text) {
-			if things[w] {
+			if of[w] {
 				out = append(out, m)
 				break
 			}
@@ -146,20 +153,40 @@ var spelledNumbers = map[string]string{"one": "1", "two": "2", "three": "3", "fo
 // time or change, nor a number spelled out; a final s dropped.
 func thingWords(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127)
 	}) {
+		name := w[0] >= 'A' && w[0] <= 'Z' // a name of three letters is a thing ("Rex", "Ana")
+		w = strings.ToLower(w)
 		if w[0] >= '0' && w[0] <= '9' || spelledNumbers[w] != "" || lightWords[w] || notThings[w] {
 			continue
 		}
-		if len(w) >= 4 || len(w) == 3 && strings.ContainsAny(w, "0123456789") {
+		if len(w) >= 4 || len(w) == 3 && (name || strings.ContainsAny(w, "0123456789")) {
 			out[stemS(w)] = true
 		}
 	}
 	return out
 }
 
-var notThings = set("said about around almost over under down from since still just went gone came come back more less than with into onto take takes taking took taken start started stopped stop doctor doc labs lab test tests result results week weeks month months year years today yesterday last next this that these those then when were been being they them their there here what which also really pretty quite very much many each every now again already only even finally pleased happy said told says went goes doing does done make made making have having need needs want wants like likes good great well better worse bigger smaller higher lower went total about roughly around nearly almost approximately currently daily morning evening night twice once times time per a-day")
+// nameWords returns the thing words of text that it writes with a
+// capital, past its first word: the names it gives ("Bruno", "Rex").
+func nameWords(text string) map[string]bool {
+	out := map[string]bool{}
+	for i, w := range strings.Fields(text) {
+		if r, _ := utf8.DecodeRuneInString(w); i > 0 && unicode.IsUpper(r) {
+			for t := range thingWords(w) {
+				out[t] = true
+			}
+		}
+	}
+	return out
+}
+
+var notThings = set("said about around almost over under down from since still just went gone came come back more less than with into onto take takes taking took taken start started stopped stop doctor doc labs lab test tests result results week weeks month months year years today yesterday last next this that these those then when were been being they them their there here what which also really pretty quite very much many each every now again already only even finally pleased happy said told says went goes doing does done make made making have having need needs want wants like likes good great well better worse bigger smaller higher lower went total about roughly around nearly almost approximately currently daily morning evening night twice once times time per a-day " +
+	// an end's own words, and the calendar's: no thing that ends
+	"lost lose losing died dies passed away quit quits quitting ended ends stopped stopping gave give sold sell split broke " +
+	"january february march april may june july august september october november december " +
+	"monday tuesday wednesday thursday friday saturday sunday")
 
 // OwnNames returns the user's own names that their valid memories of the
 // slots "name" and "nickname" tell ("User's name is Mariana.",

@@ -53,8 +53,9 @@ func TestConsolidate_FiguresUpdate(t *testing.T) {
 }
 
 // TestConsolidate_Ends: a statement of an end invalidates the memories of
-// its kind that name what ended, superseded by it, and it is stored; a
-// memory of another kind, or that names something else, stays.
+// its kind (any kind, when the end is filed as an event) that name what
+// ended, superseded by it, and it is stored; a memory of another kind, or
+// that names something else, stays.
 func TestConsolidate_Ends(t *testing.T) {
 	c, s := mustConsolidator(t)
 	apply := func(seq int64, kind, category, text string, ends bool) extract.Decision {
@@ -76,9 +77,15 @@ func TestConsolidate_Ends(t *testing.T) {
 	if d := apply(9, "pet", "family", "User said: we gave the hamster cage away.", true); d.Op != extract.OpAdd {
 		t.Errorf("an end of a word of three memories: %s (%s), want an add and nothing ended", d.Op, d.Reason)
 	}
-	got := mustStateAll(t, s, "Miso", "old route", "lost Bruno", "Pip", "feeds the hamster", "bigger wheel")
-	if strings.Contains(got, "dog named Bruno") {
-		t.Errorf("valid memories %q still say the dog is there", got)
+	// An end the classifier files as an event (its kind, not the pet's)
+	// ends what it names whatever that is of.
+	apply(10, "pet", "family", "User lives with their dog Rex.", false)
+	if d := apply(11, "event", "event", "User lost Rex in May.", true); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.Text != "User lives with their dog Rex." {
+		t.Errorf("an end of kind event: %s (old %v), want the dog Rex invalidated", d.Op, d.Old)
+	}
+	got := mustStateAll(t, s, "Miso", "old route", "lost Bruno", "Pip", "feeds the hamster", "bigger wheel", "lost Rex")
+	if strings.Contains(got, "dog named Bruno") || strings.Contains(got, "dog Rex") {
+		t.Errorf("valid memories %q still say a dog is there", got)
 	}
 }
 

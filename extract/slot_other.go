@@ -52,19 +52,25 @@ func classifyOther(out []Candidate, c Candidate, subj subject, lemma, verb strin
 			who += " " + strings.ToLower(subj.name)
 		}
 		c.Slot, c.Object = "age-of:"+who, first
-	case (rel == "doctor" || rel == "doc" || rel == "gp" || rel == "consultant") && (lemma == "take" || lemma == "put") && len(lc) > 2 && lc[0] == "me" && (lc[1] == "off" || lc[1] == "on"):
+	case (rel == "doctor" || rel == "doc" || rel == "gp" || rel == "consultant") && (lemma == "take" || lemma == "put" || lemma == "start") && len(lc) > 2 && lc[0] == "me" && (lc[1] == "off" || lc[1] == "on"):
 		// "My doctor took me off the metformin", "the doc put me on
-		// lisinopril 10mg": what the user takes.
+		// lisinopril 10mg", "the doctor started me on lisinopril": what
+		// the user takes.
 		drug := phrase(lc, 2)
-		drug = strings.TrimPrefix(drug, "the ")
+		for _, a := range []string{"the ", "a ", "an ", "my "} {
+			drug = strings.TrimPrefix(drug, a)
+		}
 		if lc[1] == "off" {
 			return append(out, Candidate{Text: c.Text, Category: "health", Confidence: 0.8, Importance: 0.7, Object: lastWord(strings.Fields(drug + " x")[0]), Retract: true})
 		}
-		dt := comp[2:]
-		if len(dt) > 0 && lower(dt[0]) == "the" {
+		dt, n := comp[2:], len(strings.Fields(drug))
+		switch {
+		case len(dt) > 0 && (lower(dt[0]) == "the" || lower(dt[0]) == "my"):
 			dt = dt[1:]
+		case len(dt) > 0 && (lower(dt[0]) == "a" || lower(dt[0]) == "an"):
+			n++ // "User is on a new diet."
 		}
-		return append(out, Candidate{Text: "User is on " + strings.Join(dt[:min(len(dt), len(strings.Fields(drug)))], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
+		return append(out, Candidate{Text: "User is on " + strings.Join(dt[:min(len(dt), n)], " ") + ".", Category: "health", Confidence: 0.8, Importance: 0.7, Object: drug})
 	case rel == "name" && lemma == "be" && len(comp) > 0:
 		set("identity", "name", 0.95, 0.9)
 		c.Object = ""

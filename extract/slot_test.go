@@ -138,6 +138,8 @@ func TestHeuristic_Slots(t *testing.T) {
 		{"I've started smoking again", []want{w("User has started smoking again.", "object=smoke")}},
 		{"my GP took me off the statins", []want{w("User's GP took them off the statins.", "object=statins", "retract")}},
 		{"the doc put me on ramipril 5mg", []want{w("User is on ramipril 5mg.", "object=ramipril 5mg")}},
+		{"my GP started me on sertraline 50mg last week", []want{w("User is on sertraline 50mg.", "object=sertraline 50mg")}},
+		{"The doctor started me on a new diet.", []want{w("User is on a new diet.", "object=new diet")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
 	}

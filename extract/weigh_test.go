@@ -114,3 +114,24 @@ func TestSection(t *testing.T) {
 		}
 	}
 }
+
+// TestLearned_SettledIn: a statement of where the user now lives that the
+// rules do not read as their residence is filed under it when the
+// classifier is sure, so that it replaces the old place; where another
+// person lives never is.
+func TestLearned_SettledIn(t *testing.T) {
+	x := mustLearned(t)
+	for turn, want := range map[string]string{
+		"we've finally settled into the new place in Leeds": "residence",
+		"My sister lives in Leeds.":                         "",
+		"my parents live in York":                           "",
+	} {
+		cands := extractTexts(t, x, turn)
+		if len(cands) == 0 {
+			t.Fatalf("%q: nothing kept", turn)
+		}
+		if cands[0].Slot != want {
+			t.Errorf("%q: %q of slot %q, want %q", turn, cands[0].Text, cands[0].Slot, want)
+		}
+	}
+}

@@ -45,11 +45,11 @@ const chooseStoresPrompt = "You find what is remembered about a user, to answer 
 // offered one tool per kind (storeTools), each call it makes is run as a
 // search of req's user of that kind with the call's query (and top_k,
 // else req's), and the results go back to it, for at most MaxToolRounds
-// rounds. It returns what the searches found, each item once, best first,
-// at most req's top_k, and the kinds searched. why, when not "", says why
-// the model's choice could not be followed (it called no tool, an
-// unknown one, sent bad arguments, or failed): the caller then searches
-// as without a model. An error is the store's, or the context's.
+// rounds. It returns what the searches found, each item once, most
+// relevant first, at most req's top_k, and the kinds searched. why, when
+// not "", says why the model's choice could not be followed (it called no
+// tool, an unknown one, sent bad arguments, or failed): the caller then
+// searches as without a model. An error is the store's, or the context's.
 func (s *Searcher) chooseStores(ctx context.Context, chat agentmem.Chat, model, userID string, req Request) (res *Response, kinds []string, why string, err error) {
 	tools := make([]agentmem.ChatTool, len(storeTools))
 	for i, t := range storeTools {
@@ -105,7 +105,7 @@ func (s *Searcher) chooseStores(ctx context.Context, chat agentmem.Chat, model, 
 					if at, ok := seen[k]; !ok {
 						seen[k] = len(res.Results)
 						res.Results = append(res.Results, x)
-					} else if x.Score > res.Results[at].Score {
+					} else if x.Relevance > res.Results[at].Relevance {
 						res.Results[at] = x
 					}
 				}
@@ -130,7 +130,9 @@ func (s *Searcher) chooseStores(ctx context.Context, chat agentmem.Chat, model, 
 			msgs = append(msgs, agentmem.ChatMessage{Role: agentmem.RoleTool, ToolCallID: call.ID, Content: content})
 		}
 	}
-	slices.SortStableFunc(res.Results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	// The searches' rank scores are of their own lists; their relevances
+	// compare (see Calibration).
+	slices.SortStableFunc(res.Results, func(a, b Result) int { return cmp.Compare(b.Relevance, a.Relevance) })
 	res.Results = res.Results[:min(len(res.Results), cmp.Or(req.TopK, DefaultTopK))]
 	return res, kinds, "", nil
 }
