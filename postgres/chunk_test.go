@@ -1,49 +1,18 @@
 package postgres_test
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem"
 )
 
-// chunkLabelsMigration returns the name of the migration that indexes
-// chunks' topics and entities (found by its name, whatever its number).
-func chunkLabelsMigration(t *testing.T) string {
-	t.Helper()
-	names, err := filepath.Glob(filepath.Join("migration", "*_chunk_labels_search.sql"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("the chunk labels migration: %v, %v", names, err)
-	}
-	return filepath.Base(names[0])
-}
-
 // TestMigration_ChunkLabels: the migration that indexes chunks' topics and
 // entities indexes those of the chunks stored before it, and the index
 // follows them from then on.
 func TestMigration_ChunkLabels(t *testing.T) {
 	t.Parallel()
-	dsn := MustCreateSchema(t)
-	MustExec(t, dsn, `CREATE TABLE migrations (version text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL)`)
-	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := chunkLabelsMigration(t)
-	for _, name := range names {
-		if filepath.Base(name) >= before {
-			continue
-		}
-		body, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		MustExec(t, dsn, string(body))
-		MustExec(t, dsn, fmt.Sprintf(`INSERT INTO migrations (version, applied_at) VALUES ('migration/%s', now())`, filepath.Base(name)))
-	}
+	dsn := migratedBefore(t, "_chunk_labels_search.sql")
 	MustExec(t, dsn, `INSERT INTO users (user_id, created_at) VALUES ('alice', now());
 		INSERT INTO threads (user_id, id, message_count, last_seq, created_at, updated_at) VALUES ('alice', 't1', 2, 2, now(), now());
 		INSERT INTO chunks (user_id, id, thread_id, seq_from, seq_to, turns, text, summary, topics, entities, created_at)

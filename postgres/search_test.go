@@ -58,30 +58,7 @@ func TestMigration_IndexesStoredMessages(t *testing.T) {
 // on SQLite.
 func TestMigration_MemorySources(t *testing.T) {
 	t.Parallel()
-	dsn := MustCreateSchema(t)
-	MustExec(t, dsn, `CREATE TABLE migrations (version text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL)`)
-	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The migration of sources, found by its name whatever its number;
-	// those before it are applied first.
-	found, err := filepath.Glob(filepath.Join("migration", "*_memory_source_ranges.sql"))
-	if err != nil || len(found) != 1 {
-		t.Fatalf("the memory sources migration: %v, %v", found, err)
-	}
-	mine := filepath.Base(found[0])
-	for _, name := range names {
-		if filepath.Base(name) >= mine {
-			continue
-		}
-		body, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		MustExec(t, dsn, string(body))
-		MustExec(t, dsn, fmt.Sprintf(`INSERT INTO migrations (version, applied_at) VALUES ('migration/%s', now())`, filepath.Base(name)))
-	}
+	dsn := migratedBefore(t, "_memory_source_ranges.sql")
 	MustExec(t, dsn, `INSERT INTO users (user_id, created_at) VALUES ('alice', now());
 		INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('alice', 't1', now(), now());
 		INSERT INTO memories (user_id, id, kind, text, confidence, importance, thread_id, seq_from, seq_to, source, version, valid_from,

@@ -326,33 +326,7 @@ func TestSearch_GroupCommit(t *testing.T) {
 // stored before it (their bytes and seqs), and a put after it replaces a
 // vector by its key as before.
 func TestMigration_VectorsWithoutRowid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agentmem.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`)
-	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		if filepath.Base(name) >= "0015" {
-			continue
-		}
-		body, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO migrations (version, applied_at) VALUES (?, 0)`, "migration/"+filepath.Base(name))
-	}
+	path, db, exec := migratedBefore(t, "_vectors_without_rowid.sql")
 	ctx := context.Background()
 	for i, id := range []string{"m1", "m2"} {
 		exec(`INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES ('alice', 'test/2', 'memories', ?, ?, ?)`,
@@ -390,40 +364,7 @@ func TestMigration_VectorsWithoutRowid(t *testing.T) {
 // deleted for good), marked invalid for an invalidated memory, so that
 // search finds it by it.
 func TestMigration_MemorySources(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agentmem.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`)
-	names, err := filepath.Glob(filepath.Join("migration", "*.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The migration of sources, found by its name whatever its number;
-	// those before it are applied first.
-	found, err := filepath.Glob(filepath.Join("migration", "*_memory_source_ranges.sql"))
-	if err != nil || len(found) != 1 {
-		t.Fatalf("the memory sources migration: %v, %v", found, err)
-	}
-	mine := filepath.Base(found[0])
-	for _, name := range names {
-		if filepath.Base(name) >= mine {
-			continue
-		}
-		body, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(body))
-		exec(`INSERT INTO migrations (version, applied_at) VALUES (?, 0)`, "migration/"+filepath.Base(name))
-	}
+	path, db, exec := migratedBefore(t, "_memory_source_ranges.sql")
 	exec(`INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ('alice', 't1', 0, 0)`)
 	for _, m := range []struct {
 		id, thread string
