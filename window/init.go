@@ -27,13 +27,15 @@ const recentThreadsScanned = 20
 //   - "notes" (Notes): the notes of the thread's agent;
 //   - "recent_summaries" (Recent Session Summaries): the summaries of the
 //     user's RecentSummaries most recently updated other threads, each
-//     "- At 03:04 PM, Jan 02, 2006: …";
+//     "- At 03:04 PM, Jan 02, 2006: …", the time of the last turn it
+//     summarises (of an imported history too);
 //   - "entities" (Entities): the entities the input names.
 type Init struct {
 	Store interface {
 		agentmem.ProfileStore
 		agentmem.ThreadStore
 		agentmem.SummaryStore
+		agentmem.MessageStore
 	}
 	// Notes returns the notes of a user's agent ("" when none); nil: no
 	// notes section.
@@ -139,7 +141,15 @@ func (in *Init) recent(ctx context.Context, userID, threadID string, n int) ([]s
 		} else if err != nil {
 			return nil, fmt.Errorf("summary of %s: %w", t.ID, err)
 		}
-		lines = append(lines, fmt.Sprintf("- At %s: %s", t.UpdatedAt.Format(agentmem.SessionTimeLayout), strings.Join(strings.Fields(s.Text), " ")))
+		at := t.UpdatedAt
+		last, _, err := in.Store.FindMessages(ctx, userID, t.ID, agentmem.MessageFilter{AfterSeq: s.ThroughSeq - 1, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("the last turn summarised of %s: %w", t.ID, err)
+		}
+		if len(last) == 1 && last[0].Seq == s.ThroughSeq {
+			at = last[0].CreatedAt // when it was said, not when the thread last changed
+		}
+		lines = append(lines, fmt.Sprintf("- At %s: %s", at.Format(agentmem.SessionTimeLayout), strings.Join(strings.Fields(s.Text), " ")))
 	}
 	return lines, nil
 }

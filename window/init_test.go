@@ -130,3 +130,32 @@ func BenchmarkBuild_Init(b *testing.B) {
 		})
 	}
 }
+
+// TestInit_SummaryTimes: a summary of the recent threads is dated by the
+// last turn it summarises (an imported history's, in the past), not by
+// when its thread last changed.
+func TestInit_SummaryTimes(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		said := time.Date(2024, 3, 2, 15, 4, 0, 0, time.UTC)
+		MustThread(t, s, "alice", "trip",
+			&agentmem.Message{Role: agentmem.RoleUser, Content: "Plan Porto.", CreatedAt: said.Add(-time.Hour)},
+			&agentmem.Message{Role: agentmem.RoleAssistant, Content: "Day 1: Ribeira.", CreatedAt: said})
+		if _, err := s.PutSummary(ctx, &agentmem.Summary{UserID: "alice", ThreadID: "trip", ThroughSeq: 2, Text: "Alice planned Porto.", Method: agentmem.SummaryExtractive}); err != nil {
+			t.Fatal(err)
+		}
+		MustThread(t, s, "alice", "today")
+		secs, err := (&window.Init{Store: s}).InitBlock(ctx, "alice", "", "today", "hi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		for _, sec := range secs {
+			if sec.Name == "recent_summaries" {
+				text = sec.Text
+			}
+		}
+		if want := "- At 03:04 PM, Mar 02, 2024: Alice planned Porto."; text != want {
+			t.Errorf("recent summaries %q, want %q", text, want)
+		}
+	})
+}
