@@ -100,14 +100,23 @@ const DefaultMinRelevance = 0.15
 // without "user" and small talk: what a query asks about) that text
 // holds, compared by their crude stems ("pets" and "pet"); 0 when the
 // query has no such word.
-func Coverage(query, text string) float64 {
-	var terms []string
+func Coverage(query, text string) float64 { return coverage(queryStems(query), text) }
+
+// queryStems returns the crude stems of the query's words that Coverage
+// counts.
+func queryStems(query string) []string {
+	var stems []string
 	for _, t := range agentmem.SearchTerms(query) {
 		if t != "user" && !smallTalk[t] {
-			terms = append(terms, crudeStem(t))
+			stems = append(stems, crudeStem(t))
 		}
 	}
-	if len(terms) == 0 {
+	return stems
+}
+
+// coverage returns the share of stems that text holds.
+func coverage(stems []string, text string) float64 {
+	if len(stems) == 0 {
 		return 0
 	}
 	in := map[string]bool{}
@@ -115,12 +124,12 @@ func Coverage(query, text string) float64 {
 		in[crudeStem(w)] = true
 	}
 	n := 0
-	for _, t := range terms {
+	for _, t := range stems {
 		if in[t] {
 			n++
 		}
 	}
-	return float64(n) / float64(len(terms))
+	return float64(n) / float64(len(stems))
 }
 
 // calibration returns the calibration of results whose vectors lie in
@@ -138,33 +147,48 @@ func (s *Searcher) calibration(space string) Calibration {
 	return Calibrations[""]
 }
 
-// setRelevance sets each result's Relevance (and Scores["coverage"])
-// from its evidence: its words, and its vector's cosine with the query's
-// in the space of the vector list whose scopes hold it (keys are the
-// results' items, lists the vector signal's lists).
-func (s *Searcher) setRelevance(query string, results []Result, keys []itemKey, lists []weightedList) {
-	personal := Personal(query)
-	need := make([]float64, len(lists))
+// relevance estimates the relevance of a search's results (see
+// Calibration) from what it read once of the query: the stems Coverage
+// counts, whether it speaks of the user, and, in each vector list's
+// space (lists: the vector signal's), the log-odds that it needs memory.
+type relevance struct {
+	s        *Searcher
+	stems    []string
+	personal bool
+	lists    []weightedList
+	need     []float64
+}
+
+func (s *Searcher) relevanceOf(query string, lists []weightedList) *relevance {
+	rv := &relevance{s: s, stems: queryStems(query), personal: Personal(query), lists: lists, need: make([]float64, len(lists))}
 	for i, l := range lists {
-		need[i] = s.calibration(l.space).NeedLogit(l.query)
+		rv.need[i] = s.calibration(l.space).NeedLogit(l.query)
 	}
+	return rv
+}
+
+// set sets each result's Relevance (and Scores["coverage"]) from its
+// evidence: its words, and its vector's cosine with the query's in the
+// space of the vector list whose scopes hold it (keys are the results'
+// items).
+func (rv *relevance) set(results []Result, keys []itemKey) {
 	for i := range results {
 		r, k := &results[i], keys[i]
-		ev := Evidence{Cosine: math.NaN(), Coverage: Coverage(query, r.Text), Personal: personal}
+		ev := Evidence{Cosine: math.NaN(), Coverage: coverage(rv.stems, r.Text), Personal: rv.personal}
 		space := ""
-		for li, l := range lists {
+		for li, l := range rv.lists {
 			if !l.scopes[k.scope] || l.vectors == nil {
 				continue
 			}
 			if cos, ok := l.vectors.cosine(l.query, k); ok {
-				ev.Cosine, ev.Need, space = cos, need[li], l.space
+				ev.Cosine, ev.Need, space = cos, rv.need[li], l.space
 				if len(l.list) > 0 {
 					ev.Gap = max(l.list[0].score-cos, 0)
 				}
 			}
 		}
 		r.Scores["coverage"] = ev.Coverage
-		r.Relevance = s.calibration(space).Relevance.Relevance(ev)
+		r.Relevance = rv.s.calibration(space).Relevance.Relevance(ev)
 	}
 }
 

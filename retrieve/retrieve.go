@@ -419,8 +419,8 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	if vecErr != nil || !wants(&req, "vector") {
 		vecLists = nil
 	}
-	s.setRelevance(req.Query, results, keys, vecLists)
-	if resp.Results, err = s.present(ctx, userID, &req, items, results, keys, known); err != nil {
+	rel := s.relevanceOf(req.Query, vecLists)
+	if resp.Results, err = s.present(ctx, userID, &req, items, results, keys, known, rel); err != nil {
 		return nil, err
 	}
 	if err := s.supersededBy(ctx, userID, resp.Results); err != nil {
@@ -429,15 +429,15 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 	return resp, nil
 }
 
-// present demotes the results that no longer hold (see outdated) and
-// returns the best req.TopK of those whose relevance reaches
-// req.MinScore. results, best first, are those of rank, keys their
+// present demotes the results that no longer hold (see outdated), sets
+// the relevance of those it checks (rel), and returns the best req.TopK
+// of those whose relevance reaches req.MinScore. results, best first, are those of rank, keys their
 // items. Demoting only lowers a score, so it checks them in batches from
 // the best and stops once req.TopK checked results relevant enough score
 // at least as much as the next unchecked one: the store is asked about
 // the first few candidates, not all of them.
 func (s *Searcher) present(ctx context.Context, userID string, req *Request, items map[itemKey]agentmem.TextHit, results []Result, keys []itemKey,
-	known map[itemKey]*staleness) ([]Result, error) {
+	known map[itemKey]*staleness, rel *relevance) ([]Result, error) {
 	weight := cmp.Or(s.opt.SupersededWeight, DefaultSupersededWeight)
 	batch := batchSize(req)
 	checked := 0
@@ -450,6 +450,7 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 		if err := s.outdated(ctx, userID, hits, known); err != nil {
 			return nil, err
 		}
+		rel.set(results[checked:end], keys[checked:end])
 		for i := checked; i < end; i++ {
 			if st := known[keys[i]]; st != nil {
 				r, at := &results[i], st.at
