@@ -15,6 +15,8 @@
 //	            pronoun.go     discourse          "she", "his", "they" that start a sentence → the
 //	                                              one person or pet of the user's named before, in
 //	                                              the message or the user's previous turn
+//	            addressed.go   addressedNames     the assistant's "Enjoy the trip, Sophie!" → the
+//	                                              name the user is called by
 //	            fragment.go    withSubject        chat without "I" ("broke my wrist skiing",
 //	                                              "divorced, two kids") → the user's clause
 //	5 said      said.go        extractPredicate,  a predicate → a statement per verb phrase and
@@ -91,5 +93,6 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 			out[i].Text = spelledOut(out[i].Text) // 7
 		}
 	}
-	return dedupe(out) // 7
+	out = append(out, addressedNames(msgs)...) // 4: the name the assistant calls the user by
+	return dedupe(out)                         // 7
 }

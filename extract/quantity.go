@@ -190,7 +190,9 @@ var notThings = set("said about around almost over under down from since still j
 
 // OwnNames returns the user's own names that their valid memories of the
 // slots "name" and "nickname" tell ("User's name is Mariana.",
-// "User goes by Mari."): the words with a capital after the first; see
+// "User goes by Mari."), and those the assistant calls them by ("User is
+// called Sophie.", see addressed): the words with a capital after the
+// first; see
 // retrieve.Options.OwnNames.
 func OwnNames(ctx context.Context, store agentmem.MemoryStore, userID string) ([]string, error) {
 	identity := "identity"
@@ -200,7 +202,7 @@ func OwnNames(ctx context.Context, store agentmem.MemoryStore, userID string) ([
 	}
 	var out []string
 	for _, m := range ms {
-		if slot := metaOf(m).Slot; slot != "name" && slot != "nickname" {
+		if meta := metaOf(m); meta.Slot != "name" && meta.Slot != "nickname" && !strings.HasPrefix(meta.Object, addressedObject) {
 			continue
 		}
 		words := strings.Fields(m.Text)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/retrieve"
+	"github.com/agentmem/agentmem/storetest"
 )
 
 // TestSearch_Intent: a memory of the category the query asks about
@@ -95,8 +97,9 @@ func TestSearch_Said(t *testing.T) {
 }
 
 // TestSearch_OwnNames: the user's own name in a query means the user: it
-// is searched as "user", so the memory that tells the name does not
-// answer every question that names them.
+// is searched as "they", and the memory that tells the name leaves the
+// results, so that it does not answer every question that names them;
+// a query without the name still finds it.
 func TestSearch_OwnNames(t *testing.T) {
 	ctx := context.Background()
 	s := testutil.MustOpenSQLite(t)
@@ -130,9 +133,39 @@ func TestSearch_OwnNames(t *testing.T) {
 		t.Fatalf("with OwnNames: %+v, want the school first", resp.Results)
 	}
 	for _, r := range resp.Results {
-		if r.ID == ids["User's nam"] && r.Score >= resp.Results[0].Score {
-			t.Errorf("the memory of the name scores %v, as much as the answer", r.Score)
+		if r.ID == ids["User's nam"] {
+			t.Errorf("the memory of the name is a result (score %v) of a question that names the user", r.Score)
 		}
+	}
+	resp, err = retrieve.New(s, emb, emb.Space(), retrieve.Options{OwnNames: names}).Search(ctx, "alice", retrieve.Request{Query: "what is my name", Scopes: []string{"memories"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 0 || resp.Results[0].ID != ids["User's nam"] {
+		t.Errorf("what is my name: %+v, want the memory of the name first", resp.Results)
+	}
+}
+
+// TestSearch_OwnNamesSpeaker: a query that names the user still weighs
+// the turns they wrote under that name (a message's Name, as LoCoMo's
+// speakers have), though the name is searched as "they".
+func TestSearch_OwnNamesSpeaker(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	if _, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "I went to the support group yesterday."},
+		{Role: agentmem.RoleAssistant, Name: "Melanie", Content: "I went to the support group last year."},
+	}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	names := func(context.Context, string) ([]string, error) { return []string{"Caroline"}, nil }
+	resp, err := retrieve.New(s, nil, "", retrieve.Options{OwnNames: names}).Search(ctx, "alice", retrieve.Request{Query: "when did Caroline go to the support group?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 2 || resp.Results[0].Scores["speaker"] == 0 || !strings.Contains(resp.Results[0].Text, "yesterday") {
+		t.Errorf("results %+v, want Caroline's turn first, weighed as hers", resp.Results)
 	}
 }
 

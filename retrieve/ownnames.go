@@ -9,7 +9,7 @@ import (
 // namesTTL is how long a searcher keeps a user's own names
 // (Options.OwnNames): reading them is a query of the store (half a
 // millisecond on SQLite), which every search and context build would
-// otherwise pay; a name the user just gave is searched as "user" within
+// otherwise pay; a name the user just gave is searched as "they" within
 // a minute.
 const namesTTL = time.Minute
 

@@ -156,10 +156,14 @@ type Options struct {
 	// slot classifier learned from the labelled corpus) suits it.
 	Intent func(ctx context.Context, query string) (category string, p float64, err error)
 	// OwnNames, when set, returns the user's own names (first name,
-	// nickname): in a query they mean the user, as "user" does, and are
-	// searched as "user", which every memory says ("what does Chloe do
-	// now?" is not a search for the memories that say "Chloe"). The
-	// searcher keeps them for a minute (namesTTL).
+	// nickname, the name the assistant calls them by): in a query they
+	// mean the user, and are searched as "they" ("what does Chloe do
+	// now?" is not a search for the turns and memories that say "Chloe":
+	// the assistant's "Enjoy the trip, Chloe!", "User's name is
+	// Chloe."), though the turns the user wrote under the name still
+	// weigh as theirs (SpeakerWeight), and the memories that say the name
+	// are left out of the results. The searcher keeps them for a minute
+	// (namesTTL).
 	OwnNames func(ctx context.Context, userID string) ([]string, error)
 	// Calibrations, by vector space, estimate the results' relevance
 	// (see Calibration) for spaces the built-in
@@ -309,12 +313,14 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 		defer release()
 	}
+	var named []string // the user's names the query said
+	asked := req.Query // as asked: the authors it names (see namesAuthorOf)
 	if s.opt.OwnNames != nil {
 		names, err := s.names.get(ctx, userID, s.opt.OwnNames)
 		if err != nil {
 			return nil, fmt.Errorf("the user's names: %w", err)
 		}
-		req.Query = asUser(req.Query, names)
+		req.Query, named = asUser(req.Query, names)
 	}
 	n := max(cmp.Or(s.opt.Candidates, 50), 5*req.TopK)
 	filter := agentmem.SearchFilter{AgentID: req.Filters.AgentID, ThreadID: req.Filters.ThreadID, Category: req.Filters.Category,
@@ -399,7 +405,7 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 
-	q := newQuery(req.Query)
+	q := newQuery(asked)
 	turns := scopes == nil || slices.Contains(scopes, agentmem.ScopeMessages)
 	if s.opt.Intent != nil && !turns {
 		cat, p, err := s.opt.Intent(ctx, req.Query)
@@ -411,6 +417,12 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 		}
 	}
 	results, keys := rank(&req, q, halfLife, items, names, weights, lists, s.weigh)
+	if len(named) > 0 {
+		// A question that names the user asks about them, not for their
+		// name: "what's Sophie's job now?" is not answered by "User is
+		// called Sophie.".
+		results, keys = withoutNaming(results, keys, named)
+	}
 	if turns {
 		// Where turns are searched, a memory kept in the user's words
 		// (agentmem.SaidPrefix) is an echo of one: the turn answers.
@@ -480,14 +492,37 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 }
 
 // asUser returns the query with each whole-word occurrence of one of
-// the user's names (any case) replaced by "user".
-func asUser(query string, names []string) string {
+// the user's names (any case) replaced by "user", and the names it
+// replaced.
+func asUser(query string, names []string) (string, []string) {
+	var named []string
 	for _, name := range names {
-		if len(name) >= 2 {
-			query, _ = agentmem.ReplaceWord(query, name, "user")
+		if len(name) < 2 {
+			continue
+		}
+		var ok bool
+		if query, ok = agentmem.ReplaceWord(query, name, "they"); ok {
+			named = append(named, name)
 		}
 	}
-	return query
+	return query, named
+}
+
+// withoutNaming returns results and their keys without the memories that
+// say one of names.
+func withoutNaming(results []Result, keys []itemKey, names []string) ([]Result, []itemKey) {
+	var r2 []Result
+	var k2 []itemKey
+	for i, r := range results {
+		if r.Kind == kinds[agentmem.ScopeMemories] && slices.ContainsFunc(names, func(n string) bool {
+			_, ok := agentmem.ReplaceWord(r.Text, n, "")
+			return ok
+		}) {
+			continue
+		}
+		r2, k2 = append(r2, r), append(k2, keys[i])
+	}
+	return r2, k2
 }
 
 // withoutSaid returns results and their keys without the memories kept
