@@ -366,8 +366,23 @@ var soFollowers = set("far much many long that often well badly called to")
 
 // otherClause reports whether toks start a clause of a subject that is
 // not the user's: a noun phrase of up to three words, then a form of be
-// ("phone calls are hard", "the kids were asleep").
+// ("phone calls are hard", "the kids were asleep"), or "the" and a noun
+// phrase of up to five, then has, have, had or will ("the surgeon in
+// Dunedin has booked me").
 func otherClause(toks []string) bool {
+	if len(toks) > 3 && lower(toks[0]) == "the" {
+		// "…and the surgeon in Dunedin has booked me": a noun phrase with
+		// a place or a time, then an auxiliary.
+		for j := 2; j < len(toks) && j <= 6; j++ {
+			w := lower(toks[j])
+			if w == "," || splitConj[w] || subjectStart(toks, j) {
+				break
+			}
+			if (w == "has" || w == "have" || w == "had" || w == "will" || w == "won't") && !determiners[lower(toks[j-1])] && !stops[lower(toks[j-1])] {
+				return true
+			}
+		}
+	}
 	for j := 0; j < len(toks) && j <= 3; j++ {
 		w := lower(toks[j])
 		if j > 0 && (w == "is" || w == "are" || w == "was" || w == "were") {

@@ -61,6 +61,7 @@ func TestHeuristic_Clauses(t *testing.T) {
 		{"I've lived in 6 countries, currently Singapore", []want{
 			w("User has lived in 6 countries.", "object=live in 6 countries"), w("User lives in Singapore.", "slot=residence")}},
 		{"Im autistic and phone calls are really hard for me", []want{w("User is autistic.", "object=be autistic")}},
+		{"I have a bad left hip and the surgeon in Dunedin has booked me for a hip replacement in May.", []want{w("User has a bad left hip.", "object=have a bad left hip")}},
 		{"planning to move to Canada next year if the visa comes through", []want{w("User is planning to move to Canada next year.", "object=plan to move to canada next year")}},
 		{"my flight got cancelled and the airline won't rebook me", []want{w("User's flight got cancelled.", "object=flight: get cancelled")}},
 		{"my partner Sam is vegan so cooking for two is a puzzle", []want{w("User's partner Sam is vegan.", "object=partner sam: be vegan")}},

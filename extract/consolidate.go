@@ -325,7 +325,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	if cd.Slot != "" {
 		var slot []*agentmem.Memory
 		for _, m := range p.valid {
-			if metaOf(m).Slot == cd.Slot || atAnother(cd, m) {
+			if metaOf(m).Slot == cd.Slot || atAnother(cd, m) || ofSlotKind(cd, m) {
 				slot = append(slot, m)
 			}
 		}
@@ -438,6 +438,24 @@ func (c *Consolidator) sameValue(cd Candidate, vec []float32, m *agentmem.Memory
 	}
 	return bare(cd.Text) == bare(m.Text) || Cosine(vec, p.vecOf[m.ID]) >= DuplicateSimilarity
 }
+
+// ofSlotKind reports whether m, a memory of the user's own filed under
+// no slot, is of the kind of fact the candidate's slot holds (its
+// learned kind, see Learned): "User lives on their own in Dunedin." (an
+// object of the rules', kind residence) holds the slot that "User lives
+// in Christchurch." (slot residence) tells anew. Only the slots
+// kindSlots name: a move and a new job.
+func ofSlotKind(cd Candidate, m *agentmem.Memory) bool {
+	meta := metaOf(m)
+	if !kindSlots[cd.Slot] || meta.Slot != "" || meta.Negated || meta.Kind == "" || slotName(meta.Kind) != cd.Slot || strings.Contains(meta.Object, ":") {
+		return false
+	}
+	// The classifier's kind of a job is loose ("User heard stories from a
+	// veteran."): a job is one that names an occupation.
+	return cd.Slot != "job" || slices.ContainsFunc(strings.Fields(normalize(m.Text)), func(w string) bool { return jobs[w] || jobs[strings.TrimSuffix(w, "s")] })
+}
+
+var kindSlots = map[string]bool{"residence": true, "job": true}
 
 var placeSlots = map[string]bool{"residence": true, "origin": true, "birthplace": true}
 

@@ -304,3 +304,37 @@ func TestConsolidate_Sources(t *testing.T) {
 		t.Errorf("sources after a repeat of no thread: %v", got)
 	}
 }
+
+// TestConsolidate_SlotKind: a statement of where the user lives or what
+// they do replaces the user's memories of that kind filed under no slot
+// (the rules read an object; the classifier named the kind); not another
+// person's, nor a memory the classifier filed as a job that names no
+// occupation.
+func TestConsolidate_SlotKind(t *testing.T) {
+	c, s := mustConsolidator(t)
+	olds := []extract.Candidate{
+		{Text: "User lives on their own in Dunedin.", Category: "place", Object: "live on my own in dunedin", Kind: "residence"},
+		{Text: "User's sister lives in Leeds.", Category: "family", Object: "sister: live in leeds", Kind: "residence"},
+		{Text: "User is a programme manager here in Nairobi.", Category: "job", Object: "be a programme manager here in nairobi", Kind: "job"},
+		{Text: "User heard stories from a veteran named Samuel.", Category: "other", Object: "hear stories from a veteran named samuel", Kind: "job"},
+	}
+	if _, err := c.Apply(ctx, "alice", "", "t1", olds); err != nil {
+		t.Fatal(err)
+	}
+	news := []extract.Candidate{
+		{Text: "User lives in Christchurch.", Category: "place", Slot: "residence", Kind: "residence"},
+		{Text: "User is a regional director.", Category: "job", Slot: "job", Kind: "job"},
+	}
+	if _, err := c.Apply(ctx, "alice", "", "t1", news); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range valid(t, s) {
+		got = append(got, m.Text)
+	}
+	slices.Sort(got)
+	want := []string{"User heard stories from a veteran named Samuel.", "User is a regional director.", "User lives in Christchurch.", "User's sister lives in Leeds."}
+	if !slices.Equal(got, want) {
+		t.Errorf("valid memories %q, want %q", got, want)
+	}
+}
