@@ -74,29 +74,42 @@ func sentenceStart(s string, i int) bool {
 	return false
 }
 
+// A closing and a name that end a user's message: their signature
+// ("Kind regards, Margaret.", "Thanks, Tom").
+var signature = regexp.MustCompile(`(?i:regards|best|best wishes|cheers|thanks|thank you|many thanks|love|take care|sincerely|warmly|all the best|x+)[,!.]?\s+(\p{Lu}\p{Ll}+)[.!]?\s*$`)
+
 // addressedNames returns a candidate for each name the assistant's
-// messages of msgs call the user by ("User is called Sophie."), but for
-// a name that one of the user's messages says too: the user speaks of
+// messages of msgs call the user by ("User is called Sophie."), and each
+// name the user signs with ("Kind regards, Margaret."), but for a name
+// that one of the user's messages says otherwise: the user speaks of
 // someone else ("Rufus says hi." → "Hi Rufus!").
 func addressedNames(msgs []*agentmem.Message) []Candidate {
 	var said strings.Builder
-	for _, m := range msgs {
-		if m != nil && m.Role == agentmem.RoleUser {
-			said.WriteString(m.Content)
-			said.WriteString("\n")
-		}
-	}
 	var out []Candidate
+	called := func(name string, seq int64) {
+		out = append(out, Candidate{Text: "User is called " + name + ".", Category: "identity", Confidence: 0.7, Importance: 0.5,
+			Object: addressedObject + strings.ToLower(name), SeqFrom: seq, SeqTo: seq})
+	}
+	for _, m := range msgs {
+		if m == nil || m.Role != agentmem.RoleUser {
+			continue
+		}
+		content := m.Content
+		if ix := signature.FindStringSubmatchIndex(content); ix != nil && personWord(content[ix[2]:ix[3]]) {
+			called(content[ix[2]:ix[3]], m.Seq)
+			content = content[:ix[2]]
+		}
+		said.WriteString(content)
+		said.WriteString("\n")
+	}
 	for _, m := range msgs {
 		if m == nil || m.Role != agentmem.RoleAssistant {
 			continue
 		}
 		for _, name := range addressed(m.Content) {
-			if _, ok := agentmem.ReplaceWord(said.String(), name, ""); ok {
-				continue
+			if _, ok := agentmem.ReplaceWord(said.String(), name, ""); !ok {
+				called(name, m.Seq)
 			}
-			out = append(out, Candidate{Text: "User is called " + name + ".", Category: "identity", Confidence: 0.7, Importance: 0.5,
-				Object: addressedObject + strings.ToLower(name), SeqFrom: m.Seq, SeqTo: m.Seq})
 		}
 	}
 	return out

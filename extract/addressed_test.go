@@ -27,6 +27,7 @@ func TestHeuristic_Addressed(t *testing.T) {
 		{"When is it?", "It happens every year in the spring, May.", nil},
 		{"Rufus says hi.", "Hi Rufus! Keep up the walks, both of you.", nil},
 		{"I moved.", "That's a big change, honestly.", nil},
+		{"I found it, thank you. Kind regards, Margaret.", "You're very welcome, Margaret.", []string{"User is called Margaret."}},
 	} {
 		msgs := []*agentmem.Message{
 			{Seq: 1, Role: agentmem.RoleUser, Content: tt.user},
@@ -34,7 +35,7 @@ func TestHeuristic_Addressed(t *testing.T) {
 		}
 		var got []string
 		for _, c := range extract.Heuristic(msgs) {
-			if c.Category == "identity" && c.SeqFrom == 2 {
+			if c.Category == "identity" {
 				got = append(got, c.Text)
 			}
 		}

@@ -83,7 +83,7 @@ var figureKinds = map[string]bool{"medication": true, "health": true, "body": tr
 // updatedFigures returns the valid memories whose figure the candidate
 // updates, and the thing the figure is of: memories of a kind whose
 // figures update (or of no kind, stored before kinds were or by the
-// rules unsure of it, in the candidate's kind's category) that share a distinctive word with the candidate (the
+// rules unsure of it: "User's ferritin is 18.") that share a distinctive word with the candidate (the
 // drug, the lab test, what is counted: "sertraline", "a1c",
 // "subscribers") and hold figures, none of them the candidate's first
 // ("User takes sertraline 50 mg." is updated by "sertraline up to
@@ -101,8 +101,8 @@ func updatedFigures(cd Candidate, valid []*agentmem.Memory) ([]*agentmem.Memory,
 	var thing string
 	for _, m := range valid {
 		meta := metaOf(m)
-		if meta.Negated || !figureKinds[meta.Kind] && (meta.Kind != "" || m.Category != slotCategory[cd.Kind]) {
-			continue // of a kind whose figures do not update; of none, not of the category
+		if meta.Negated || !figureKinds[meta.Kind] && meta.Kind != "" {
+			continue // of a kind whose figures do not update
 		}
 		old := figuresIn(m.Text)
 		if len(old) == 0 || slices.Contains(old, figs[0]) {

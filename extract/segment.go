@@ -4,7 +4,7 @@
 // Takes a message's text; gives each sentence, with whether it names the
 // user, to the sentence stage (sentence.go), which asks words for its
 // words. A message is cut at . ! ? ; and new lines (not in "3.5", "e.g."
-// or "Dr. Smith"); quotations are dropped (someone else's words, or text
+// or "Dr. Smith"), and at an emoji before a capital; quotations are dropped (someone else's words, or text
 // to work on); a question keeps only the statement it leads with ("I'm
 // diabetic, what can I eat?"). In words, a comma is a word of its own,
 // emoji and quotes go, chat abbreviations are written out ("wfh", "bf"),
@@ -56,11 +56,51 @@ func forSentences(text string, fn func(s string, question bool)) {
 				fn(s, q)
 			}
 			start, i = j, j-1
+		default:
+			if j := emojiEnd(text, i); j > i {
+				// "…on Friday 🙈 Next project": an emoji, then a capital,
+				// ends a sentence too.
+				if s := strings.TrimSpace(text[start:i]); s != "" {
+					fn(s, false)
+				}
+				start, i = j, j-1
+			}
 		}
 	}
 	if s := strings.TrimSpace(text[start:]); s != "" {
 		fn(s, false)
 	}
+}
+
+// emojiEnd returns where the sentence after an emoji at text[i] starts
+// (after the emoji, any others and spaces), if it starts with a capital
+// letter, else i.
+func emojiEnd(text string, i int) int {
+	if text[i] < utf8.RuneSelf {
+		return i
+	}
+	r, n := utf8.DecodeRuneInString(text[i:])
+	if !isEmoji(r) {
+		return i
+	}
+	j := i + n
+	for j < len(text) {
+		r, n := utf8.DecodeRuneInString(text[j:])
+		if !isEmoji(r) && r != ' ' && r != '\u200d' && r != '\ufe0f' {
+			break
+		}
+		j += n
+	}
+	if r, _ := utf8.DecodeRuneInString(text[j:]); j == i+n || !unicode.IsUpper(r) {
+		return i
+	}
+	return j
+}
+
+// isEmoji reports whether r is a pictograph or a symbol of the emoji
+// blocks.
+func isEmoji(r rune) bool {
+	return r >= 0x1F000 && r <= 0x1FAFF || r >= 0x2600 && r <= 0x27BF
 }
 
 // sentenceEnd reports whether the period at text[i] ends a sentence: not

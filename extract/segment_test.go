@@ -1,6 +1,10 @@
 package extract_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentmem/agentmem/extract"
+)
 
 // TestHeuristic_Segment: how a message is cut into sentences and words
 // (segment.go): emoji and a greeting are no words of a memory, a form is
@@ -35,5 +39,19 @@ func TestHeuristic_Segment(t *testing.T) {
 		{"my daughter Zoe is 4, any ideas for her party?", []want{w("User's daughter Zoe is 4.", "slot=age-of:daughter zoe", "object=4")}},
 	} {
 		checkHeuristic(t, tt.say, tt.want)
+	}
+}
+
+// TestStatements_Emoji: an emoji before a capital ends a sentence, as a
+// full stop does; one inside a sentence does not.
+func TestStatements_Emoji(t *testing.T) {
+	for in, want := range map[string]string{
+		"the new barista forgot to lock up on Friday 🙈 Next project: gluten-free": "the new barista forgot to lock up on Friday. Next project: gluten-free.",
+		"so tired 😩😩 I need a holiday":                                            "so tired. I need a holiday.",
+		"I live in Lisbon 😊 and I love it":                                        "I live in Lisbon 😊 and I love it.",
+	} {
+		if got := extract.Statements(in); got != want {
+			t.Errorf("Statements(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -122,8 +122,8 @@ func (l *Learned) weigh(ctx context.Context, msgs []*agentmem.Message, cands []C
 			kept[c.SeqFrom] = true
 			continue
 		}
-		if c.Slot == "" && l.Model.KeepP(x) < keepMin {
-			continue
+		if c.Slot == "" && !strings.HasPrefix(c.Object, addressedObject) && l.Model.KeepP(x) < keepMin {
+			continue // (a name the user is called by is no statement the classifier learned)
 		}
 		slot, p := l.Model.SlotOf(x)
 		if p >= slotMin && c.Slot == "" && learned.Singular(slot) && (c.Object == "" || slot == "residence" && p >= slotSureMin && !strings.Contains(c.Object, ":")) {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -329,6 +330,16 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 	// One consolidator for the range: it reads the user's memories once,
 	// not once a page.
 	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
+	var before *agentmem.Message // the turn before the page (see extractMemories)
+	if seqFrom > 1 {
+		ms, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: seqFrom - 2, BeforeSeq: seqFrom, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(ms) == 1 {
+			before = ms[0]
+		}
+	}
 	for after := seqFrom - 1; after < seqTo; {
 		page, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: after, BeforeSeq: seqTo + 1, Limit: 256})
 		if err != nil {
@@ -337,9 +348,10 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		if len(page) == 0 {
 			return nil
 		}
-		if err := ix.extractMemories(ctx, c, th, page); err != nil {
+		if err := ix.extractMemories(ctx, c, th, before, page); err != nil {
 			return err
 		}
+		before = page[len(page)-1]
 		if !ix.shedding(ctx) {
 			if err := ix.indexEntities(ctx, th, page); err != nil {
 				return err
@@ -381,11 +393,22 @@ func EmbedText(m *agentmem.Message) string {
 }
 
 // extractMemories consolidates the memories a page of messages holds
-// with c.
-func (ix *Indexer) extractMemories(ctx context.Context, c *extract.Consolidator, th *agentmem.Thread, msgs []*agentmem.Message) error {
-	cands, extractErr := ix.candidates(ctx, th, msgs)
+// with c. before, the turn before the page (nil at a thread's start), is
+// the extractor's context when it is the user's and the page starts with
+// the assistant's reply to it: the reply's "Hi Rufus!" answers "Rufus
+// says hi.", and is no name of the user's. No memory is drawn from it
+// (it was indexed with the page before).
+func (ix *Indexer) extractMemories(ctx context.Context, c *extract.Consolidator, th *agentmem.Thread, before *agentmem.Message, msgs []*agentmem.Message) error {
+	read := msgs
+	if before != nil && before.Role == agentmem.RoleUser && msgs[0].Role != agentmem.RoleUser {
+		read = append([]*agentmem.Message{before}, msgs...)
+	}
+	cands, extractErr := ix.candidates(ctx, th, read)
 	if extractErr != nil {
 		return extractErr
+	}
+	if len(read) > len(msgs) {
+		cands = slices.DeleteFunc(cands, func(cd extract.Candidate) bool { return cd.SeqTo < msgs[0].Seq })
 	}
 	said := map[int64]time.Time{}
 	for _, m := range msgs {

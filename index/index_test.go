@@ -2,6 +2,7 @@ package index_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,43 @@ func TestIndexer_Shed(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "indexing caught up") {
 		t.Fatalf("catching up not logged:\n%s", buf.String())
+	}
+}
+
+// TestIndexer_TurnBefore: a range that starts with the assistant's reply
+// is read with the user's turn before it, from which no memory is drawn
+// again: "Hi Rufus!" answers "Rufus says hi." and names no one the user
+// is called, where "Enjoy the walk, Sam." does.
+func TestIndexer_TurnBefore(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Emb: emb, Space: emb.Space()}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I live in Leeds. Rufus says hi."},
+		{Role: agentmem.RoleAssistant, Content: "Hi Rufus! Keep up the walks."},
+		{Role: agentmem.RoleUser, Content: "Off for a walk."},
+		{Role: agentmem.RoleAssistant, Content: "Enjoy the walk, Sam."},
+	} {
+		if _, err := s.AppendMessages(ctx, "alice", "t", []*agentmem.Message{m}, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.IndexRange(ctx, "alice", "t", int64(i+1), int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, _, err := s.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Text)
+	}
+	slices.Sort(got)
+	if want := []string{"User is called Sam.", "User lives in Leeds."}; !slices.Equal(got, want) {
+		t.Errorf("memories %q, want %q", got, want)
 	}
 }
