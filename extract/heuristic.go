@@ -41,6 +41,7 @@ package extract
 
 import (
 	"context"
+	"slices"
 
 	"github.com/agentmem/agentmem"
 )
@@ -94,5 +95,6 @@ func Heuristic(msgs []*agentmem.Message) []Candidate {
 		}
 	}
 	out = append(out, addressedNames(msgs)...) // 4: the name the assistant calls the user by
-	return dedupe(out)                         // 7
+	// 7: no statement cut short ("User's mother lives."), nor twice.
+	return dedupe(slices.DeleteFunc(out, func(c Candidate) bool { return !c.Retract && c.Corrects == "" && unfinished(c.Text) }))
 }

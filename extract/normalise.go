@@ -93,6 +93,9 @@ func agree(v string) string {
 	if past[w] || strings.HasSuffix(w, "ed") || !isWord(w) {
 		return v
 	}
+	if _, verb := verbs[w]; !verb && strings.HasSuffix(w, "ly") {
+		return v // an adverb before the verb: "nearly died"
+	}
 	return s3(w)
 }
 
@@ -187,6 +190,34 @@ var abbreviations = map[string]string{
 	"uni": "university", "veggie": "vegetarian", "dev": "developer", "devs": "developers", "yrs": "years", "yr": "year", "mins": "minutes",
 	"hrs": "hours", "wks": "weeks", "hubby": "husband", "bday": "birthday", // (bf, gf: expand writes them out on the way in)
 }
+
+// unfinished reports whether a memory's text stops where its statement
+// has not ended: at a verb that needs what follows ("User's mother
+// lives.", "User will book."), or at a word that stands for something
+// not said ("User sells most.", "User is parking that."; "them" is the
+// user: "User's aunt Rosa raised them."): a clause cut short by the
+// rules, no fact. A retraction ("User quit.") is not asked.
+func unfinished(text string) bool {
+	ws := strings.Fields(strings.TrimSuffix(text, "."))
+	if len(ws) < 2 || len(ws) > 5 {
+		return false
+	}
+	last := lower(ws[len(ws)-1])
+	if dangling[last] && ws[len(ws)-1] == last { // not "User works in IT."
+		return true
+	}
+	prev := lower(ws[len(ws)-2])
+	if determiners[prev] || strings.ContainsAny(prev, "0123456789") {
+		return false // a noun: "User pays £950 rent."
+	}
+	lemma, ok := verbs[last]
+	return ok && needsObject[lemma] && !strings.HasSuffix(last, "ing")
+}
+
+var (
+	dangling    = set("a an the my their his her our your this that these those most some any all more it one each every")
+	needsObject = set("live book sell want need like love take make get give put buy use bring have keep find tell say call own rent")
+)
 
 // dedupe drops a candidate whose text repeats an earlier one's.
 func dedupe(cs []Candidate) []Candidate {

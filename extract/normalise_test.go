@@ -19,3 +19,24 @@ func TestHeuristic_Normalise(t *testing.T) {
 		checkHeuristic(t, tt.say, tt.want)
 	}
 }
+
+// TestHeuristic_Unfinished: a clause the rules cut short is no memory
+// ("User's mother lives.", "User will book.", "User is parking that."),
+// but a noun that is also a verb, an acronym and a statement that goes on
+// are kept; an adverb before a verb is no verb ("nearly died").
+func TestHeuristic_Unfinished(t *testing.T) {
+	for _, tt := range []struct {
+		say  string
+		want []want
+	}{
+		{"We have no idea about the wedding yet, maybe Lyon where my mother lives.", nil},
+		{"Thanks, I will book.", nil},
+		{"the market thing, I'm parking that.", nil},
+		{"I pay £950 rent.", []want{w("User pays £950 rent.", "object=pay £950 rent")}},
+		{"I work in IT.", []want{w("User works in IT.", "slot=workplace", "object=it")}},
+		{"I sell most of them at the market", []want{w("User sells most of them at the market.", "object=sell most of them at the market")}},
+		{"i nearly died lol", []want{w("User nearly died.", "object=nearly died")}},
+	} {
+		checkHeuristic(t, tt.say, tt.want)
+	}
+}
