@@ -131,7 +131,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(bw, "memories            %d valid, %d invalidated; jobs dead %d, deferred %d\n", o.Memories, o.Invalidated, o.JobsDead, o.JobsDeferred)
 
 	fmt.Fprint(bw, "\nfacts: true at the end, stated by a valid memory (for every keyword group, one alternative as a substring, any case);\n"+
-		"prec: valid memories stating a fact or a past fact; changes: new fact stated, old one by no valid memory;\n"+
+		"prec: valid memories stating a fact or a past fact; changes: new fact stated, old one by no valid memory\n"+
+		"(a memory that tells it ended, or tells the new value too, does not state it);\n"+
 		"mem/def h1/h5: the answer in the top 1 / 5 of a search over memories / the default scopes;\n"+
 		"stale@5: a stale value not marked superseded above the answer (memories/default); ctx: contexts for the\n"+
 		"question that state the stale value outside lines marked as past; profile: facts / past facts it states.\n")

@@ -171,15 +171,21 @@ type ContextMiss struct {
 //   - a valid memory is precise when it matches the keywords of some fact
 //     or past fact, and false when it matches those of a not-fact;
 //   - a change is handled when a valid memory matches its new fact and
-//     none matches its old one;
+//     none states its old one as current: matches its keywords, but not
+//     the new fact's too ("A1C 6.6, from 8.4" tells the change) and
+//     without telling that it ended ("User has given up lawn bowls.",
+//     see stillStated);
 //   - a search scores hit@1 and hit@5 when a result of its top 5 matches
 //     the question's answer keywords, first or anywhere, and stale@5 when
 //     a result above the first hit (in the top 5) matches its stale
-//     keywords and is not marked superseded (SearchResult.InvalidAt);
+//     keywords, is not marked superseded (SearchResult.InvalidAt) and
+//     does not tell that the stale value ended;
 //   - a context is stale when one of its lines outside those marked as
-//     past (see Lines) matches the question's stale keywords;
-//   - the profile states a fact (or a past fact) when one of its lines,
-//     outside those marked as past, matches the fact's keywords.
+//     past (see Lines) matches the question's stale keywords and does not
+//     tell that it ended;
+//   - the profile states a fact when one of its lines, outside those
+//     marked as past, matches the fact's keywords, and a past fact when
+//     such a line also does not tell that it ended.
 //
 // Answers beyond c's questions are ignored; a question without an answer
 // scores nothing.
@@ -239,7 +245,7 @@ func Score(c *Conversation, obs *Observation) (Counts, Misses) {
 		if old == nil || nw == nil {
 			continue // Check rejects such a corpus
 		}
-		recalled, blocking := len(stating(nw.Keywords)) > 0, stating(old.Keywords)
+		recalled, blocking := len(stating(nw.Keywords)) > 0, stillStated(stating(old.Keywords), nw.Keywords)
 		if recalled && len(blocking) == 0 {
 			n.Handled++
 			continue
@@ -273,7 +279,7 @@ func Score(c *Conversation, obs *Observation) (Counts, Misses) {
 			}
 		}
 		lines := Lines(a.Context, q.Question)
-		if stale := matching(lines, q.StaleKeywords); len(stale) > 0 {
+		if stale := stillStated(matching(lines, q.StaleKeywords), nil); len(stale) > 0 {
 			n.ContextStale++
 			miss.Contexts = append(miss.Contexts, ContextMiss{Question: q.Question, Lines: stale})
 		}
@@ -290,7 +296,7 @@ func Score(c *Conversation, obs *Observation) (Counts, Misses) {
 	}
 	n.Past = len(c.Past)
 	for _, p := range c.Past {
-		if len(matching(profile, p.Keywords)) > 0 {
+		if len(stillStated(matching(profile, p.Keywords), nil)) > 0 {
 			n.ProfilePast++
 			miss.Profile = append(miss.Profile, Labelled{p.ID, p.Text})
 		}
@@ -311,7 +317,7 @@ func ScoreSearch(q *Question, results []agentmem.SearchResult) (rank int, stale 
 		if q.AnswerKeywords.Match(r.Text) {
 			return i + 1, stale
 		}
-		stale = stale || r.InvalidAt == nil && q.StaleKeywords.Match(r.Text)
+		stale = stale || r.InvalidAt == nil && q.StaleKeywords.Match(r.Text) && len(stillStated([]string{r.Text}, nil)) > 0
 	}
 	return 0, stale
 }
@@ -332,6 +338,30 @@ var (
 	pastLine    = []string{"outdated", "superseded", "no longer", "formerly", "previously"}
 	pastSection = append([]string{"history", "past", "previous", "former"}, pastLine...)
 )
+
+// endWords are the words with which a memory or a line tells that
+// something ended ("User has given up lawn bowls.", "User and Kayla
+// split.", "Hamish died last week."): it names the old fact, and does not
+// state it as current.
+var endWords = []string{"stopped", "stop ", "quit", "gave up", "given up", "giving up", "split", "broke up", "broken up",
+	"binned", "passed away", "died", "lost ", "sold", "used to", "outgrew", "grew out", "anymore", "any more", "no more",
+	"left ", "ended", "dropped", "ex-", "moved out", "moved away", "moved from", "stopping", "quitting"}
+
+// stillStated returns the texts (memories or lines matching an old fact's
+// keywords) that state the old fact as current: not those that tell it
+// ended (endWords, pastLine), nor those that state the new fact too
+// (matching nw: "A1C 6.6, from 8.4" tells the change).
+func stillStated(texts []string, nw Keywords) []string {
+	var out []string
+	for _, t := range texts {
+		l := strings.ToLower(t)
+		if containsAny(l, endWords) || containsAny(l, pastLine) || nw != nil && nw.Match(t) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
 
 // Lines returns the lines of a context or profile text that present
 // something as current: every non-blank line but the headings ("# …",

@@ -65,6 +65,8 @@ func TestScore_Changes(t *testing.T) {
 		{"OldStillValid", []*agentmem.Memory{valid("User lives in Hull."), valid("User lives in Leeds.")}, 0,
 			[]memory.ChangeMiss{{Old: memory.Labelled{ID: "p1", Text: "User lives in Hull."}, New: memory.Labelled{ID: "f1", Text: "User lives in Leeds."},
 				NewRecalled: true, Blocking: []string{"User lives in Hull."}}}},
+		{"OldToldEnded", []*agentmem.Memory{valid("User sold the house in Hull."), valid("User lives in Leeds.")}, 1, nil},
+		{"OldToldWithNew", []*agentmem.Memory{valid("User said: we went from Hull to Leeds in May."), valid("User lives in Leeds.")}, 1, nil},
 		{"NewNotLearned", []*agentmem.Memory{invalid("User lives in Hull.")}, 0,
 			[]memory.ChangeMiss{{Old: memory.Labelled{ID: "p1", Text: "User lives in Hull."}, New: memory.Labelled{ID: "f1", Text: "User lives in Leeds."}}}},
 		{"NewOnlyInvalid", []*agentmem.Memory{invalid("User lives in Leeds.")}, 0,
@@ -91,7 +93,7 @@ func TestScore_Precision(t *testing.T) {
 		invalid("User has a cat named Tom."), // invalidated: not counted
 	}
 	n, miss := memory.Score(conversation(), &memory.Observation{Memories: memories})
-	want := memory.Counts{Facts: 2, Recalled: 1, Memories: 4, Invalidated: 1, Precise: 2, False: 1, Changes: 1, Past: 1, Questions: 1}
+	want := memory.Counts{Facts: 2, Recalled: 1, Memories: 4, Invalidated: 1, Precise: 2, False: 1, Changes: 1, Handled: 1, Past: 1, Questions: 1}
 	if diff := cmp.Diff(want, n); diff != "" {
 		t.Errorf("counts mismatch (-want +got):\n%s", diff)
 	}
@@ -130,6 +132,7 @@ func TestScoreSearch(t *testing.T) {
 		{"SupersededAbove", superseded, 2, false},
 		{"BeyondTop5", res("a", "b", "c", "d", "e", "User lives in Leeds."), 0, false},
 		{"StaleWithoutAnswer", res("a", "User lives in Hull."), 0, true},
+		{"EndAbove", res("User left Hull in May.", "User lives in Leeds."), 2, false},
 		{"None", nil, 0, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
