@@ -14,7 +14,9 @@ import (
 // (Candidate.Ends) ends: of its kind (or, either's unknown, its
 // category), positive, and sharing a distinctive word with it, the
 // thing that ended ("bruno", "swahili", "statins"): one that at most
-// maxEnded memories hold, and none when more than maxEnded would end.
+// maxEnded memories hold, and none when more than maxEnded would end. A
+// memory of no kind, or of another than an end filed as an event, ends
+// only by a name they share ("Hamish").
 func endedBy(cd Candidate, valid []*agentmem.Memory) []*agentmem.Memory {
 	if !cd.Ends || cd.Negated || cd.Retract {
 		return nil
@@ -31,10 +33,10 @@ func endedBy(cd Candidate, valid []*agentmem.Memory) []*agentmem.Memory {
 		}
 		of := things
 		if meta.Kind != "" && cd.Kind != "" && meta.Kind != cd.Kind || (meta.Kind == "" || cd.Kind == "") && m.Category != cd.Category {
-			if cd.Kind != "event" {
+			if cd.Kind != "event" && meta.Kind != "" {
 				continue
 			}
-			of = named
+			of = named // an end filed as an event, or a memory of no kind: by the names alone
 		}
 		for w := range thingWords(m.Text) {
 			if of[w] {

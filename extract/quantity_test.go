@@ -53,9 +53,9 @@ func TestConsolidate_FiguresUpdate(t *testing.T) {
 }
 
 // TestConsolidate_Ends: a statement of an end invalidates the memories of
-// its kind (any kind, when the end is filed as an event) that name what
-// ended, superseded by it, and it is stored; a memory of another kind, or
-// that names something else, stays.
+// its kind (any kind, when the end is filed as an event; of no kind, by
+// the names it gives) that name what ended, superseded by it, and it is
+// stored; a memory of another kind, or that names something else, stays.
 func TestConsolidate_Ends(t *testing.T) {
 	c, s := mustConsolidator(t)
 	apply := func(seq int64, kind, category, text string, ends bool) extract.Decision {
@@ -83,8 +83,14 @@ func TestConsolidate_Ends(t *testing.T) {
 	if d := apply(11, "event", "event", "User lost Rex in May.", true); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.Text != "User lives with their dog Rex." {
 		t.Errorf("an end of kind event: %s (old %v), want the dog Rex invalidated", d.Op, d.Old)
 	}
+	// A memory of no kind (the classifier unsure) is ended by the names
+	// the end gives.
+	apply(12, "", "fact", "User's West Highland terrier is Hamish.", false)
+	if d := apply(13, "pet", "family", "User's Hamish died last week.", true); d.Op != extract.OpInvalidate || d.Old == nil || d.Old.Text != "User's West Highland terrier is Hamish." {
+		t.Errorf("an end of a memory of no kind: %s (old %v), want the terrier Hamish invalidated", d.Op, d.Old)
+	}
 	got := mustStateAll(t, s, "Miso", "old route", "lost Bruno", "Pip", "feeds the hamster", "bigger wheel", "lost Rex")
-	if strings.Contains(got, "dog named Bruno") || strings.Contains(got, "dog Rex") {
+	if strings.Contains(got, "dog named Bruno") || strings.Contains(got, "dog Rex") || strings.Contains(got, "terrier") {
 		t.Errorf("valid memories %q still say a dog is there", got)
 	}
 }
