@@ -317,6 +317,7 @@ func TestConsolidate_SlotKind(t *testing.T) {
 		{Text: "User's sister lives in Leeds.", Category: "family", Object: "sister: live in leeds", Kind: "residence"},
 		{Text: "User is a programme manager here in Nairobi.", Category: "job", Object: "be a programme manager here in nairobi", Kind: "job"},
 		{Text: "User heard stories from a veteran named Samuel.", Category: "other", Object: "hear stories from a veteran named samuel", Kind: "job"},
+		{Text: "User is on nights as dispatcher at the depot.", Category: "job", Object: "be on nights as dispatcher at the depot", Kind: "job"},
 	}
 	if _, err := c.Apply(ctx, "alice", "", "t1", olds); err != nil {
 		t.Fatal(err)
