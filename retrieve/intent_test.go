@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/index"
@@ -204,5 +205,31 @@ func TestSearch_OwnNamesKept(t *testing.T) {
 	}
 	if want := map[string]int{"alice": 2, "bob": 1}; !maps.Equal(asked, want) {
 		t.Errorf("names asked %v, want %v", asked, want)
+	}
+}
+
+// TestSearch_Present: a query about the present ("latest", "now", "at
+// the moment") weighs the newer of two turns that answer alike above the
+// older; without such a word the order is the text's.
+func TestSearch_Present(t *testing.T) {
+	ctx := context.Background()
+	s := testutil.MustOpenSQLite(t)
+	th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	day := time.Date(2024, 2, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "My A1C came back at 8.4, the A1C result the doctor wanted lower.", CreatedAt: day},
+		{Role: agentmem.RoleUser, Content: "Labs again: A1C 6.6.", CreatedAt: day.AddDate(0, 6, 0)},
+	}, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	search := retrieve.New(s, nil, "", retrieve.Options{})
+	for query, want := range map[string]string{"what was the A1C result": "8.4", "what's the latest A1C result?": "6.6"} {
+		resp, err := search.Search(ctx, "alice", retrieve.Request{Query: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) != 2 || !strings.Contains(resp.Results[0].Text, want) {
+			t.Errorf("%q: %+v, want the turn with %s first", query, resp.Results, want)
+		}
 	}
 }

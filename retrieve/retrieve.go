@@ -738,6 +738,27 @@ func rank(req *Request, q *query, halfLife time.Duration, items map[itemKey]agen
 		}
 		all = append(all, scored{r, f.key})
 	}
+	if asksPresent(q) {
+		// "what's her latest A1C?", "does she have a dog at the moment?":
+		// of the turns that answer, the newest tell the present. A turn
+		// scores less the older it is than the newest candidate turn
+		// (memories and summaries keep theirs: a memory superseded is
+		// demoted by present, and its time is when it was stored).
+		var newest time.Time
+		for _, a := range all {
+			if a.k.scope == agentmem.ScopeMessages && a.r.CreatedAt.After(newest) {
+				newest = a.r.CreatedAt
+			}
+		}
+		for i := range all {
+			if r := &all[i].r; all[i].k.scope == agentmem.ScopeMessages {
+				decay := math.Pow(0.5, float64(newest.Sub(r.CreatedAt))/float64(presentHalfLife))
+				factor := 1 - presentWeight*(1-decay)
+				r.Scores["present"] = factor
+				r.Score *= factor
+			}
+		}
+	}
 	slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.r.Score, a.r.Score) })
 	results, keys := make([]Result, len(all)), make([]itemKey, len(all))
 	for i, a := range all {
@@ -752,6 +773,25 @@ func rank(req *Request, q *query, halfLife time.Duration, items map[itemKey]agen
 type query struct {
 	words  map[string]bool
 	intent string
+}
+
+// presentWeight and presentHalfLife weigh a turn by its age for a query
+// about the present (asksPresent): one presentHalfLife older than the
+// newest candidate turn scores 1 − presentWeight/2 of its score.
+var (
+	presentWeight   = 0.3
+	presentHalfLife = 30 * 24 * time.Hour
+)
+
+// asksPresent reports whether a query asks about the present: "now",
+// "currently", "these days", "latest", "at the moment", "still".
+func asksPresent(q *query) bool {
+	for _, w := range []string{"now", "currently", "current", "latest", "nowadays", "lately", "still", "anymore"} {
+		if q.words[w] {
+			return true
+		}
+	}
+	return q.words["these"] && q.words["days"] || q.words["at"] && q.words["moment"] || q.words["most"] && q.words["recent"]
 }
 
 func newQuery(q string) *query {
