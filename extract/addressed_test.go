@@ -27,6 +27,8 @@ func TestHeuristic_Addressed(t *testing.T) {
 		{"When is it?", "It happens every year in the spring, May.", nil},
 		{"Rufus says hi.", "Hi Rufus! Keep up the walks, both of you.", nil},
 		{"I moved.", "That's a big change, honestly.", nil},
+		{"I volunteered.", "You met this amazing woman, Jean, who had been through a lot.", nil},
+		{"ok", "Talk soon, Bye!", nil},
 		{"I found it, thank you. Kind regards, Margaret.", "You're very welcome, Margaret.", []string{"User is called Margaret."}},
 	} {
 		msgs := []*agentmem.Message{

@@ -33,3 +33,20 @@ func BenchmarkHeuristic(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAddressed measures reading the name the assistant calls the
+// user by in a long reply of the kind chat assistants write (markdown,
+// advice, the name once).
+func BenchmarkAddressed(b *testing.B) {
+	reply := "Congratulations on the new role, Sophie! Three months is tight but doable. A rough order:\n\n" +
+		"**Now (May)**\n- Confirm **start date, contract and relocation package** with HR.\n- Start the **work permit** paperwork: your employer usually sponsors it.\n" +
+		"- Check your **passport validity** (at least 6 months beyond your planned stay).\n\n**June**\n- Book a **short scouting trip** to Bangkok if you can: neighbourhoods like Ari, Sukhumvit or Sathorn feel very different.\n" +
+		"- Ask movers for **quotes**, and decide what you ship, store or sell.\n- Look into **pet import rules** for Simba early: rabies titer tests take months.\n\n" +
+		"**July**\n- Give notice on your flat, sort **utilities and internet**, and close or keep your Kenyan accounts.\n- Plan your **first two weeks**: a serviced apartment gives you time to choose.\n\nWant me to turn this into a checklist with dates?"
+	msgs := []*agentmem.Message{{Seq: 1, Role: agentmem.RoleUser, Content: "I just accepted a regional role based in Bangkok, starting in August."}, {Seq: 2, Role: agentmem.RoleAssistant, Content: reply}}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(reply)))
+	for b.Loop() {
+		addressedNames(msgs)
+	}
+}
