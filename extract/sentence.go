@@ -52,6 +52,23 @@ func extractSentence(out []Candidate, s string, named bool) []Candidate {
 	if c, ok := correction(toks); ok {
 		return append(out, c)
 	}
+	if c, said, ok := saidWrong(toks); ok {
+		// The correction, and what was said, set right: "my condo is in
+		// Ari" is a statement of its own, when nothing stored names
+		// Sukhumvit to correct.
+		out = append(out, c)
+		if len(said) < 2 {
+			return out
+		}
+		toks = said
+	}
+	if n := len(toks); n >= 5 && toks[n-3] == "," && lower(toks[n-2]) == "not" && capitalized(toks[n-1]) && capitalized(toks[n-4]) &&
+		lower(toks[n-4]) != "i" && toks[n-1] != toks[n-4] && isWord(lower(toks[n-1])) && isWord(lower(toks[n-4])) {
+		// "my condo is in Ari, not Sukhumvit": the statement, and the
+		// name it corrects wherever a memory says it.
+		out = append(out, correctionOf(toks[n-4], toks[n-1]))
+		toks = toks[:n-3]
+	}
 	if k := index(toks, "free"); k >= 3 && habitWords[lower(toks[k-1])] != "" && isNumber(lower(toks[0])) && timeUnits[strings.TrimSuffix(lower(toks[1]), "s")] {
 		// "3 months smoke free today!!": the habit has ended.
 		habit := habitWords[lower(toks[k-1])]
@@ -234,6 +251,53 @@ func correction(toks []string) (Candidate, bool) {
 		return Candidate{Text: "User is " + n + ".", Category: "identity", Slot: "age", Object: n, Confidence: 0.8, Importance: 0.7}, true
 	}
 	return Candidate{}, false
+}
+
+// saidWrong reads "I said my condo is in Sukhumvit but that's wrong —
+// it's in Ari": the name said before "wrong", corrected by the one after
+// "it's" (and a preposition), and what was said after "said", set right
+// ("my condo is in Ari"; nil when "said" does not lead it).
+func saidWrong(toks []string) (Candidate, []string, bool) {
+	w := index(toks, "wrong")
+	if w < 3 || !(lower(toks[w-1]) == "that's" || lower(toks[w-1]) == "was" || lower(toks[w-1]) == "is") {
+		return Candidate{}, nil, false
+	}
+	old := ""
+	for _, t := range toks[1 : w-1] {
+		if capitalized(t) && lower(t) != "i" && isWord(lower(t)) {
+			old = t
+		}
+	}
+	for i := w + 1; i+1 < len(toks); i++ {
+		if l := lower(toks[i]); l != "it's" && l != "its" {
+			continue
+		}
+		j := i + 1
+		if j+1 < len(toks) && (stops[lower(toks[j])] || lower(toks[j]) == "called") {
+			j++
+		}
+		if old != "" && capitalized(toks[j]) && isWord(lower(toks[j])) && toks[j] != old {
+			var said []string
+			if k := index(toks, "said"); k >= 0 && k < w-1 {
+				end := w - 1
+				for e := k + 1; e < w-1; e++ {
+					if splitConj[lower(toks[e])] || toks[e] == "," {
+						end = e
+						break
+					}
+				}
+				for _, t := range toks[k+1 : end] {
+					if t == old {
+						t = toks[j]
+					}
+					said = append(said, t)
+				}
+			}
+			return correctionOf(toks[j], old), said, true
+		}
+		break
+	}
+	return Candidate{}, nil, false
 }
 
 var correctionWords = set("sorry oops typo meant mean actually correction whoops scratch that")

@@ -488,6 +488,8 @@ func TestConsolidate_ChangesInOtherWords(t *testing.T) {
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Porto"}, ended: []string{"User's sister lives in Porto."}, stands: []string{"User's sister lives in Braga."}},
 		{turns: []string{"I work at Barclays.", "I live in Leeds.", "oops, I meant HSBC not Barclays"}, ended: []string{"User works at Barclays."}, stands: []string{"User works at HSBC.", "User lives in Leeds."}},
 		{turns: []string{"I'm 29", "oops, 28 actually"}, ended: []string{"User is 29."}, stands: []string{"User is 28."}},
+		{turns: []string{"My condo is in Sukhumvit.", "Small correction: I said my condo is in Sukhumvit but that's wrong, it's in Ari."}, ended: []string{"User's condo is in Sukhumvit."}, stands: []string{"User's condo is in Ari."}},
+		{turns: []string{"Our dog Brownie loves the beach.", "My dog is called Biscuit, not Brownie."}, ended: []string{"User's dog Brownie loves the beach."}, stands: []string{"User's dog Biscuit loves the beach."}},
 		{turns: []string{"my sister lives in Porto", "sorry, I meant Braga, not Lisbon"}, stands: []string{"User's sister lives in Porto."}},
 		{turns: []string{"veggie for 10 years now", "started eating fish again so pescatarian now i guess"}, ended: []string{"User has been vegetarian for 10 years now."}, stands: []string{"User is pescatarian now."}},
 	}
