@@ -492,13 +492,20 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 }
 
 // asUser returns the query with each whole-word occurrence of one of
-// the user's names (any case) replaced by "user", and the names it
-// replaced.
+// the user's names replaced by "they", and the names it replaced: in any
+// case when the query is written in lower case, else only where it is
+// written with its capital.
 func asUser(query string, names []string) (string, []string) {
 	var named []string
+	// A query written with capitals names the user with one ("Joy"); one
+	// in lower case may not ("what's joy's job?").
+	cased := strings.IndexFunc(query, unicode.IsUpper) >= 0
 	for _, name := range names {
 		if len(name) < 2 {
 			continue
+		}
+		if cased && !hasWord(query, name) {
+			continue // "what brings her joy?" does not name Joy
 		}
 		var ok bool
 		if query, ok = agentmem.ReplaceWord(query, name, "they"); ok {
@@ -506,6 +513,24 @@ func asUser(query string, names []string) (string, []string) {
 		}
 	}
 	return query, named
+}
+
+// hasWord reports whether w is a whole word of s, in the same case.
+func hasWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		k := j + len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		after, _ := utf8.DecodeRuneInString(s[k:])
+		if (j == 0 || !unicode.IsLetter(before) && !unicode.IsDigit(before)) && (k == len(s) || !unicode.IsLetter(after) && !unicode.IsDigit(after)) {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 // withoutNaming returns results and their keys without the memories that
