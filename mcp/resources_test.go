@@ -27,13 +27,40 @@ func TestResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	updates := make(chan string, 4)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-host", Version: "1"}, &sdk.ClientOptions{
+	client := sdk.NewClient(&sdk.Implementation{Name: "test-host", Version: "1"}, &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
-	}).Connect(ctx, ct, nil)
+	})
+	// Since the protocol of 2026-07-28 a subscription is a request that
+	// stays open: Subscribe returns once it is sent, and the server
+	// acknowledges it once it holds. The test waits for that, or a change
+	// made meanwhile would reach no subscriber (CI saw it once).
+	acks := make(chan struct{}, 4)
+	client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "notifications/subscriptions/acknowledged" {
+				acks <- struct{}{}
+			}
+			return res, err
+		}
+	})
+	var session *sdk.ClientSession // connected below
+	subscribe := func(uri string) {
+		t.Helper()
+		if err := session.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-acks:
+		case <-time.After(5 * time.Second): // an older protocol's Subscribe returns once it holds, unacknowledged
+		}
+	}
+	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	session = cs
 
 	read := func(uri string) string {
 		t.Helper()
@@ -51,9 +78,7 @@ func TestResources(t *testing.T) {
 		t.Errorf("profile before any: %q", got)
 	}
 
-	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "agentmem://notes"}); err != nil {
-		t.Fatal(err)
-	}
+	subscribe("agentmem://notes")
 	call(t, cs, "manage_notes", map[string]any{"operation": "overwrite", "content": "# Erin\n- Prefers mornings"}, nil)
 	select {
 	case uri := <-updates:
@@ -75,9 +100,7 @@ func TestResources(t *testing.T) {
 
 	// A profile written elsewhere (reflection, in the background) reaches
 	// a subscriber at its next call.
-	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "agentmem://profile"}); err != nil {
-		t.Fatal(err)
-	}
+	subscribe("agentmem://profile")
 	call(t, cs, "remember", map[string]any{"text": "User is a pediatric nurse.", "category": "work"}, nil)
 	if _, err := mem.RefreshProfile(ctx, "erin"); err != nil {
 		t.Fatal(err)
