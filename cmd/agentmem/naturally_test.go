@@ -125,3 +125,61 @@ func TestServe_TalkNaturally(t *testing.T) {
 		t.Errorf("search ranked %q: want the Lisbon memory above anything about Porto", got)
 	}
 }
+
+// TestServe_CalledByName: an assistant that calls the user by name
+// ("Enjoy the new job, Sophie!") teaches the name, which the user never
+// says; a question that names them then finds their facts, not the
+// assistant's greetings nor the memory of the name.
+func TestServe_CalledByName(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting for its jobs
+	ctx := context.Background()
+	srv := MustServe(t, "sqlite:"+filepath.Join(t.TempDir(), "agentmem.db"))
+	c := client.New(srv.URL, nil)
+	const user = "u-417"
+	if err := c.CreateThread(ctx, user, &agentmem.Thread{ID: "t1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{
+		{"I just started a new job as a physiotherapist at the sports clinic.", "Congratulations on the new job, Sophie! How was the first day?"},
+		{"Long but good. We moved to Leeds in the spring, so the commute is short.", "A short commute makes a big difference. Enjoy settling in, Sophie."},
+		{"thanks!", "Any time, Sophie. Good luck this week!"},
+	} {
+		msgs := []*agentmem.Message{{Role: "user", Content: pair[0]}, {Role: "assistant", Content: pair[1]}}
+		if _, err := c.AppendMessages(ctx, user, "t1", msgs, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var texts []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		ms, _, err := c.FindMemories(ctx, user, agentmem.MemoryFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = texts[:0]
+		for _, m := range ms {
+			texts = append(texts, m.Text)
+		}
+		if joined := strings.Join(texts, "|"); strings.Contains(joined, "User is called Sophie.") && strings.Contains(joined, "Leeds") {
+			break
+		}
+	}
+	if joined := strings.Join(texts, "|"); !strings.Contains(joined, "User is called Sophie.") || !strings.Contains(joined, "Leeds") {
+		t.Fatalf("memories %q: want the name the assistant calls the user by, and where they live", texts)
+	}
+	res, err := c.Search(ctx, user, agentmem.SearchRequest{Query: "Where does Sophie live?", TopK: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 || !strings.Contains(res.Results[0].Text, "Leeds") {
+		var got []string
+		for _, r := range res.Results {
+			got = append(got, r.Kind+": "+r.Text)
+		}
+		t.Fatalf("Where does Sophie live? %q: want what says Leeds first", got)
+	}
+	for _, r := range res.Results {
+		if strings.Contains(r.Text, "User is called Sophie") {
+			t.Errorf("the memory of the name answers a question that names the user: %+v", r)
+		}
+	}
+}
