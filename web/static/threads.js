@@ -67,6 +67,17 @@ async function loadDeleted() {
 // it; from and to, when given, mark the messages of those seqs (where a
 // memory came from) and scroll to them.
 export async function openThread(id, from, to) {
+  // Until the thread and the inspector are shown, the page says so: a
+  // click meanwhile may land on a list about to be redrawn.
+  document.body.dataset.opening = "true";
+  try {
+    await showThread(id, from, to);
+  } finally {
+    delete document.body.dataset.opening;
+  }
+}
+
+async function showThread(id, from, to) {
   state.thread = id;
   remember();
   $("messages").replaceChildren();
