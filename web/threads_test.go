@@ -122,7 +122,7 @@ func TestThreadActions(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	step("forget", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#memories li button.forget`)),
+	step("forget", chromedp.Reload(), ready, chromedp.WaitNotPresent(chromedp.CSS(`body[data-opening]`)), chromedp.WaitVisible(chromedp.CSS(`#memories li button.forget`)),
 		chromedp.Click(chromedp.CSS(`#memories li button.forget`)), chromedp.Click(chromedp.CSS(`#memories li button.forget`)),
 		chromedp.WaitVisible(chromedp.ID("memories-empty")))
 	if ms, _, err := mem.FindMemories(bg, "ada", agentmem.MemoryFilter{}); err != nil || len(ms) != 0 {
