@@ -449,7 +449,8 @@ func NewClient(url string) *Client {
 
 // Do sends a request with a JSON body (none when body is nil) and the
 // given headers (name, value pairs), and decodes a 2xx answer into out
-// when out is not nil. It returns the status and the body read.
+// when out is not nil. It returns the status and the body read; status 0
+// when the connection broke before the answer's end.
 func (c *Client) Do(ctx context.Context, method, path string, body, out any, headers ...string) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
@@ -476,7 +477,10 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, hea
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, b, err
+		// The connection broke mid-answer (the server was killed while
+		// writing it): no answer, as a refused connection is none (status
+		// 0, Transient), whatever status its first line said.
+		return 0, b, fmt.Errorf("%s %s: the answer (status %d) ended early: %w", method, path, resp.StatusCode, err)
 	}
 	if out != nil && resp.StatusCode/100 == 2 {
 		if err := json.Unmarshal(b, out); err != nil {
