@@ -41,15 +41,7 @@ func TestService_SearchPresentOverPast(t *testing.T) {
 			{"t2", "I moved to Lisbon."},
 			{"t3", "I walk my dog Rex by the sea."},
 		} {
-			if err := svc.CreateThread(ctx, "alice", &agentmem.Thread{ID: c.thread}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := svc.AppendMessages(ctx, "alice", c.thread, []*agentmem.Message{{Role: agentmem.RoleUser, Content: c.text}}, ""); err != nil {
-				t.Fatal(err)
-			}
-			if err := ix.IndexRange(ctx, "alice", c.thread, 1, 1); err != nil {
-				t.Fatal(err)
-			}
+			sayIn(t, svc, ix, c.thread, c.text)
 		}
 		porto, err := svc.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User lives in Porto.", ThreadID: "t1", SeqFrom: 1, SeqTo: 1})
 		if err != nil {
@@ -164,15 +156,7 @@ func TestService_SearchDemotesRepeatedPast(t *testing.T) {
 			{"s3", "We moved to Leeds last month."},
 			{"s4", "I have a cat called Miso."},
 		} {
-			if err := svc.CreateThread(ctx, "alice", &agentmem.Thread{ID: c.thread}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := svc.AppendMessages(ctx, "alice", c.thread, []*agentmem.Message{{Role: agentmem.RoleUser, Content: c.text}}, ""); err != nil {
-				t.Fatal(err)
-			}
-			if err := ix.IndexRange(ctx, "alice", c.thread, 1, 1); err != nil {
-				t.Fatal(err)
-			}
+			sayIn(t, svc, ix, c.thread, c.text)
 		}
 		mems, _, err := store.FindMemories(ctx, "alice", agentmem.MemoryFilter{IncludeInvalid: true})
 		if err != nil {
@@ -238,4 +222,18 @@ func TestService_SearchDemotesRepeatedPast(t *testing.T) {
 			t.Fatalf("the Hull memory without its first thread: %+v", resp.Results)
 		}
 	})
+}
+
+// sayIn stores what alice said in a thread of its own, and indexes it.
+func sayIn(t *testing.T, svc *core.Service, ix *index.Indexer, thread, text string) {
+	t.Helper()
+	if err := svc.CreateThread(ctx, "alice", &agentmem.Thread{ID: thread}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendMessages(ctx, "alice", thread, []*agentmem.Message{{Role: agentmem.RoleUser, Content: text}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", thread, 1, 1); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -69,22 +68,5 @@ func TestMigration_MemorySources(t *testing.T) {
 			('alice', 'api', 'fact', 'User likes tea.', 1, 0.5, '', 0, 0, 'api', 1, now(), NULL, now(), now())`)
 
 	s := MustOpen(t, dsn)
-	for id, want := range map[string][]agentmem.ThreadRange{
-		"hull":  {{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}},
-		"leeds": {{ThreadID: "t1", SeqFrom: 2, SeqTo: 2}},
-		"gone":  nil,
-		"api":   nil,
-	} {
-		m, err := s.FindMemoryByID(ctx, "alice", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(m.Sources, want) {
-			t.Errorf("%s: sources %v, want %v", id, m.Sources, want)
-		}
-	}
-	srcs, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}, {ThreadID: "t1", SeqFrom: 2, SeqTo: 2}})
-	if err != nil || len(srcs) != 1 || srcs[0].ID != "hull" || srcs[0].InvalidAt == nil {
-		t.Fatalf("FindMemorySources after the migration: %+v, %v; want the invalidated Hull memory alone", srcs, err)
-	}
+	storetest.CheckBackfilledSources(t, s)
 }

@@ -377,24 +377,5 @@ func TestMigration_MemorySources(t *testing.T) {
 	}
 	db.Close()
 
-	ctx := context.Background()
-	s := testutil.MustOpenSQLiteFile(t, path)
-	for id, want := range map[string][]agentmem.ThreadRange{
-		"hull":  {{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}},
-		"leeds": {{ThreadID: "t1", SeqFrom: 2, SeqTo: 2}},
-		"gone":  nil,
-		"api":   nil,
-	} {
-		m, err := s.FindMemoryByID(ctx, "alice", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(m.Sources, want) {
-			t.Errorf("%s: sources %v, want %v", id, m.Sources, want)
-		}
-	}
-	srcs, err := s.FindMemorySources(ctx, "alice", []agentmem.ThreadRange{{ThreadID: "t1", SeqFrom: 1, SeqTo: 1}, {ThreadID: "t1", SeqFrom: 2, SeqTo: 2}})
-	if err != nil || len(srcs) != 1 || srcs[0].ID != "hull" || srcs[0].InvalidAt == nil {
-		t.Fatalf("FindMemorySources after the migration: %+v, %v; want the invalidated Hull memory alone", srcs, err)
-	}
+	storetest.CheckBackfilledSources(t, testutil.MustOpenSQLiteFile(t, path))
 }
