@@ -68,6 +68,8 @@ var allowed = map[string][]string{
 	"internal/apptest": {"app"},
 	// internal/goldenfile compares test output with golden files.
 	"internal/goldenfile": {"*"},
+	// internal/workload generates the speed benchmarks' everyday text.
+	"internal/workload": {},
 	// internal/vecenc is the byte format of stored vectors, both stores'.
 	"internal/vecenc": {"."},
 	// internal/plot draws the reliability suite's charts (standard

@@ -99,7 +99,7 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 			if scope != agentmem.ScopeMemories && q.Filter.Category != nil {
 				continue // messages and chunks have no category
 			}
-			found, err := search(ctx, tx, userID, scope, query, q)
+			found, err := search(ctx, tx, userID, scope, query, terms, q)
 			if err != nil {
 				return err
 			}
@@ -114,8 +114,20 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 	return hits[:min(len(hits), q.Limit)], nil
 }
 
+// termCandidates is how many of the newest turns holding each of a
+// query's words a search over messages ranks (see search).
+const termCandidates = 500
+
 // search returns the best hits of one scope.
-func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+//
+// Over messages, it ranks the union of the user's newest termCandidates
+// turns that hold each of the query's words (terms), not every turn that
+// holds one: a common word occurs in most of a long history, and ranking
+// all of them read every one's tsvector (PostgreSQL walks the user's
+// turns newest first for a common word, the GIN index for a rare one).
+// A history in which no word occurs more than termCandidates times is
+// ranked whole, as before.
+func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
@@ -164,9 +176,22 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, q agent
 	if f.Until != nil {
 		where = append(where, "m.created_at < "+arg(agentmem.Timestamp(*f.Until)))
 	}
-	where = append(where, tsv+" @@ q")
-	rows, err := tx.Query(ctx, `SELECT `+cols+`, ts_rank(`+tsv+`, q) AS score FROM `+from+`, to_tsquery('english', `+arg(query)+`) q
-		WHERE `+strings.Join(where, " AND ")+` ORDER BY score DESC, 1 LIMIT `+arg(q.Limit), args...)
+	var sql string
+	if scope != agentmem.ScopeMessages {
+		sql = `SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM ` + from + `, to_tsquery('english', ` + arg(query) + `) q
+		WHERE ` + strings.Join(append(where, tsv+" @@ q"), " AND ") + ` ORDER BY score DESC, 1 LIMIT ` + arg(q.Limit)
+	} else {
+		perTerm := make([]string, len(terms))
+		k := arg(termCandidates)
+		for i, term := range terms {
+			perTerm[i] = `(SELECT m.id FROM ` + from + ` WHERE ` + strings.Join(append(where, tsv+" @@ to_tsquery('english', "+arg(tsQuery([]string{term}))+")"), " AND ") +
+				` ORDER BY m.id DESC LIMIT ` + k + `)`
+		}
+		sql = `WITH c AS (` + strings.Join(perTerm, " UNION ") + `)
+		SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM c JOIN ` + from + ` ON m.user_id = $1 AND m.id = c.id, to_tsquery('english', ` + arg(query) + `) q
+		ORDER BY score DESC, 1 LIMIT ` + arg(q.Limit)
+	}
+	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", scope, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/app"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/internal/workload"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/minilm"
 	"github.com/agentmem/agentmem/retrieve"
@@ -219,14 +220,20 @@ func BenchmarkSearch_Messages(b *testing.B) {
 }
 
 // benchSearch times searcher's answers to req, after a first search that
-// loads the vector cache; each must find something.
-func benchSearch(b *testing.B, searcher *retrieve.Searcher, req retrieve.Request) {
+// loads the vector cache; each must find something. With queries, the
+// searches ask each of them in turn instead of req.Query.
+func benchSearch(b *testing.B, searcher *retrieve.Searcher, req retrieve.Request, queries ...string) {
 	b.Helper()
 	ctx := context.Background()
 	if _, err := searcher.Search(ctx, "u", req); err != nil {
 		b.Fatal(err)
 	}
+	i := 0
 	timeEach(b, func() error {
+		if len(queries) > 0 {
+			req.Query = queries[i%len(queries)]
+			i++
+		}
 		res, err := searcher.Search(ctx, "u", req)
 		if err == nil && len(res.Results) == 0 {
 			err = fmt.Errorf("no results for %q", req.Query)
@@ -269,7 +276,21 @@ func timeEach(b *testing.B, fn func() error) {
 // after a start spends on the user (Searcher.Warm), "warm" the searches
 // after.
 func BenchmarkSearch_History(b *testing.B) {
-	benchHistoryBackends(b, "lexical")
+	benchHistoryBackends(b, madeUpText(), "lexical")
+}
+
+// BenchmarkSearch_Everyday is BenchmarkSearch_BuiltinHistory on the
+// everyday workload (package workload: 30-word messages and 8-word
+// queries from a 250-word vocabulary, so that every query word occurs in
+// thousands of turns), with serve's default embedders, 50 queries in
+// turn.
+func BenchmarkSearch_Everyday(b *testing.B) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	text := historyText{message: func() string { return workload.Message(rng) }}
+	for range 50 {
+		text.queries = append(text.queries, workload.Query(rng))
+	}
+	benchHistoryBackends(b, text, "builtin")
 }
 
 // BenchmarkSearch_BuiltinHistory is BenchmarkSearch_History with serve's
@@ -283,7 +304,27 @@ func BenchmarkSearch_History(b *testing.B) {
 // (Its name does not contain "Search_History", so that the commands of
 // docs/benchmarks.md that run BenchmarkSearch_History run it alone.)
 func BenchmarkSearch_BuiltinHistory(b *testing.B) {
-	benchHistoryBackends(b, "builtin", "lexical")
+	benchHistoryBackends(b, madeUpText(), "builtin", "lexical")
+}
+
+// historyText is what a benchmark's history says, and what it is asked.
+type historyText struct {
+	message func() string
+	queries []string
+}
+
+// madeUpText is the history of BenchmarkSearch_History: statements of
+// the made-up vocabulary drawn by a Zipf distribution, and a query of
+// words of middling frequency, as a question's content words are, and
+// one the history lacks (expanded by the built-in embedders: see
+// nearVocabulary).
+func madeUpText() historyText {
+	rng := rand.New(rand.NewPCG(5, 6))
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
+	return historyText{
+		message: func() string { return "I " + strings.TrimPrefix(memoryText(zipf), "User ") },
+		queries: []string{"what about " + strings.Join([]string{vocabulary[40], vocabulary[400], vocabulary[4000]}, " ") + " quokka?"},
+	}
 }
 
 // nearVocabulary stands for minilm.NearWords in the benchmarks, whose
@@ -302,7 +343,7 @@ func nearVocabulary(w string) ([]string, error) {
 
 // benchHistoryBackends runs benchHistory on SQLite and PostgreSQL with
 // the embedders serve configures for each --embedder of embedders.
-func benchHistoryBackends(b *testing.B, embedders ...string) {
+func benchHistoryBackends(b *testing.B, text historyText, embedders ...string) {
 	embs := make([]*app.Embedders, len(embedders))
 	for i, name := range embedders {
 		var err error
@@ -323,7 +364,7 @@ func benchHistoryBackends(b *testing.B, embedders ...string) {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchHistory(b, s, names, embs, func() {})
+		benchHistory(b, s, text, names, embs, func() {})
 	})
 	b.Run("PostgreSQL", func(b *testing.B) {
 		dsn := testutil.MustCreateSchema(b)
@@ -342,7 +383,7 @@ func benchHistoryBackends(b *testing.B, embedders ...string) {
 				b.Fatal(err)
 			}
 		}
-		benchHistory(b, s, names, embs, analyze)
+		benchHistory(b, s, text, names, embs, analyze)
 	})
 }
 
@@ -352,18 +393,12 @@ func benchHistoryBackends(b *testing.B, embedders ...string) {
 // embedded, and the searcher configured, as serve does), named
 // "Messages<n>/<name>/<measurement>" ("Messages<n>/<measurement>" for a
 // name ""); analyze runs after each load.
-func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Embedders, analyze func()) {
+func benchHistory(b *testing.B, s agentmem.Store, text historyText, names []string, embs []*app.Embedders, analyze func()) {
 	ctx := context.Background()
 	// As serve's searcher (app.New), but for the admission control.
 	newSearcher := func(e *app.Embedders) *retrieve.Searcher {
 		return retrieve.New(s, e.Queries, e.Space, e.SearchOptions())
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocabulary)-1))
-	// The query: words of middling frequency, as a question's content
-	// words are, and one the history lacks (expanded by the built-in
-	// embedders: see nearVocabulary).
-	query := "what about " + strings.Join([]string{vocabulary[40], vocabulary[400], vocabulary[4000]}, " ") + " quokka?"
 	const turns = 100
 	have := 0
 	for _, n := range []int{1_000, 10_000, 100_000} {
@@ -379,7 +414,7 @@ func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Em
 				if i%2 == 1 {
 					role = agentmem.RoleAssistant
 				}
-				texts[i] = "I " + strings.TrimPrefix(memoryText(zipf), "User ")
+				texts[i] = text.message()
 				msgs[i] = &agentmem.Message{Role: role, Content: texts[i]}
 			}
 			out, err := s.AppendMessages(ctx, "u", thread, msgs, agentmem.AppendOptions{})
@@ -400,6 +435,9 @@ func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Em
 			for i := 0; i < turns; i += 10 {
 				m := &agentmem.Memory{UserID: "u", Text: "User " + strings.TrimPrefix(texts[i], "I "), Confidence: 1, Importance: 0.5,
 					ThreadID: thread, SeqFrom: out[i].Seq, SeqTo: out[i].Seq}
+				if !strings.HasPrefix(texts[i], "I ") {
+					m.Text = "User " + strings.ToLower(texts[i][:1]) + texts[i][1:]
+				}
 				if err := s.CreateMemory(ctx, m); err != nil {
 					b.Fatal(err)
 				}
@@ -431,7 +469,7 @@ func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Em
 			}
 		}
 		analyze()
-		req := retrieve.Request{Query: query, TopK: 10}
+		req := retrieve.Request{Query: text.queries[0], TopK: 10}
 		name := func(measurement, embedder string) string {
 			if embedder == "" {
 				return fmt.Sprintf("Messages%d/%s", n, measurement)
@@ -466,7 +504,7 @@ func benchHistory(b *testing.B, s agentmem.Store, names []string, embs []*app.Em
 			}
 			for i := range embs {
 				b.Run(name(measurement, names[i]), func(b *testing.B) {
-					benchSearch(b, searchers[i], r)
+					benchSearch(b, searchers[i], r, text.queries...)
 				})
 			}
 		}

@@ -134,7 +134,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		for i, q := range []string{
 			`SELECT rowid FROM messages WHERE user_id = ? AND thread_id = ? AND seq = ? AND role IN ('user', 'assistant')`,
 			`DELETE FROM message_windows_fts WHERE rowid = ?`,
-			`INSERT INTO message_windows_fts (rowid, text) VALUES (?, ?)`,
+			`INSERT INTO message_windows_fts (rowid, text, u) VALUES (?, ?, ?)`,
 			`INSERT OR IGNORE INTO message_windows (user_id, doc) VALUES (?, ?)`,
 		} {
 			st, err := s.writeStmt(ctx, tx, q)
@@ -144,6 +144,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			defer st.Close()
 			stmts[i] = st
 		}
+		token := userToken(userID)
 		for _, w := range ws {
 			var doc int64
 			err := stmts[0].QueryRowContext(ctx, userID, threadID, w.Seq).Scan(&doc)
@@ -155,7 +156,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			if _, err := stmts[1].ExecContext(ctx, doc); err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
-			if _, err := stmts[2].ExecContext(ctx, doc, w.Text); err != nil {
+			if _, err := stmts[2].ExecContext(ctx, doc, w.Text, token); err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
 			if _, err := stmts[3].ExecContext(ctx, userID, doc); err != nil {

@@ -1,10 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -101,7 +105,7 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 				if q.Filter.Category != nil {
 					continue // messages have no category
 				}
-				found, err = searchMessages(ctx, tx, userID, match, q)
+				found, err = searchMessages(ctx, tx, userID, terms, q)
 			case agentmem.ScopeChunks, agentmem.ScopeSummaries:
 				if q.Filter.Category != nil {
 					continue // chunks and summaries have no category
@@ -174,20 +178,78 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q age
 	return scanHits(rows, agentmem.ScopeMemories)
 }
 
+// userToken is a user's token in the u column of message_windows_fts
+// (migration/0018_window_user.sql): "u", the user ID in hex, "0", one
+// token of letters and digits that the tokenizer keeps whole and the
+// porter stemmer leaves alone.
+func userToken(userID string) string { return "u" + hex.EncodeToString([]byte(userID)) + "0" }
+
+// termCandidates is how many of the user's newest windows that hold each
+// of a query's words a search over messages reads (see searchMessages).
+const termCandidates = 1000
+
 // searchMessages finds messages by their windows (message_windows_fts)
 // and, for those that have none yet, by their content (messages_fts).
 //
-// The windows' index is every user's, and a common word matches
-// thousands of windows: only the best windowCandidates of them are joined
-// to their messages (the join, not BM25, was half the time of a search
-// over 100,000 messages; docs/benchmarks.md). When fewer than q.Limit
-// of those are the user's (other users' windows ranked first, or the
-// filters left few) and more windows match than the bound, the search
-// runs again over all the matches, so what is found does not depend on
-// the bound.
-func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+// It first asks the windows' index, for each of the query's words, for
+// the user's newest termCandidates windows that hold it: newest first, no
+// ranking, so each costs what it returns. When no word fills its list,
+// the lists hold every window that matches, and the windows are ranked
+// by FTS5's BM25 (searchMessagesExact). Otherwise a common word occurs in
+// most of a long history, and ranking every window that holds one cost
+// ~300 ms over 100,000 turns (BM25 counts every match of each word for
+// its IDF): the candidates are the lists' windows, ranked in Go
+// (searchMessagesBounded).
+func searchMessages(ctx context.Context, tx *sql.Tx, userID string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	user := `u:"` + userToken(userID) + `"`
+	lists := make([][]int64, len(terms))
+	full := false
+	for i, t := range terms {
+		var err error
+		lists[i], err = rowids(ctx, tx, `SELECT rowid FROM message_windows_fts WHERE message_windows_fts MATCH ? ORDER BY rowid DESC LIMIT ?`,
+			user+` AND text:`+ftsQuery([]string{t}), termCandidates)
+		if err != nil {
+			return nil, fmt.Errorf("search messages: %w", err)
+		}
+		full = full || len(lists[i]) == termCandidates
+	}
+	if full {
+		return searchMessagesBounded(ctx, tx, userID, terms, lists, q)
+	}
+	return searchMessagesExact(ctx, tx, userID, user+` AND text:(`+ftsQuery(terms)+`)`, ftsQuery(terms), q)
+}
+
+// rowids returns the first column of a query's rows.
+func rowids(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// searchMessagesExact ranks every window of the user that matches
+// (windows, a MATCH of the user's windows) by BM25, and the user's turns
+// that have no window yet that match (match, over messages_fts).
+//
+// Only the best windowCandidates windows are joined to their messages
+// (the join, not BM25, was half the time of a search over 100,000
+// messages; docs/benchmarks.md). When fewer than q.Limit of those pass
+// the filters and more windows match than the bound, the search runs
+// again over all the matches, so what is found does not depend on the
+// bound.
+func searchMessagesExact(ctx context.Context, tx *sql.Tx, userID, windows, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	bound := max(windowCandidates, 4*q.Limit)
-	hits, err := searchMessagesWithin(ctx, tx, userID, match, q, bound)
+	hits, err := searchMessagesWithin(ctx, tx, userID, windows, match, q, bound)
 	if err != nil || len(hits) >= q.Limit {
 		return hits, err
 	}
@@ -195,47 +257,183 @@ func searchMessages(ctx context.Context, tx *sql.Tx, userID, match string, q age
 	// rowids only, no BM25.
 	var matched int
 	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM message_windows_fts WHERE message_windows_fts MATCH ? LIMIT ?)`,
-		match, bound+1).Scan(&matched)
+		windows, bound+1).Scan(&matched)
 	if err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
 	if matched <= bound {
 		return hits, nil
 	}
-	return searchMessagesWithin(ctx, tx, userID, match, q, -1)
+	return searchMessagesWithin(ctx, tx, userID, windows, match, q, -1)
 }
 
 // windowCandidates is how many of the best matching windows a search
 // joins to their messages before it looks further.
 const windowCandidates = 200
 
-// searchMessagesWithin is searchMessages over the best bound windows that
-// match (all of them when bound is -1). Messages are joined to the hits
-// (CROSS JOIN keeps that order: otherwise SQLite may read all of the
-// user's messages and look each up among the hits).
-func searchMessagesWithin(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery, bound int) ([]agentmem.TextHit, error) {
+// searchMessagesWithin is searchMessagesExact over the best bound windows
+// that match (all of them when bound is -1). Messages are joined to the
+// hits (CROSS JOIN keeps that order: otherwise SQLite may read all of the
+// user's messages and look each up among the hits). The u column weighs
+// nothing in BM25.
+func searchMessagesWithin(ctx context.Context, tx *sql.Tx, userID, windows, match string, q agentmem.TextQuery, bound int) ([]agentmem.TextHit, error) {
+	return joinMessages(ctx, tx, userID, q, `WITH w AS (
+			SELECT rowid AS doc, -bm25(message_windows_fts, 1.0, 0.0) AS score FROM message_windows_fts WHERE message_windows_fts MATCH ?
+			ORDER BY score DESC LIMIT ?
+		)
+		SELECT doc, score FROM w
+		UNION ALL
+		SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?
+			AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = ? AND w.doc = messages_fts.rowid)`,
+		windows, bound, match, userID)
+}
+
+// joinMessages returns the best q.Limit hits of hits, a query of (doc,
+// score) rows, joined to the user's messages and their threads, filtered.
+func joinMessages(ctx context.Context, tx *sql.Tx, userID string, q agentmem.TextQuery, hits string, args ...any) ([]agentmem.TextHit, error) {
 	var c conditions
 	c.add("m.user_id = ?", userID)
 	c.add("t.deleted_at IS NULL")
 	c.addFilter(q.Filter, "t.agent_id")
-	rows, err := tx.QueryContext(ctx, `WITH w AS (
-			SELECT rowid AS doc, -bm25(message_windows_fts) AS score FROM message_windows_fts WHERE message_windows_fts MATCH ?
-			ORDER BY score DESC LIMIT ?
-		)
-		SELECT `+messageHitColumns+`, h.score FROM (
-			SELECT doc, score FROM w
-			UNION ALL
-			SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?
-				AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = ? AND w.doc = messages_fts.rowid)
-		) h
+	rows, err := tx.QueryContext(ctx, `SELECT `+messageHitColumns+`, h.score FROM (`+hits+`) h
 		CROSS JOIN messages m ON m.rowid = h.doc
 		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
-		WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append([]any{match, bound, match, userID}, c.args...), q.Limit)...)
+		WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append(args, c.args...), q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
 	return scanHits(rows, agentmem.ScopeMessages)
 }
+
+// BM25's parameters, as FTS5's.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// searchMessagesBounded ranks the windows of lists (each the user's
+// newest termCandidates windows holding a term of terms, newest first)
+// and the turns that have no window yet, in Go, by BM25 over what the
+// lists tell:
+//
+//   - a word's IDF from the user's windows: the number of the user's
+//     windows (N) and of those holding the word, counted when its list is
+//     not full, estimated from its share of the windows its list spans
+//     when it is;
+//   - its frequency in a window: 2 when the window's own turn holds it
+//     (the turn is written twice in its window, agentmem.WindowText; read
+//     from messages_fts over the span of the list), 1 when only its
+//     neighbours do; a window of average length.
+//
+// A window older than a word's list (the word's termCandidates newer
+// windows hold it) is scored without that word: over a long history,
+// search prefers the newer of windows that hold the same rarer words.
+// Turns without a window yet are those of the own lists that are the
+// user's and have none (at most looseCandidates, newest first).
+func searchMessagesBounded(ctx context.Context, tx *sql.Tx, userID string, terms []string, lists [][]int64, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	var n float64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ?`, userID).Scan(&n); err != nil {
+		return nil, fmt.Errorf("search messages: %w", err)
+	}
+	tfn := func(tf float64) float64 { return tf * (bm25K1 + 1) / (tf + bm25K1) }
+	scores := map[int64]float64{}
+	loose := map[int64]float64{} // turns holding a word that no list has, and their scores
+	for i, t := range terms {
+		l := lists[i]
+		df, from := float64(len(l)), int64(0)
+		if len(l) == termCandidates {
+			from = l[len(l)-1]
+			var spanned float64
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ? AND doc >= ?`, userID, from).Scan(&spanned); err != nil {
+				return nil, fmt.Errorf("search messages: %w", err)
+			}
+			df = df / max(spanned, 1) * n
+		}
+		idf := math.Log((n - df + 0.5) / (df + 0.5))
+		if idf <= 0 {
+			idf = 1e-6 // as FTS5
+		}
+		own, err := rowids(ctx, tx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?`,
+			ftsQuery([]string{t}), from, 4*termCandidates)
+		if err != nil {
+			return nil, fmt.Errorf("search messages: %w", err)
+		}
+		holds := make(map[int64]bool, len(own))
+		for _, d := range own {
+			holds[d] = true
+		}
+		for _, d := range l {
+			tf := 1.0
+			if holds[d] {
+				tf = 2
+			}
+			scores[d] += idf * tfn(tf)
+		}
+		for _, d := range own {
+			if _, ok := scores[d]; !ok {
+				loose[d] += idf * tfn(2)
+			}
+		}
+	}
+	// Of the loose turns, the user's without a window.
+	var ids []int64
+	for d := range loose {
+		if _, ok := scores[d]; !ok {
+			ids = append(ids, d)
+		}
+	}
+	slices.Sort(ids)
+	ids = ids[max(0, len(ids)-looseCandidates):]
+	if len(ids) > 0 {
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return nil, fmt.Errorf("search messages: %w", err)
+		}
+		bare, err := rowids(ctx, tx, `SELECT m.rowid FROM json_each(?) j CROSS JOIN messages m ON m.rowid = j.value
+			WHERE m.user_id = ? AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = m.user_id AND w.doc = m.rowid)`, string(list), userID)
+		if err != nil {
+			return nil, fmt.Errorf("search messages: %w", err)
+		}
+		for _, d := range bare {
+			scores[d] = loose[d]
+		}
+	}
+	type scored struct {
+		doc   int64
+		score float64
+	}
+	ranked := make([]scored, 0, len(scores))
+	for d, s := range scores {
+		ranked = append(ranked, scored{d, s})
+	}
+	slices.SortFunc(ranked, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.doc, a.doc)
+	})
+	join := func(ranked []scored) ([]agentmem.TextHit, error) {
+		pairs := make([][2]float64, len(ranked))
+		for i, r := range ranked {
+			pairs[i] = [2]float64{float64(r.doc), r.score}
+		}
+		list, err := json.Marshal(pairs)
+		if err != nil {
+			return nil, fmt.Errorf("search messages: %w", err)
+		}
+		return joinMessages(ctx, tx, userID, q, `SELECT value ->> 0 AS doc, value ->> 1 AS score FROM json_each(?)`, string(list))
+	}
+	bound := max(windowCandidates, 4*q.Limit)
+	hits, err := join(ranked[:min(bound, len(ranked))])
+	if err != nil || len(hits) >= q.Limit || len(ranked) <= bound {
+		return hits, err
+	}
+	return join(ranked) // the filters left too few of the best
+}
+
+// looseCandidates bounds the turns without a window that a bounded search
+// looks up (see searchMessagesBounded).
+const looseCandidates = 2000
 
 // searchPassages searches chunks or the newest summary of each thread.
 func searchPassages(ctx context.Context, tx *sql.Tx, userID, scope, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {

@@ -47,7 +47,7 @@ func TestSearchMessages_Bound(t *testing.T) {
 		var hits []agentmem.TextHit
 		err := s.read(ctx, func(tx *sql.Tx) error {
 			var err error
-			hits, err = searchMessagesWithin(ctx, tx, user, ftsQuery([]string{"kiwi"}), q, -1)
+			hits, err = searchMessagesWithin(ctx, tx, user, `u:"`+userToken(user)+`" AND text:`+ftsQuery([]string{"kiwi"}), ftsQuery([]string{"kiwi"}), q, -1)
 			return err
 		})
 		if err != nil {
@@ -81,5 +81,77 @@ func TestSearchMessages_Bound(t *testing.T) {
 		if diff := cmp.Diff(all(tc.user, tc.q), got); diff != "" {
 			t.Fatalf("%s %+v: bounded search differs from the search of all matches (-all +bounded):\n%s", tc.user, tc.q.Filter, diff)
 		}
+	}
+}
+
+// TestSearchMessages_Bounded: when a word of the query is held by more
+// than termCandidates of the user's windows, the search ranks the
+// windows the words' lists hold, in Go: a rare word's old window still
+// comes first, its own turn before its neighbours; a turn without a
+// window yet is found by its own words; another user's never; filters
+// hold.
+func TestSearchMessages_Bounded(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, Options{})
+	load := func(user, thread string, texts []string, windowed int) {
+		t.Helper()
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: user, ID: thread, AgentID: "a1"}); err != nil {
+			t.Fatal(err)
+		}
+		msgs := make([]*agentmem.Message, len(texts))
+		ws := make([]agentmem.MessageWindow, windowed)
+		for i := range msgs {
+			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: texts[i]}
+			if i < windowed {
+				ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Text: agentmem.WindowText(texts, i)}
+			}
+		}
+		for i := 0; i < len(msgs); i += agentmem.MaxPageSize {
+			if _, err := s.AppendMessages(ctx, user, thread, msgs[i:min(i+agentmem.MaxPageSize, len(msgs))], agentmem.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < len(ws); i += agentmem.MaxPageSize {
+			if err := s.PutMessageWindows(ctx, user, thread, ws[i:min(i+agentmem.MaxPageSize, len(ws))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var texts []string
+	for i := range termCandidates + 100 {
+		texts = append(texts, fmt.Sprintf("coffee again, day %d", i))
+	}
+	texts[5] = "coffee in zanzibar"
+	texts = append(texts, "a walrus and coffee", "nothing")
+	load("big", "t1", texts, len(texts)-2) // the last two have no window yet
+	load("other", "t1", []string{"coffee in zanzibar with a walrus"}, 1)
+
+	search := func(q agentmem.TextQuery) []agentmem.TextHit {
+		t.Helper()
+		q.Scopes, q.Limit = []string{agentmem.ScopeMessages}, 10
+		hits, err := s.SearchText(ctx, "big", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if strings.Contains(h.Text, "with a walrus") {
+				t.Fatalf("%q: another user's turn %+v", q.Query, h)
+			}
+		}
+		return hits
+	}
+	hits := search(agentmem.TextQuery{Query: "coffee zanzibar"})
+	if len(hits) != 10 || hits[0].Text != "coffee in zanzibar" || hits[1].SeqFrom < 4 || hits[1].SeqFrom > 8 {
+		t.Fatalf("coffee zanzibar: %+v, want zanzibar's turn, then its neighbours", hits[:min(3, len(hits))])
+	}
+	if hits := search(agentmem.TextQuery{Query: "walrus coffee"}); len(hits) == 0 || hits[0].Text != "a walrus and coffee" {
+		t.Fatalf("walrus coffee: %+v, want the turn without a window first", hits)
+	}
+	other, agent := "t2", "a2"
+	if hits := search(agentmem.TextQuery{Query: "coffee zanzibar", Filter: agentmem.SearchFilter{ThreadID: &other}}); len(hits) != 0 {
+		t.Fatalf("in another thread: %+v, want none", hits)
+	}
+	if hits := search(agentmem.TextQuery{Query: "coffee zanzibar", Filter: agentmem.SearchFilter{AgentID: &agent}}); len(hits) != 0 {
+		t.Fatalf("of another agent: %+v, want none", hits)
 	}
 }
