@@ -114,19 +114,21 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 	return hits[:min(len(hits), q.Limit)], nil
 }
 
-// termCandidates is how many of the newest turns holding each of a
-// query's words a search over messages ranks (see search).
-const termCandidates = 500
+// termCandidates is how many of the newest turns (memories) holding each
+// of a query's words a search over messages (memories) ranks (see
+// search).
+const termCandidates = 200
 
 // search returns the best hits of one scope.
 //
-// Over messages, it ranks the union of the user's newest termCandidates
-// turns that hold each of the query's words (terms), not every turn that
-// holds one: a common word occurs in most of a long history, and ranking
-// all of them read every one's tsvector (PostgreSQL walks the user's
-// turns newest first for a common word, the GIN index for a rare one).
-// A history in which no word occurs more than termCandidates times is
-// ranked whole, as before.
+// Over messages and memories, it ranks the union of the user's newest
+// termCandidates turns (memories) that hold each of the query's words
+// (terms), not every one that holds one: a common word occurs in most of
+// a long history, and ranking all of them read every one's tsvector
+// (PostgreSQL walks the user's rows newest first, by their time-ordered
+// IDs, for a common word, and the GIN index for a rare one). A history
+// in which no word occurs more than termCandidates times is ranked
+// whole, as before.
 func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	var args []any
 	arg := func(v any) string {
@@ -177,7 +179,7 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms [
 		where = append(where, "m.created_at < "+arg(agentmem.Timestamp(*f.Until)))
 	}
 	var sql string
-	if scope != agentmem.ScopeMessages {
+	if scope != agentmem.ScopeMessages && scope != agentmem.ScopeMemories {
 		sql = `SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM ` + from + `, to_tsquery('english', ` + arg(query) + `) q
 		WHERE ` + strings.Join(append(where, tsv+" @@ q"), " AND ") + ` ORDER BY score DESC, 1 LIMIT ` + arg(q.Limit)
 	} else {
@@ -190,6 +192,12 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms [
 		sql = `WITH c AS (` + strings.Join(perTerm, " UNION ") + `)
 		SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM c JOIN ` + from + ` ON m.user_id = $1 AND m.id = c.id, to_tsquery('english', ` + arg(query) + `) q
 		ORDER BY score DESC, 1 LIMIT ` + arg(q.Limit)
+	}
+	if scope == agentmem.ScopeMessages || scope == agentmem.ScopeMemories {
+		// Planned for these words each time (an unnamed statement): a
+		// cached statement's generic plan, made for no word in
+		// particular, walked every word's rows or none.
+		args = append([]any{pgx.QueryExecModeExec}, args...)
 	}
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {

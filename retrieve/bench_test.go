@@ -274,7 +274,8 @@ func timeEach(b *testing.B, fn func() error) {
 // and vector weight). "cold" is the first search of a new searcher (an
 // empty vector cache, as after a restart), "warmup" what serve's warm-up
 // after a start spends on the user (Searcher.Warm), "warm" the searches
-// after.
+// after ("fulltext" and "vector" each signal alone, "memories" the
+// memories alone: one for every tenth message).
 func BenchmarkSearch_History(b *testing.B) {
 	benchHistoryBackends(b, madeUpText(), "lexical")
 }
@@ -497,10 +498,13 @@ func benchHistory(b *testing.B, s agentmem.Store, text historyText, names []stri
 		for i, e := range embs {
 			searchers[i] = newSearcher(e)
 		}
-		for _, measurement := range []string{"warm", "fulltext", "vector"} {
+		for _, measurement := range []string{"warm", "fulltext", "vector", "memories"} {
 			r := req
-			if measurement != "warm" {
+			switch measurement {
+			case "fulltext", "vector":
 				r.Signals = []string{measurement}
+			case "memories":
+				r.Scopes = []string{agentmem.ScopeMemories}
 			}
 			for i := range embs {
 				b.Run(name(measurement, names[i]), func(b *testing.B) {
