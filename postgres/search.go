@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -94,21 +95,31 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 		return hits, nil
 	}
 	query := tsQuery(terms)
-	err = s.read(ctx, func(tx pgx.Tx) error {
-		for _, scope := range q.Scopes {
-			if scope != agentmem.ScopeMemories && q.Filter.Category != nil {
-				continue // messages and chunks have no category
-			}
-			found, err := search(ctx, tx, userID, scope, query, terms, q)
-			if err != nil {
-				return err
-			}
-			hits = append(hits, found...)
+	// Each scope in a read transaction of its own, at once (see the
+	// SQLite store's).
+	found := make([][]agentmem.TextHit, len(q.Scopes))
+	errs := make([]error, len(q.Scopes))
+	var wg sync.WaitGroup
+	for i, scope := range q.Scopes {
+		if scope != agentmem.ScopeMemories && q.Filter.Category != nil {
+			continue // messages and chunks have no category
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		wg.Go(func() {
+			errs[i] = s.read(ctx, func(tx pgx.Tx) error {
+				var err error
+				found[i], err = search(ctx, tx, userID, scope, query, terms, q)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range found {
+		hits = append(hits, f...)
 	}
 	agentmem.SortHits(hits)
 	return hits[:min(len(hits), q.Limit)], nil

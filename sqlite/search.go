@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem"
 )
@@ -92,35 +93,39 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 		return hits, nil
 	}
 	match := ftsQuery(terms)
-	err = s.read(ctx, func(tx *sql.Tx) error {
-		for _, scope := range q.Scopes {
-			var (
-				found []agentmem.TextHit
-				err   error
-			)
-			switch scope {
-			case agentmem.ScopeMemories:
-				found, err = searchMemories(ctx, tx, userID, match, q)
-			case agentmem.ScopeMessages:
-				if q.Filter.Category != nil {
-					continue // messages have no category
-				}
-				found, err = searchMessages(ctx, tx, userID, terms, q)
-			case agentmem.ScopeChunks, agentmem.ScopeSummaries:
-				if q.Filter.Category != nil {
-					continue // chunks and summaries have no category
-				}
-				found, err = searchPassages(ctx, tx, userID, scope, match, q)
-			}
-			if err != nil {
-				return err
-			}
-			hits = append(hits, found...)
+	// Each scope in a read transaction of its own, at once: over a long
+	// history the messages' and the memories' searches cost about the
+	// same, and the machine has a core for each.
+	found := make([][]agentmem.TextHit, len(q.Scopes))
+	errs := make([]error, len(q.Scopes))
+	var wg sync.WaitGroup
+	for i, scope := range q.Scopes {
+		if q.Filter.Category != nil && scope != agentmem.ScopeMemories {
+			continue // only memories have a category
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		wg.Go(func() {
+			errs[i] = s.read(ctx, func(tx *sql.Tx) error {
+				var err error
+				switch scope {
+				case agentmem.ScopeMemories:
+					found[i], err = searchMemories(ctx, tx, userID, match, q)
+				case agentmem.ScopeMessages:
+					found[i], err = searchMessages(ctx, tx, userID, terms, q)
+				case agentmem.ScopeChunks, agentmem.ScopeSummaries:
+					found[i], err = searchPassages(ctx, tx, userID, scope, match, q)
+				}
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range found {
+		hits = append(hits, f...)
 	}
 	agentmem.SortHits(hits)
 	return hits[:min(len(hits), q.Limit)], nil
