@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -349,6 +350,34 @@ type TextHit struct {
 	Importance float64    `json:"importance,omitempty"`  // memories only
 	Role       string     `json:"role,omitempty"`        // messages only: user or assistant
 	Name       string     `json:"name,omitempty"`        // messages only: the author's name, when the message has one
+}
+
+// SearchScopes runs search over each of q's scopes at once (a store's
+// TextSearcher.SearchText: over a long history the messages' and the
+// memories' searches cost about the same) and returns the best q.Limit
+// of their hits, ordered by SortHits. A scope other than memories is
+// left out when q filters by category (only memories have one). The
+// first error, in scope order, is returned.
+func SearchScopes(q TextQuery, search func(scope string) ([]TextHit, error)) ([]TextHit, error) {
+	found := make([][]TextHit, len(q.Scopes))
+	errs := make([]error, len(q.Scopes))
+	var wg sync.WaitGroup
+	for i, scope := range q.Scopes {
+		if q.Filter.Category != nil && scope != ScopeMemories {
+			continue
+		}
+		wg.Go(func() { found[i], errs[i] = search(scope) })
+	}
+	wg.Wait()
+	hits := []TextHit{}
+	for i, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, found[i]...)
+	}
+	SortHits(hits)
+	return hits[:min(len(hits), q.Limit)], nil
 }
 
 // SortHits orders hits best first: by score, descending, then by scope

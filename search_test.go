@@ -1,7 +1,10 @@
 package agentmem_test
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +125,44 @@ func TestMemory_Changes(t *testing.T) {
 	}
 	if err := m.ApplyUpdate(agentmem.MemoryUpdate{Text: &text}, now); agentmem.ErrorCode(err) != agentmem.ECONFLICT {
 		t.Fatalf("update of an invalidated memory: %v, want conflict", err)
+	}
+}
+
+// TestSearchScopes: each scope is searched (memories alone when the query
+// filters by category), the hits merged best first and cut to the limit;
+// a scope's error is the search's.
+func TestSearchScopes(t *testing.T) {
+	scores := map[string][]float64{agentmem.ScopeMemories: {0.9, 0.2}, agentmem.ScopeMessages: {0.5, 0.4}, agentmem.ScopeChunks: {0.95}}
+	search := func(scope string) ([]agentmem.TextHit, error) {
+		if scope == "broken" {
+			return nil, errors.New("broken")
+		}
+		var hits []agentmem.TextHit
+		for i, s := range scores[scope] {
+			hits = append(hits, agentmem.TextHit{Scope: scope, ID: fmt.Sprint(scope, i), Score: s})
+		}
+		return hits, nil
+	}
+	q := agentmem.TextQuery{Scopes: []string{agentmem.ScopeMemories, agentmem.ScopeMessages, agentmem.ScopeChunks}, Limit: 3}
+	hits, err := agentmem.SearchScopes(q, search)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	if want := []string{"chunks0", "memories0", "messages0"}; !slices.Equal(got, want) {
+		t.Errorf("hits %v, want %v", got, want)
+	}
+	cat := "health"
+	q.Filter.Category, q.Limit = &cat, 10
+	if hits, err := agentmem.SearchScopes(q, search); err != nil || len(hits) != 2 || hits[0].Scope != agentmem.ScopeMemories || hits[1].Scope != agentmem.ScopeMemories {
+		t.Errorf("with a category: %+v, %v; want the two memories", hits, err)
+	}
+	q.Scopes = append(q.Scopes, "broken")
+	q.Filter.Category = nil
+	if _, err := agentmem.SearchScopes(q, search); err == nil || err.Error() != "broken" {
+		t.Errorf("with a broken scope: %v, want its error", err)
 	}
 }

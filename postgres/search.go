@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -90,39 +89,19 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 	if err != nil {
 		return nil, err
 	}
-	hits := []agentmem.TextHit{}
 	if len(terms) == 0 {
-		return hits, nil
+		return []agentmem.TextHit{}, nil
 	}
 	query := tsQuery(terms)
-	// Each scope in a read transaction of its own, at once (see the
-	// SQLite store's).
-	found := make([][]agentmem.TextHit, len(q.Scopes))
-	errs := make([]error, len(q.Scopes))
-	var wg sync.WaitGroup
-	for i, scope := range q.Scopes {
-		if scope != agentmem.ScopeMemories && q.Filter.Category != nil {
-			continue // messages and chunks have no category
-		}
-		wg.Go(func() {
-			errs[i] = s.read(ctx, func(tx pgx.Tx) error {
-				var err error
-				found[i], err = search(ctx, tx, userID, scope, query, terms, q)
-				return err
-			})
+	// Each scope in a read transaction of its own, at once.
+	return agentmem.SearchScopes(q, func(scope string) (found []agentmem.TextHit, err error) {
+		err = s.read(ctx, func(tx pgx.Tx) error {
+			found, err = search(ctx, tx, userID, scope, query, terms, q)
+			return err
 		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range found {
-		hits = append(hits, f...)
-	}
-	agentmem.SortHits(hits)
-	return hits[:min(len(hits), q.Limit)], nil
+		return found, err
+	})
+
 }
 
 // termCandidates is how many of the newest turns (memories) holding each

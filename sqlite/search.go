@@ -10,7 +10,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agentmem/agentmem"
 )
@@ -82,53 +81,33 @@ func scanHits(rows *sql.Rows, scope string) ([]agentmem.TextHit, error) {
 // of the word's IDF, weighted by how often the item holds it against its
 // length. The indexes are shared by all users: MATCH finds every user's
 // matches and the join keeps the user's, which stays cheap because stop
-// words never reach the index query (see agentmem.SearchTerms).
+// words never reach the index query (see agentmem.SearchTerms); the
+// windows' index holds the user too, and messages are searched as
+// searchMessages says.
 func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	terms, err := q.Prepare()
 	if err != nil {
 		return nil, err
 	}
-	hits := []agentmem.TextHit{}
 	if len(terms) == 0 {
-		return hits, nil
+		return []agentmem.TextHit{}, nil
 	}
 	match := ftsQuery(terms)
-	// Each scope in a read transaction of its own, at once: over a long
-	// history the messages' and the memories' searches cost about the
-	// same, and the machine has a core for each.
-	found := make([][]agentmem.TextHit, len(q.Scopes))
-	errs := make([]error, len(q.Scopes))
-	var wg sync.WaitGroup
-	for i, scope := range q.Scopes {
-		if q.Filter.Category != nil && scope != agentmem.ScopeMemories {
-			continue // only memories have a category
-		}
-		wg.Go(func() {
-			errs[i] = s.read(ctx, func(tx *sql.Tx) error {
-				var err error
-				switch scope {
-				case agentmem.ScopeMemories:
-					found[i], err = searchMemories(ctx, tx, userID, match, q)
-				case agentmem.ScopeMessages:
-					found[i], err = searchMessages(ctx, tx, userID, terms, q)
-				case agentmem.ScopeChunks, agentmem.ScopeSummaries:
-					found[i], err = searchPassages(ctx, tx, userID, scope, match, q)
-				}
-				return err
-			})
+	// Each scope in a read transaction of its own, at once.
+	return agentmem.SearchScopes(q, func(scope string) (found []agentmem.TextHit, err error) {
+		err = s.read(ctx, func(tx *sql.Tx) error {
+			switch scope {
+			case agentmem.ScopeMemories:
+				found, err = searchMemories(ctx, tx, userID, match, q)
+			case agentmem.ScopeMessages:
+				found, err = searchMessages(ctx, tx, userID, terms, q)
+			case agentmem.ScopeChunks, agentmem.ScopeSummaries:
+				found, err = searchPassages(ctx, tx, userID, scope, match, q)
+			}
+			return err
 		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range found {
-		hits = append(hits, f...)
-	}
-	agentmem.SortHits(hits)
-	return hits[:min(len(hits), q.Limit)], nil
+		return found, err
+	})
 }
 
 // conditions collects the terms of a WHERE clause and their arguments.
