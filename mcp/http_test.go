@@ -373,6 +373,13 @@ func TestHTTP_SessionIdle(t *testing.T) {
 	alice := keyTransport{key: s.key("user:alice")}
 	sid := s.open(alice)
 	waitSessions(t, s.mcp, 0)
+	// The handler forgets the session, then closes it in the SDK: wait
+	// for that (a ping the SDK answers leaves the session as it was).
+	for deadline := time.Now().Add(10 * time.Second); s.send(mcp.SDKHandler(s.mcp), http.MethodPost, keyTransport{}, sid, ping).status != http.StatusNotFound; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the SDK still holds the expired session after 10s")
+		}
+	}
 	if r := s.send(mcp.SDKHandler(s.mcp), http.MethodDelete, keyTransport{}, sid, ""); r.status != http.StatusNotFound {
 		t.Errorf("the SDK still holds the expired session: DELETE %d %q, want 404", r.status, r.body)
 	}
