@@ -133,9 +133,9 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		var stmts [4]*sql.Stmt
 		for i, q := range []string{
 			`SELECT rowid FROM messages WHERE user_id = ? AND thread_id = ? AND seq = ? AND role IN ('user', 'assistant')`,
+			`INSERT OR IGNORE INTO message_windows (user_id, doc) VALUES (?, ?)`,
 			`DELETE FROM message_windows_fts WHERE rowid = ?`,
 			`INSERT INTO message_windows_fts (rowid, text, u) VALUES (?, ?, ?)`,
-			`INSERT OR IGNORE INTO message_windows (user_id, doc) VALUES (?, ?)`,
 		} {
 			st, err := s.writeStmt(ctx, tx, q)
 			if err != nil {
@@ -153,13 +153,21 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			} else if err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
-			if _, err := stmts[1].ExecContext(ctx, doc); err != nil {
+			// A message's first window replaces none: deleting it from the
+			// contentless index anyway wrote a tombstone for every window,
+			// which FTS5's merges then checked every segment against.
+			res, err := stmts[1].ExecContext(ctx, userID, doc)
+			if err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
-			if _, err := stmts[2].ExecContext(ctx, doc, w.Text, token); err != nil {
+			if n, err := res.RowsAffected(); err != nil {
 				return fmt.Errorf("put window: %w", err)
+			} else if n == 0 {
+				if _, err := stmts[2].ExecContext(ctx, doc); err != nil {
+					return fmt.Errorf("put window: %w", err)
+				}
 			}
-			if _, err := stmts[3].ExecContext(ctx, userID, doc); err != nil {
+			if _, err := stmts[3].ExecContext(ctx, doc, w.Text, token); err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
 		}

@@ -98,7 +98,7 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 		err = s.read(ctx, func(tx *sql.Tx) error {
 			switch scope {
 			case agentmem.ScopeMemories:
-				found, err = searchMemories(ctx, tx, userID, match, q)
+				found, err = searchMemories(ctx, tx, userID, terms, q)
 			case agentmem.ScopeMessages:
 				found, err = searchMessages(ctx, tx, userID, terms, q)
 			case agentmem.ScopeChunks, agentmem.ScopeSummaries:
@@ -139,9 +139,17 @@ func (c *conditions) addFilter(f agentmem.SearchFilter, agentCol string) {
 	}
 }
 
-func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+// searchMemories finds the user's memories as searchMessages finds
+// turns: each query word's newest termCandidates memories of the user
+// first (the index holds the user, migration 0019); when no list fills,
+// FTS5's BM25 ranks every match; otherwise the lists' memories are
+// ranked in Go (each word once in a memory of average length), and the
+// best are joined to the memories and filtered; should the filters leave
+// fewer than q.Limit (a category, a kind, an agent of long ago, the
+// invalidated), every match is ranked after all.
+func searchMemories(ctx context.Context, tx *sql.Tx, userID string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
+	user := `u:"` + userToken(userID) + `"`
 	var c conditions
-	c.add("memories_fts MATCH ?", match)
 	c.add("m.user_id = ?", userID)
 	if !q.Filter.IncludeInvalid {
 		c.add("m.invalid_at IS NULL")
@@ -153,13 +161,133 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID, match string, q age
 		c.add("m.kind = ?", *q.Filter.MemoryKind)
 	}
 	c.addFilter(q.Filter, "m.agent_id")
-	rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, -bm25(memories_fts) FROM memories_fts
-		JOIN memories m ON m.rowid = memories_fts.rowid
-		WHERE `+c.String()+` ORDER BY bm25(memories_fts), m.id LIMIT ?`, append(c.args, q.Limit)...)
+	lists, full, err := termLists(ctx, tx, "memories_fts", user, terms)
 	if err != nil {
 		return nil, fmt.Errorf("search memories: %w", err)
 	}
-	return scanHits(rows, agentmem.ScopeMemories)
+	exact := func() ([]agentmem.TextHit, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, -bm25(memories_fts, 1.0, 0.0) FROM memories_fts
+			JOIN memories m ON m.rowid = memories_fts.rowid
+			WHERE memories_fts MATCH ? AND `+c.String()+` ORDER BY bm25(memories_fts, 1.0, 0.0), m.id LIMIT ?`,
+			append(append([]any{user + ` AND text:(` + ftsQuery(terms) + `)`}, c.args...), q.Limit)...)
+		if err != nil {
+			return nil, fmt.Errorf("search memories: %w", err)
+		}
+		return scanHits(rows, agentmem.ScopeMemories)
+	}
+	if !full {
+		return exact()
+	}
+	var n float64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE user_id = ?`, userID).Scan(&n); err != nil {
+		return nil, fmt.Errorf("search memories: %w", err)
+	}
+	scores := map[int64]float64{}
+	for _, l := range lists {
+		var spanned float64
+		if len(l) == termCandidates {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE rowid >= ? AND user_id = ?`, l[len(l)-1], userID).Scan(&spanned); err != nil {
+				return nil, fmt.Errorf("search memories: %w", err)
+			}
+		}
+		idf := bm25IDF(n, float64(len(l)), spanned)
+		for _, d := range l {
+			scores[d] += idf * bm25TF(1)
+		}
+	}
+	hits, err := joinBounded(scores, q.Limit, func(docs string) ([]agentmem.TextHit, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, h.score FROM (`+docsScores+`) h
+			CROSS JOIN memories m ON m.rowid = h.doc
+			WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append([]any{docs}, c.args...), q.Limit)...)
+		if err != nil {
+			return nil, fmt.Errorf("search memories: %w", err)
+		}
+		return scanHits(rows, agentmem.ScopeMemories)
+	})
+	if err != nil || len(hits) >= q.Limit {
+		return hits, err
+	}
+	return exact() // the filters left too few of the lists' (an old thread's, a category's)
+}
+
+// termLists returns, for each of terms, the rowids of the user's newest
+// termCandidates rows of table (an FTS5 index with the columns text and
+// u) that hold it, newest first, and whether any list is full (then
+// older rows hold the word too). user is the MATCH of the user's token.
+func termLists(ctx context.Context, tx *sql.Tx, table, user string, terms []string) ([][]int64, bool, error) {
+	lists := make([][]int64, len(terms))
+	full := false
+	for i, t := range terms {
+		var err error
+		lists[i], err = rowids(ctx, tx, `SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? ORDER BY rowid DESC LIMIT ?`,
+			user+` AND text:`+ftsQuery([]string{t}), termCandidates)
+		if err != nil {
+			return nil, false, err
+		}
+		full = full || len(lists[i]) == termCandidates
+	}
+	return lists, full, nil
+}
+
+// bm25IDF is FTS5's IDF of a word held by df of n rows; when the word's
+// list is full (spanned > 0: the rows its list spans), df is estimated
+// from its share of those.
+func bm25IDF(n, df, spanned float64) float64 {
+	if spanned > 0 {
+		df = df / spanned * n
+	}
+	idf := math.Log((n - df + 0.5) / (df + 0.5))
+	if idf <= 0 {
+		idf = 1e-6 // as FTS5
+	}
+	return idf
+}
+
+// bm25TF is BM25's weight of a word held tf times by a row of average
+// length.
+func bm25TF(tf float64) float64 { return tf * (bm25K1 + 1) / (tf + bm25K1) }
+
+// docsScores reads a JSON array of [rowid, score] pairs (joinBounded's
+// argument) as rows (doc, score).
+const docsScores = `SELECT value ->> 0 AS doc, value ->> 1 AS score FROM json_each(?)`
+
+// joinBounded joins the best of scores (rowid → score), best first, by
+// join, which takes them as a JSON array of [rowid, score] pairs (read by
+// docsScores), filters, and returns the best limit: first the best
+// max(windowCandidates, 4×limit), then all when the filters left fewer
+// than limit of those.
+func joinBounded(scores map[int64]float64, limit int, join func(docs string) ([]agentmem.TextHit, error)) ([]agentmem.TextHit, error) {
+	type scored struct {
+		doc   int64
+		score float64
+	}
+	ranked := make([]scored, 0, len(scores))
+	for d, s := range scores {
+		ranked = append(ranked, scored{d, s})
+	}
+	slices.SortFunc(ranked, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.doc, a.doc)
+	})
+	joinRanked := func(ranked []scored) ([]agentmem.TextHit, error) {
+		pairs := make([][2]float64, len(ranked))
+		for i, r := range ranked {
+			pairs[i] = [2]float64{float64(r.doc), r.score}
+		}
+		list, err := json.Marshal(pairs)
+		if err != nil {
+			return nil, err
+		}
+		return join(string(list))
+	}
+	bound := max(windowCandidates, 4*limit)
+	hits, err := joinRanked(ranked[:min(bound, len(ranked))])
+	if err != nil || len(hits) >= limit || len(ranked) <= bound {
+		return hits, err
+	}
+	return joinRanked(ranked) // the filters left too few of the best
 }
 
 // userToken is a user's token in the u column of message_windows_fts
@@ -183,22 +311,22 @@ const termCandidates = 1000
 // most of a long history, and ranking every window that holds one cost
 // ~300 ms over 100,000 turns (BM25 counts every match of each word for
 // its IDF): the candidates are the lists' windows, ranked in Go
-// (searchMessagesBounded).
+// (searchMessagesBounded); should the query's filters leave fewer than
+// q.Limit of those (a thread or an agent of long ago), every match is
+// ranked after all.
 func searchMessages(ctx context.Context, tx *sql.Tx, userID string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	user := `u:"` + userToken(userID) + `"`
-	lists := make([][]int64, len(terms))
-	full := false
-	for i, t := range terms {
-		var err error
-		lists[i], err = rowids(ctx, tx, `SELECT rowid FROM message_windows_fts WHERE message_windows_fts MATCH ? ORDER BY rowid DESC LIMIT ?`,
-			user+` AND text:`+ftsQuery([]string{t}), termCandidates)
-		if err != nil {
-			return nil, fmt.Errorf("search messages: %w", err)
-		}
-		full = full || len(lists[i]) == termCandidates
+	lists, full, err := termLists(ctx, tx, "message_windows_fts", user, terms)
+	if err != nil {
+		return nil, fmt.Errorf("search messages: %w", err)
 	}
 	if full {
-		return searchMessagesBounded(ctx, tx, userID, terms, lists, q)
+		hits, err := searchMessagesBounded(ctx, tx, userID, terms, lists, q)
+		if err != nil || len(hits) >= q.Limit {
+			return hits, err
+		}
+		// The filters left too few of the lists' turns (an old thread's):
+		// rank every match.
 	}
 	return searchMessagesExact(ctx, tx, userID, user+` AND text:(`+ftsQuery(terms)+`)`, ftsQuery(terms), q)
 }
@@ -319,24 +447,19 @@ func searchMessagesBounded(ctx context.Context, tx *sql.Tx, userID string, terms
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ?`, userID).Scan(&n); err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
-	tfn := func(tf float64) float64 { return tf * (bm25K1 + 1) / (tf + bm25K1) }
 	scores := map[int64]float64{}
 	loose := map[int64]float64{} // turns holding a word that no list has, and their scores
 	for i, t := range terms {
 		l := lists[i]
-		df, from := float64(len(l)), int64(0)
+		var from int64
+		var spanned float64
 		if len(l) == termCandidates {
 			from = l[len(l)-1]
-			var spanned float64
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ? AND doc >= ?`, userID, from).Scan(&spanned); err != nil {
 				return nil, fmt.Errorf("search messages: %w", err)
 			}
-			df = df / max(spanned, 1) * n
 		}
-		idf := math.Log((n - df + 0.5) / (df + 0.5))
-		if idf <= 0 {
-			idf = 1e-6 // as FTS5
-		}
+		idf := bm25IDF(n, float64(len(l)), spanned)
 		own, err := rowids(ctx, tx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?`,
 			ftsQuery([]string{t}), from, 4*termCandidates)
 		if err != nil {
@@ -351,11 +474,11 @@ func searchMessagesBounded(ctx context.Context, tx *sql.Tx, userID string, terms
 			if holds[d] {
 				tf = 2
 			}
-			scores[d] += idf * tfn(tf)
+			scores[d] += idf * bm25TF(tf)
 		}
 		for _, d := range own {
 			if _, ok := scores[d]; !ok {
-				loose[d] += idf * tfn(2)
+				loose[d] += idf * bm25TF(2)
 			}
 		}
 	}
@@ -382,37 +505,9 @@ func searchMessagesBounded(ctx context.Context, tx *sql.Tx, userID string, terms
 			scores[d] = loose[d]
 		}
 	}
-	type scored struct {
-		doc   int64
-		score float64
-	}
-	ranked := make([]scored, 0, len(scores))
-	for d, s := range scores {
-		ranked = append(ranked, scored{d, s})
-	}
-	slices.SortFunc(ranked, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.doc, a.doc)
+	return joinBounded(scores, q.Limit, func(docs string) ([]agentmem.TextHit, error) {
+		return joinMessages(ctx, tx, userID, q, docsScores, docs)
 	})
-	join := func(ranked []scored) ([]agentmem.TextHit, error) {
-		pairs := make([][2]float64, len(ranked))
-		for i, r := range ranked {
-			pairs[i] = [2]float64{float64(r.doc), r.score}
-		}
-		list, err := json.Marshal(pairs)
-		if err != nil {
-			return nil, fmt.Errorf("search messages: %w", err)
-		}
-		return joinMessages(ctx, tx, userID, q, `SELECT value ->> 0 AS doc, value ->> 1 AS score FROM json_each(?)`, string(list))
-	}
-	bound := max(windowCandidates, 4*q.Limit)
-	hits, err := join(ranked[:min(bound, len(ranked))])
-	if err != nil || len(hits) >= q.Limit || len(ranked) <= bound {
-		return hits, err
-	}
-	return join(ranked) // the filters left too few of the best
 }
 
 // looseCandidates bounds the turns without a window that a bounded search

@@ -123,7 +123,8 @@ func TestSearchMessages_Bounded(t *testing.T) {
 	}
 	texts[5] = "coffee in zanzibar"
 	texts = append(texts, "a walrus and coffee", "nothing")
-	load("big", "t1", texts, len(texts)-2) // the last two have no window yet
+	load("big", "t0", []string{"coffee at the old place", "more coffee there", "the last coffee"}, 3) // older than every list
+	load("big", "t1", texts, len(texts)-2)                                                            // the last two have no window yet
 	load("other", "t1", []string{"coffee in zanzibar with a walrus"}, 1)
 
 	search := func(q agentmem.TextQuery) []agentmem.TextHit {
@@ -147,11 +148,69 @@ func TestSearchMessages_Bounded(t *testing.T) {
 	if hits := search(agentmem.TextQuery{Query: "walrus coffee"}); len(hits) == 0 || hits[0].Text != "a walrus and coffee" {
 		t.Fatalf("walrus coffee: %+v, want the turn without a window first", hits)
 	}
+	old := "t0"
+	if hits := search(agentmem.TextQuery{Query: "coffee zanzibar", Filter: agentmem.SearchFilter{ThreadID: &old}}); len(hits) != 3 || hits[0].ThreadID != old {
+		t.Fatalf("in the old thread: %+v, want its three turns", hits)
+	}
 	other, agent := "t2", "a2"
 	if hits := search(agentmem.TextQuery{Query: "coffee zanzibar", Filter: agentmem.SearchFilter{ThreadID: &other}}); len(hits) != 0 {
 		t.Fatalf("in another thread: %+v, want none", hits)
 	}
 	if hits := search(agentmem.TextQuery{Query: "coffee zanzibar", Filter: agentmem.SearchFilter{AgentID: &agent}}); len(hits) != 0 {
 		t.Fatalf("of another agent: %+v, want none", hits)
+	}
+}
+
+// TestSearchMemories_Bounded: memories are searched as turns are: when a
+// word of the query is held by more than termCandidates of the user's
+// memories, the lists' memories are ranked in Go; a rare word's old
+// memory still comes first, invalidated ones and another user's never,
+// and filters hold.
+func TestSearchMemories_Bounded(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, Options{})
+	add := func(user, text, category string) *agentmem.Memory {
+		t.Helper()
+		m := &agentmem.Memory{UserID: user, Text: text, Category: category, Confidence: 1, Importance: 0.5}
+		if err := s.CreateMemory(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	add("big", "User drinks coffee in Zanzibar.", "place")
+	old := add("big", "User drinks coffee in Zanzibar with a walrus.", "place")
+	for i := range termCandidates + 100 {
+		add("big", fmt.Sprintf("User had coffee on day %d.", i), "fact")
+	}
+	repl := add("big", "User had coffee at home.", "fact")
+	if _, err := s.InvalidateMemory(ctx, "big", old.ID, repl.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	add("other", "User drinks coffee in Zanzibar, another user.", "place")
+	search := func(q agentmem.TextQuery) []agentmem.TextHit {
+		t.Helper()
+		q.Scopes, q.Limit = []string{agentmem.ScopeMemories}, 10
+		hits, err := s.SearchText(ctx, "big", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if strings.Contains(h.Text, "another user") || strings.Contains(h.Text, "walrus") {
+				t.Fatalf("%q: hit %q, another user's or invalidated", q.Query, h.Text)
+			}
+		}
+		return hits
+	}
+	if hits := search(agentmem.TextQuery{Query: "coffee zanzibar walrus"}); len(hits) != 10 || hits[0].Text != "User drinks coffee in Zanzibar." {
+		t.Fatalf("coffee zanzibar: %+v, want the Zanzibar memory first", hits[:min(2, len(hits))])
+	}
+	place := "place"
+	if hits := search(agentmem.TextQuery{Query: "coffee", Filter: agentmem.SearchFilter{Category: &place}}); len(hits) != 1 || hits[0].Text != "User drinks coffee in Zanzibar." {
+		t.Fatalf("coffee in category place: %+v, want the one valid place memory", hits)
+	}
+	hits, err := s.SearchText(ctx, "big", agentmem.TextQuery{Query: "coffee walrus", Scopes: []string{agentmem.ScopeMemories}, Limit: 10,
+		Filter: agentmem.SearchFilter{IncludeInvalid: true}})
+	if err != nil || len(hits) == 0 || !strings.Contains(hits[0].Text, "walrus") {
+		t.Fatalf("with the invalidated: %+v, %v; want the walrus first", hits, err)
 	}
 }

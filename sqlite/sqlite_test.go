@@ -379,3 +379,46 @@ func TestMigration_MemorySources(t *testing.T) {
 
 	storetest.CheckBackfilledSources(t, testutil.MustOpenSQLiteFile(t, path))
 }
+
+// TestMigration_MemoryUser: the migration that gives memories' full-text
+// index the user (0019) indexes the memories stored before it, each for
+// its user only, and the index follows them from then on.
+func TestMigration_MemoryUser(t *testing.T) {
+	path, db, exec := migratedBefore(t, "_memory_user.sql")
+	for _, m := range []struct{ user, id, text string }{{"alice", "m1", "User lives in Leeds."}, {"bob", "m2", "User lives in Hull."}} {
+		exec(`INSERT INTO memories (user_id, id, kind, text, confidence, importance, source, version, valid_from, superseded_by, created_at, updated_at)
+			VALUES (?, ?, 'fact', ?, 1, 0.5, 'extracted', 1, 0, '', 0, 0)`, m.user, m.id, m.text)
+	}
+	db.Close()
+
+	s := testutil.MustOpenSQLiteFile(t, path)
+	ctx := context.Background()
+	search := func(user, q string) []string {
+		t.Helper()
+		hits, err := s.SearchText(ctx, user, agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeMemories}, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	if got := search("alice", "lives leeds hull"); !slices.Equal(got, []string{"m1"}) {
+		t.Fatalf("alice: %v, want her memory stored before the migration, not bob's", got)
+	}
+	if got := search("bob", "hull"); !slices.Equal(got, []string{"m2"}) {
+		t.Fatalf("bob: %v, want his", got)
+	}
+	if _, err := s.UpdateMemory(ctx, "alice", "m1", agentmem.MemoryUpdate{Text: new("User lives in York.")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("alice", "leeds"); len(got) != 0 {
+		t.Fatalf("leeds after the update: %v, want none", got)
+	}
+	if got := search("alice", "york"); !slices.Equal(got, []string{"m1"}) {
+		t.Fatalf("york after the update: %v, want m1", got)
+	}
+	mustIntegrity(t, s)
+}

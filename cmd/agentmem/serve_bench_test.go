@@ -22,6 +22,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/internal/workload"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -260,6 +261,25 @@ func waitIndexed(b *testing.B, url string) {
 	}
 }
 
+// storeBytes returns the bytes of serve's store (GET /v1/stats), which
+// must hold messages messages.
+func storeBytes(b *testing.B, url string, messages int64) float64 {
+	b.Helper()
+	resp, err := http.Get(url + "/v1/stats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Messages   int64 `json:"messages"`
+		StoreBytes int64 `json:"store_bytes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || st.Messages != messages {
+		b.Fatalf("stats: %+v, %v; want %d messages", st, err, messages)
+	}
+	return float64(st.StoreBytes)
+}
+
 func benchStorage(b *testing.B, url string) {
 	const threads, turns = 200, 100
 	line := chatLines(1)
@@ -275,20 +295,8 @@ func benchStorage(b *testing.B, url string) {
 	loaded := time.Since(start)
 	waitIndexed(b, url)
 	indexed := time.Since(start)
-	resp, err := http.Get(url + "/v1/stats")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st struct {
-		Messages   int64 `json:"messages"`
-		StoreBytes int64 `json:"store_bytes"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || st.Messages != threads*turns {
-		b.Fatalf("stats: %+v, %v; want %d messages", st, err, threads*turns)
-	}
-	b.ReportMetric(float64(st.StoreBytes)/float64(st.Messages), "bytes/msg")
-	b.ReportMetric(float64(st.Messages)/loaded.Seconds(), "load-msgs/s")
+	b.ReportMetric(storeBytes(b, url, threads*turns)/threads/turns, "bytes/msg")
+	b.ReportMetric(threads*turns/loaded.Seconds(), "load-msgs/s")
 	b.ReportMetric(indexed.Seconds(), "indexed-s")
 }
 
@@ -347,4 +355,43 @@ func benchLoad(b *testing.B, url string) {
 	b.ReportMetric(busy99, "indexing-p99-ms")
 	b.ReportMetric(idle50, "idle-p50-ms")
 	b.ReportMetric(idle99, "idle-p99-ms")
+}
+
+// BenchmarkServe_IndexEveryday loads one user's 20,000 messages of the
+// everyday workload (package workload: 30-word turns of a 250-word
+// vocabulary, user and assistant in turn) into a real serve with its
+// defaults, 20 threads of 1,000 in batches of 1,000, and reports the
+// load's rate and the indexing's (messages over the time from the first
+// append to the end of indexing; the workers index while the load runs)
+// and the bytes of the store a message takes. With -cpuprofile, the
+// profile is the server's too (it runs in process).
+func BenchmarkServe_IndexEveryday(b *testing.B) {
+	for _, backend := range serveBackends {
+		b.Run(backend.name, func(b *testing.B) {
+			for b.Loop() {
+				url := MustServe(b, backend.db(b)).URL
+				const threads, turns = 20, 1000
+				rng := rand.New(rand.NewPCG(3, 4))
+				start := time.Now()
+				for t := range threads {
+					id := fmt.Sprint("t", t)
+					mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads", map[string]string{"id": id})
+					msgs := make([]map[string]string, turns)
+					for i := range msgs {
+						role := "user"
+						if i%2 == 1 {
+							role = "assistant"
+						}
+						msgs[i] = map[string]string{"role": role, "content": workload.Message(rng)}
+					}
+					mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads/"+id+"/messages", map[string]any{"messages": msgs})
+				}
+				loaded := time.Now()
+				waitIndexed(b, url)
+				b.ReportMetric(threads*turns/loaded.Sub(start).Seconds(), "load-msgs/s")
+				b.ReportMetric(threads*turns/time.Since(start).Seconds(), "indexed-msgs/s")
+				b.ReportMetric(storeBytes(b, url, threads*turns)/threads/turns, "bytes/msg")
+			}
+		})
+	}
 }
