@@ -556,10 +556,19 @@ func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return formatError(fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	if err == nil {
+		err = tx.Commit()
+	}
+	if errors.Is(err, sql.ErrTxDone) && ctx.Err() != nil {
+		// database/sql rolled the transaction back when ctx ended, and a
+		// statement or the commit after that says so, not why.
+		return ctx.Err()
+	}
+	if err != nil {
 		return formatError(err)
 	}
-	return tx.Commit()
+	return nil
 }
 
 // migrate applies the embedded migrations not yet recorded in migrations,
