@@ -417,11 +417,9 @@ func joinMessages(ctx context.Context, tx *sql.Tx, userID string, q agentmem.Tex
 	return scanHits(rows, agentmem.ScopeMessages)
 }
 
-// BM25's parameters, as FTS5's.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
+// bm25K1 is BM25's k1, as FTS5's. (Rows ranked in Go are taken to be of
+// average length, so b, 0.75 in FTS5, plays no part.)
+const bm25K1 = 1.2
 
 // searchMessagesBounded ranks the windows of lists (each the user's
 // newest termCandidates windows holding a term of terms, newest first)
