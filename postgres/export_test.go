@@ -1,6 +1,15 @@
 package postgres
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SetQueryTracer makes the stores opened after see every statement
+// through t (nil: none). Set by a test that is not parallel, while the
+// parallel ones wait.
+func SetQueryTracer(t pgx.QueryTracer) { queryTracer = t }
 
 // UserTables exposes userTables to the schema test.
 var UserTables = userTables

@@ -86,6 +86,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
+// queryTracer, when set (by a test, before any store opens), sees every
+// statement of the stores opened after.
+var queryTracer pgx.QueryTracer
+
 // newStore returns a store on a pool of dsn, not connected yet (pgxpool
 // connects on first use) and not ready.
 func newStore(ctx context.Context, dsn string) (*Store, error) {
@@ -101,6 +105,7 @@ func newStore(ctx context.Context, dsn string) (*Store, error) {
 		// appenders: each waits for a connection while others wait on fsync.
 		cfg.MaxConns = max(cfg.MaxConns, 16)
 	}
+	cfg.ConnConfig.Tracer = queryTracer
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", formatError(err))
