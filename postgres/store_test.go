@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -423,5 +425,39 @@ func TestStore_ConnectionWait(t *testing.T) {
 	release()
 	if _, err := s.FindThreadByID(ctx, "alice", th.ID); err != nil {
 		t.Fatalf("once the connection is free: %v", err)
+	}
+}
+
+// TestCitusDDL: citus/distribute.sql distributes every user table by
+// user_id, colocated with users, and makes every reference table a
+// reference table, and names no other table.
+func TestCitusDDL(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("citus", "distribute.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	distributed := regexp.MustCompile(`create_distributed_table\('([a-z_]+)', 'user_id'(, colocate_with => 'users')?\)`)
+	reference := regexp.MustCompile(`create_reference_table\('([a-z_]+)'\)`)
+	var gotUser, gotRef []string
+	for _, m := range distributed.FindAllStringSubmatch(string(body), -1) {
+		if m[1] != "users" && m[2] == "" {
+			t.Errorf("%s is not colocated with users", m[1])
+		}
+		gotUser = append(gotUser, m[1])
+	}
+	for _, m := range reference.FindAllStringSubmatch(string(body), -1) {
+		gotRef = append(gotRef, m[1])
+	}
+	slices.Sort(gotUser)
+	slices.Sort(gotRef)
+	wantUser := slices.Sorted(slices.Values(postgres.UserTables))
+	wantRef := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(referenceTables), func(t string) bool {
+		return t == "migrations" // the schema's bookkeeping stays on the coordinator
+	})))
+	if !slices.Equal(gotUser, wantUser) {
+		t.Errorf("distributed tables %v, want the user tables %v", gotUser, wantUser)
+	}
+	if !slices.Equal(gotRef, wantRef) {
+		t.Errorf("reference tables %v, want %v", gotRef, wantRef)
 	}
 }
