@@ -120,6 +120,13 @@ func (s *Service) ExtractionFallbacks() (failed, malformed int64) {
 	return s.opt.Indexer.ExtractionFallbacks()
 }
 
+// IndexStageCosts returns the time the index jobs have spent in each of
+// their stages since the start, and the messages they indexed (see
+// index.Indexer.StageCosts): for metrics.
+func (s *Service) IndexStageCosts() ([]index.StageCost, int64) {
+	return s.opt.Indexer.StageCosts()
+}
+
 // user is a user as the store keeps them (id) and as the caller names
 // them (name).
 type user struct {

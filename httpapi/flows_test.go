@@ -438,6 +438,8 @@ func TestHandler_Metrics(t *testing.T) {
 		"agentmem_index_shedding 0",
 		`agentmem_extraction_fallbacks_total{reason="malformed"} 0`,
 		`agentmem_extraction_fallbacks_total{reason="model_failed"} 0`,
+		`agentmem_index_stage_seconds_total{stage="windows"} 0`,
+		"agentmem_index_messages_total 0",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Fatalf("metrics lack %s:\n%s", want, body)

@@ -97,6 +97,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 		registerExtractionFallbacks(opt.Registry, svc)
 		Register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
 		Register(opt.Registry, prometheus.Collector(&admissionCollector{svc: svc}))
+		Register(opt.Registry, prometheus.Collector(&indexStagesCollector{svc: svc}))
 	}
 	return logRequests(log)(h)
 }

@@ -135,6 +135,34 @@ func (c *admissionCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// indexStagesCollector exposes the cost of indexing by stage, read at
+// each scrape: agentmem_index_stage_seconds_total{stage} (the time the
+// index jobs spent in the stage since the start) and
+// agentmem_index_messages_total (the messages they indexed), so that a
+// stage's cost per message is the rate of the one over the rate of the
+// other.
+type indexStagesCollector struct{ svc *core.Service }
+
+var (
+	indexStageDesc = prometheus.NewDesc("agentmem_index_stage_seconds_total",
+		"Time the index jobs spent in the stage since the start: windows, chunks, extract, consolidate, entities.", []string{"stage"}, nil)
+	indexMessagesDesc = prometheus.NewDesc("agentmem_index_messages_total",
+		"Messages the index jobs indexed since the start.", nil, nil)
+)
+
+func (c *indexStagesCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- indexStageDesc
+	ch <- indexMessagesDesc
+}
+
+func (c *indexStagesCollector) Collect(ch chan<- prometheus.Metric) {
+	costs, messages := c.svc.IndexStageCosts()
+	for _, st := range costs {
+		ch <- prometheus.MustNewConstMetric(indexStageDesc, prometheus.CounterValue, st.Time.Seconds(), st.Stage)
+	}
+	ch <- prometheus.MustNewConstMetric(indexMessagesDesc, prometheus.CounterValue, float64(messages))
+}
+
 // registerContextCache exposes the hits and misses of svc's cache of
 // built contexts as agentmem_context_cache_requests_total{result="hit"}
 // and {result="miss"}: every context build is one or the other, so the

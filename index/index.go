@@ -84,6 +84,8 @@ type Indexer struct {
 	// and stops, and Shedding tells (/metrics: agentmem_index_shedding).
 	ShedBacklog int
 
+	clock stageClock // the cost of each stage (StageCosts)
+
 	shed struct {
 		sync.Mutex
 		checked  time.Time
@@ -321,12 +323,16 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := ix.indexWindows(ctx, th, seqFrom, seqTo); err != nil {
 		return err
 	}
+	ix.clock.since(stWindows, start)
+	start = time.Now()
 	if err := ix.indexChunks(ctx, th); err != nil {
 		return err
 	}
+	ix.clock.since(stChunks, start)
 	// One consolidator for the range: it reads the user's memories once,
 	// not once a page.
 	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
@@ -353,10 +359,13 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		}
 		before = page[len(page)-1]
 		if !ix.shedding(ctx) {
+			start := time.Now()
 			if err := ix.indexEntities(ctx, th, page); err != nil {
 				return err
 			}
+			ix.clock.since(stEntities, start)
 		}
+		ix.clock.messages.Add(int64(len(page)))
 		after = page[len(page)-1].Seq
 	}
 	return nil
@@ -403,10 +412,12 @@ func (ix *Indexer) extractMemories(ctx context.Context, c *extract.Consolidator,
 	if before != nil && before.Role == agentmem.RoleUser && msgs[0].Role != agentmem.RoleUser {
 		read = append([]*agentmem.Message{before}, msgs...)
 	}
+	start := time.Now()
 	cands, extractErr := ix.candidates(ctx, th, read)
 	if extractErr != nil {
 		return extractErr
 	}
+	ix.clock.since(stExtract, start)
 	if len(read) > len(msgs) {
 		cands = slices.DeleteFunc(cands, func(cd extract.Candidate) bool { return cd.SeqTo < msgs[0].Seq })
 	}
@@ -422,7 +433,9 @@ func (ix *Indexer) extractMemories(ctx context.Context, c *extract.Consolidator,
 	if len(cands) == 0 || ix.Emb == nil {
 		return nil
 	}
+	start = time.Now()
 	ds, err := c.Apply(ctx, th.UserID, th.AgentID, th.ID, cands)
+	ix.clock.since(stConsolidate, start)
 	if err != nil || ix.MemoriesChanged == nil {
 		return err
 	}

@@ -282,3 +282,41 @@ func TestIndexer_TurnBefore(t *testing.T) {
 		t.Errorf("memories %q, want %q", got, want)
 	}
 }
+
+// TestIndexer_StageCosts: the indexer accounts for the time of each stage
+// it ran and the messages it indexed; a stage it skipped costs nothing.
+func TestIndexer_StageCosts(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), ChunkTurns: 2, ShedBacklog: -1}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []*agentmem.Message{
+		{Role: agentmem.RoleUser, Content: "I met Ana in Lisbon last summer. I live in Porto."},
+		{Role: agentmem.RoleAssistant, Content: "How lovely! Did Ana show you around Lisbon?"},
+		{Role: agentmem.RoleUser, Content: "She did, we walked for hours."},
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", msgs, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if costs, n := ix.StageCosts(); n != 0 || len(costs) != 5 || costs[0].Time != 0 {
+		t.Fatalf("before indexing: %v, %d messages; want five stages of no time, 0", costs, n)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	costs, n := ix.StageCosts()
+	if n != 3 {
+		t.Errorf("%d messages indexed, want 3", n)
+	}
+	for i, want := range []string{index.StageWindows, index.StageChunks, index.StageExtract, index.StageConsolidate, index.StageEntities} {
+		if i >= len(costs) || costs[i].Stage != want || costs[i].Time <= 0 {
+			t.Errorf("stage %d: %+v, want %s with some time", i, costs, want)
+		}
+	}
+	var nilIx *index.Indexer
+	if costs, n := nilIx.StageCosts(); len(costs) != 5 || costs[4].Stage != index.StageEntities || costs[4].Time != 0 || n != 0 {
+		t.Errorf("no indexer: %v, %d; want five stages of no time, 0", costs, n)
+	}
+}

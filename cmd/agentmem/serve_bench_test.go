@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentmem/agentmem/core"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
@@ -261,6 +261,38 @@ func waitIndexed(b *testing.B, url string) {
 	}
 }
 
+// stageSeconds returns the time serve's index jobs spent in each stage
+// (agentmem_index_stage_seconds_total of /metrics), by stage.
+func stageSeconds(b *testing.B, url string) map[string]float64 {
+	b.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(string(text)) {
+		rest, ok := strings.CutPrefix(line, `agentmem_index_stage_seconds_total{stage="`)
+		if !ok {
+			continue
+		}
+		stage, value, _ := strings.Cut(rest, `"} `)
+		var sec float64
+		if _, err := fmt.Sscan(value, &sec); err != nil {
+			b.Fatalf("metrics: %q: %v", line, err)
+		}
+		out[stage] = sec
+	}
+	if len(out) == 0 {
+		b.Fatal("metrics: no agentmem_index_stage_seconds_total")
+	}
+	return out
+}
+
 // storeBytes returns the bytes of serve's store (GET /v1/stats), which
 // must hold messages messages.
 func storeBytes(b *testing.B, url string, messages int64) float64 {
@@ -391,6 +423,9 @@ func BenchmarkServe_IndexEveryday(b *testing.B) {
 				b.ReportMetric(threads*turns/loaded.Sub(start).Seconds(), "load-msgs/s")
 				b.ReportMetric(threads*turns/time.Since(start).Seconds(), "indexed-msgs/s")
 				b.ReportMetric(storeBytes(b, url, threads*turns)/threads/turns, "bytes/msg")
+				for stage, sec := range stageSeconds(b, url) {
+					b.ReportMetric(sec*1e6/threads/turns, stage+"-µs/msg")
+				}
 			}
 		})
 	}
