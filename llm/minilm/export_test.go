@@ -21,7 +21,18 @@ var (
 	GemmI8       = gemmI8
 	GemmF32x8    = gemmF32x8
 	Panel        = panel
+	HasVNNI      = hasVNNI
+	VPanel       = vpanel
+	Outliers     = outliers
 )
+
+// GemmU8 is gemmI8's 8-bit counterpart: it repacks w (panels of Panel
+// columns, as GemmI8 takes it), quantizes a copy of x and runs gemmU8.
+func GemmU8(par, rows, k, n int, x []float32, w []int8, scale, bias, y []float32) {
+	var q u8Rows
+	q.quantize(append([]float32(nil), x...), rows, k)
+	gemmU8(par, rows, n, &q, newU8Weights(w, k, n), scale, bias, y)
+}
 
 // SetGeneric makes the package use its portable kernels (or not) and
 // returns a function that restores the previous setting.
