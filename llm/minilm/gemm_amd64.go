@@ -43,14 +43,15 @@ func softmaxAVX(x *float32, n int, f float32)
 //go:noescape
 func mulAVX(dst, a, b *float32, n int)
 
-// kernU8 computes a 4×vpanel block of gemmU8 (see kernU8Go): the sums of
-// the quantized rows x[r×ldx…] (k4 groups of 4 bytes each) with the panel
-// w, corrected by corr and scaled by rs[r], plus the m outliers of each
-// row (off and val, m a row), then scale and bias.
+// kernU8 computes a block of rows (4 or 8) × vpanel of gemmU8 (see
+// kernU8Go): the sums of the quantized rows x[r×ldx…] (k4 groups of 4
+// bytes each) with the panel w, corrected by corr and scaled by rs[r],
+// plus the m outliers of each row (off and val, m a row), then scale and
+// bias.
 //
 //go:noescape
 func kernU8(k4 int, x *uint8, ldx int, w *int8, corr *int32, rs *float32, off *int32, val *float32, m int,
-	scale *float32, bias *float32, y *float32, ldy int)
+	scale *float32, bias *float32, y *float32, ldy int, rows int)
 
 // absMaxAVX512 returns max |x[i]| for i < n, a multiple of 16.
 //

@@ -25,7 +25,7 @@ func softmaxAVX(x *float32, n int, f float32) { panic("unreachable") }
 func mulAVX(dst, a, b *float32, n int) { panic("unreachable") }
 
 func kernU8(k4 int, x *uint8, ldx int, w *int8, corr *int32, rs *float32, off *int32, val *float32, m int,
-	scale *float32, bias *float32, y *float32, ldy int) {
+	scale *float32, bias *float32, y *float32, ldy int, rows int) {
 	panic("unreachable")
 }
 

@@ -1,6 +1,7 @@
 package minilm_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -263,4 +264,42 @@ func quantizeRowU8(x []float32) []float64 {
 		}
 	}
 	return q
+}
+
+// BenchmarkGemm measures the linear layers' products, float (GemmI8) and
+// 8-bit (GemmU8, quantization included), on one goroutine: 32 rows by the
+// shapes of the model's matrices.
+func BenchmarkGemm(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rows = 32
+	for _, s := range []struct{ k, n int }{{384, 384}, {384, 1536}, {1536, 384}} {
+		x := make([]float32, rows*s.k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		w := make([]int8, s.k*s.n)
+		for i := range w {
+			w[i] = int8(rng.IntN(255) - 127)
+		}
+		scale, bias, y := make([]float32, s.n), make([]float32, s.n), make([]float32, rows*s.n)
+		for j := range scale {
+			scale[j] = 1.0 / 64
+		}
+		report := func(b *testing.B) {
+			b.ReportMetric(2*rows*float64(s.k*s.n)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+		}
+		b.Run(fmt.Sprintf("I8/k=%d/n=%d", s.k, s.n), func(b *testing.B) {
+			for b.Loop() {
+				minilm.GemmI8(1, rows, s.k, s.n, x, w, scale, bias, y)
+			}
+			report(b)
+		})
+		gemm := minilm.PrepareGemmU8(s.k, s.n, w)
+		b.Run(fmt.Sprintf("U8/k=%d/n=%d", s.k, s.n), func(b *testing.B) {
+			for b.Loop() {
+				gemm(1, rows, x, scale, bias, y)
+			}
+			report(b)
+		})
+	}
 }

@@ -3,23 +3,29 @@
 // The kernels of gemm_u8.go, for AVX-512 (F, BW, VL) and VNNI. Strides are
 // in bytes for the quantized rows, in floats for y.
 
-// func kernU8(k4 int, x *uint8, ldx int, w *int8, corr *int32, rs *float32, off *int32, val *float32, m int, scale *float32, bias *float32, y *float32, ldy int)
+// func kernU8(k4 int, x *uint8, ldx int, w *int8, corr *int32, rs *float32, off *int32, val *float32, m int, scale *float32, bias *float32, y *float32, ldy int, rows int)
 //
-// A 4×48 block: twelve int32 accumulators (4 rows × 3 vectors of 16), three
-// registers for a group of the panel (48 columns × 4 int8) and four for
-// the rows' broadcast groups of 4 uint8. Then, row after row (its
-// accumulators moved down into Z0-Z2): the offset's correction, the row's
-// scale, the m outliers' products (each outlier's weights, one byte of each
-// 32-bit lane of its group, sign-extended in place), and scale and bias.
-TEXT ·kernU8(SB), NOSPLIT, $0-104
+// A block of rows (4 or 8) × 48 columns: an int32 accumulator a row and
+// vector of 16 columns (24 for 8 rows, which is all VPDPBUSD can keep
+// busy: each group of weights, 3 registers of 48 columns × 4 int8, serves
+// as many rows as possible), the rows' groups of 4 uint8 broadcast in the
+// others. The sums are then stored in y, and row after row turned into
+// floats: the offset's correction, the row's scale, the m outliers'
+// products (each outlier's weights, one byte of each 32-bit lane of its
+// group, sign-extended in place), and scale and bias.
+TEXT ·kernU8(SB), NOSPLIT, $0-112
 	MOVQ k4+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ ldx+16(FP), R8
 	MOVQ w+24(FP), DI
-	MOVQ DI, BX
-	LEAQ (SI)(R8*1), R11
-	LEAQ (SI)(R8*2), R12
-	LEAQ (R11)(R8*2), R13
+	MOVQ y+88(FP), R12
+	MOVQ ldy+96(FP), R13
+	SHLQ $2, R13
+	MOVQ rows+104(FP), DX
+	LEAQ (SI)(R8*2), R11
+	ADDQ R8, R11 // row 3
+	LEAQ (R11)(R8*2), R10
+	ADDQ R8, R10 // row 6
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -32,34 +38,127 @@ TEXT ·kernU8(SB), NOSPLIT, $0-104
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
-u8loop:
-	VMOVDQU32 (DI), Z12
-	VMOVDQU32 64(DI), Z13
-	VMOVDQU32 128(DI), Z14
-	VPBROADCASTD (SI), Z15
-	VPBROADCASTD (R11), Z16
-	VPBROADCASTD (R12), Z17
-	VPBROADCASTD (R13), Z18
-	VPDPBUSD Z12, Z15, Z0
-	VPDPBUSD Z13, Z15, Z1
-	VPDPBUSD Z14, Z15, Z2
-	VPDPBUSD Z12, Z16, Z3
-	VPDPBUSD Z13, Z16, Z4
-	VPDPBUSD Z14, Z16, Z5
-	VPDPBUSD Z12, Z17, Z6
-	VPDPBUSD Z13, Z17, Z7
-	VPDPBUSD Z14, Z17, Z8
-	VPDPBUSD Z12, Z18, Z9
-	VPDPBUSD Z13, Z18, Z10
-	VPDPBUSD Z14, Z18, Z11
+	CMPQ DX, $8
+	JEQ u8rows8
+
+u8loop4:
+	VMOVDQU32 (DI), Z24
+	VMOVDQU32 64(DI), Z25
+	VMOVDQU32 128(DI), Z26
+	VPBROADCASTD (SI), Z27
+	VPBROADCASTD (SI)(R8*1), Z28
+	VPBROADCASTD (SI)(R8*2), Z29
+	VPBROADCASTD (R11), Z30
+	VPDPBUSD Z24, Z27, Z0
+	VPDPBUSD Z25, Z27, Z1
+	VPDPBUSD Z26, Z27, Z2
+	VPDPBUSD Z24, Z28, Z3
+	VPDPBUSD Z25, Z28, Z4
+	VPDPBUSD Z26, Z28, Z5
+	VPDPBUSD Z24, Z29, Z6
+	VPDPBUSD Z25, Z29, Z7
+	VPDPBUSD Z26, Z29, Z8
+	VPDPBUSD Z24, Z30, Z9
+	VPDPBUSD Z25, Z30, Z10
+	VPDPBUSD Z26, Z30, Z11
 	ADDQ $4, SI
 	ADDQ $4, R11
-	ADDQ $4, R12
-	ADDQ $4, R13
 	ADDQ $192, DI
 	DECQ CX
-	JNZ u8loop
+	JNZ u8loop4
+	JMP u8spill
 
+u8rows8:
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+u8loop8:
+	VMOVDQU32 (DI), Z24
+	VMOVDQU32 64(DI), Z25
+	VMOVDQU32 128(DI), Z26
+	VPBROADCASTD (SI), Z27
+	VPBROADCASTD (SI)(R8*1), Z28
+	VPBROADCASTD (SI)(R8*2), Z29
+	VPBROADCASTD (R11), Z30
+	VPBROADCASTD (SI)(R8*4), Z31
+	VPDPBUSD Z24, Z27, Z0
+	VPDPBUSD Z25, Z27, Z1
+	VPDPBUSD Z26, Z27, Z2
+	VPDPBUSD Z24, Z28, Z3
+	VPDPBUSD Z25, Z28, Z4
+	VPDPBUSD Z26, Z28, Z5
+	VPDPBUSD Z24, Z29, Z6
+	VPDPBUSD Z25, Z29, Z7
+	VPDPBUSD Z26, Z29, Z8
+	VPDPBUSD Z24, Z30, Z9
+	VPDPBUSD Z25, Z30, Z10
+	VPDPBUSD Z26, Z30, Z11
+	VPBROADCASTD (R11)(R8*2), Z27
+	VPBROADCASTD (R10), Z28
+	VPBROADCASTD (R11)(R8*4), Z29
+	VPDPBUSD Z24, Z31, Z12
+	VPDPBUSD Z25, Z31, Z13
+	VPDPBUSD Z26, Z31, Z14
+	VPDPBUSD Z24, Z27, Z15
+	VPDPBUSD Z25, Z27, Z16
+	VPDPBUSD Z26, Z27, Z17
+	VPDPBUSD Z24, Z28, Z18
+	VPDPBUSD Z25, Z28, Z19
+	VPDPBUSD Z26, Z28, Z20
+	VPDPBUSD Z24, Z29, Z21
+	VPDPBUSD Z25, Z29, Z22
+	VPDPBUSD Z26, Z29, Z23
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ $4, R10
+	ADDQ $192, DI
+	DECQ CX
+	JNZ u8loop8
+	LEAQ (R12)(R13*4), AX // rows 4-7
+	VMOVDQU32 Z12, (AX)
+	VMOVDQU32 Z13, 64(AX)
+	VMOVDQU32 Z14, 128(AX)
+	ADDQ R13, AX
+	VMOVDQU32 Z15, (AX)
+	VMOVDQU32 Z16, 64(AX)
+	VMOVDQU32 Z17, 128(AX)
+	ADDQ R13, AX
+	VMOVDQU32 Z18, (AX)
+	VMOVDQU32 Z19, 64(AX)
+	VMOVDQU32 Z20, 128(AX)
+	ADDQ R13, AX
+	VMOVDQU32 Z21, (AX)
+	VMOVDQU32 Z22, 64(AX)
+	VMOVDQU32 Z23, 128(AX)
+
+u8spill:
+	MOVQ R12, AX // rows 0-3
+	VMOVDQU32 Z0, (AX)
+	VMOVDQU32 Z1, 64(AX)
+	VMOVDQU32 Z2, 128(AX)
+	ADDQ R13, AX
+	VMOVDQU32 Z3, (AX)
+	VMOVDQU32 Z4, 64(AX)
+	VMOVDQU32 Z5, 128(AX)
+	ADDQ R13, AX
+	VMOVDQU32 Z6, (AX)
+	VMOVDQU32 Z7, 64(AX)
+	VMOVDQU32 Z8, 128(AX)
+	ADDQ R13, AX
+	VMOVDQU32 Z9, (AX)
+	VMOVDQU32 Z10, 64(AX)
+	VMOVDQU32 Z11, 128(AX)
+
+	MOVQ w+24(FP), BX
 	MOVQ corr+32(FP), AX
 	VMOVDQU32 (AX), Z21
 	VMOVDQU32 64(AX), Z22
@@ -76,11 +175,10 @@ u8loop:
 	MOVQ off+48(FP), R10
 	MOVQ val+56(FP), R11
 	MOVQ m+64(FP), DI
-	MOVQ y+88(FP), R12
-	MOVQ ldy+96(FP), R13
-	SHLQ $2, R13
-	MOVQ $4, SI
 u8row:
+	VMOVDQU32 (R12), Z0
+	VMOVDQU32 64(R12), Z1
+	VMOVDQU32 128(R12), Z2
 	VPSUBD Z21, Z0, Z0
 	VPSUBD Z22, Z1, Z1
 	VPSUBD Z23, Z2, Z2
@@ -125,16 +223,7 @@ u8store:
 	VMOVUPS Z2, 128(R12)
 	ADDQ R13, R12
 	ADDQ $4, R9
-	VMOVDQA32 Z3, Z0
-	VMOVDQA32 Z4, Z1
-	VMOVDQA32 Z5, Z2
-	VMOVDQA32 Z6, Z3
-	VMOVDQA32 Z7, Z4
-	VMOVDQA32 Z8, Z5
-	VMOVDQA32 Z9, Z6
-	VMOVDQA32 Z10, Z7
-	VMOVDQA32 Z11, Z8
-	DECQ SI
+	DECQ DX
 	JNZ u8row
 	VZEROUPPER
 	RET
