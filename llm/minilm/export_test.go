@@ -21,7 +21,29 @@ var (
 	GemmI8       = gemmI8
 	GemmF32x8    = gemmF32x8
 	Panel        = panel
+	HasVNNI      = hasVNNI
+	VPanel       = vpanel
+	Outliers     = outliers
 )
+
+// GemmU8 is gemmI8's 8-bit counterpart: it repacks w (panels of Panel
+// columns, as GemmI8 takes it), quantizes a copy of x and runs gemmU8.
+func GemmU8(par, rows, k, n int, x []float32, w []int8, scale, bias, y []float32) {
+	PrepareGemmU8(k, n, w)(par, rows, x, scale, bias, y)
+}
+
+// PrepareGemmU8 returns GemmU8 for w, repacked once: what a linear layer
+// does on each call (quantize, multiply), for benchmarks.
+func PrepareGemmU8(k, n int, w []int8) func(par, rows int, x, scale, bias, y []float32) {
+	qw := newU8Weights(w, k, n)
+	var q u8Rows
+	var xs []float32
+	return func(par, rows int, x, scale, bias, y []float32) {
+		xs = append(xs[:0], x...)
+		q.quantize(xs, rows, k)
+		gemmU8(par, rows, n, &q, qw, scale, bias, y)
+	}
+}
 
 // SetGeneric makes the package use its portable kernels (or not) and
 // returns a function that restores the previous setting.

@@ -99,21 +99,31 @@ func kernI8Go(k int, x []float32, ldx int, w []int8, scale, bias, y []float32, l
 	}
 }
 
-// kernF32x8Go is the portable kernF32x8.
+// kernF32x8Go is the portable kernF32x8, with its arithmetic: fused
+// multiply-adds in two chains, for even and odd i, added at the end. The
+// 8-bit path needs the portable kernels to give the assembly's bits: its
+// rounding to 8 bits turns a difference in the last bit into one of a
+// level, which grows from layer to layer.
 func kernF32x8Go(k int, x []float32, ldx int, w []float32, y []float32, ldy int) {
-	var acc [4][8]float32
+	var even, odd [4][8]float32
 	for i := range k {
+		acc := &even
+		if i%2 == 1 {
+			acc = &odd
+		}
 		wr := w[i*8 : i*8+8]
 		for r := range acc {
 			xv := x[r*ldx+i]
 			a := &acc[r]
 			for j := range wr {
-				a[j] += xv * wr[j]
+				a[j] = fma32(xv, wr[j], a[j])
 			}
 		}
 	}
-	for r := range acc {
-		copy(y[r*ldy:r*ldy+8], acc[r][:])
+	for r := range even {
+		for j := range 8 {
+			y[r*ldy+j] = even[r][j] + odd[r][j]
+		}
 	}
 }
 
@@ -126,26 +136,27 @@ func gelu(x []float32) {
 		x = x[n:]
 	}
 	for i, v := range x {
-		x[i] = 0.5 * v * (1 + erff(v*math.Sqrt2/2))
+		h := 0.5 * v
+		x[i] = fma32(h, erff(v*(math.Sqrt2/2)), h) // as geluAVX
 	}
 }
 
 // erff is erf for float32, a rational approximation (Eigen's
-// generic_fast_erf_float) within a few ulp.
+// generic_fast_erf_float) within a few ulp, with geluAVX's operations.
 func erff(x float32) float32 {
 	x = min(max(x, -4), 4)
 	x2 := x * x
-	p := x2*-2.72614225801306e-10 + 2.77068142495902e-08
-	p = x2*p + -2.10102402082508e-06
-	p = x2*p + -5.69250639462346e-05
-	p = x2*p + -7.34990630326855e-04
-	p = x2*p + -2.95459980854025e-03
-	p = x2*p + -1.60960333262415e-02
+	p := fma32(x2, -2.72614225801306e-10, 2.77068142495902e-08)
+	p = fma32(x2, p, -2.10102402082508e-06)
+	p = fma32(x2, p, -5.69250639462346e-05)
+	p = fma32(x2, p, -7.34990630326855e-04)
+	p = fma32(x2, p, -2.95459980854025e-03)
+	p = fma32(x2, p, -1.60960333262415e-02)
 	p = x * p
-	q := x2*-1.45660718464996e-05 + -2.13374055278905e-04
-	q = x2*q + -1.68282697438203e-03
-	q = x2*q + -7.37332916720468e-03
-	q = x2*q + -1.42647390514189e-02
+	q := fma32(x2, -1.45660718464996e-05, -2.13374055278905e-04)
+	q = fma32(x2, q, -1.68282697438203e-03)
+	q = fma32(x2, q, -7.37332916720468e-03)
+	q = fma32(x2, q, -1.42647390514189e-02)
 	return p / q
 }
 
@@ -154,15 +165,21 @@ func expf(x float32) float32 {
 	if x < -87 {
 		return 0
 	}
-	x = min(x, 88)
-	n := float32(math.Floor(float64(x*math.Log2E + 0.5)))
-	r := x - n*0.693359375 - n*-2.12194440e-4
-	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
-	y := p*r*r + r + 1
+	return expClamped(x)
+}
+
+// expClamped is expf with the operations of expAVX and softmaxAVX, which
+// take x below -87 as -87 (e^-87, about 1.6e-38) and above 88 as 88.
+func expClamped(x float32) float32 {
+	x = min(max(x, -87), 88)
+	n := float32(math.RoundToEven(float64(x * math.Log2E)))
+	r := fma32(-n, 0.693359375, x)
+	r = fma32(-n, -2.12194440e-4, r)
+	p := fma32(r, 1.9875691500e-4, 1.3981999507e-3)
+	p = fma32(r, p, 8.3334519073e-3)
+	p = fma32(r, p, 4.1665795894e-2)
+	p = fma32(r, p, 1.6666665459e-1)
+	p = fma32(r, p, 5.0000001201e-1)
+	y := fma32(r*r, p, r) + 1
 	return y * math.Float32frombits(uint32(int32(n)+127)<<23)
 }

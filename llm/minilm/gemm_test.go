@@ -1,6 +1,7 @@
 package minilm_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -159,5 +160,146 @@ func TestActivations(t *testing.T) {
 		if math.Abs(sum-1) > 1e-5 {
 			t.Errorf("softmax of %d: sum %v, want 1", n, sum)
 		}
+	}
+}
+
+// TestGemmU8 compares the 8-bit kernels (with VNNI) with the portable
+// ones, and both with the computation they stand for, done in float64:
+// each row's outliers largest entries as they are, the others rounded to
+// 8 bits of the row's scale.
+func TestGemmU8(t *testing.T) {
+	if !minilm.HasVNNI {
+		t.Log("no AVX-512 VNNI (or not amd64): both runs use the portable kernels")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	P, V := minilm.Panel, minilm.VPanel
+	for _, s := range []struct{ rows, k, n int }{{4, 1, V}, {4, 384, 384}, {8, 384, 1536}, {12, 1536, 384}, {4, 7, 2 * V}, {4, 20, V}, {8, 64, 4 * V}} {
+		x := make([]float32, s.rows*s.k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		if s.k > 8 {
+			for r := range s.rows {
+				x[r*s.k+rng.IntN(s.k)] *= 30 // an outlier
+			}
+			x[s.k-1] = 50 // in the last group
+			for i := range s.k {
+				x[(s.rows-1)*s.k+i] = 0 // a row of zeros
+			}
+		}
+		w := make([]int8, s.k*s.n) // packed: w[p][i][j]
+		for i := range w {
+			w[i] = int8(rng.IntN(255) - 127)
+		}
+		scale, bias := make([]float32, s.n), make([]float32, s.n)
+		for j := range scale {
+			scale[j], bias[j] = rng.Float32()/64, rng.Float32()-0.5
+		}
+		want, exact := make([]float32, s.rows*s.n), make([]float32, s.rows*s.n)
+		for r := range s.rows {
+			xq := quantizeRowU8(x[r*s.k : (r+1)*s.k])
+			for j := range s.n {
+				p, jj := j/P, j%P
+				var acc, ex float64
+				for i := range s.k {
+					q := float64(w[p*s.k*P+i*P+jj])
+					acc += xq[i] * q
+					ex += float64(x[r*s.k+i]) * q
+				}
+				want[r*s.n+j] = float32(acc*float64(scale[j]) + float64(bias[j]))
+				exact[r*s.n+j] = float32(ex*float64(scale[j]) + float64(bias[j]))
+			}
+		}
+		var got [2][]float32
+		for gi, gen := range []bool{false, true} {
+			for _, par := range []int{1, 3} {
+				restore := minilm.SetGeneric(gen)
+				got[gi] = make([]float32, s.rows*s.n)
+				minilm.GemmU8(par, s.rows, s.k, s.n, x, w, scale, bias, got[gi])
+				restore()
+				if e := maxRelErr(t, got[gi], want); e > 1e-5 {
+					t.Errorf("GemmU8 %+v generic=%v par=%d: relative error %.2g, want ≤ 1e-5", s, gen, par, e)
+				}
+				if e := maxRelErr(t, got[gi], exact); e > 0.02 {
+					t.Errorf("GemmU8 %+v generic=%v par=%d: relative error %.2g to the unquantized product, want ≤ 0.02", s, gen, par, e)
+				}
+			}
+		}
+		if e := maxRelErr(t, got[0], got[1]); e > 1e-6 {
+			t.Errorf("GemmU8 %+v: relative error between the kernels %.2g, want ≤ 1e-6", s, e)
+		}
+	}
+}
+
+// quantizeRowU8 returns x as gemmU8 sees it: its Outliers largest |x[i]|
+// (the first of equal ones) as they are, the others rounded to multiples
+// of the largest of the others / 127.
+func quantizeRowU8(x []float32) []float64 {
+	out := make([]bool, len(x))
+	for range minilm.Outliers {
+		best := -1
+		for i, f := range x {
+			if !out[i] && (best < 0 || math.Abs(float64(f)) > math.Abs(float64(x[best]))) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break // fewer entries than outliers
+		}
+		out[best] = true
+	}
+	var m float64
+	for i, f := range x {
+		if !out[i] {
+			m = max(m, math.Abs(float64(f)))
+		}
+	}
+	q := make([]float64, len(x))
+	for i, f := range x {
+		switch {
+		case out[i]:
+			q[i] = float64(f)
+		case m > 0:
+			q[i] = math.RoundToEven(float64(f)*127/m) * m / 127
+		}
+	}
+	return q
+}
+
+// BenchmarkGemm measures the linear layers' products, float (GemmI8) and
+// 8-bit (GemmU8, quantization included), on one goroutine: 32 rows by the
+// shapes of the model's matrices.
+func BenchmarkGemm(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rows = 32
+	for _, s := range []struct{ k, n int }{{384, 384}, {384, 1536}, {1536, 384}} {
+		x := make([]float32, rows*s.k)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		w := make([]int8, s.k*s.n)
+		for i := range w {
+			w[i] = int8(rng.IntN(255) - 127)
+		}
+		scale, bias, y := make([]float32, s.n), make([]float32, s.n), make([]float32, rows*s.n)
+		for j := range scale {
+			scale[j] = 1.0 / 64
+		}
+		report := func(b *testing.B) {
+			b.ReportMetric(2*rows*float64(s.k*s.n)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+		}
+		b.Run(fmt.Sprintf("I8/k=%d/n=%d", s.k, s.n), func(b *testing.B) {
+			for b.Loop() {
+				minilm.GemmI8(1, rows, s.k, s.n, x, w, scale, bias, y)
+			}
+			report(b)
+		})
+		gemm := minilm.PrepareGemmU8(s.k, s.n, w)
+		b.Run(fmt.Sprintf("U8/k=%d/n=%d", s.k, s.n), func(b *testing.B) {
+			for b.Loop() {
+				gemm(1, rows, x, scale, bias, y)
+			}
+			report(b)
+		})
 	}
 }

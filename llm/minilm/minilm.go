@@ -13,7 +13,9 @@
 // provenance and format) and used in place: the operating system pages
 // them in as they are read, and the first Embed decodes the rest (about
 // 4 MB, a few milliseconds), so that a program that never embeds pays for
-// none of it.
+// none of it. On CPUs with AVX-512 VNNI, the first Embed also repacks the
+// matrices for the 8-bit kernels (22 MB on the heap, about 20 ms), and the
+// binary's copy is not read.
 //
 // Embedder's tokens are those of the model's own tokenizer, and its
 // vectors are within a cosine of 0.998 of the reference implementation's
@@ -21,7 +23,11 @@
 // about 21 million floating-point operations a word piece: on amd64 with AVX2 and FMA,
 // whose kernels are in assembly, about 0.25 ms a piece on one core (a
 // 16-piece text in 4–5 ms), several texts sharing a pass through the
-// weights; elsewhere the portable kernels are about 20 times slower.
+// weights; elsewhere the portable kernels are about 20 times slower. With
+// AVX-512 VNNI, the matrix products quantize the activations to 8 bits
+// (see gemm_u8.go), about 3 times as fast again in batches (0.09 ms a
+// piece on one core); its vectors have a cosine of 0.9997 on average with
+// those of the float kernels (0.9986 at worst on the texts of testdata).
 //
 // Static is the cheap alternative (about 6 µs a text): a vector per
 // vocabulary entry, a text's vector the weighted mean of its pieces'. It

@@ -8,7 +8,8 @@ import (
 
 // model is the decoded transformer. Its int8 tables (the word embeddings,
 // the matrices) are views of the binary's data: the operating system pages
-// them in as they are read; the rest, decoded, takes about 4 MB.
+// them in as they are read; the rest, decoded, takes about 4 MB, and the
+// matrices repacked for the 8-bit path (with AVX-512 VNNI) 22 MB more.
 type model struct {
 	tok *tokenizer
 
@@ -44,6 +45,10 @@ type linear struct {
 	scale   []float32
 	col     []float32 // nil: all 1
 	bias    []float32
+	// u8 is w repacked for the 8-bit path, on CPUs with AVX-512 VNNI
+	// (hasVNNI), nil elsewhere. Then w is not read: it stays in the
+	// binary's data, never paged in.
+	u8 *u8Weights
 }
 
 var (
@@ -113,7 +118,11 @@ func decode(weights string) (*model, error) {
 			errs = append(errs, fmt.Errorf("%s: want int8 weights in panels of %d and a float32 bias", prefix, panel))
 			return linear{}
 		}
-		return linear{in: in, out: out, w: w.q, scale: w.rowScale, col: w.colScale, bias: b.f32}
+		l := linear{in: in, out: out, w: w.q, scale: w.rowScale, col: w.colScale, bias: b.f32}
+		if hasVNNI && out%vpanel == 0 {
+			l.u8 = newU8Weights(l.w, in, out)
+		}
+		return l
 	}
 
 	h := m.hidden
@@ -153,23 +162,37 @@ func decode(weights string) (*model, error) {
 }
 
 // apply sets y[r] = x[r] Wᵀ + b for rows r < rows (a multiple of 4), with
-// par goroutines; xs is scratch of rows×in floats when l has column
-// factors.
-func (l *linear) apply(par int, y, x, xs []float32, rows int) {
+// par goroutines; xs is scratch of rows×in floats, and q scratch for the
+// 8-bit path.
+func (l *linear) apply(par int, y, x, xs []float32, q *u8Rows, rows int) {
 	if l.col != nil {
-		for r := range rows {
-			xr, sr := x[r*l.in:(r+1)*l.in], xs[r*l.in:(r+1)*l.in]
-			if hasSIMD && !generic && l.in%8 == 0 {
-				mulAVX(&sr[0], &xr[0], &l.col[0], l.in)
-				continue
-			}
-			for i, c := range l.col {
-				sr[i] = xr[i] * c
-			}
-		}
+		l.scaleColumns(xs, x, rows)
 		x = xs
 	}
-	gemmI8(par, rows, l.in, l.out, x, l.w, l.scale, l.bias, y)
+	if l.u8 == nil {
+		gemmI8(par, rows, l.in, l.out, x, l.w, l.scale, l.bias, y)
+		return
+	}
+	if l.col == nil { // quantizing changes its input: a copy
+		copy(xs[:rows*l.in], x[:rows*l.in])
+		x = xs
+	}
+	q.quantize(x[:rows*l.in], rows, l.in)
+	gemmU8(par, rows, l.out, q, l.u8, l.scale, l.bias, y)
+}
+
+// scaleColumns sets the rows of xs to those of x times the column factors.
+func (l *linear) scaleColumns(xs, x []float32, rows int) {
+	for r := range rows {
+		xr, sr := x[r*l.in:(r+1)*l.in], xs[r*l.in:(r+1)*l.in]
+		if hasSIMD && !generic && l.in%8 == 0 {
+			mulAVX(&sr[0], &xr[0], &l.col[0], l.in)
+			continue
+		}
+		for i, c := range l.col {
+			sr[i] = xr[i] * c
+		}
+	}
 }
 
 // apply sets each row of x (width floats) to its LayerNorm, with float64
@@ -198,6 +221,7 @@ func (n *layerNorm) apply(x []float32, width int) {
 type scratch struct {
 	h, xs, q, k, v, ctx, a, u []float32
 	s, seg, kt, vp            []float32
+	xq                        u8Rows
 }
 
 var scratchPool sync.Pool
@@ -257,23 +281,23 @@ func (m *model) forward(par int, seqs [][]int32, out [][]float32) {
 
 	for li := range m.layers {
 		l := &m.layers[li]
-		l.q.apply(par, sc.q, sc.h, sc.xs, rows)
-		l.k.apply(par, sc.k, sc.h, sc.xs, rows)
-		l.v.apply(par, sc.v, sc.h, sc.xs, rows)
+		l.q.apply(par, sc.q, sc.h, sc.xs, &sc.xq, rows)
+		l.k.apply(par, sc.k, sc.h, sc.xs, &sc.xq, rows)
+		l.v.apply(par, sc.v, sc.h, sc.xs, &sc.xq, rows)
 		off := 0
 		for _, s := range seqs {
 			m.attention(sc, off, len(s))
 			off += len(s)
 		}
-		l.o.apply(par, sc.a, sc.ctx, sc.xs, rows)
+		l.o.apply(par, sc.a, sc.ctx, sc.xs, &sc.xq, rows)
 		for i := range sc.h[:n*H] {
 			sc.h[i] += sc.a[i]
 		}
 		l.attnNorm.apply(sc.h[:n*H], H)
 
-		l.up.apply(par, sc.u, sc.h, sc.xs, rows)
+		l.up.apply(par, sc.u, sc.h, sc.xs, &sc.xq, rows)
 		gelu(sc.u[:n*F])
-		l.down.apply(par, sc.a, sc.u, sc.xs, rows)
+		l.down.apply(par, sc.a, sc.u, sc.xs, &sc.xq, rows)
 		for i := range sc.h[:n*H] {
 			sc.h[i] += sc.a[i]
 		}
@@ -351,7 +375,8 @@ func (m *model) attention(sc *scratch, off, T int) {
 	copy(sc.ctx[off*H:(off+T)*H], sc.seg[:T*H])
 }
 
-// softmax sets x to softmax(x × f).
+// softmax sets x to softmax(x × f). The portable code has softmaxAVX's
+// operations, its sum in 8 lanes included (see kernF32x8Go for why).
 func softmax(x []float32, f float32) {
 	if hasSIMD && !generic && len(x) >= 8 && len(x)%8 == 0 {
 		softmaxAVX(&x[0], len(x), f)
@@ -361,13 +386,12 @@ func softmax(x []float32, f float32) {
 	for _, v := range x[1:] {
 		mx = max(mx, v)
 	}
+	var lanes [8]float32
 	for i := range x {
-		x[i] = expf((x[i] - mx) * f)
+		x[i] = expClamped((x[i] - mx) * f)
+		lanes[i%8] += x[i]
 	}
-	var s float32
-	for _, v := range x {
-		s += v
-	}
+	s := ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]))
 	inv := 1 / s
 	for i := range x {
 		x[i] *= inv
