@@ -229,6 +229,36 @@ func (c *Consolidator) pool(ctx context.Context, userID string) (*pool, error) {
 type pool struct {
 	valid []*agentmem.Memory
 	vecOf map[string][]float32
+	// norms and metas are each memory's normalized text and metadata, read
+	// once: decide compares every candidate with the user's memories.
+	norms map[*agentmem.Memory]string
+	metas map[*agentmem.Memory]memoryMeta
+}
+
+// norm returns normalize(m.Text), computed once.
+func (p *pool) norm(m *agentmem.Memory) string {
+	n, ok := p.norms[m]
+	if !ok {
+		if p.norms == nil {
+			p.norms = map[*agentmem.Memory]string{}
+		}
+		n = normalize(m.Text)
+		p.norms[m] = n
+	}
+	return n
+}
+
+// meta returns metaOf(m), read once.
+func (p *pool) meta(m *agentmem.Memory) memoryMeta {
+	meta, ok := p.metas[m]
+	if !ok {
+		if p.metas == nil {
+			p.metas = map[*agentmem.Memory]memoryMeta{}
+		}
+		meta = metaOf(m)
+		p.metas[m] = meta
+	}
+	return meta
 }
 
 // of returns the valid memories of a category.
@@ -318,14 +348,14 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	}
 	norm := normalize(cd.Text)
 	for _, m := range same {
-		if normalize(m.Text) == norm && (cd.Slot == "" || metaOf(m).Slot != cd.Slot) { // of its slot: confirm decides
+		if p.norm(m) == norm && (cd.Slot == "" || p.meta(m).Slot != cd.Slot) { // of its slot: confirm decides
 			return &Decision{Op: OpNoop, Memory: m, Reason: "the same statement is stored"}, nil
 		}
 	}
 	if cd.Slot != "" {
 		var slot []*agentmem.Memory
 		for _, m := range p.valid {
-			if metaOf(m).Slot == cd.Slot || atAnother(cd, m) || ofSlotKind(cd, m) {
+			if p.meta(m).Slot == cd.Slot || atAnother(cd, m) || ofSlotKind(cd, m) {
 				slot = append(slot, m)
 			}
 		}
@@ -347,7 +377,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	if cd.Object != "" && cd.Slot == "" {
 		var opposite, alike []*agentmem.Memory
 		for _, m := range p.valid {
-			meta := metaOf(m)
+			meta := p.meta(m)
 			switch {
 			case !sameObject(meta.Object, cd.Object):
 			case meta.Negated != cd.Negated:
@@ -373,7 +403,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	var best *agentmem.Memory
 	bestSim := -1.0
 	for _, m := range same {
-		meta := metaOf(m)
+		meta := p.meta(m)
 		if meta.Negated != cd.Negated || meta.Slot != "" && meta.Slot != cd.Slot ||
 			meta.Object != "" && cd.Object != "" && !sameObject(meta.Object, cd.Object) {
 			continue
