@@ -92,6 +92,11 @@ const SummaryVectorSuffix = "#s"
 type MessageWindow struct {
 	Seq  int64  `json:"seq"`
 	Text string `json:"text"`
+	// Turns, when set, are the seqs of the turns whose texts Text joins
+	// (as WindowText joins them, each turn's text its name, if any, then
+	// its content: "Name: content"), in order, the message's own once: a
+	// store may index the turns' texts, which it has, rather than Text.
+	Turns []int64 `json:"turns,omitempty"`
 }
 
 // Window is how many turns on each side of a message its window holds.
@@ -103,7 +108,8 @@ const Window = 2
 // search and embedded, on every backend.
 func WindowText(turns []string, i int) string {
 	var b strings.Builder
-	for j := max(0, i-Window); j < min(len(turns), i+Window+1); j++ {
+	from, to := WindowTurns(len(turns), i)
+	for j := from; j < to; j++ {
 		b.WriteString(turns[j])
 		b.WriteByte('\n')
 		if j == i {
@@ -113,6 +119,10 @@ func WindowText(turns []string, i int) string {
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// WindowTurns returns the turns of the window of turns[i] among n turns:
+// turns[from:to] (turns[i] among them, twice in its text).
+func WindowTurns(n, i int) (from, to int) { return max(0, i-Window), min(n, i+Window+1) }
 
 // ChunkStore stores chunks and message windows.
 type ChunkStore interface {

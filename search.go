@@ -46,6 +46,21 @@ type Vector struct {
 	Vec   []float32 `json:"vec"` // L2-normalised
 }
 
+// Unit scales v to unit length, as a Vector's Vec is (a zero vector stays
+// zero).
+func Unit(v []float32) {
+	var ss float64
+	for _, f := range v {
+		ss += float64(f) * float64(f)
+	}
+	if ss > 0 {
+		inv := float32(1 / math.Sqrt(ss))
+		for i, f := range v {
+			v[i] = f * inv
+		}
+	}
+}
+
 // MaxVectorDimensions bounds the length of one vector.
 const MaxVectorDimensions = 8192
 

@@ -64,11 +64,31 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 	}
 	var ws []agentmem.MessageWindow
 	var ids []string
+	var own []int // the index in turns of each window's message
 	for i := max(0, first-agentmem.Window); i < len(turns) && turns[i].Seq <= seqTo; i++ {
-		ws = append(ws, agentmem.MessageWindow{Seq: turns[i].Seq, Text: agentmem.WindowText(texts, i)})
-		ids = append(ids, turns[i].ID)
+		w := agentmem.MessageWindow{Seq: turns[i].Seq, Text: agentmem.WindowText(texts, i)}
+		from, to := agentmem.WindowTurns(len(turns), i)
+		for _, m := range turns[from:to] {
+			w.Turns = append(w.Turns, m.Seq)
+		}
+		ws, ids, own = append(ws, w), append(ids, turns[i].ID), append(own, i)
 	}
 	emb, space := ix.bulk()
+	// A static table's vector of a window is its turns' sums added up
+	// (see minilm.Static.Sums): each turn is read once, not in each of
+	// the five windows it is part of.
+	sums, _ := emb.(summer)
+	var turnSums [][]float32
+	if sums != nil && len(ws) > 0 {
+		from, _ := agentmem.WindowTurns(len(turns), own[0])
+		_, to := agentmem.WindowTurns(len(turns), own[len(own)-1])
+		part, err := sums.Sums(ctx, texts[from:to])
+		if err != nil {
+			return fmt.Errorf("embed messages: %w", err)
+		}
+		turnSums = make([][]float32, len(turns))
+		copy(turnSums[from:], part)
+	}
 	for start := 0; start < len(ws); start += agentmem.MaxPageSize {
 		batch := ws[start:min(start+agentmem.MaxPageSize, len(ws))]
 		if err := ix.Store.PutMessageWindows(ctx, th.UserID, th.ID, batch); err != nil {
@@ -77,16 +97,21 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 		if emb == nil {
 			continue
 		}
-		wt := make([]string, len(batch))
-		for i, w := range batch {
-			wt[i] = w.Text
-		}
-		vecs, err := emb.Embed(ctx, wt)
-		if err != nil {
-			return fmt.Errorf("embed messages: %w", err)
-		}
-		if len(vecs) != len(wt) {
-			return fmt.Errorf("embed messages: %d vectors for %d texts", len(vecs), len(wt))
+		var vecs [][]float32
+		if turnSums != nil {
+			vecs = windowSums(turnSums, own[start:start+len(batch)])
+		} else {
+			wt := make([]string, len(batch))
+			for i, w := range batch {
+				wt[i] = w.Text
+			}
+			var err error
+			if vecs, err = emb.Embed(ctx, wt); err != nil {
+				return fmt.Errorf("embed messages: %w", err)
+			}
+			if len(vecs) != len(wt) {
+				return fmt.Errorf("embed messages: %d vectors for %d texts", len(vecs), len(wt))
+			}
 		}
 		vs := make([]agentmem.Vector, len(vecs))
 		for i, v := range vecs {
@@ -97,6 +122,35 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 		}
 	}
 	return nil
+}
+
+// summer is an embedder whose vector of a text is its Sums normalised,
+// the sum of lines joined the sum of the lines' sums (minilm.Static).
+type summer interface {
+	Sums(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// windowSums returns the vectors of the windows of turns[own[k]], from the
+// turns' sums: each window's turns added up, its own twice, normalised.
+func windowSums(turnSums [][]float32, own []int) [][]float32 {
+	dim := len(turnSums[own[0]])
+	all := make([]float32, len(own)*dim)
+	vecs := make([][]float32, len(own))
+	for k, i := range own {
+		v := all[k*dim : (k+1)*dim : (k+1)*dim]
+		from, to := agentmem.WindowTurns(len(turnSums), i)
+		for j := from; j < to; j++ {
+			for d, f := range turnSums[j] {
+				v[d] += f
+			}
+		}
+		for d, f := range turnSums[i] {
+			v[d] += f
+		}
+		agentmem.Unit(v)
+		vecs[k] = v
+	}
+	return vecs
 }
 
 // chunkWords bounds an extractive chunk summary.

@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/llm/minilm"
 )
 
 // TestIndexer_Enqueue: batches appended to a thread share index jobs, and
@@ -318,5 +319,83 @@ func TestIndexer_StageCosts(t *testing.T) {
 	var nilIx *index.Indexer
 	if costs, n := nilIx.StageCosts(); len(costs) != 5 || costs[4].Stage != index.StageEntities || costs[4].Time != 0 || n != 0 {
 		t.Errorf("no indexer: %v, %d; want five stages of no time, 0", costs, n)
+	}
+}
+
+// TestIndexer_WindowSums: with the static table as the bulk embedder, a
+// message's vector is that of its window's text (agentmem.WindowText),
+// added up from its turns' sums: the same as embedding the text, tool
+// messages between turns left out, a speaker's name in.
+func TestIndexer_WindowSums(t *testing.T) {
+	s := testutil.MustOpenSQLite(t)
+	static := minilm.NewStatic()
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), ShedBacklog: -1,
+		Bulk: &agentmem.Embedding{Embedder: static, Space: static.Space()}}
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []*agentmem.Message{
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "I painted a sunset by the lake last week."},
+		{Role: agentmem.RoleAssistant, Content: "Lovely! What colours did you use?"},
+		{Role: agentmem.RoleTool, ToolCallID: "c1", Content: "weather: rain"},
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "Mostly orange and a deep purple."},
+		{Role: agentmem.RoleAssistant, Content: "That sounds striking. Will you frame it?"},
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "Yes, it goes in the hall, next to my grandmother's clock."},
+		{Role: agentmem.RoleAssistant, Content: "A fine place for it."},
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", msgs, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Two ranges, as two index jobs would: the second completes windows of
+	// the first.
+	if err := ix.IndexRange(ctx, "alice", "t", 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.IndexRange(ctx, "alice", "t", 5, 7); err != nil {
+		t.Fatal(err)
+	}
+	turns, err := index.ReadTurns(ctx, s, "alice", "t", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, len(turns))
+	for i, m := range turns {
+		texts[i] = index.EmbedText(m)
+	}
+	wins := make([]string, len(turns))
+	for i := range turns {
+		wins[i] = agentmem.WindowText(texts, i)
+	}
+	want, err := static.Embed(ctx, wins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := s.FindVectors(ctx, "alice", static.Space(), []string{agentmem.ScopeMessages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float32{}
+	for _, v := range vs {
+		got[v.ID] = v.Vec
+	}
+	if len(got) != len(turns) {
+		t.Fatalf("%d message vectors, want one per turn (%d)", len(got), len(turns))
+	}
+	for i, m := range turns {
+		v := got[m.ID]
+		best, bestSim := -1, -1.0
+		for j := range want {
+			var sim float64
+			for d := range v {
+				sim += float64(v[d]) * float64(want[j][d])
+			}
+			if sim > bestSim {
+				best, bestSim = j, sim
+			}
+		}
+		if best != i || bestSim < 0.999 {
+			t.Errorf("turn %d: closest to window %d's text (cosine %.5f), want its own at ≥ 0.999", i, best, bestSim)
+		}
 	}
 }

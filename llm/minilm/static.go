@@ -88,6 +88,22 @@ func decodeStatic(data string) (*staticTable, error) {
 // and never fails but for a done ctx (checked every 256 texts; its error is
 // returned as is) or a broken build.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := s.Sums(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vecs {
+		agentmem.Unit(v)
+	}
+	return vecs, nil
+}
+
+// Sums returns, per text, the sum of its word pieces' vectors: Embed's
+// vector before it is normalised. Pieces never span lines, so the sum of
+// lines joined is the sum of the lines' sums, and the vector of a text
+// made of lines (a message's window: agentmem.WindowText) can be had from
+// its lines' sums without reading a line twice.
+func (s *Static) Sums(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -98,7 +114,6 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	all := make([]float32, len(texts)*StaticDim)
 	vecs := make([][]float32, len(texts))
 	var ids []int32
-	var acc [StaticDim]float32
 	for i, text := range texts {
 		if i%256 == 255 {
 			if err := ctx.Err(); err != nil {
@@ -106,7 +121,7 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			}
 		}
 		ids = st.tok.Encode(ids[:0], text, math.MaxInt32)
-		acc = [StaticDim]float32{}
+		acc := all[i*StaticDim : (i+1)*StaticDim : (i+1)*StaticDim]
 		for _, id := range ids[1 : len(ids)-1] { // not [CLS] and [SEP]
 			row := st.q[int(id)*StaticDim : (int(id)+1)*StaticDim]
 			sc := st.scale[id]
@@ -114,18 +129,7 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 				acc[j] += float32(q) * sc
 			}
 		}
-		v := all[i*StaticDim : (i+1)*StaticDim : (i+1)*StaticDim]
-		var ss float64
-		for _, f := range acc {
-			ss += float64(f) * float64(f)
-		}
-		if ss > 0 {
-			inv := float32(1 / math.Sqrt(ss))
-			for j, f := range acc {
-				v[j] = f * inv
-			}
-		}
-		vecs[i] = v
+		vecs[i] = acc
 	}
 	return vecs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/minilm"
 )
@@ -251,4 +252,43 @@ func spearman(a, b []float64) float64 {
 		d2 += d * d
 	}
 	return 1 - 6*d2/(n*(n*n-1))
+}
+
+// TestStatic_Sums: a text's vector is its sum normalised, and the sum of
+// lines joined is the sum of the lines' sums (a window's vector from its
+// turns': agentmem.WindowText).
+func TestStatic_Sums(t *testing.T) {
+	ctx := context.Background()
+	s := minilm.NewStatic()
+	lines := []string{"Caroline: I painted a sunset last week!", "Wow, can I see it?", "", "It's hanging in the hall — ÉTÉ 2023, 40×60 cm.", "Mel: lovely"}
+	joined := strings.Join(lines, "\n")
+	sums, err := s.Sums(ctx, append(slices.Clone(lines), joined))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := sums[len(lines)]
+	parts := make([]float32, minilm.StaticDim)
+	for _, v := range sums[:len(lines)] {
+		for j, f := range v {
+			parts[j] += f
+		}
+	}
+	for j := range whole {
+		if math.Abs(float64(whole[j]-parts[j])) > 1e-4*(1+math.Abs(float64(whole[j]))) {
+			t.Fatalf("dimension %d: the sum of the lines joined %v, the sum of their sums %v", j, whole[j], parts[j])
+		}
+	}
+	vecs, err := s.Embed(ctx, []string{joined, ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentmem.Unit(whole)
+	for j := range whole {
+		if math.Abs(float64(whole[j]-vecs[0][j])) > 1e-6 {
+			t.Fatalf("dimension %d: Embed %v, Unit(Sums) %v", j, vecs[0][j], whole[j])
+		}
+	}
+	if slices.ContainsFunc(vecs[1], func(f float32) bool { return f != 0 }) || slices.ContainsFunc(sums[2], func(f float32) bool { return f != 0 }) {
+		t.Fatalf("an empty text: vector %v, sum %v; want zeros", vecs[1][:4], sums[2][:4])
+	}
 }
