@@ -100,16 +100,33 @@ func (s *Store) LastChunkEnd(ctx context.Context, userID, threadID string) (int6
 }
 
 // PutMessageWindows implements agentmem.ChunkStore: it sets the messages'
-// window_tsv, as the messages' own tsv is made (the first 100,000
-// characters, 'english').
+// window_tsv. A window that names its turns (MessageWindow.Turns) gets
+// their tsvectors concatenated, its own twice (migration 0020): each turn
+// was parsed once, when it was stored, where to_tsvector of the window's
+// text parses each turn again in each of its five windows. Another (or
+// one whose text passes maxTSVText) gets its text's, as the messages' own
+// tsv is made (the first maxTSVText characters, 'english').
 func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, ws []agentmem.MessageWindow) error {
-	seqs := make([]int64, len(ws))
-	texts := make([]string, len(ws))
-	for i, w := range ws {
+	var seqs, partOf, parts []int64
+	var texts []string
+	byText := 0
+	for _, w := range ws {
 		if err := agentmem.ValidateText("window", w.Text); err != nil {
 			return err
 		}
-		seqs[i], texts[i] = w.Seq, w.Text
+		seqs = append(seqs, w.Seq)
+		if len(w.Turns) == 0 || len(w.Text) > maxTSVText {
+			texts = append(texts, w.Text)
+			byText++
+			continue
+		}
+		texts = append(texts, "")
+		for _, seq := range w.Turns {
+			partOf, parts = append(partOf, w.Seq), append(parts, seq)
+			if seq == w.Seq {
+				partOf, parts = append(partOf, w.Seq), append(parts, seq)
+			}
+		}
 	}
 	if len(ws) == 0 {
 		return nil
@@ -123,13 +140,35 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		if _, err := findLiveThread(ctx, tx, userID, threadID, indexLock); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = to_tsvector('english', left(w.text, 100000))
-			FROM unnest($3::bigint[], $4::text[]) AS w(seq, text)
+		if byText > 0 {
+			_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = to_tsvector('english', left(w.text, 100000))
+				FROM unnest($3::bigint[], $4::text[]) AS w(seq, text)
+				WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $5 AND $6 AND m.seq = w.seq AND w.text <> '' AND m.role IN ('user', 'assistant')`,
+				userID, threadID, seqs, texts, lo, hi)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("put windows: %w", err)
+			}
+		}
+		if len(parts) == 0 {
+			return nil
+		}
+		// Planned for its arguments (no generic plan, which hashed the
+		// whole thread), the turns read by their seqs' range.
+		_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = w.tsv
+			FROM (SELECT p.seq, tsvector_agg(CASE WHEN t.name <> '' THEN to_tsvector('english', t.name) ELSE ''::tsvector END
+					|| coalesce(t.tsv, ''::tsvector) ORDER BY p.n) AS tsv
+				FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS p(seq, part, n)
+				JOIN messages t ON t.user_id = $1 AND t.thread_id = $2 AND t.seq BETWEEN $7 AND $8 AND t.seq = p.part
+				GROUP BY p.seq) w
 			WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $5 AND $6 AND m.seq = w.seq AND m.role IN ('user', 'assistant')`,
-			userID, threadID, seqs, texts, lo, hi)
+			pgx.QueryExecModeExec, userID, threadID, partOf, parts, lo, hi, slices.Min(parts), slices.Max(parts))
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("put windows: %w", err)
 		}
 		return nil
 	})
 }
+
+// maxTSVText is how much of a text full-text search indexes on
+// PostgreSQL, in characters.
+const maxTSVText = 100000

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestMigration_ChunkLabels: the migration that indexes chunks' topics and
@@ -41,5 +42,62 @@ func TestMigration_ChunkLabels(t *testing.T) {
 	}
 	if hits := search("mortgage"); len(hits) != 1 || hits[0].ID != "c1" {
 		t.Fatalf("mortgage: %+v, want the chunk (its ID kept)", hits)
+	}
+}
+
+// TestPutMessageWindows_Turns: a window that names its turns gets their
+// tsvectors concatenated, its own twice: the lexemes of its text's, as
+// many positions of each, the same ts_rank — names, a tool message
+// between turns and a message without a window included.
+func TestPutMessageWindows_Turns(t *testing.T) {
+	t.Parallel()
+	dsn := MustCreateSchema(t)
+	s := MustOpen(t, dsn)
+	if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []*agentmem.Message{
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "I painted a sunset by the lake last week, painting is my calm."},
+		{Role: agentmem.RoleAssistant, Content: "Lovely! What colours did you paint it in?"},
+		{Role: agentmem.RoleTool, ToolCallID: "c1", Content: "weather: rain at the lake"},
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "Mostly orange, and a deep purple for the lake's edge."},
+		{Role: agentmem.RoleAssistant, Content: "That sounds striking. Will you frame it for the hall?"},
+	}
+	if _, err := s.AppendMessages(ctx, "alice", "t", msgs, agentmem.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	turns := []int64{1, 2, 4, 5}
+	texts := []string{"Caroline: " + msgs[0].Content, msgs[1].Content, "Caroline: " + msgs[3].Content, msgs[4].Content}
+	var ws []agentmem.MessageWindow
+	for i, seq := range turns {
+		from, to := agentmem.WindowTurns(len(turns), i)
+		ws = append(ws, agentmem.MessageWindow{Seq: seq, Text: agentmem.WindowText(texts, i), Turns: turns[from:to]})
+	}
+	if err := s.PutMessageWindows(ctx, "alice", "t", ws); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, w := range ws {
+		var same, sameRank bool
+		var got, want string
+		err := conn.QueryRow(ctx, `WITH x AS (SELECT window_tsv AS a, to_tsvector('english', $3) AS b, to_tsquery('english', 'paint | lake | caroline | purple') AS q
+				FROM messages WHERE user_id = 'alice' AND thread_id = $1 AND seq = $2),
+			c AS (SELECT (SELECT jsonb_object_agg(lexeme, cardinality(positions)) FROM unnest(a)) AS ca,
+				(SELECT jsonb_object_agg(lexeme, cardinality(positions)) FROM unnest(b)) AS cb, ts_rank(a, q) AS ra, ts_rank(b, q) AS rb FROM x)
+			SELECT ca = cb, ra = rb, ca::text, cb::text FROM c`, "t", w.Seq, w.Text).Scan(&same, &sameRank, &got, &want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !same || !sameRank {
+			t.Errorf("window of %d: lexemes and positions %s, want %s (its text's); same rank %v", w.Seq, got, want, sameRank)
+		}
+	}
+	hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "purple sunset", Scopes: []string{agentmem.ScopeMessages}})
+	if err != nil || len(hits) != 4 {
+		t.Fatalf("purple sunset: %d hits, %v; want the four turns, found by their windows", len(hits), err)
 	}
 }
