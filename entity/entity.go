@@ -113,6 +113,9 @@ func refer(threadID string, turns []*agentmem.Message, mentions []Mention, cands
 		}
 	}
 	// The other references, sentence by sentence.
+	if !slices.ContainsFunc(cands, func(c *candidate) bool { return !c.byModel }) {
+		return
+	}
 	for _, m := range turns {
 		for _, s := range sentences(m.Content) {
 			said := map[string]bool{}
@@ -210,11 +213,21 @@ func candidates(ctx context.Context, store agentmem.EntityStore, userID string, 
 	}
 	var cands []*candidate
 	known := map[string]*candidate{} // by each key of the user's entities found, names first
+	// A user with fewer entities than a page: all of them, read at once and
+	// matched here, rather than a lookup of every run of words.
+	all, next, err := store.FindEntities(ctx, userID, agentmem.EntityFilter{Limit: agentmem.MaxPageSize})
+	if err != nil {
+		return nil, fmt.Errorf("find entities: %w", err)
+	}
+	few := next == ""
 	for start := 0; start < len(keys); start += agentmem.MaxEntityKeys {
 		f := agentmem.EntityFilter{Keys: keys[start:min(start+agentmem.MaxEntityKeys, len(keys))], Limit: agentmem.MaxPageSize}
 		for {
-			es, next, err := store.FindEntities(ctx, userID, f)
-			if err != nil {
+			var es []*agentmem.Entity
+			var next string
+			if few {
+				es = withKeys(all, f.Keys)
+			} else if es, next, err = store.FindEntities(ctx, userID, f); err != nil {
 				return nil, fmt.Errorf("find entities: %w", err)
 			}
 			for _, e := range es {
@@ -259,6 +272,27 @@ func candidates(ctx context.Context, store agentmem.EntityStore, userID string, 
 		cands = append(cands, c)
 	}
 	return cands, nil
+}
+
+// withKeys returns the entities of es (in the store's order: the most
+// recently updated first) that FindEntities finds by keys: those named so
+// first, then those with an alias of them.
+func withKeys(es []*agentmem.Entity, keys []string) []*agentmem.Entity {
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	var named, aliased []*agentmem.Entity
+	for _, e := range es {
+		name, aliases := e.Keys()
+		switch {
+		case want[name]:
+			named = append(named, e)
+		case slices.ContainsFunc(aliases, func(a string) bool { return want[a] }):
+			aliased = append(aliased, e)
+		}
+	}
+	return append(named, aliased...)
 }
 
 func newCandidate(e *agentmem.Entity) *candidate {
