@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -316,13 +317,38 @@ func (ix *Indexer) Run(ctx context.Context, j *agentmem.Job) error {
 }
 
 // IndexRange indexes the messages seqFrom..seqTo of a thread: their
-// windows and vectors, the memories they hold, and the thread's chunks
-// that they complete.
+// windows and vectors and the thread's chunks that they complete, and,
+// meanwhile (they depend on none of it), the memories and entities they
+// hold: the model's passes for memories use every core, the rest one.
 func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqFrom, seqTo int64) error {
 	th, err := ix.Store.FindThreadByID(ctx, userID, threadID)
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	searchable := make(chan error, 1)
+	go func() {
+		err := ix.indexSearchable(ctx, th, seqFrom, seqTo)
+		if err != nil {
+			cancel()
+		}
+		searchable <- err
+	}()
+	err = ix.indexKnowledge(ctx, th, seqFrom, seqTo)
+	if err != nil {
+		cancel()
+	}
+	// The first error is the cause; the other may be its cancellation.
+	if serr := <-searchable; serr != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		return serr
+	}
+	return err
+}
+
+// indexSearchable writes the windows of the messages seqFrom..seqTo and
+// their vectors, then the thread's chunks that they complete.
+func (ix *Indexer) indexSearchable(ctx context.Context, th *agentmem.Thread, seqFrom, seqTo int64) error {
 	start := time.Now()
 	if err := ix.indexWindows(ctx, th, seqFrom, seqTo); err != nil {
 		return err
@@ -333,6 +359,14 @@ func (ix *Indexer) IndexRange(ctx context.Context, userID, threadID string, seqF
 		return err
 	}
 	ix.clock.since(stChunks, start)
+	return nil
+}
+
+// indexKnowledge extracts and consolidates the memories that the messages
+// seqFrom..seqTo hold and records the entities they mention, a page at a
+// time.
+func (ix *Indexer) indexKnowledge(ctx context.Context, th *agentmem.Thread, seqFrom, seqTo int64) error {
+	userID, threadID := th.UserID, th.ID
 	// One consolidator for the range: it reads the user's memories once,
 	// not once a page.
 	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
