@@ -365,14 +365,8 @@ func benchLoad(b *testing.B, url string) {
 	}
 	loaded := time.Since(start)
 	appends := func() (p50, p99 float64) {
-		lat := make([]time.Duration, 200)
-		for i := range lat {
-			t := time.Now()
-			mustPost(b, client, url+"/v1/users/bob/threads/live/messages", map[string]any{"messages": []map[string]string{line(0)}})
-			lat[i] = time.Since(t)
-		}
-		slices.Sort(lat)
-		return float64(lat[len(lat)/2].Microseconds()) / 1000, float64(lat[len(lat)*99/100].Microseconds()) / 1000
+		p50, p99, _ = appendLatencies(b, client, url+"/v1/users/bob/threads/live/messages", 200, func() map[string]string { return line(0) })
+		return p50, p99
 	}
 	busy50, busy99 := appends()
 	if !indexing(b, url) {
@@ -387,6 +381,68 @@ func benchLoad(b *testing.B, url string) {
 	b.ReportMetric(busy99, "indexing-p99-ms")
 	b.ReportMetric(idle50, "idle-p50-ms")
 	b.ReportMetric(idle99, "idle-p99-ms")
+}
+
+// appendLatencies appends n single messages (msg's) to a thread (its
+// messages URL), one after the other, and returns the p50, p99 and
+// maximum of their latencies in milliseconds.
+func appendLatencies(b *testing.B, client *http.Client, messagesURL string, n int, msg func() map[string]string) (p50, p99, most float64) {
+	b.Helper()
+	lat := make([]time.Duration, n)
+	for i := range lat {
+		t := time.Now()
+		mustPost(b, client, messagesURL, map[string]any{"messages": []map[string]string{msg()}})
+		lat[i] = time.Since(t)
+	}
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), ms(lat[len(lat)-1])
+}
+
+// BenchmarkServe_AppendEveryday: the appends while indexing runs,
+// on the everyday workload. One user's 20,000 everyday messages (as in
+// BenchmarkServe_IndexEveryday) are loaded into a real serve; while its
+// workers index them, another user appends single everyday messages to a
+// thread of their own, one after the other (500); then the same once
+// indexing is done (200): p50, p99 and the maximum of each, over HTTP.
+func BenchmarkServe_AppendEveryday(b *testing.B) {
+	for _, backend := range serveBackends {
+		b.Run(backend.name, func(b *testing.B) {
+			for b.Loop() {
+				url := MustServe(b, backend.db(b)).URL
+				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+				defer client.CloseIdleConnections()
+				rng := rand.New(rand.NewPCG(5, 6))
+				msg := func(role string) map[string]string {
+					return map[string]string{"role": role, "content": workload.Message(rng)}
+				}
+				mustPost(b, client, url+"/v1/users/bob/threads", map[string]string{"id": "live"})
+				for t := range 20 {
+					id := fmt.Sprint("t", t)
+					mustPost(b, client, url+"/v1/users/alice/threads", map[string]string{"id": id})
+					msgs := make([]map[string]string, 1000)
+					for i := range msgs {
+						msgs[i] = msg([]string{"user", "assistant"}[i%2])
+					}
+					mustPost(b, client, url+"/v1/users/alice/threads/"+id+"/messages", map[string]any{"messages": msgs})
+				}
+				live := url + "/v1/users/bob/threads/live/messages"
+				user := func() map[string]string { return msg("user") }
+				busy50, busy99, busyMax := appendLatencies(b, client, live, 500, user)
+				if !indexing(b, url) {
+					b.Log("indexing was done before the appends ended: their figures are an idle server's")
+				}
+				waitIndexed(b, url)
+				idle50, idle99, idleMax := appendLatencies(b, client, live, 200, user)
+				b.ReportMetric(busy50, "indexing-p50-ms")
+				b.ReportMetric(busy99, "indexing-p99-ms")
+				b.ReportMetric(busyMax, "indexing-max-ms")
+				b.ReportMetric(idle50, "idle-p50-ms")
+				b.ReportMetric(idle99, "idle-p99-ms")
+				b.ReportMetric(idleMax, "idle-max-ms")
+			}
+		})
+	}
 }
 
 // BenchmarkServe_IndexEveryday loads one user's 20,000 messages of the
