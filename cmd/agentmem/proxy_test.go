@@ -60,7 +60,7 @@ func TestServe_Proxy(t *testing.T) {
 	s.Stop(t)
 
 	s = MustServeEnv(t, db, env, args...)
-	ask(s, "tuesday", "Where should I eat tonight?")
+	ask(s, "tuesday", "Which restaurants near where I live suit my diet?")
 	reqs := fake.ChatRequests()
 	last := reqs[len(reqs)-1]
 	var sent []string
