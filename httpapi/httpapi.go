@@ -99,6 +99,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 		Register(opt.Registry, prometheus.Collector(&admissionCollector{svc: svc}))
 		Register(opt.Registry, prometheus.Collector(&indexStagesCollector{svc: svc}))
 	}
+	h = foreground(h)
 	return logRequests(log)(h)
 }
 
@@ -342,6 +343,18 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// foreground marks each request in service (agentmem.Foreground), so that
+// background work leaves it a core; a stream of events (Accept:
+// text/event-stream), open for as long as its client listens, is not.
+func foreground(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			defer agentmem.Foreground()()
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // logRequests logs each request once it is served: at Debug, or at Warn

@@ -29,8 +29,12 @@ func (s *Store) PutChunks(ctx context.Context, userID string, cs []*agentmem.Chu
 		rows[i] = row{c, t, e}
 	}
 	ids := make([]string, len(cs))
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		for i, r := range rows {
+	size := func(i int) int {
+		return len(cs[i].Text) + len(cs[i].Summary) + len(rows[i].topics) + len(rows[i].entities)
+	}
+	err := s.writeSlices(ctx, len(cs), size, func(tx *sql.Tx, from, to int) error {
+		for i := from; i < to; i++ {
+			r := rows[i]
 			c := r.c
 			if _, err := findLiveThread(ctx, tx, userID, c.ThreadID); err != nil {
 				return err
@@ -123,7 +127,8 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			return err
 		}
 	}
-	return s.writeSlices(ctx, len(ws), func(tx *sql.Tx, from, to int) error {
+	size := func(i int) int { return len(ws[i].Text) }
+	return s.writeSlices(ctx, len(ws), size, func(tx *sql.Tx, from, to int) error {
 		ws := ws[from:to]
 		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
 			return err

@@ -293,26 +293,32 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return formatError(<-op.done)
 }
 
-// writeBatch is how many items of a batch of background work (windows,
-// vectors) one transaction writes: an append queued behind it waits for
-// about a millisecond or two, not for a thousand windows.
-const writeBatch = 100
+// sliceBytes bounds what one transaction of background work (windows,
+// chunks, vectors) writes, in bytes of text and vectors: an append
+// queued behind it waits for a millisecond or two, not for a thousand
+// windows (a hundred everyday windows, 110 KB of text for the full-text
+// index, took 14 ms).
+const sliceBytes = 16 << 10
 
 // writeSlices writes n items with fn, which writes items [from, to) in
 // tx: in one transaction, or, for background work (agentmem.IsBackground),
-// in slices of writeBatch items, each a write of its own, so that the
-// request path's writes go between them. A failure leaves the slices
-// before it written.
-func (s *Store) writeSlices(ctx context.Context, n int, fn func(tx *sql.Tx, from, to int) error) error {
-	size := n
-	if agentmem.IsBackground(ctx) {
-		size = writeBatch
-	}
-	for from := 0; ; from += size {
-		to := min(from+size, n)
-		if err := s.write(ctx, func(tx *sql.Tx) error { return fn(tx, from, to) }); err != nil || to == n {
+// in slices of about sliceBytes (size(i) is item i's bytes), each a write
+// of its own, so that the request path's writes go between them. A
+// failure leaves the slices before it written.
+func (s *Store) writeSlices(ctx context.Context, n int, size func(i int) int, fn func(tx *sql.Tx, from, to int) error) error {
+	background := agentmem.IsBackground(ctx)
+	for from := 0; ; {
+		to := n
+		if background {
+			to = from + 1
+			for bytes := size(from); to < n && bytes+size(to) <= sliceBytes; to++ {
+				bytes += size(to)
+			}
+		}
+		if err := s.write(ctx, func(tx *sql.Tx) error { return fn(tx, from, to) }); err != nil || to >= n {
 			return err
 		}
+		from = to
 	}
 }
 

@@ -18,7 +18,9 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 	if err != nil || len(vs) == 0 {
 		return err
 	}
-	return s.writeSlices(ctx, len(vs), func(tx *sql.Tx, from, to int) error {
+	// A vector's bytes: its 8-bit values and its row's keys.
+	size := func(i int) int { return len(vs[i].Vec) + len(vs[i].ID) + len(vs[i].Space) + len(userID) }
+	return s.writeSlices(ctx, len(vs), size, func(tx *sql.Tx, from, to int) error {
 		vs := vs[from:to]
 		for space, d := range dims {
 			var b []byte

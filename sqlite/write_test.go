@@ -115,20 +115,23 @@ func TestWrite_RequestsFirst(t *testing.T) {
 }
 
 // TestWriteSlices: background work's windows and vectors are written in
-// slices of writeBatch, each a transaction of its own, and all of them
-// land; the request path's, in one.
+// slices of about sliceBytes, each a transaction of its own, and all of
+// them land; the request path's, in one.
 func TestWriteSlices(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t, Options{Synchronous: "NORMAL"})
+	// A vector's bytes: 2 values, an ID of 36, "test/2", "alice".
+	const n, vecBytes = 700, 2 + 36 + 6 + 5
+	perSlice := sliceBytes / vecBytes
 	for _, tc := range []struct {
 		ctx    context.Context
 		thread string
 		txs    int
-	}{{ctx, "request", 1}, {agentmem.WithBackground(ctx), "background", 3}} {
+	}{{ctx, "request", 1}, {agentmem.WithBackground(ctx), "background", (n + perSlice - 1) / perSlice}} {
 		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: tc.thread}); err != nil {
 			t.Fatal(err)
 		}
-		msgs := make([]*agentmem.Message, 2*writeBatch+50)
+		msgs := make([]*agentmem.Message, n)
 		ws := make([]agentmem.MessageWindow, len(msgs))
 		for i := range msgs {
 			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprint("turn ", i)}
@@ -161,8 +164,8 @@ func TestWriteSlices(t *testing.T) {
 			t.Errorf("%s: %d messages found by their windows, want %d", tc.thread, len(hits), len(ws))
 		}
 	}
-	if vs, err := s.FindVectors(ctx, "alice", "test/2", nil); err != nil || len(vs) != 2*(2*writeBatch+50) {
-		t.Fatalf("%d vectors, %v; want %d", len(vs), err, 2*(2*writeBatch+50))
+	if vs, err := s.FindVectors(ctx, "alice", "test/2", nil); err != nil || len(vs) != 2*n {
+		t.Fatalf("%d vectors, %v; want %d", len(vs), err, 2*n)
 	}
 }
 

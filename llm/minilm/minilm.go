@@ -127,6 +127,9 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	// Fewer batches than workers (one short text, say): the matrix
 	// products of each batch share the workers left.
 	par := max(1, runtime.GOMAXPROCS(0)/len(batches))
+	if agentmem.IsBackground(ctx) {
+		par = 1 // a unit of background work holds one core (agentmem.BackgroundCPU)
+	}
 	var next atomic.Int64
 	var stopped atomic.Bool
 	var wg sync.WaitGroup
@@ -142,7 +145,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 					return
 				}
 				b := batches[i]
-				m.forward(par, seqs[b.from:b.to], vecs[b.from:b.to])
+				m.forward(ctx, par, seqs[b.from:b.to], vecs[b.from:b.to])
 			}
 		})
 	}

@@ -1,9 +1,12 @@
 package minilm
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/agentmem/agentmem"
 )
 
 // model is the decoded transformer. Its int8 tables (the word embeddings,
@@ -241,7 +244,7 @@ func grow(b []float32, n int) []float32 {
 // The sequences go through the matrices together, as one block of rows,
 // which reads the weights once for all; attention stays within each. The
 // matrix products use par goroutines.
-func (m *model) forward(par int, seqs [][]int32, out [][]float32) {
+func (m *model) forward(ctx context.Context, par int, seqs [][]int32, out [][]float32) {
 	sc, _ := scratchPool.Get().(*scratch)
 	if sc == nil {
 		sc = new(scratch)
@@ -279,25 +282,34 @@ func (m *model) forward(par int, seqs [][]int32, out [][]float32) {
 	}
 	m.embNorm.apply(sc.h[:n*H], H)
 
+	// Background work runs each matrix product as a unit of its own, so
+	// that a request waits for at most one (see agentmem.BackgroundCPU).
+	apply := func(l *linear, y, x []float32) {
+		done := agentmem.BackgroundCPU(ctx)
+		l.apply(par, y, x, sc.xs, &sc.xq, rows)
+		done()
+	}
 	for li := range m.layers {
 		l := &m.layers[li]
-		l.q.apply(par, sc.q, sc.h, sc.xs, &sc.xq, rows)
-		l.k.apply(par, sc.k, sc.h, sc.xs, &sc.xq, rows)
-		l.v.apply(par, sc.v, sc.h, sc.xs, &sc.xq, rows)
+		apply(&l.q, sc.q, sc.h)
+		apply(&l.k, sc.k, sc.h)
+		apply(&l.v, sc.v, sc.h)
+		done := agentmem.BackgroundCPU(ctx)
 		off := 0
 		for _, s := range seqs {
 			m.attention(sc, off, len(s))
 			off += len(s)
 		}
-		l.o.apply(par, sc.a, sc.ctx, sc.xs, &sc.xq, rows)
+		done()
+		apply(&l.o, sc.a, sc.ctx)
 		for i := range sc.h[:n*H] {
 			sc.h[i] += sc.a[i]
 		}
 		l.attnNorm.apply(sc.h[:n*H], H)
 
-		l.up.apply(par, sc.u, sc.h, sc.xs, &sc.xq, rows)
+		apply(&l.up, sc.u, sc.h)
 		gelu(sc.u[:n*F])
-		l.down.apply(par, sc.a, sc.u, sc.xs, &sc.xq, rows)
+		apply(&l.down, sc.a, sc.u)
 		for i := range sc.h[:n*H] {
 			sc.h[i] += sc.a[i]
 		}

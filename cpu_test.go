@@ -1,0 +1,79 @@
+package agentmem_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem"
+)
+
+// TestBackgroundCPU: background units run one per core, one fewer while a
+// request is in service (at least one); other work is never held.
+func TestBackgroundCPU(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	bg := agentmem.WithBackground(context.Background())
+	// most runs 12 units on 6 goroutines and returns how many ran at once
+	// at most.
+	most := func() int32 {
+		var running, peak atomic.Int32
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				for range 2 {
+					done := agentmem.BackgroundCPU(bg)
+					n := running.Add(1)
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
+					time.Sleep(5 * time.Millisecond)
+					running.Add(-1)
+					done()
+				}
+			})
+		}
+		wg.Wait()
+		return peak.Load()
+	}
+	if got := most(); got != 3 {
+		t.Errorf("no request: %d units at once, want 3 (GOMAXPROCS)", got)
+	}
+	leave := agentmem.Foreground()
+	if got := most(); got != 2 {
+		t.Errorf("a request in service: %d units at once, want 2", got)
+	}
+	// Not background: at once, whatever runs.
+	held := make(chan func(), 2)
+	held <- agentmem.BackgroundCPU(bg)
+	held <- agentmem.BackgroundCPU(bg)
+	start := time.Now()
+	agentmem.BackgroundCPU(context.Background())()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a request's work waited %v", d)
+	}
+	// A unit that waits runs once one ends, and once the request leaves.
+	third := make(chan struct{})
+	go func() { agentmem.BackgroundCPU(bg)(); close(third) }()
+	select {
+	case <-third:
+		t.Fatal("a third unit ran beside two while a request is in service")
+	case <-time.After(50 * time.Millisecond):
+	}
+	leave()
+	select {
+	case <-third:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the third unit still waits after the request left")
+	}
+	(<-held)()
+	(<-held)()
+
+	runtime.GOMAXPROCS(1)
+	leave = agentmem.Foreground()
+	defer leave()
+	if got := most(); got != 1 {
+		t.Errorf("one core, a request in service: %d units at once, want 1 (never none)", got)
+	}
+}
