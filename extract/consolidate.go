@@ -233,6 +233,21 @@ type pool struct {
 	// once: decide compares every candidate with the user's memories.
 	norms map[*agentmem.Memory]string
 	metas map[*agentmem.Memory]memoryMeta
+	// objects is each memory's object (its metadata's), normalized.
+	objects map[*agentmem.Memory]string
+}
+
+// object returns normalize(p.meta(m).Object), computed once.
+func (p *pool) object(m *agentmem.Memory) string {
+	o, ok := p.objects[m]
+	if !ok {
+		if p.objects == nil {
+			p.objects = map[*agentmem.Memory]string{}
+		}
+		o = normalize(p.meta(m).Object)
+		p.objects[m] = o
+	}
+	return o
 }
 
 // norm returns normalize(m.Text), computed once.
@@ -376,10 +391,11 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	}
 	if cd.Object != "" && cd.Slot == "" {
 		var opposite, alike []*agentmem.Memory
+		object := normalize(cd.Object)
 		for _, m := range p.valid {
 			meta := p.meta(m)
 			switch {
-			case !sameObject(meta.Object, cd.Object):
+			case !sameNormalized(p.object(m), object):
 			case meta.Negated != cd.Negated:
 				opposite = append(opposite, m)
 			default:
@@ -402,10 +418,11 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	}
 	var best *agentmem.Memory
 	bestSim := -1.0
+	object := normalize(cd.Object)
 	for _, m := range same {
 		meta := p.meta(m)
 		if meta.Negated != cd.Negated || meta.Slot != "" && meta.Slot != cd.Slot ||
-			meta.Object != "" && cd.Object != "" && !sameObject(meta.Object, cd.Object) {
+			meta.Object != "" && cd.Object != "" && !sameNormalized(p.object(m), object) {
 			continue
 		}
 		if sim := Cosine(vec, p.vecOf[m.ID]); sim > bestSim {
@@ -842,13 +859,31 @@ func metaOf(m *agentmem.Memory) memoryMeta {
 // sameObject reports whether two objects name the same thing: equal, or
 // one's words a run of the other's ("sushi" and "sushi anymore"), never a
 // part of a word ("tea" is not "steak").
-func sameObject(a, b string) bool {
-	a, b = normalize(a), normalize(b)
+func sameObject(a, b string) bool { return sameNormalized(normalize(a), normalize(b)) }
+
+// sameNormalized is sameObject of objects normalized (see normalize).
+func sameNormalized(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	a, b = " "+a+" ", " "+b+" "
-	return strings.Contains(a, b) || strings.Contains(b, a)
+	return hasWords(a, b) || hasWords(b, a)
+}
+
+// hasWords reports whether the words of run occur in s, one after the
+// other, whole: " "+s+" " holds " "+run+" ".
+func hasWords(s, run string) bool {
+	for from := 0; from+len(run) <= len(s); {
+		i := strings.Index(s[from:], run)
+		if i < 0 {
+			return false
+		}
+		i += from
+		if (i == 0 || s[i-1] == ' ') && (i+len(run) == len(s) || s[i+len(run)] == ' ') {
+			return true
+		}
+		from = i + 1
+	}
+	return false
 }
 
 // mergeMeta returns a memory's metadata with the candidate's slot, object
@@ -933,9 +968,19 @@ func Cosine(a, b []float32) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return 0
 	}
-	var s float64
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
+	// Four sums side by side: consolidation compares every candidate with
+	// each of the user's memories.
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		a4, b4 := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += float64(a4[0]) * float64(b4[0])
+		s1 += float64(a4[1]) * float64(b4[1])
+		s2 += float64(a4[2]) * float64(b4[2])
+		s3 += float64(a4[3]) * float64(b4[3])
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -445,44 +445,54 @@ func BenchmarkServe_AppendEveryday(b *testing.B) {
 	}
 }
 
-// BenchmarkServe_IndexEveryday loads one user's 20,000 messages of the
-// everyday workload (package workload: 30-word turns of a 250-word
-// vocabulary, user and assistant in turn) into a real serve with its
-// defaults, 20 threads of 1,000 in batches of 1,000, and reports the
+// BenchmarkServe_IndexEveryday loads one user's 20,000 and 100,000
+// messages of the everyday workload (package workload: 30-word turns of a
+// 250-word vocabulary, user and assistant in turn) into a real serve with
+// its defaults, threads of 1,000 in batches of 1,000, and reports the
 // load's rate and the indexing's (messages over the time from the first
-// append to the end of indexing; the workers index while the load runs)
-// and the bytes of the store a message takes. With -cpuprofile, the
+// append to the end of indexing; the workers index while the load runs),
+// how long indexing ran on after the load, the bytes of the store a
+// message takes, and each stage's time a message. With -cpuprofile, the
 // profile is the server's too (it runs in process).
 func BenchmarkServe_IndexEveryday(b *testing.B) {
 	for _, backend := range serveBackends {
-		b.Run(backend.name, func(b *testing.B) {
-			for b.Loop() {
-				url := MustServe(b, backend.db(b)).URL
-				const threads, turns = 20, 1000
-				rng := rand.New(rand.NewPCG(3, 4))
-				start := time.Now()
-				for t := range threads {
-					id := fmt.Sprint("t", t)
-					mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads", map[string]string{"id": id})
-					msgs := make([]map[string]string, turns)
-					for i := range msgs {
-						role := "user"
-						if i%2 == 1 {
-							role = "assistant"
-						}
-						msgs[i] = map[string]string{"role": role, "content": workload.Message(rng)}
-					}
-					mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads/"+id+"/messages", map[string]any{"messages": msgs})
+		for _, threads := range []int{20, 100} {
+			b.Run(fmt.Sprintf("%s/msgs=%d", backend.name, threads*1000), func(b *testing.B) {
+				for b.Loop() {
+					benchIndexEveryday(b, MustServe(b, backend.db(b)).URL, threads)
 				}
-				loaded := time.Now()
-				waitIndexed(b, url)
-				b.ReportMetric(threads*turns/loaded.Sub(start).Seconds(), "load-msgs/s")
-				b.ReportMetric(threads*turns/time.Since(start).Seconds(), "indexed-msgs/s")
-				b.ReportMetric(storeBytes(b, url, threads*turns)/threads/turns, "bytes/msg")
-				for stage, sec := range stageSeconds(b, url) {
-					b.ReportMetric(sec*1e6/threads/turns, stage+"-µs/msg")
-				}
+			})
+		}
+	}
+}
+
+// benchIndexEveryday is BenchmarkServe_IndexEveryday's load of threads
+// threads of 1,000 everyday turns into the serve at url.
+func benchIndexEveryday(b *testing.B, url string, threads int) {
+	const turns = 1000
+	rng := rand.New(rand.NewPCG(3, 4))
+	start := time.Now()
+	for t := range threads {
+		id := fmt.Sprint("t", t)
+		mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads", map[string]string{"id": id})
+		msgs := make([]map[string]string, turns)
+		for i := range msgs {
+			role := "user"
+			if i%2 == 1 {
+				role = "assistant"
 			}
-		})
+			msgs[i] = map[string]string{"role": role, "content": workload.Message(rng)}
+		}
+		mustPost(b, http.DefaultClient, url+"/v1/users/alice/threads/"+id+"/messages", map[string]any{"messages": msgs})
+	}
+	loaded := time.Now()
+	waitIndexed(b, url)
+	n := float64(threads * turns)
+	b.ReportMetric(n/loaded.Sub(start).Seconds(), "load-msgs/s")
+	b.ReportMetric(n/time.Since(start).Seconds(), "indexed-msgs/s")
+	b.ReportMetric(time.Since(loaded).Seconds(), "lag-after-load-s")
+	b.ReportMetric(storeBytes(b, url, int64(n))/n, "bytes/msg")
+	for stage, sec := range stageSeconds(b, url) {
+		b.ReportMetric(sec*1e6/n, stage+"-µs/msg")
 	}
 }
