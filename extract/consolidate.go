@@ -229,52 +229,34 @@ func (c *Consolidator) pool(ctx context.Context, userID string) (*pool, error) {
 type pool struct {
 	valid []*agentmem.Memory
 	vecOf map[string][]float32
-	// norms and metas are each memory's normalized text and metadata, read
-	// once: decide compares every candidate with the user's memories.
-	norms map[*agentmem.Memory]string
-	metas map[*agentmem.Memory]memoryMeta
-	// objects is each memory's object (its metadata's), normalized.
-	objects map[*agentmem.Memory]string
+	// derived is what decide reads of each memory, computed once:
+	// decide compares every candidate with the user's memories.
+	derived map[*agentmem.Memory]*derived
 }
 
-// object returns normalize(p.meta(m).Object), computed once.
-func (p *pool) object(m *agentmem.Memory) string {
-	o, ok := p.objects[m]
-	if !ok {
-		if p.objects == nil {
-			p.objects = map[*agentmem.Memory]string{}
-		}
-		o = normalize(p.meta(m).Object)
-		p.objects[m] = o
-	}
-	return o
+// derived is what decide reads of a memory: its normalized text, its
+// metadata and its object normalized.
+type derived struct {
+	norm, object string
+	meta         memoryMeta
 }
 
-// norm returns normalize(m.Text), computed once.
-func (p *pool) norm(m *agentmem.Memory) string {
-	n, ok := p.norms[m]
-	if !ok {
-		if p.norms == nil {
-			p.norms = map[*agentmem.Memory]string{}
+// derive returns m's derived, computed once.
+func (p *pool) derive(m *agentmem.Memory) *derived {
+	d := p.derived[m]
+	if d == nil {
+		if p.derived == nil {
+			p.derived = map[*agentmem.Memory]*derived{}
 		}
-		n = normalize(m.Text)
-		p.norms[m] = n
+		meta := metaOf(m)
+		d = &derived{norm: normalize(m.Text), object: normalize(meta.Object), meta: meta}
+		p.derived[m] = d
 	}
-	return n
+	return d
 }
 
-// meta returns metaOf(m), read once.
-func (p *pool) meta(m *agentmem.Memory) memoryMeta {
-	meta, ok := p.metas[m]
-	if !ok {
-		if p.metas == nil {
-			p.metas = map[*agentmem.Memory]memoryMeta{}
-		}
-		meta = metaOf(m)
-		p.metas[m] = meta
-	}
-	return meta
-}
+func (p *pool) object(m *agentmem.Memory) string   { return p.derive(m).object }
+func (p *pool) meta(m *agentmem.Memory) memoryMeta { return p.derive(m).meta }
 
 // of returns the valid memories of a category.
 func (p *pool) of(category string) []*agentmem.Memory {
@@ -363,7 +345,7 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	}
 	norm := normalize(cd.Text)
 	for _, m := range same {
-		if p.norm(m) == norm && (cd.Slot == "" || p.meta(m).Slot != cd.Slot) { // of its slot: confirm decides
+		if d := p.derive(m); d.norm == norm && (cd.Slot == "" || d.meta.Slot != cd.Slot) { // of its slot: confirm decides
 			return &Decision{Op: OpNoop, Memory: m, Reason: "the same statement is stored"}, nil
 		}
 	}
@@ -420,9 +402,9 @@ func (c *Consolidator) decide(ctx context.Context, userID, agentID, threadID str
 	bestSim := -1.0
 	object := normalize(cd.Object)
 	for _, m := range same {
-		meta := p.meta(m)
-		if meta.Negated != cd.Negated || meta.Slot != "" && meta.Slot != cd.Slot ||
-			meta.Object != "" && cd.Object != "" && !sameNormalized(p.object(m), object) {
+		d := p.derive(m)
+		if meta := d.meta; meta.Negated != cd.Negated || meta.Slot != "" && meta.Slot != cd.Slot ||
+			meta.Object != "" && cd.Object != "" && !sameNormalized(d.object, object) {
 			continue
 		}
 		if sim := Cosine(vec, p.vecOf[m.ID]); sim > bestSim {
