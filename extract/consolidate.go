@@ -76,6 +76,7 @@ type Consolidator struct {
 	// Apply left them, for the next Apply of the same user (see Apply).
 	kept     *pool
 	keptUser string
+	stale    bool                   // others may have written since the pool was read (Stale)
 	writes   []agentmem.MemoryWrite // the memories decided, for flush
 	pending  []agentmem.Vector      // their vectors, for flush
 }
@@ -193,14 +194,31 @@ func (c *Consolidator) apply(ctx context.Context, userID, agentID, threadID stri
 // object is compared across categories (an extractor may file
 // "vegetarian" under diet once and preference another time). They are
 // read from the store at the first Apply of a user, then kept as Apply
-// changes them: the pages of an index job read them once, not once a
-// page (reading them was most of the job's time once a user has
-// thousands of memories). Memories written by others while a
-// Consolidator is in use are not seen: use one per job.
+// changes them, and brought up to date with what others wrote since at
+// the first Apply after Stale (refresh): the pages of an index job, and
+// the jobs of a user one after the other, read them once (reading them was most of
+// the job's time once a user has thousands of memories). They are read
+// again in full after a deletion of one of the user's vectors, and at
+// least every poolReload.
 func (c *Consolidator) pool(ctx context.Context, userID string) (*pool, error) {
-	if c.kept != nil && c.keptUser == userID {
-		return c.kept, nil
+	if p := c.kept; p != nil && c.keptUser == userID && time.Since(p.loaded) < poolReload {
+		if !c.stale {
+			return p, nil
+		}
+		ok, err := c.refresh(ctx, userID, p)
+		if err != nil || ok {
+			c.stale = false
+			return p, err
+		}
 	}
+	c.stale = false
+	// Where the vectors stand and the time, before reading: what is
+	// written meanwhile is read again by the next refresh.
+	state, err := c.Store.VectorsState(ctx, userID, c.Space)
+	if err != nil {
+		return nil, err
+	}
+	loaded := time.Now()
 	valid, err := c.allValid(ctx, userID, nil)
 	if err != nil {
 		return nil, err
@@ -209,7 +227,7 @@ func (c *Consolidator) pool(ctx context.Context, userID string) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pool{valid: valid, vecOf: make(map[string][]float32, len(valid))}
+	p := &pool{valid: valid, vecOf: make(map[string][]float32, len(valid)), state: state, loaded: loaded, seen: loaded}
 	ids := make(map[string]bool, len(valid))
 	for _, m := range valid {
 		ids[m.ID] = true
@@ -223,12 +241,83 @@ func (c *Consolidator) pool(ctx context.Context, userID string) (*pool, error) {
 	return p, nil
 }
 
+// Stale tells c that others may have changed the user's memories since
+// its last Apply (a Consolidator kept from one job to the next): the
+// next Apply brings what it kept up to date first. Within a job, a
+// Consolidator sees its own writes alone.
+func (c *Consolidator) Stale() { c.stale = true }
+
+// poolReload bounds how long a pool is brought up to date by refresh
+// rather than read again: a memory deleted without a vector (its
+// embedding failed) moves no vector state, and stays in the pool until
+// then.
+const poolReload = time.Minute
+
+// refreshSlack is how far before the last refresh the next one reads the
+// memories updated: clocks of other writers may lag ours.
+const refreshSlack = 2 * time.Second
+
+// refresh brings p up to date with what was written since it was read:
+// the memories updated since (added, edited, invalidated) and the
+// vectors put since. It reports false when it cannot: one of the user's
+// vectors was deleted since (a memory may be gone), or their count
+// restarted (the user was erased); p must then be read again.
+func (c *Consolidator) refresh(ctx context.Context, userID string, p *pool) (bool, error) {
+	state, err := c.Store.VectorsState(ctx, userID, c.Space)
+	if err != nil {
+		return false, err
+	}
+	// A pool read while the user had no vectors catches up by reading
+	// them all (each read of such a state names a new count).
+	if p.state.Seq > 0 && !p.state.CanCatchUp(state) {
+		return false, nil
+	}
+	since := p.seen.Add(-refreshSlack)
+	seen := time.Now()
+	f := agentmem.MemoryFilter{UpdatedAfter: &since, IncludeInvalid: true, Limit: agentmem.MaxPageSize}
+	for {
+		page, next, err := c.Store.FindMemories(ctx, userID, f)
+		if err != nil {
+			return false, err
+		}
+		for _, m := range page {
+			switch i, ok := p.index()[m.ID]; {
+			case !m.Valid():
+				p.drop(m.ID)
+			case ok && p.valid[i].Version == m.Version && p.valid[i].UpdatedAt.Equal(m.UpdatedAt):
+				// as kept (one of ours): what decide read of it stands
+			default:
+				p.putMemory(m)
+			}
+		}
+		if f.Cursor = next; next == "" {
+			break
+		}
+	}
+	vs, err := c.Store.FindVectorsSince(ctx, userID, c.Space, p.state.Seq)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range vs {
+		if v.Scope == agentmem.ScopeMemories {
+			p.vecOf[v.ID] = v.Vec
+		}
+	}
+	p.state, p.seen = state, seen
+	return true, nil
+}
+
 // pool is the user's valid memories as consolidation goes, and the
 // vectors of the memories it has seen valid (of those it has invalidated
 // since too).
 type pool struct {
 	valid []*agentmem.Memory
 	vecOf map[string][]float32
+	// state is where the user's vectors stood when the pool was last
+	// brought up to date, at time seen; loaded is when it was read.
+	state        agentmem.VectorsState
+	loaded, seen time.Time
+	at           map[string]int // positions in valid by ID (index), nil when to be rebuilt
 	// derived is what decide reads of each memory, computed once:
 	// decide compares every candidate with the user's memories.
 	derived map[*agentmem.Memory]*derived
@@ -270,18 +359,38 @@ func (p *pool) of(category string) []*agentmem.Memory {
 }
 
 func (p *pool) drop(id string) {
+	if _, ok := p.index()[id]; !ok {
+		return
+	}
 	p.valid = slices.DeleteFunc(p.valid, func(m *agentmem.Memory) bool { return m.ID == id })
+	p.at = nil // positions moved
 }
 
-// put adds a memory, or its new version.
-func (p *pool) put(m *agentmem.Memory, vec []float32) {
-	p.vecOf[m.ID] = vec
-	for i, v := range p.valid {
-		if v.ID == m.ID {
-			p.valid[i] = m
-			return
+// index returns the position of each valid memory in p.valid by ID.
+func (p *pool) index() map[string]int {
+	if p.at == nil {
+		p.at = make(map[string]int, len(p.valid))
+		for i, m := range p.valid {
+			p.at[m.ID] = i
 		}
 	}
+	return p.at
+}
+
+// put adds a memory, or its new version, with its vector.
+func (p *pool) put(m *agentmem.Memory, vec []float32) {
+	p.vecOf[m.ID] = vec
+	p.putMemory(m)
+}
+
+// putMemory adds a memory, or its new version.
+func (p *pool) putMemory(m *agentmem.Memory) {
+	at := p.index()
+	if i, ok := at[m.ID]; ok {
+		p.valid[i] = m
+		return
+	}
+	at[m.ID] = len(p.valid)
 	p.valid = append(p.valid, m)
 }
 

@@ -339,3 +339,67 @@ func TestConsolidate_SlotKind(t *testing.T) {
 		t.Errorf("valid memories %q, want %q", got, want)
 	}
 }
+
+// TestConsolidate_PoolRefresh: a Consolidator kept from one job to the
+// next sees what others did to the user's memories meanwhile: a memory
+// invalidated, one added (with its vector), one edited, one deleted.
+func TestConsolidate_PoolRefresh(t *testing.T) {
+	c, s := mustConsolidator(t)
+	cs := &countingStore{Store: s}
+	c.Store = cs
+	emb := lexical.New(0)
+	byText := func(text string) *agentmem.Memory {
+		t.Helper()
+		for _, m := range valid(t, s) {
+			if m.Text == text {
+				return m
+			}
+		}
+		t.Fatalf("no valid memory %q in %v", text, texts(valid(t, s)))
+		return nil
+	}
+	say(t, c, 1, "I live in Porto.")
+	say(t, c, 2, "I have a dog named Rex.")
+	say(t, c, 3, "I am allergic to peanuts.")
+
+	// Through the API meanwhile: Porto invalidated, jazz added with its
+	// vector, Rex deleted.
+	if _, err := s.InvalidateMemory(ctx, "alice", byText("User lives in Porto.").ID, "", "the user said so"); err != nil {
+		t.Fatal(err)
+	}
+	jazz := &agentmem.Memory{UserID: "alice", Text: "User likes jazz.", Category: "preference"}
+	if err := s.CreateMemory(ctx, jazz); err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := emb.Embed(ctx, []string{jazz.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutVectors(ctx, "alice", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: jazz.ID, Space: emb.Space(), Vec: vecs[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	reads := cs.vectorReads
+	c.Stale() // the next job
+	if d := say(t, c, 4, "I like jazz."); d[0].Op != extract.OpNoop || d[0].Memory.ID != jazz.ID {
+		t.Errorf("jazz, added through the API: %s %+v, want a NOOP on it", d[0].Op, d[0].Memory)
+	}
+	if d := say(t, c, 5, "I live in Porto."); d[0].Op == extract.OpNoop {
+		t.Errorf("Porto, invalidated through the API: a NOOP on %+v, want it stored again", d[0].Memory)
+	}
+	if cs.vectorReads != reads {
+		t.Errorf("the memories were read again %d times, want caught up, not read", cs.vectorReads-reads)
+	}
+	byText("User lives in Porto.")
+
+	if err := s.DeleteMemory(ctx, "alice", byText("User has a dog named Rex.").ID); err != nil {
+		t.Fatal(err)
+	}
+	c.Stale()
+	if d := say(t, c, 6, "I have a dog named Rex."); d[0].Op == extract.OpNoop {
+		t.Errorf("Rex, deleted through the API: a NOOP on %+v, want it stored again", d[0].Memory)
+	}
+	if cs.vectorReads != reads+1 {
+		t.Errorf("after a deletion the memories were read %d times, want once", cs.vectorReads-reads)
+	}
+	byText("User has a dog named Rex.")
+}

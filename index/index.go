@@ -87,6 +87,17 @@ type Indexer struct {
 
 	clock stageClock // the cost of each stage (StageCosts)
 
+	// kept holds the consolidators of the users indexed last (at most
+	// keptConsolidators, for at most keptFor), each with the user's
+	// memories read (see extract.Consolidator): a user's jobs one after
+	// the other read them once.
+	kept struct {
+		sync.Mutex
+		users []string
+		byID  map[string]*extract.Consolidator
+		at    map[string]time.Time
+	}
+
 	shed struct {
 		sync.Mutex
 		checked  time.Time
@@ -367,9 +378,10 @@ func (ix *Indexer) indexSearchable(ctx context.Context, th *agentmem.Thread, seq
 // time.
 func (ix *Indexer) indexKnowledge(ctx context.Context, th *agentmem.Thread, seqFrom, seqTo int64) error {
 	userID, threadID := th.UserID, th.ID
-	// One consolidator for the range: it reads the user's memories once,
-	// not once a page.
-	c := &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
+	// One consolidator for the range, kept for the user's next: it reads
+	// the user's memories once, not once a page or a job.
+	c := ix.consolidator(userID)
+	defer ix.keepConsolidator(userID, c)
 	var before *agentmem.Message // the turn before the page (see extractMemories)
 	if seqFrom > 1 {
 		ms, _, err := ix.Store.FindMessages(ctx, userID, threadID, agentmem.MessageFilter{AfterSeq: seqFrom - 2, BeforeSeq: seqFrom, Limit: 1})
@@ -403,6 +415,54 @@ func (ix *Indexer) indexKnowledge(ctx context.Context, th *agentmem.Thread, seqF
 		after = page[len(page)-1].Seq
 	}
 	return nil
+}
+
+// keptConsolidators is how many users' consolidators an Indexer keeps,
+// and keptFor how long: each holds a user's memories and their vectors.
+const (
+	keptConsolidators = 2
+	keptFor           = time.Minute
+)
+
+// consolidator returns the consolidator kept for the user, taken from
+// the kept ones (a job of theirs running beside gets another), or a new
+// one.
+func (ix *Indexer) consolidator(userID string) *extract.Consolidator {
+	ix.kept.Lock()
+	defer ix.kept.Unlock()
+	for _, u := range slices.Clone(ix.kept.users) {
+		c, fresh := ix.kept.byID[u], time.Since(ix.kept.at[u]) <= keptFor
+		if u != userID && fresh {
+			continue
+		}
+		delete(ix.kept.byID, u)
+		delete(ix.kept.at, u)
+		ix.kept.users = slices.DeleteFunc(ix.kept.users, func(v string) bool { return v == u })
+		if u == userID && fresh {
+			c.Stale() // others may have written since its last job
+			return c
+		}
+	}
+	return &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
+}
+
+// keepConsolidator keeps c for the user's next job, forgetting the
+// user's indexed longest ago past keptConsolidators.
+func (ix *Indexer) keepConsolidator(userID string, c *extract.Consolidator) {
+	ix.kept.Lock()
+	defer ix.kept.Unlock()
+	if ix.kept.byID == nil {
+		ix.kept.byID, ix.kept.at = map[string]*extract.Consolidator{}, map[string]time.Time{}
+	}
+	if _, ok := ix.kept.byID[userID]; !ok {
+		ix.kept.users = append(ix.kept.users, userID)
+	}
+	ix.kept.byID[userID], ix.kept.at[userID] = c, time.Now()
+	for len(ix.kept.users) > keptConsolidators {
+		delete(ix.kept.byID, ix.kept.users[0])
+		delete(ix.kept.at, ix.kept.users[0])
+		ix.kept.users = ix.kept.users[1:]
+	}
 }
 
 // IndexUser indexes every message of every thread of a user (after a bulk

@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/llm/lexical"
 	"github.com/agentmem/agentmem/llm/llmtest"
 	"github.com/agentmem/agentmem/llm/minilm"
+	"github.com/agentmem/agentmem/sqlite"
 )
 
 // TestIndexer_Enqueue: batches appended to a thread share index jobs, and
@@ -397,5 +399,69 @@ func TestIndexer_WindowSums(t *testing.T) {
 		if best != i || bestSim < 0.999 {
 			t.Errorf("turn %d: closest to window %d's text (cosine %.5f), want its own at ≥ 0.999", i, best, bestSim)
 		}
+	}
+}
+
+// memoryReads counts the reads of a user's memories' vectors in full
+// (a consolidator's pool).
+type memoryReads struct {
+	*sqlite.Store
+	n map[string]int
+}
+
+func (s *memoryReads) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
+	if slices.Equal(scopes, []string{agentmem.ScopeMemories}) {
+		s.n[userID]++
+	}
+	return s.Store.FindVectors(ctx, userID, space, scopes)
+}
+
+// TestIndexer_KeepsConsolidator: a user's jobs one after the other read
+// the user's memories once, with another user's jobs between them; a
+// third user's push the first's out.
+func TestIndexer_KeepsConsolidator(t *testing.T) {
+	s := &memoryReads{Store: testutil.MustOpenSQLite(t), n: map[string]int{}}
+	emb := lexical.New(0)
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), ShedBacklog: -1}
+	job := func(user string, seq int64, text string) {
+		t.Helper()
+		if seq == 1 {
+			if err := s.CreateThread(ctx, &agentmem.Thread{UserID: user, ID: "t"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.AppendMessages(ctx, user, "t", []*agentmem.Message{{Role: agentmem.RoleUser, Content: text}}, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.IndexRange(ctx, user, "t", seq, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job("alice", 1, "I live in Porto.")
+	job("bob", 1, "I live in Oslo.")
+	job("alice", 2, "I have a dog named Rex.")
+	job("bob", 2, "I work as a nurse.")
+	job("alice", 3, "I live in Lisbon now.")
+	if s.n["alice"] != 1 || s.n["bob"] != 1 {
+		t.Errorf("memories read %v, want once a user", s.n)
+	}
+	job("carol", 1, "I am vegetarian.")
+	job("dave", 1, "I play the cello.")
+	job("alice", 4, "I am allergic to peanuts.")
+	if s.n["alice"] != 2 {
+		t.Errorf("alice's memories read %d times, want again after two other users' jobs", s.n["alice"])
+	}
+	ms, _, err := s.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Text)
+	}
+	slices.Sort(got)
+	want := []string{"User has a dog named Rex.", "User is allergic to peanuts.", "User lives in Lisbon now."}
+	if !slices.Equal(got, want) {
+		t.Errorf("alice's valid memories %q, want %q", got, want)
 	}
 }
