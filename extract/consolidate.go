@@ -267,9 +267,10 @@ func (c *Consolidator) refresh(ctx context.Context, userID string, p *pool) (boo
 	if err != nil {
 		return false, err
 	}
-	// A pool read while the user had no vectors catches up by reading
-	// them all (each read of such a state names a new count).
-	if p.state.Seq > 0 && !p.state.CanCatchUp(state) {
+	// (A pool read while the user had no vectors is read again: each
+	// read of such a state names a new count, and an erasure since would
+	// go unseen.)
+	if !p.state.CanCatchUp(state) {
 		return false, nil
 	}
 	since := p.seen.Add(-refreshSlack)

@@ -360,7 +360,11 @@ func TestConsolidate_PoolRefresh(t *testing.T) {
 	}
 	say(t, c, 1, "I live in Porto.")
 	say(t, c, 2, "I have a dog named Rex.")
+	c.Stale() // read again: the user had no vectors when it was read
 	say(t, c, 3, "I am allergic to peanuts.")
+	if cs.vectorReads != 2 {
+		t.Fatalf("the memories were read %d times, want 2 (once more after the user had vectors)", cs.vectorReads)
+	}
 
 	// Through the API meanwhile: Porto invalidated, jazz added with its
 	// vector, Rex deleted.

@@ -421,8 +421,11 @@ func (s *memoryReads) FindVectors(ctx context.Context, userID, space string, sco
 // third user's push the first's out.
 func TestIndexer_KeepsConsolidator(t *testing.T) {
 	s := &memoryReads{Store: testutil.MustOpenSQLite(t), n: map[string]int{}}
-	emb := lexical.New(0)
-	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), ShedBacklog: -1}
+	emb, static := lexical.New(0), minilm.NewStatic()
+	// The turns' vectors in a space of their own: the memories' space
+	// holds the memories' alone.
+	ix := &index.Indexer{Store: s, Jobs: s, Emb: emb, Space: emb.Space(), ShedBacklog: -1,
+		Bulk: &agentmem.Embedding{Embedder: static, Space: static.Space()}}
 	job := func(user string, seq int64, text string) {
 		t.Helper()
 		if seq == 1 {
@@ -442,13 +445,16 @@ func TestIndexer_KeepsConsolidator(t *testing.T) {
 	job("alice", 2, "I have a dog named Rex.")
 	job("bob", 2, "I work as a nurse.")
 	job("alice", 3, "I live in Lisbon now.")
-	if s.n["alice"] != 1 || s.n["bob"] != 1 {
-		t.Errorf("memories read %v, want once a user", s.n)
+	job("alice", 4, "I work as a baker.")
+	// Read at the first job, again at the second (the user had no vectors
+	// when they were first read), then caught up.
+	if s.n["alice"] != 2 || s.n["bob"] != 2 {
+		t.Errorf("memories read %v, want twice a user", s.n)
 	}
 	job("carol", 1, "I am vegetarian.")
 	job("dave", 1, "I play the cello.")
-	job("alice", 4, "I am allergic to peanuts.")
-	if s.n["alice"] != 2 {
+	job("alice", 5, "I am allergic to peanuts.")
+	if s.n["alice"] != 3 {
 		t.Errorf("alice's memories read %d times, want again after two other users' jobs", s.n["alice"])
 	}
 	ms, _, err := s.FindMemories(ctx, "alice", agentmem.MemoryFilter{})
@@ -460,7 +466,7 @@ func TestIndexer_KeepsConsolidator(t *testing.T) {
 		got = append(got, m.Text)
 	}
 	slices.Sort(got)
-	want := []string{"User has a dog named Rex.", "User is allergic to peanuts.", "User lives in Lisbon now."}
+	want := []string{"User has a dog named Rex.", "User is allergic to peanuts.", "User lives in Lisbon now.", "User works as a baker."}
 	if !slices.Equal(got, want) {
 		t.Errorf("alice's valid memories %q, want %q", got, want)
 	}
