@@ -29,7 +29,8 @@ import (
 // that a text's vector does not depend on the texts it is batched with.
 
 // vpanel is the width of the panels of the 8-bit weights: the kernel
-// computes 4 rows × 48 columns (12 vectors of 16 int32) at a time.
+// computes 8 rows (4 at the end of a block) × 48 columns at a time, 24
+// vectors of 16 int32 (12 for 4 rows).
 const vpanel = 48
 
 // outliers is the number of entries of each row kept as floats (at least
