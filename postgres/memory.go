@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -343,19 +344,23 @@ func (s *Store) WriteMemories(ctx context.Context, userID string, ws []agentmem.
 			return nil, err
 		}
 	}
+	creates := slices.ContainsFunc(ws, func(w agentmem.MemoryWrite) bool { return w.Create != nil })
 	out := make([]*agentmem.Memory, len(ws))
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		user := false
+	// Run again if a deadlock's victim: its memories' rows are locked in
+	// the order of ws, a profile's marks in another (see PutProfile).
+	err := s.writeRetrying(ctx, func(tx pgx.Tx) error {
+		// The user's row before any memory's, in the order PutProfile
+		// locks them: taken after a memory's, it waited for a profile that
+		// waited for that memory (a deadlock).
+		if creates {
+			if err := insertUser(ctx, tx, userID, now); err != nil {
+				return err
+			}
+		}
 		for i, w := range ws {
 			var err error
 			switch {
 			case w.Create != nil:
-				if !user {
-					if err := insertUser(ctx, tx, userID, now); err != nil {
-						return err
-					}
-					user = true
-				}
 				out[i], err = w.Create, insertMemory(ctx, tx, w.Create)
 			case w.Update != nil:
 				out[i], err = s.updateMemoryTx(ctx, tx, userID, w.ID, *w.Update)

@@ -165,7 +165,10 @@ func (s *Store) PutProfile(ctx context.Context, p *agentmem.Profile, after int, 
 	}
 	now := s.now()
 	var version int
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	// It locks the user's row, then the memories it marks (in no set
+	// order): a write of memories taking two of them the other way round
+	// can make one of the two a deadlock's victim, run again.
+	err := s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		if err := insertUser(ctx, tx, p.UserID, now); err != nil {
 			return err
 		}
