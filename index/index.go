@@ -93,9 +93,7 @@ type Indexer struct {
 	// the other read them once.
 	kept struct {
 		sync.Mutex
-		users []string
-		byID  map[string]*extract.Consolidator
-		at    map[string]time.Time
+		byID map[string]keptConsolidator
 	}
 
 	shed struct {
@@ -424,44 +422,48 @@ const (
 	keptFor           = time.Minute
 )
 
+// keptConsolidator is a consolidator kept, and when.
+type keptConsolidator struct {
+	c  *extract.Consolidator
+	at time.Time
+}
+
 // consolidator returns the consolidator kept for the user, taken from
 // the kept ones (a job of theirs running beside gets another), or a new
-// one.
+// one; it forgets those kept longer than keptFor.
 func (ix *Indexer) consolidator(userID string) *extract.Consolidator {
 	ix.kept.Lock()
 	defer ix.kept.Unlock()
-	for _, u := range slices.Clone(ix.kept.users) {
-		c, fresh := ix.kept.byID[u], time.Since(ix.kept.at[u]) <= keptFor
-		if u != userID && fresh {
-			continue
+	for u, k := range ix.kept.byID {
+		if time.Since(k.at) > keptFor {
+			delete(ix.kept.byID, u)
 		}
-		delete(ix.kept.byID, u)
-		delete(ix.kept.at, u)
-		ix.kept.users = slices.DeleteFunc(ix.kept.users, func(v string) bool { return v == u })
-		if u == userID && fresh {
-			c.Stale() // others may have written since its last job
-			return c
-		}
+	}
+	if k, ok := ix.kept.byID[userID]; ok {
+		delete(ix.kept.byID, userID)
+		k.c.Stale() // others may have written since its last job
+		return k.c
 	}
 	return &extract.Consolidator{Store: ix.Store, Emb: ix.Emb, Space: ix.Space, Chat: ix.Chat, Model: ix.Model, Log: ix.Log}
 }
 
-// keepConsolidator keeps c for the user's next job, forgetting the
-// user's indexed longest ago past keptConsolidators.
+// keepConsolidator keeps c for the user's next job, forgetting the one
+// kept longest ago past keptConsolidators.
 func (ix *Indexer) keepConsolidator(userID string, c *extract.Consolidator) {
 	ix.kept.Lock()
 	defer ix.kept.Unlock()
 	if ix.kept.byID == nil {
-		ix.kept.byID, ix.kept.at = map[string]*extract.Consolidator{}, map[string]time.Time{}
+		ix.kept.byID = map[string]keptConsolidator{}
 	}
-	if _, ok := ix.kept.byID[userID]; !ok {
-		ix.kept.users = append(ix.kept.users, userID)
-	}
-	ix.kept.byID[userID], ix.kept.at[userID] = c, time.Now()
-	for len(ix.kept.users) > keptConsolidators {
-		delete(ix.kept.byID, ix.kept.users[0])
-		delete(ix.kept.at, ix.kept.users[0])
-		ix.kept.users = ix.kept.users[1:]
+	ix.kept.byID[userID] = keptConsolidator{c: c, at: time.Now()}
+	for len(ix.kept.byID) > keptConsolidators {
+		oldest := ""
+		for u, k := range ix.kept.byID {
+			if oldest == "" || k.at.Before(ix.kept.byID[oldest].at) {
+				oldest = u
+			}
+		}
+		delete(ix.kept.byID, oldest)
 	}
 }
 

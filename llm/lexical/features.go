@@ -4,6 +4,8 @@ import (
 	"math"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
 )
 
 // The weights of the features; see the package doc. Changing one changes
@@ -70,17 +72,7 @@ func (x *scratch) embed(text string, v []float32) {
 		x.table[f.slot] = 0
 	}
 	x.feats = x.feats[:0]
-	var sum float64
-	for _, c := range v {
-		sum += float64(c) * float64(c)
-	}
-	if sum == 0 {
-		return
-	}
-	s := float32(1 / math.Sqrt(sum))
-	for i := range v {
-		v[i] *= s
-	}
+	agentmem.Unit(v)
 }
 
 // features collects the features of text into x.feats.
