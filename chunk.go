@@ -2,6 +2,7 @@ package agentmem
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 )
@@ -85,18 +86,37 @@ func (c *Chunk) Validate() error {
 // (ID + SummaryVectorSuffix).
 const SummaryVectorSuffix = "#s"
 
-// MessageWindow is the text by which full-text search finds a message: the
-// message with the turns around it (see WindowText). A turn's words often
-// answer a question only with its neighbours: "What did she paint?" is
-// answered by "A sunset!", right after "I painted something last week".
+// MessageWindow is how full-text search finds a message: by the words of
+// the turns around it as well as its own (its window: the Window turns
+// on each side, its own words weighing double, as WindowText writes it).
+// A turn's words often answer a question only with its neighbours: "What
+// did she paint?" is answered by "A sunset!", right after "I painted
+// something last week". Stores index each turn once and add a window's
+// score up from its turns' (see ScoreWindows).
 type MessageWindow struct {
-	Seq  int64  `json:"seq"`
-	Text string `json:"text"`
-	// Turns, when set, are the seqs of the turns whose texts Text joins
-	// (as WindowText joins them, each turn's text its name, if any, then
-	// its content: "Name: content"), in order, the message's own once: a
-	// store may index the turns' texts, which it has, rather than Text.
-	Turns []int64 `json:"turns,omitempty"`
+	Seq int64 `json:"seq"`
+	// Turns are the seqs of the window's turns (WindowTurns), in order,
+	// Seq among them.
+	Turns []int64 `json:"turns"`
+}
+
+// Validate checks a window about to be put.
+func (w MessageWindow) Validate() error {
+	if len(w.Turns) == 0 || len(w.Turns) > 2*Window+1 || !slices.Contains(w.Turns, w.Seq) {
+		return Errorf(EINVALID, "A window's turns must hold its own seq (%d) and at most %d turns, not %v.", w.Seq, 2*Window+1, w.Turns)
+	}
+	return nil
+}
+
+// TurnWindows returns the windows of a thread's turns, their seqs in
+// order (of user and assistant messages with content).
+func TurnWindows(seqs []int64) []MessageWindow {
+	ws := make([]MessageWindow, len(seqs))
+	for i, seq := range seqs {
+		from, to := WindowTurns(len(seqs), i)
+		ws[i] = MessageWindow{Seq: seq, Turns: slices.Clone(seqs[from:to])}
+	}
+	return ws
 }
 
 // Window is how many turns on each side of a message its window holds.
@@ -144,6 +164,7 @@ type ChunkStore interface {
 	// PutMessageWindows sets the full-text windows of messages of a thread
 	// by seq, replacing earlier ones. Until a message has a window, search
 	// finds it by its content. Seqs of no user or assistant message are
-	// ignored. Returns ENOTFOUND if the thread does not exist.
+	// ignored, as are such turns of a window. Returns ENOTFOUND if the
+	// thread does not exist, EINVALID as MessageWindow.Validate.
 	PutMessageWindows(ctx context.Context, userID, threadID string, ws []MessageWindow) error
 }

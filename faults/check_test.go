@@ -223,7 +223,7 @@ func CheckJobsRunOnce(t testing.TB, db *sql.DB, expect map[JobRef]int) (runTwice
 // and each ended thread is reflected on through its last message.
 func CheckIndex(t testing.TB, b Backend, db *sql.DB) {
 	t.Helper()
-	noWindow := `SELECT user_id, thread_id, seq FROM messages WHERE role IN ('user', 'assistant') AND window_tsv IS NULL LIMIT 5`
+	noWindow := `SELECT user_id, thread_id, seq FROM messages WHERE role IN ('user', 'assistant') AND window_len IS NULL LIMIT 5`
 	if b.SQLite() {
 		noWindow = `SELECT m.user_id, m.thread_id, m.seq FROM messages m WHERE m.role IN ('user', 'assistant')
 			AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = m.user_id AND w.doc = m.rowid) LIMIT 5`
@@ -279,7 +279,7 @@ func CheckSQLiteFile(t testing.TB, db *sql.DB) {
 	if rows := query(t, db, `PRAGMA integrity_check`); len(rows) != 1 || rows[0][0] != "ok" {
 		t.Errorf("PRAGMA integrity_check: %v, want ok", rows)
 	}
-	for _, fts := range []string{"messages_fts", "memories_fts", "chunks_fts", "message_windows_fts"} {
+	for _, fts := range []string{"messages_fts", "memories_fts", "chunks_fts"} {
 		if _, err := db.Exec(`INSERT INTO ` + fts + ` (` + fts + `) VALUES ('integrity-check')`); err != nil {
 			t.Errorf("%s integrity-check: %v", fts, err)
 		}

@@ -66,7 +66,7 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 	var ids []string
 	var own []int // the index in turns of each window's message
 	for i := max(0, first-agentmem.Window); i < len(turns) && turns[i].Seq <= seqTo; i++ {
-		w := agentmem.MessageWindow{Seq: turns[i].Seq, Text: agentmem.WindowText(texts, i)}
+		w := agentmem.MessageWindow{Seq: turns[i].Seq}
 		from, to := agentmem.WindowTurns(len(turns), i)
 		for _, m := range turns[from:to] {
 			w.Turns = append(w.Turns, m.Seq)
@@ -102,8 +102,8 @@ func (ix *Indexer) indexWindows(ctx context.Context, th *agentmem.Thread, seqFro
 			vecs = windowSums(turnSums, own[start:start+len(batch)])
 		} else {
 			wt := make([]string, len(batch))
-			for i, w := range batch {
-				wt[i] = w.Text
+			for i := range batch {
+				wt[i] = agentmem.WindowText(texts, own[start+i])
 			}
 			var err error
 			if vecs, err = emb.Embed(ctx, wt); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/agentmem/agentmem"
 	"github.com/jackc/pgx/v5"
@@ -99,76 +100,94 @@ func (s *Store) LastChunkEnd(ctx context.Context, userID, threadID string) (int6
 	return end, err
 }
 
-// PutMessageWindows implements agentmem.ChunkStore: it sets the messages'
-// window_tsv. A window that names its turns (MessageWindow.Turns) gets
-// their tsvectors concatenated, its own twice (migration 0020): each turn
-// was parsed once, when it was stored, where to_tsvector of the window's
-// text parses each turn again in each of its five windows. Another (or
-// one whose text passes maxTSVText) gets its text's, as the messages' own
-// tsv is made (the first maxTSVText characters, 'english').
+// PutMessageWindows implements agentmem.ChunkStore: it sets the
+// messages' window_near (their windows' other turns, each its seq less
+// the message's) and window_len (the window's length in words,
+// agentmem.Words); the turns' words are their own tsv's (migration
+// 0021_turn_index.sql).
 func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, ws []agentmem.MessageWindow) error {
-	var seqs, partOf, parts []int64
-	var texts []string
-	byText := 0
-	for _, w := range ws {
-		if err := agentmem.ValidateText("window", w.Text); err != nil {
-			return err
-		}
-		seqs = append(seqs, w.Seq)
-		if len(w.Turns) == 0 || len(w.Text) > maxTSVText {
-			texts = append(texts, w.Text)
-			byText++
-			continue
-		}
-		texts = append(texts, "")
-		for _, seq := range w.Turns {
-			partOf, parts = append(partOf, w.Seq), append(parts, seq)
-			if seq == w.Seq {
-				partOf, parts = append(partOf, w.Seq), append(parts, seq)
-			}
-		}
-	}
 	if len(ws) == 0 {
 		return nil
+	}
+	for _, w := range ws {
+		if err := w.Validate(); err != nil {
+			return err
+		}
 	}
 	// The seqs' range bounds the scan of the thread's messages whatever
 	// the planner believes of the thread: with statistics from when it
 	// was short (before autovacuum's ANALYZE after a bulk load), it read
 	// all of the thread's messages for each slice, seconds at 100,000.
-	lo, hi := slices.Min(seqs), slices.Max(seqs)
+	lo, hi := ws[0].Seq, ws[0].Seq
+	for _, w := range ws {
+		lo, hi = min(lo, slices.Min(w.Turns)), max(hi, slices.Max(w.Turns))
+	}
 	return s.write(ctx, func(tx pgx.Tx) error {
 		if _, err := findLiveThread(ctx, tx, userID, threadID, indexLock); err != nil {
 			return err
 		}
-		if byText > 0 {
-			_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = to_tsvector('english', left(w.text, 100000))
-				FROM unnest($3::bigint[], $4::text[]) AS w(seq, text)
-				WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $5 AND $6 AND m.seq = w.seq AND w.text <> '' AND m.role IN ('user', 'assistant')`,
-				userID, threadID, seqs, texts, lo, hi)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		words := map[int64]float64{}
+		rows, err := tx.Query(ctx, `SELECT seq, name, content FROM messages
+			WHERE user_id = $1 AND thread_id = $2 AND seq BETWEEN $3 AND $4 AND role IN ('user', 'assistant')`,
+			pgx.QueryExecModeExec, userID, threadID, lo, hi)
+		if err != nil {
+			return fmt.Errorf("put windows: %w", err)
+		}
+		for rows.Next() {
+			var (
+				seq           int64
+				name, content string
+			)
+			if err := rows.Scan(&seq, &name, &content); err != nil {
+				rows.Close()
 				return fmt.Errorf("put windows: %w", err)
 			}
+			if name != "" {
+				content = name + ": " + content
+			}
+			words[seq] = agentmem.Words(content)
 		}
-		if len(parts) == 0 {
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("put windows: %w", err)
+		}
+		var (
+			seqs, lens []int64
+			nears      []string
+		)
+		for _, w := range ws {
+			own, ok := words[w.Seq]
+			if !ok {
+				continue
+			}
+			var near []byte
+			length := own
+			for _, seq := range w.Turns {
+				n, ok := words[seq]
+				if !ok {
+					continue
+				}
+				length += n
+				if seq == w.Seq {
+					continue
+				}
+				if len(near) > 0 {
+					near = append(near, ',')
+				}
+				near = strconv.AppendInt(near, seq-w.Seq, 10)
+			}
+			seqs, nears, lens = append(seqs, w.Seq), append(nears, string(near)), append(lens, int64(length))
+		}
+		if len(seqs) == 0 {
 			return nil
 		}
-		// Planned for its arguments (no generic plan, which hashed the
-		// whole thread), the turns read by their seqs' range.
-		_, err := tx.Exec(ctx, `UPDATE messages m SET window_tsv = w.tsv
-			FROM (SELECT p.seq, tsvector_agg(CASE WHEN t.name <> '' THEN to_tsvector('english', t.name) ELSE ''::tsvector END
-					|| coalesce(t.tsv, ''::tsvector) ORDER BY p.n) AS tsv
-				FROM unnest($3::bigint[], $4::bigint[]) WITH ORDINALITY AS p(seq, part, n)
-				JOIN messages t ON t.user_id = $1 AND t.thread_id = $2 AND t.seq BETWEEN $7 AND $8 AND t.seq = p.part
-				GROUP BY p.seq) w
-			WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $5 AND $6 AND m.seq = w.seq AND m.role IN ('user', 'assistant')`,
-			pgx.QueryExecModeExec, userID, threadID, partOf, parts, lo, hi, slices.Min(parts), slices.Max(parts))
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		_, err = tx.Exec(ctx, `UPDATE messages m SET window_near = w.near, window_len = w.len
+			FROM unnest($3::bigint[], $4::text[], $5::int[]) AS w(seq, near, len)
+			WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $6 AND $7 AND m.seq = w.seq`,
+			pgx.QueryExecModeExec, userID, threadID, seqs, nears, lens, lo, hi)
+		if err != nil {
 			return fmt.Errorf("put windows: %w", err)
 		}
 		return nil
 	})
 }
-
-// maxTSVText is how much of a text full-text search indexes on
-// PostgreSQL, in characters.
-const maxTSVText = 100000

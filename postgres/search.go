@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,22 +69,17 @@ func scanHits(rows pgx.Rows, scope string) ([]agentmem.TextHit, error) {
 	return hits, rows.Err()
 }
 
-// SearchText implements agentmem.TextSearcher.
+// SearchText implements agentmem.TextSearcher. Messages and memories
+// are ranked in Go by BM25 over the user's own statistics, as on SQLite
+// (searchMessages, searchMemories), from the user's newest
+// termCandidates rows that hold each of the query's words; chunks and
+// summaries by ts_rank:
 //
-//	SELECT …, ts_rank(m.tsv, q) AS score FROM memories m, to_tsquery('english', '''w1'' | ''w2'' …') q
-//	WHERE m.user_id = $1 AND m.tsv @@ q [AND m.invalid_at IS NULL] [AND filters]
-//	ORDER BY score DESC, m.id LIMIT n
+//	SELECT ..., ts_rank(m.tsv, q) AS score FROM chunks m ..., to_tsquery('english', '''w1'' | ''w2'' ...') q
+//	WHERE m.user_id = $1 AND m.tsv @@ q [AND filters] ORDER BY score DESC, m.id LIMIT n
 //
-// and the same over messages, joined to their threads (for the agent and
-// soft deletion); the two lists are merged by score. The score is
-// ts_rank: the sum over the query words an item holds of their
-// frequency in it, each further occurrence of a word adding less, so an
-// item holding more of the words ranks higher. It is not divided by the
-// item's length: a window's own turn, written twice, then outranks its
-// neighbours (see agentmem.WindowText). ts_rank_cd (cover density) was
-// slower by half and found less (LoCoMo R@5 0.556 against 0.640,
-// docs/benchmarks.md). The GIN indexes are shared by all users;
-// PostgreSQL combines them with the primary keys' user_id.
+// The lists are merged by score. The GIN indexes are shared by all
+// users; PostgreSQL combines them with the primary keys' user_id.
 func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	terms, err := q.Prepare()
 	if err != nil {
@@ -109,16 +105,12 @@ func (s *Store) SearchText(ctx context.Context, userID string, q agentmem.TextQu
 // search).
 const termCandidates = 200
 
-// search returns the best hits of one scope.
-//
-// Over messages and memories, it ranks the union of the user's newest
-// termCandidates turns (memories) that hold each of the query's words
-// (terms), not every one that holds one: a common word occurs in most of
-// a long history, and ranking all of them read every one's tsvector
-// (PostgreSQL walks the user's rows newest first, by their time-ordered
-// IDs, for a common word, and the GIN index for a rare one). A history
-// in which no word occurs more than termCandidates times is ranked
-// whole, as before.
+// search returns the best hits of one scope. Over messages and memories
+// it reads, for each of the query's words, the user's newest
+// termCandidates turns (memories) that hold it and pass the filters, not
+// every one: a common word occurs in most of a long history (PostgreSQL
+// walks the user's rows newest first, by their time-ordered IDs, for a
+// common word, and the GIN index for a rare one).
 func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
 	var args []any
 	arg := func(v any) string {
@@ -130,9 +122,7 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms [
 	where := []string{"m.user_id = " + arg(userID)}
 	switch scope {
 	case agentmem.ScopeMessages:
-		// By its window once it has one (the expression of the index
-		// messages_search).
-		from, tsv = `messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`, "coalesce(m.window_tsv, m.tsv)"
+		from = `messages m JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id`
 		cols, agentCol = messageHitColumns, "t.agent_id"
 		where = append(where, "t.deleted_at IS NULL")
 	case agentmem.ScopeChunks:
@@ -168,32 +158,332 @@ func search(ctx context.Context, tx pgx.Tx, userID, scope, query string, terms [
 	if f.Until != nil {
 		where = append(where, "m.created_at < "+arg(agentmem.Timestamp(*f.Until)))
 	}
-	var sql string
-	if scope != agentmem.ScopeMessages && scope != agentmem.ScopeMemories {
-		sql = `SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM ` + from + `, to_tsquery('english', ` + arg(query) + `) q
+	switch scope {
+	case agentmem.ScopeMessages:
+		return searchMessages(ctx, tx, userID, terms, q, from, where, args)
+	case agentmem.ScopeMemories:
+		return searchMemories(ctx, tx, userID, terms, q, where, args)
+	}
+	sql := `SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM ` + from + `, to_tsquery('english', ` + arg(query) + `) q
 		WHERE ` + strings.Join(append(where, tsv+" @@ q"), " AND ") + ` ORDER BY score DESC, 1 LIMIT ` + arg(q.Limit)
-	} else {
-		perTerm := make([]string, len(terms))
-		k := arg(termCandidates)
-		for i, term := range terms {
-			perTerm[i] = `(SELECT m.id FROM ` + from + ` WHERE ` + strings.Join(append(where, tsv+" @@ to_tsquery('english', "+arg(tsQuery([]string{term}))+")"), " AND ") +
-				` ORDER BY m.id DESC LIMIT ` + k + `)`
-		}
-		sql = `WITH c AS (` + strings.Join(perTerm, " UNION ") + `)
-		SELECT ` + cols + `, ts_rank(` + tsv + `, q) AS score FROM c JOIN ` + from + ` ON m.user_id = $1 AND m.id = c.id, to_tsquery('english', ` + arg(query) + `) q
-		ORDER BY score DESC, 1 LIMIT ` + arg(q.Limit)
-	}
-	if scope == agentmem.ScopeMessages || scope == agentmem.ScopeMemories {
-		// Planned for these words each time (an unnamed statement): a
-		// cached statement's generic plan, made for no word in
-		// particular, walked every word's rows or none.
-		args = append([]any{pgx.QueryExecModeExec}, args...)
-	}
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", scope, err)
 	}
 	return scanHits(rows, scope)
+}
+
+// termList runs a query of a word's list (its last argument the word's
+// tsquery, its one before the list's bound), planned for this word each
+// time (an unnamed statement): a cached statement's generic plan, made
+// for no word in particular, walked every word's rows or none.
+func termList(ctx context.Context, tx pgx.Tx, query string, args []any, term string, bound any) (pgx.Rows, error) {
+	a := append([]any{pgx.QueryExecModeExec}, args...)
+	return tx.Query(ctx, query, append(a, bound, tsQuery([]string{term}))...)
+}
+
+// searchMemories ranks the user's memories that hold the query's words
+// and pass the filters (where, with its args, as search builds it): for
+// each word, its newest termCandidates memories (by their time-ordered
+// IDs), scored in Go by BM25 over the user's memories, as SQLite's store
+// scores them: the number of the user's memories, the memories holding
+// the word (estimated from its share of the memories its list spans when
+// the list is full), a memory's length in words against the average of
+// those the lists hold; a memory holding a word counts it once.
+func searchMemories(ctx context.Context, tx pgx.Tx, userID string, terms []string, q agentmem.TextQuery, where []string, args []any) ([]agentmem.TextHit, error) {
+	fail := func(err error) ([]agentmem.TextHit, error) { return nil, fmt.Errorf("search memories: %w", err) }
+	var (
+		ids   []string
+		key   = map[string]int64{}
+		lists = make([][]int64, len(terms))
+		lens  = map[int64]float64{}
+		total float64
+	)
+	list := `SELECT m.id, m.text FROM memories m WHERE ` + strings.Join(where, " AND ") +
+		` AND m.tsv @@ to_tsquery('english', $` + strconv.Itoa(len(args)+2) + `) ORDER BY m.id DESC LIMIT $` + strconv.Itoa(len(args)+1)
+	spanned := make([]float64, len(terms))
+	for i, term := range terms {
+		rows, err := termList(ctx, tx, list, args, term, termCandidates)
+		if err != nil {
+			return fail(err)
+		}
+		var id, text string
+		for rows.Next() {
+			if err := rows.Scan(&id, &text); err != nil {
+				rows.Close()
+				return fail(err)
+			}
+			k, ok := key[id]
+			if !ok {
+				k = int64(len(ids))
+				key[id], ids = k, append(ids, id)
+				lens[k] = agentmem.Words(text)
+				total += lens[k]
+			}
+			lists[i] = append(lists[i], k)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fail(err)
+		}
+		if len(lists[i]) == termCandidates {
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM memories WHERE user_id = $1 AND id >= $2`, userID, id).Scan(&spanned[i]); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return []agentmem.TextHit{}, nil
+	}
+	var n float64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM memories WHERE user_id = $1`, userID).Scan(&n); err != nil {
+		return fail(err)
+	}
+	avg := max(total/float64(len(ids)), 1)
+	scores := map[int64]float64{}
+	for i, l := range lists {
+		df := float64(len(l))
+		if spanned[i] > 0 {
+			df = df / spanned[i] * n
+		}
+		idf := agentmem.BM25IDF(n, df)
+		for _, k := range l {
+			scores[k] += idf * agentmem.BM25TF(1, lens[k]/avg)
+		}
+	}
+	best := agentmem.Best(scores)
+	best = best[:min(len(best), q.Limit)]
+	top := make([]string, len(best))
+	for i, k := range best {
+		top[i] = ids[k]
+	}
+	rows, err := tx.Query(ctx, `SELECT `+memoryHitColumns+`, 0::real FROM memories m WHERE m.user_id = $1 AND m.id = ANY($2)`, userID, top)
+	if err != nil {
+		return fail(err)
+	}
+	hits, err := scanHits(rows, agentmem.ScopeMemories)
+	if err != nil {
+		return fail(err)
+	}
+	for i := range hits {
+		hits[i].Score = scores[key[hits[i].ID]]
+	}
+	agentmem.SortHits(hits)
+	return hits, nil
+}
+
+// searchMessages finds messages by their windows (agentmem.MessageWindow):
+// each turn's words are in its own tsv, and a window is scored from its
+// turns' (agentmem.ScoreWindows). For each of the query's words it reads
+// the user's newest termCandidates turns that hold it and pass the
+// filters (from and where, with their args, as search builds them), with
+// their windows (window_near, window_len): which windows hold the word.
+// The windows are ranked in Go, and the best joined to their messages and
+// filtered again (a window's own turn may be older than since). Should
+// that leave fewer than q.Limit when a list was full, every match is
+// ranked after all.
+func searchMessages(ctx context.Context, tx pgx.Tx, userID string, terms []string, q agentmem.TextQuery, from string, where []string, args []any) ([]agentmem.TextHit, error) {
+	hits, full, err := searchWindows(ctx, tx, userID, terms, q, from, where, args, termCandidates)
+	if err != nil || len(hits) >= q.Limit || !full {
+		return hits, err
+	}
+	hits, _, err = searchWindows(ctx, tx, userID, terms, q, from, where, args, 0)
+	return hits, err
+}
+
+// windowRefine is how many of the best windows whose length a search
+// guessed it reads the length of (see agentmem.ScoreWindows).
+const windowRefine = 400
+
+// windowCandidates is how many of the best windows a search joins to
+// their messages before it looks further.
+const windowCandidates = 200
+
+// searchWindows is searchMessages with lists of at most bound turns a
+// word (0: all); it also says whether a list was full. A turn's key in
+// the scores is its thread's number among the threads the lists hold,
+// shifted above its seq.
+func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string, q agentmem.TextQuery, from string, where []string, args []any, bound int) ([]agentmem.TextHit, bool, error) {
+	fail := func(err error) ([]agentmem.TextHit, bool, error) {
+		return nil, false, fmt.Errorf("search messages: %w", err)
+	}
+	var (
+		threads  []string
+		threadNo = map[string]int64{}
+	)
+	key := func(thread string, seq int64) int64 {
+		n, ok := threadNo[thread]
+		if !ok {
+			n = int64(len(threads))
+			threadNo[thread] = n
+			threads = append(threads, thread)
+		}
+		return n<<40 | seq
+	}
+	unkey := func(k int64) (string, int64) { return threads[k>>40], k & (1<<40 - 1) }
+	p := agentmem.WindowPostings{
+		Lists:   make([][]int64, len(terms)),
+		Bound:   bound,
+		Spanned: make([]float64, len(terms)),
+		Turns:   map[int64]agentmem.TurnWindow{},
+	}
+	var limit any // NULL: all
+	if bound > 0 {
+		limit = bound
+	}
+	full := false
+	for i, term := range terms {
+		rows, err := termList(ctx, tx, `SELECT m.thread_id, m.seq, m.id, m.window_near, m.window_len FROM `+from+`
+			WHERE `+strings.Join(where, " AND ")+` AND m.tsv @@ to_tsquery('english', $`+strconv.Itoa(len(args)+2)+`)
+			ORDER BY m.id DESC LIMIT $`+strconv.Itoa(len(args)+1), args, term, limit)
+		if err != nil {
+			return fail(err)
+		}
+		var oldest string
+		for rows.Next() {
+			var (
+				thread string
+				seq    int64
+				near   *string
+				length *float64
+			)
+			if err := rows.Scan(&thread, &seq, &oldest, &near, &length); err != nil {
+				rows.Close()
+				return fail(err)
+			}
+			k := key(thread, seq)
+			p.Lists[i] = append(p.Lists[i], k)
+			if near != nil && length != nil {
+				w := agentmem.TurnWindow{Len: *length}
+				if w.Near, err = nearKeys(k, *near); err != nil {
+					rows.Close()
+					return fail(err)
+				}
+				p.Turns[k] = w
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fail(err)
+		}
+		if bound > 0 && len(p.Lists[i]) == bound {
+			full = true
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM messages WHERE user_id = $1 AND id >= $2`, userID, oldest).Scan(&p.Spanned[i]); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if len(threads) == 0 {
+		return []agentmem.TextHit{}, false, nil
+	}
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(message_count), 0) FROM threads WHERE user_id = $1`, userID).Scan(&p.Windows); err != nil {
+		return fail(err)
+	}
+	split := func(keys []int64) ([]string, []int64) {
+		ts, seqs := make([]string, len(keys)), make([]int64, len(keys))
+		for i, k := range keys {
+			ts[i], seqs[i] = unkey(k)
+		}
+		return ts, seqs
+	}
+	scores, err := agentmem.ScoreWindows(p, windowRefine, func(keys []int64) (map[int64]float64, error) {
+		ts, seqs := split(keys)
+		rows, err := tx.Query(ctx, `SELECT h.thread_id, h.seq, m.window_len, m.name, m.content FROM unnest($2::text[], $3::bigint[]) AS h(thread_id, seq)
+			JOIN messages m ON m.user_id = $1 AND m.thread_id = h.thread_id AND m.seq = h.seq`, userID, ts, seqs)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		lens := map[int64]float64{}
+		for rows.Next() {
+			var (
+				thread, name, content string
+				seq                   int64
+				length                *float64
+			)
+			if err := rows.Scan(&thread, &seq, &length, &name, &content); err != nil {
+				return nil, err
+			}
+			if length != nil {
+				lens[key(thread, seq)] = *length
+				continue
+			}
+			if name != "" {
+				content = name + ": " + content
+			}
+			lens[key(thread, seq)] = 2 * agentmem.Words(content)
+		}
+		return lens, rows.Err()
+	})
+	if err != nil {
+		return fail(err)
+	}
+	best := agentmem.Best(scores)
+	join := func(keys []int64) ([]agentmem.TextHit, error) {
+		ts, seqs := split(keys)
+		ss := make([]float64, len(keys))
+		for i, k := range keys {
+			ss[i] = scores[k]
+		}
+		a := append([]any{ts, seqs, ss}, args...)
+		w := slices.Clone(where)
+		for i := range w {
+			w[i] = shiftArgs(w[i], 3)
+		}
+		rows, err := tx.Query(ctx, `SELECT `+messageHitColumns+`, h.score::real FROM unnest($1::text[], $2::bigint[], $3::float8[]) AS h(thread_id, seq, score)
+			JOIN (`+from+`) ON m.user_id = $4 AND m.thread_id = h.thread_id AND m.seq = h.seq
+			WHERE `+strings.Join(w, " AND ")+` ORDER BY h.score DESC, m.id LIMIT `+strconv.Itoa(q.Limit), a...)
+		if err != nil {
+			return nil, err
+		}
+		return scanHits(rows, agentmem.ScopeMessages)
+	}
+	n := max(windowCandidates, 4*q.Limit)
+	hits, err := join(best[:min(n, len(best))])
+	if err == nil && len(hits) < q.Limit && len(best) > n {
+		hits, err = join(best) // the filters left too few of the best
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return hits, full, nil
+}
+
+// shiftArgs renumbers a condition's placeholders ($1 …) by n.
+func shiftArgs(cond string, n int) string {
+	var b strings.Builder
+	for i := 0; i < len(cond); i++ {
+		if cond[i] != '$' {
+			b.WriteByte(cond[i])
+			continue
+		}
+		j := i + 1
+		for j < len(cond) && cond[j] >= '0' && cond[j] <= '9' {
+			j++
+		}
+		k, _ := strconv.Atoi(cond[i+1 : j])
+		b.WriteString("$" + strconv.Itoa(k+n))
+		i = j - 1
+	}
+	return b.String()
+}
+
+// nearKeys reads a window's other turns as window_near keeps them (each
+// turn's seq less the message's, in decimal, separated by commas), as
+// keys beside k, the message's.
+func nearKeys(k int64, near string) ([]int64, error) {
+	if near == "" {
+		return nil, nil
+	}
+	out := make([]int64, 0, 2*agentmem.Window)
+	for f := range strings.SplitSeq(near, ",") {
+		d, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("window_near %q: %w", near, err)
+		}
+		out = append(out, k+d)
+	}
+	return out, nil
 }
 
 // FindItems implements agentmem.TextSearcher. The filter applies to the

@@ -422,12 +422,13 @@ func benchHistory(b *testing.B, s agentmem.Store, text historyText, names []stri
 			if err != nil {
 				b.Fatal(err)
 			}
-			ws := make([]agentmem.MessageWindow, turns)
+			seqs := make([]int64, turns)
 			wt := make([]string, turns)
-			for i := range ws {
+			for i := range seqs {
 				wt[i] = agentmem.WindowText(texts, i)
-				ws[i] = agentmem.MessageWindow{Seq: out[i].Seq, Text: wt[i]}
+				seqs[i] = out[i].Seq
 			}
+			ws := agentmem.TurnWindows(seqs)
 			if err := s.PutMessageWindows(ctx, "u", thread, ws); err != nil {
 				b.Fatal(err)
 			}

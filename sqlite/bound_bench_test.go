@@ -15,7 +15,7 @@ import (
 
 // BenchmarkSearchMessages_Bound compares the bounded search over
 // messages (searchMessages, whose word lists fill over a long history)
-// with ranking every match (searchMessagesExact) on one user's 100,000
+// with ranking every match (windowScores with lists of every match) on one user's 100,000
 // turns of the everyday workload (package workload), windows as serve
 // writes them: the share of the exact top 10 that the bounded top 10
 // holds (overlap@10), the share of the exact top 10 that is among the
@@ -36,14 +36,13 @@ func BenchmarkSearchMessages_Bound(b *testing.B) {
 		}
 		msgs := make([]*agentmem.Message, turns)
 		texts := make([]string, turns)
-		ws := make([]agentmem.MessageWindow, turns)
+		seqs := make([]int64, turns)
 		for i := range msgs {
 			texts[i] = workload.Message(rng)
 			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: texts[i]}
+			seqs[i] = int64(i + 1)
 		}
-		for i := range ws {
-			ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Text: agentmem.WindowText(texts, i)}
-		}
+		ws := agentmem.TurnWindows(seqs)
 		if _, err := s.AppendMessages(ctx, "u", id, msgs, agentmem.AppendOptions{}); err != nil {
 			b.Fatal(err)
 		}
@@ -69,8 +68,13 @@ func BenchmarkSearchMessages_Bound(b *testing.B) {
 				}
 				bounded += time.Since(start)
 				start = time.Now()
-				user := `u:"` + userToken("u") + `"`
-				if want, err = searchMessagesExact(ctx, tx, "u", user+` AND text:(`+ftsQuery(terms)+`)`, ftsQuery(terms), q); err != nil {
+				scores, _, err := windowScores(ctx, tx, "u", terms, -1)
+				if err != nil {
+					return err
+				}
+				if want, err = joinBounded(scores, q.Limit, func(docs string) ([]agentmem.TextHit, error) {
+					return joinMessages(ctx, tx, "u", q, docsScores, docs)
+				}); err != nil {
 					return err
 				}
 				exact += time.Since(start)

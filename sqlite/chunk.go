@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/agentmem/agentmem"
 )
@@ -120,59 +122,84 @@ func (s *Store) LastChunkEnd(ctx context.Context, userID, threadID string) (int6
 	return end, err
 }
 
-// PutMessageWindows implements agentmem.ChunkStore.
+// PutMessageWindows implements agentmem.ChunkStore: a window is a row
+// of message_windows (migration 0020_turn_index.sql), its other turns'
+// rowids and its length in words; the turns' words are messages_fts's.
 func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, ws []agentmem.MessageWindow) error {
 	for _, w := range ws {
-		if err := agentmem.ValidateText("window", w.Text); err != nil {
+		if err := w.Validate(); err != nil {
 			return err
 		}
 	}
-	size := func(i int) int { return len(ws[i].Text) }
+	size := func(i int) int { return 8 * len(ws[i].Turns) }
 	return s.writeSlices(ctx, len(ws), size, func(tx *sql.Tx, from, to int) error {
 		ws := ws[from:to]
 		if _, err := findLiveThread(ctx, tx, userID, threadID); err != nil {
 			return err
 		}
-		// Prepared once for the batch: a statement compiles in about as
-		// long as it runs here.
-		var stmts [4]*sql.Stmt
-		for i, q := range []string{
-			`SELECT rowid FROM messages WHERE user_id = ? AND thread_id = ? AND seq = ? AND role IN ('user', 'assistant')`,
-			`INSERT OR IGNORE INTO message_windows (user_id, doc) VALUES (?, ?)`,
-			`DELETE FROM message_windows_fts WHERE rowid = ?`,
-			`INSERT INTO message_windows_fts (rowid, text, u) VALUES (?, ?, ?)`,
-		} {
-			st, err := s.writeStmt(ctx, tx, q)
-			if err != nil {
+		// The turns of the windows, read by their seqs' range.
+		lo, hi := ws[0].Turns[0], ws[0].Turns[0]
+		for _, w := range ws {
+			lo, hi = min(lo, slices.Min(w.Turns)), max(hi, slices.Max(w.Turns))
+		}
+		type turn struct {
+			doc   int64
+			words float64
+		}
+		turns := map[int64]turn{}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, rowid, name, content FROM messages
+			WHERE user_id = ? AND thread_id = ? AND seq BETWEEN ? AND ? AND role IN ('user', 'assistant')`, userID, threadID, lo, hi)
+		if err != nil {
+			return fmt.Errorf("put windows: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				seq           int64
+				t             turn
+				name, content string
+			)
+			if err := rows.Scan(&seq, &t.doc, &name, &content); err != nil {
 				return fmt.Errorf("put windows: %w", err)
 			}
-			defer st.Close()
-			stmts[i] = st
+			if name != "" {
+				content = name + ": " + content
+			}
+			t.words = agentmem.Words(content)
+			turns[seq] = t
 		}
-		token := userToken(userID)
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("put windows: %w", err)
+		}
+		put, err := s.writeStmt(ctx, tx, `INSERT INTO message_windows (user_id, doc, near, len) VALUES (?, ?, ?, ?)
+			ON CONFLICT (user_id, doc) DO UPDATE SET near = excluded.near, len = excluded.len`)
+		if err != nil {
+			return fmt.Errorf("put windows: %w", err)
+		}
+		defer put.Close()
+		var near []byte
 		for _, w := range ws {
-			var doc int64
-			err := stmts[0].QueryRowContext(ctx, userID, threadID, w.Seq).Scan(&doc)
-			if err == sql.ErrNoRows {
+			own, ok := turns[w.Seq]
+			if !ok {
 				continue
-			} else if err != nil {
-				return fmt.Errorf("put window: %w", err)
 			}
-			// A message's first window replaces none: deleting it from the
-			// contentless index anyway wrote a tombstone for every window,
-			// which FTS5's merges then checked every segment against.
-			res, err := stmts[1].ExecContext(ctx, userID, doc)
-			if err != nil {
-				return fmt.Errorf("put window: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("put window: %w", err)
-			} else if n == 0 {
-				if _, err := stmts[2].ExecContext(ctx, doc); err != nil {
-					return fmt.Errorf("put window: %w", err)
+			near = near[:0]
+			length := own.words
+			for _, seq := range w.Turns {
+				t, ok := turns[seq]
+				if !ok {
+					continue
 				}
+				length += t.words
+				if seq == w.Seq {
+					continue
+				}
+				if len(near) > 0 {
+					near = append(near, ',')
+				}
+				near = strconv.AppendInt(near, t.doc-own.doc, 10)
 			}
-			if _, err := stmts[3].ExecContext(ctx, doc, w.Text, token); err != nil {
+			if _, err := put.ExecContext(ctx, userID, own.doc, string(near), int64(length)); err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
 		}

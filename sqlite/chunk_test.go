@@ -50,12 +50,11 @@ func TestMigration_ChunkLabels(t *testing.T) {
 	mustIntegrity(t, s)
 }
 
-// TestMigration_WindowUser: the migration that gives message windows'
-// index the user rebuilds the windows of the turns that had one from
-// the turns themselves (as agentmem.WindowText writes them), so that a
-// search finds each by its neighbours' words, its own turn first, and
-// never another user's; a turn without a window is still found by its
-// own words.
+// TestMigration_WindowUser: the migrations that give message windows'
+// index the user (0018) and index each turn once (0020) make every
+// turn's window from the turns themselves (as the index writes them), so
+// that a search finds each by its neighbours' words, its own turn first,
+// and never another user's.
 func TestMigration_WindowUser(t *testing.T) {
 	path, db, exec := migratedBefore(t, "_window_user.sql")
 	words := []string{"apple", "banana", "cherry", "damson", "elderberry", "fig"}
@@ -108,7 +107,7 @@ func TestMigration_WindowUser(t *testing.T) {
 	if got := search("alice", "cherry"); len(got) != 5 || got[0] != "cherry" || slices.Contains(got, "cherry cherry cherry") {
 		t.Fatalf("alice, cherry: %q, want the five windows around cherry's turn, cherry first", got)
 	}
-	// fig, without a window, by its own words, and the windows before it.
+	// fig, which had no window, has one now.
 	if got := search("alice", "fig"); !slices.Equal(got[:1], []string{"fig"}) || len(got) != 3 {
 		t.Fatalf("alice, fig: %q, want fig first, then damson and elderberry", got)
 	}

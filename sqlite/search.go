@@ -1,14 +1,12 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -141,14 +139,12 @@ func (c *conditions) addFilter(f agentmem.SearchFilter, agentCol string) {
 
 // searchMemories finds the user's memories as searchMessages finds
 // turns: each query word's newest termCandidates memories of the user
-// first (the index holds the user, migration 0019); when no list fills,
-// FTS5's BM25 ranks every match; otherwise the lists' memories are
-// ranked in Go (each word once in a memory of average length), and the
-// best are joined to the memories and filtered; should the filters leave
-// fewer than q.Limit (a category, a kind, an agent of long ago, the
-// invalidated), every match is ranked after all.
+// (the index holds the user, migration 0019), ranked in Go by BM25 over
+// the user's memories (memoryScores), the best joined to the memories and
+// filtered; should the filters leave fewer than q.Limit when a list was
+// full (a category, a kind, an agent of long ago, the invalidated), every
+// match is ranked after all.
 func searchMemories(ctx context.Context, tx *sql.Tx, userID string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
-	user := `u:"` + userToken(userID) + `"`
 	var c conditions
 	c.add("m.user_id = ?", userID)
 	if !q.Filter.IncludeInvalid {
@@ -161,70 +157,115 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID string, terms []stri
 		c.add("m.kind = ?", *q.Filter.MemoryKind)
 	}
 	c.addFilter(q.Filter, "m.agent_id")
-	lists, full, err := termLists(ctx, tx, "memories_fts", user, terms)
-	if err != nil {
-		return nil, fmt.Errorf("search memories: %w", err)
-	}
-	exact := func() ([]agentmem.TextHit, error) {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, -bm25(memories_fts, 1.0, 0.0) FROM memories_fts
-			JOIN memories m ON m.rowid = memories_fts.rowid
-			WHERE memories_fts MATCH ? AND `+c.String()+` ORDER BY bm25(memories_fts, 1.0, 0.0), m.id LIMIT ?`,
-			append(append([]any{user + ` AND text:(` + ftsQuery(terms) + `)`}, c.args...), q.Limit)...)
+	join := func(docs string) ([]agentmem.TextHit, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, h.score FROM (`+docsScores+`) h
+			CROSS JOIN memories m ON m.rowid = h.doc
+			WHERE `+c.String()+` ORDER BY h.score DESC, m.rowid DESC LIMIT ?`, append(append([]any{docs}, c.args...), q.Limit)...)
 		if err != nil {
 			return nil, fmt.Errorf("search memories: %w", err)
 		}
 		return scanHits(rows, agentmem.ScopeMemories)
 	}
-	if !full {
-		return exact()
+	scores, full, err := memoryScores(ctx, tx, userID, terms, termCandidates)
+	if err != nil {
+		return nil, err
 	}
-	var n float64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE user_id = ?`, userID).Scan(&n); err != nil {
-		return nil, fmt.Errorf("search memories: %w", err)
+	hits, err := joinBounded(scores, q.Limit, join)
+	if err != nil || len(hits) >= q.Limit || !full {
+		return hits, err
 	}
+	if scores, _, err = memoryScores(ctx, tx, userID, terms, -1); err != nil {
+		return nil, err
+	}
+	return joinBounded(scores, q.Limit, join)
+}
+
+// memoryScores returns the BM25 scores of the user's memories that hold
+// terms, by rowid, from lists of at most bound memories a word (-1: all),
+// and whether a list was full. The statistics are the user's: the number
+// of their memories, their average length, and the memories holding each
+// word (estimated from its share of the memories its list spans when the
+// list is full); a memory holding a word counts it once.
+func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string, bound int) (map[int64]float64, bool, error) {
+	fail := func(err error) (map[int64]float64, bool, error) {
+		return nil, false, fmt.Errorf("search memories: %w", err)
+	}
+	lists, full, err := termLists(ctx, tx, "memories_fts", `u:"`+userToken(userID)+`"`, terms, bound)
+	if err != nil {
+		return fail(err)
+	}
+	var docs []int64
+	for _, l := range lists {
+		docs = append(docs, l...)
+	}
+	if len(docs) == 0 {
+		return nil, false, nil
+	}
+	var n, total float64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), total(`+sqlWords("text")+`) FROM memories WHERE user_id = ?`, userID).Scan(&n, &total); err != nil {
+		return fail(err)
+	}
+	list, err := json.Marshal(docs)
+	if err != nil {
+		return fail(err)
+	}
+	lens := map[int64]float64{}
+	rows, err := tx.QueryContext(ctx, `SELECT m.rowid, `+sqlWords("m.text")+` FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value`, string(list))
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			doc    int64
+			length float64
+		)
+		if err := rows.Scan(&doc, &length); err != nil {
+			return fail(err)
+		}
+		lens[doc] = length
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	avg := max(total/max(n, 1), 1)
 	scores := map[int64]float64{}
 	for _, l := range lists {
 		var spanned float64
-		if len(l) == termCandidates {
+		if bound > 0 && len(l) == bound {
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE rowid >= ? AND user_id = ?`, l[len(l)-1], userID).Scan(&spanned); err != nil {
-				return nil, fmt.Errorf("search memories: %w", err)
+				return fail(err)
 			}
 		}
 		idf := bm25IDF(n, float64(len(l)), spanned)
 		for _, d := range l {
-			scores[d] += idf * bm25TF(1)
+			scores[d] += idf * agentmem.BM25TF(1, lens[d]/avg)
 		}
 	}
-	hits, err := joinBounded(scores, q.Limit, func(docs string) ([]agentmem.TextHit, error) {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryHitColumns+`, h.score FROM (`+docsScores+`) h
-			CROSS JOIN memories m ON m.rowid = h.doc
-			WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append([]any{docs}, c.args...), q.Limit)...)
-		if err != nil {
-			return nil, fmt.Errorf("search memories: %w", err)
-		}
-		return scanHits(rows, agentmem.ScopeMemories)
-	})
-	if err != nil || len(hits) >= q.Limit {
-		return hits, err
-	}
-	return exact() // the filters left too few of the lists' (an old thread's, a category's)
+	return scores, full, nil
+}
+
+// sqlWords is SQL of the number of words of a text column, as
+// agentmem.Words counts them when words are one space apart.
+func sqlWords(col string) string {
+	return `(length(` + col + `) - length(replace(` + col + `, ' ', '')) + 1)`
 }
 
 // termLists returns, for each of terms, the rowids of the user's newest
-// termCandidates rows of table (an FTS5 index with the columns text and
+// bound (-1: all) rows of table (an FTS5 index with the columns text and
 // u) that hold it, newest first, and whether any list is full (then
 // older rows hold the word too). user is the MATCH of the user's token.
-func termLists(ctx context.Context, tx *sql.Tx, table, user string, terms []string) ([][]int64, bool, error) {
+func termLists(ctx context.Context, tx *sql.Tx, table, user string, terms []string, bound int) ([][]int64, bool, error) {
 	lists := make([][]int64, len(terms))
 	full := false
 	for i, t := range terms {
 		var err error
 		lists[i], err = rowids(ctx, tx, `SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? ORDER BY rowid DESC LIMIT ?`,
-			user+` AND text:`+ftsQuery([]string{t}), termCandidates)
+			user+` AND text:`+ftsQuery([]string{t}), bound)
 		if err != nil {
 			return nil, false, err
 		}
-		full = full || len(lists[i]) == termCandidates
+		full = full || bound > 0 && len(lists[i]) == bound
 	}
 	return lists, full, nil
 }
@@ -236,16 +277,8 @@ func bm25IDF(n, df, spanned float64) float64 {
 	if spanned > 0 {
 		df = df / spanned * n
 	}
-	idf := math.Log((n - df + 0.5) / (df + 0.5))
-	if idf <= 0 {
-		idf = 1e-6 // as FTS5
-	}
-	return idf
+	return agentmem.BM25IDF(n, df)
 }
-
-// bm25TF is BM25's weight of a word held tf times by a row of average
-// length.
-func bm25TF(tf float64) float64 { return tf * (bm25K1 + 1) / (tf + bm25K1) }
 
 // docsScores reads a JSON array of [rowid, score] pairs (joinBounded's
 // argument) as rows (doc, score).
@@ -257,24 +290,11 @@ const docsScores = `SELECT value ->> 0 AS doc, value ->> 1 AS score FROM json_ea
 // max(windowCandidates, 4×limit), then all when the filters left fewer
 // than limit of those.
 func joinBounded(scores map[int64]float64, limit int, join func(docs string) ([]agentmem.TextHit, error)) ([]agentmem.TextHit, error) {
-	type scored struct {
-		doc   int64
-		score float64
-	}
-	ranked := make([]scored, 0, len(scores))
-	for d, s := range scores {
-		ranked = append(ranked, scored{d, s})
-	}
-	slices.SortFunc(ranked, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.doc, a.doc)
-	})
-	joinRanked := func(ranked []scored) ([]agentmem.TextHit, error) {
+	ranked := agentmem.Best(scores)
+	joinRanked := func(ranked []int64) ([]agentmem.TextHit, error) {
 		pairs := make([][2]float64, len(ranked))
-		for i, r := range ranked {
-			pairs[i] = [2]float64{float64(r.doc), r.score}
+		for i, d := range ranked {
+			pairs[i] = [2]float64{float64(d), scores[d]}
 		}
 		list, err := json.Marshal(pairs)
 		if err != nil {
@@ -296,39 +316,176 @@ func joinBounded(scores map[int64]float64, limit int, join func(docs string) ([]
 // porter stemmer leaves alone.
 func userToken(userID string) string { return "u" + hex.EncodeToString([]byte(userID)) + "0" }
 
-// termCandidates is how many of the user's newest windows that hold each
-// of a query's words a search over messages reads (see searchMessages).
+// termCandidates is how many of the user's newest turns (memories) that
+// hold each of a query's words a search over messages (memories) reads
+// (see searchMessages).
 const termCandidates = 1000
 
-// searchMessages finds messages by their windows (message_windows_fts)
-// and, for those that have none yet, by their content (messages_fts).
+// searchMessages finds messages by their windows (agentmem.MessageWindow):
+// each turn is in messages_fts once, and a window is scored from its
+// turns' entries (agentmem.ScoreWindows).
 //
-// It first asks the windows' index, for each of the query's words, for
-// the user's newest termCandidates windows that hold it: newest first, no
-// ranking, so each costs what it returns. When no word fills its list,
-// the lists hold every window that matches, and the windows are ranked
-// by FTS5's BM25 (searchMessagesExact). Otherwise a common word occurs in
-// most of a long history, and ranking every window that holds one cost
-// ~300 ms over 100,000 turns (BM25 counts every match of each word for
-// its IDF): the candidates are the lists' windows, ranked in Go
-// (searchMessagesBounded); should the query's filters leave fewer than
-// q.Limit of those (a thread or an agent of long ago), every match is
-// ranked after all.
+// It asks messages_fts, for each of the query's words, for the user's
+// newest termCandidates turns that hold it: newest first, no ranking, so
+// each costs what it returns (ranking every match of a common word cost
+// ~300 ms over 100,000 turns). The windows of those turns (message_windows:
+// their other turns, their lengths) say which windows hold the word;
+// when no list is full, that is every window that holds a word of the
+// query. Windows are ranked in Go, the best joined to their messages and
+// filtered; should the filters leave fewer than q.Limit of those when a
+// list was full (a thread or an agent of long ago), every match is ranked
+// after all.
 func searchMessages(ctx context.Context, tx *sql.Tx, userID string, terms []string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
-	user := `u:"` + userToken(userID) + `"`
-	lists, full, err := termLists(ctx, tx, "message_windows_fts", user, terms)
+	join := func(docs string) ([]agentmem.TextHit, error) {
+		return joinMessages(ctx, tx, userID, q, docsScores, docs)
+	}
+	scores, full, err := windowScores(ctx, tx, userID, terms, termCandidates)
 	if err != nil {
-		return nil, fmt.Errorf("search messages: %w", err)
+		return nil, err
 	}
-	if full {
-		hits, err := searchMessagesBounded(ctx, tx, userID, terms, lists, q)
-		if err != nil || len(hits) >= q.Limit {
-			return hits, err
+	hits, err := joinBounded(scores, q.Limit, join)
+	if err != nil || len(hits) >= q.Limit || !full {
+		return hits, err
+	}
+	if scores, _, err = windowScores(ctx, tx, userID, terms, -1); err != nil {
+		return nil, err
+	}
+	return joinBounded(scores, q.Limit, join)
+}
+
+// windowRefine is how many of the best windows whose length a search
+// guessed it reads the length of (see agentmem.ScoreWindows).
+const windowRefine = 400
+
+// windowScores returns the scores of the windows that hold terms, by
+// their messages' rowids, from lists of at most bound turns a word (-1:
+// all), and whether a list was full.
+func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string, bound int) (map[int64]float64, bool, error) {
+	fail := func(err error) (map[int64]float64, bool, error) {
+		return nil, false, fmt.Errorf("search messages: %w", err)
+	}
+	lists, full, err := termLists(ctx, tx, "messages_fts", `u:"`+userToken(userID)+`"`, terms, bound)
+	if err != nil {
+		return fail(err)
+	}
+	p := agentmem.WindowPostings{
+		Lists:   lists,
+		Bound:   max(bound, 0),
+		Spanned: make([]float64, len(terms)),
+		Turns:   map[int64]agentmem.TurnWindow{},
+	}
+	seen := map[int64]bool{}
+	var docs []int64
+	for i, l := range lists {
+		if bound > 0 && len(l) == bound {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ? AND doc >= ?`, userID, l[len(l)-1]).Scan(&p.Spanned[i]); err != nil {
+				return fail(err)
+			}
 		}
-		// The filters left too few of the lists' turns (an old thread's):
-		// rank every match.
+		for _, d := range l {
+			if !seen[d] {
+				seen[d] = true
+				docs = append(docs, d)
+			}
+		}
 	}
-	return searchMessagesExact(ctx, tx, userID, user+` AND text:(`+ftsQuery(terms)+`)`, ftsQuery(terms), q)
+	if len(docs) == 0 {
+		return nil, false, nil
+	}
+	var total float64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), total(len) FROM message_windows WHERE user_id = ?`, userID).Scan(&p.Windows, &total); err != nil {
+		return fail(err)
+	}
+	if p.Windows > 0 {
+		p.AvgLen = total / p.Windows
+	}
+	list, err := json.Marshal(docs)
+	if err != nil {
+		return fail(err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT w.doc, w.near, w.len FROM json_each(?) j
+		CROSS JOIN message_windows w ON w.user_id = ? AND w.doc = j.value`, string(list), userID)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			doc  int64
+			near string
+			w    agentmem.TurnWindow
+		)
+		if err := rows.Scan(&doc, &near, &w.Len); err != nil {
+			return fail(err)
+		}
+		if w.Near, err = nearDocs(doc, near); err != nil {
+			return fail(err)
+		}
+		p.Turns[doc] = w
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	scores, err := agentmem.ScoreWindows(p, windowRefine, func(docs []int64) (map[int64]float64, error) {
+		list, err := json.Marshal(docs)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT m.rowid, w.len, m.name, m.content FROM json_each(?) j
+			CROSS JOIN messages m ON m.rowid = j.value
+			LEFT JOIN message_windows w ON w.user_id = m.user_id AND w.doc = m.rowid
+			WHERE m.user_id = ?`, string(list), userID)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		lens := map[int64]float64{}
+		for rows.Next() {
+			var (
+				doc           int64
+				length        sql.NullFloat64
+				name, content string
+			)
+			if err := rows.Scan(&doc, &length, &name, &content); err != nil {
+				return nil, err
+			}
+			lens[doc] = turnLength(length.Float64, length.Valid, name, content)
+		}
+		return lens, rows.Err()
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return scores, full, nil
+}
+
+// turnLength is the length of a turn's window (length, when it has one:
+// valid), or of the turn as a window of itself alone (its words twice).
+func turnLength(length float64, valid bool, name, content string) float64 {
+	if valid {
+		return length
+	}
+	if name != "" {
+		content = name + ": " + content
+	}
+	return 2 * agentmem.Words(content)
+}
+
+// nearDocs reads a window's other turns as message_windows keeps them
+// (near: each turn's rowid less doc, in decimal, separated by commas).
+func nearDocs(doc int64, near string) ([]int64, error) {
+	if near == "" {
+		return nil, nil
+	}
+	out := make([]int64, 0, 2*agentmem.Window)
+	for f := range strings.SplitSeq(near, ",") {
+		d, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("window %d: near %q: %w", doc, near, err)
+		}
+		out = append(out, doc+d)
+	}
+	return out, nil
 }
 
 // rowids returns the first column of a query's rows.
@@ -349,56 +506,9 @@ func rowids(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64
 	return ids, rows.Err()
 }
 
-// searchMessagesExact ranks every window of the user that matches
-// (windows, a MATCH of the user's windows) by BM25, and the user's turns
-// that have no window yet that match (match, over messages_fts).
-//
-// Only the best windowCandidates windows are joined to their messages
-// (the join, not BM25, was half the time of a search over 100,000
-// messages; docs/benchmarks.md). When fewer than q.Limit of those pass
-// the filters and more windows match than the bound, the search runs
-// again over all the matches, so what is found does not depend on the
-// bound.
-func searchMessagesExact(ctx context.Context, tx *sql.Tx, userID, windows, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
-	bound := max(windowCandidates, 4*q.Limit)
-	hits, err := searchMessagesWithin(ctx, tx, userID, windows, match, q, bound)
-	if err != nil || len(hits) >= q.Limit {
-		return hits, err
-	}
-	// Did the bound leave windows out? Counting up to one past it reads
-	// rowids only, no BM25.
-	var matched int
-	err = tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM message_windows_fts WHERE message_windows_fts MATCH ? LIMIT ?)`,
-		windows, bound+1).Scan(&matched)
-	if err != nil {
-		return nil, fmt.Errorf("search messages: %w", err)
-	}
-	if matched <= bound {
-		return hits, nil
-	}
-	return searchMessagesWithin(ctx, tx, userID, windows, match, q, -1)
-}
-
-// windowCandidates is how many of the best matching windows a search
-// joins to their messages before it looks further.
+// windowCandidates is how many of the best windows a search joins to
+// their messages before it looks further.
 const windowCandidates = 200
-
-// searchMessagesWithin is searchMessagesExact over the best bound windows
-// that match (all of them when bound is -1). Messages are joined to the
-// hits (CROSS JOIN keeps that order: otherwise SQLite may read all of the
-// user's messages and look each up among the hits). The u column weighs
-// nothing in BM25.
-func searchMessagesWithin(ctx context.Context, tx *sql.Tx, userID, windows, match string, q agentmem.TextQuery, bound int) ([]agentmem.TextHit, error) {
-	return joinMessages(ctx, tx, userID, q, `WITH w AS (
-			SELECT rowid AS doc, -bm25(message_windows_fts, 1.0, 0.0) AS score FROM message_windows_fts WHERE message_windows_fts MATCH ?
-			ORDER BY score DESC LIMIT ?
-		)
-		SELECT doc, score FROM w
-		UNION ALL
-		SELECT rowid, -bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ?
-			AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = ? AND w.doc = messages_fts.rowid)`,
-		windows, bound, match, userID)
-}
 
 // joinMessages returns the best q.Limit hits of hits, a query of (doc,
 // score) rows, joined to the user's messages and their threads, filtered.
@@ -410,107 +520,12 @@ func joinMessages(ctx context.Context, tx *sql.Tx, userID string, q agentmem.Tex
 	rows, err := tx.QueryContext(ctx, `SELECT `+messageHitColumns+`, h.score FROM (`+hits+`) h
 		CROSS JOIN messages m ON m.rowid = h.doc
 		JOIN threads t ON t.user_id = m.user_id AND t.id = m.thread_id
-		WHERE `+c.String()+` ORDER BY h.score DESC, m.id LIMIT ?`, append(append(args, c.args...), q.Limit)...)
+		WHERE `+c.String()+` ORDER BY h.score DESC, m.rowid DESC LIMIT ?`, append(append(args, c.args...), q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("search messages: %w", err)
 	}
 	return scanHits(rows, agentmem.ScopeMessages)
 }
-
-// bm25K1 is BM25's k1, as FTS5's. (Rows ranked in Go are taken to be of
-// average length, so b, 0.75 in FTS5, plays no part.)
-const bm25K1 = 1.2
-
-// searchMessagesBounded ranks the windows of lists (each the user's
-// newest termCandidates windows holding a term of terms, newest first)
-// and the turns that have no window yet, in Go, by BM25 over what the
-// lists tell:
-//
-//   - a word's IDF from the user's windows: the number of the user's
-//     windows (N) and of those holding the word, counted when its list is
-//     not full, estimated from its share of the windows its list spans
-//     when it is;
-//   - its frequency in a window: 2 when the window's own turn holds it
-//     (the turn is written twice in its window, agentmem.WindowText; read
-//     from messages_fts over the span of the list), 1 when only its
-//     neighbours do; a window of average length.
-//
-// A window older than a word's list (the word's termCandidates newer
-// windows hold it) is scored without that word: over a long history,
-// search prefers the newer of windows that hold the same rarer words.
-// Turns without a window yet are those of the own lists that are the
-// user's and have none (at most looseCandidates, newest first).
-func searchMessagesBounded(ctx context.Context, tx *sql.Tx, userID string, terms []string, lists [][]int64, q agentmem.TextQuery) ([]agentmem.TextHit, error) {
-	var n float64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ?`, userID).Scan(&n); err != nil {
-		return nil, fmt.Errorf("search messages: %w", err)
-	}
-	scores := map[int64]float64{}
-	loose := map[int64]float64{} // turns holding a word that no list has, and their scores
-	for i, t := range terms {
-		l := lists[i]
-		var from int64
-		var spanned float64
-		if len(l) == termCandidates {
-			from = l[len(l)-1]
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM message_windows WHERE user_id = ? AND doc >= ?`, userID, from).Scan(&spanned); err != nil {
-				return nil, fmt.Errorf("search messages: %w", err)
-			}
-		}
-		idf := bm25IDF(n, float64(len(l)), spanned)
-		own, err := rowids(ctx, tx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?`,
-			ftsQuery([]string{t}), from, 4*termCandidates)
-		if err != nil {
-			return nil, fmt.Errorf("search messages: %w", err)
-		}
-		holds := make(map[int64]bool, len(own))
-		for _, d := range own {
-			holds[d] = true
-		}
-		for _, d := range l {
-			tf := 1.0
-			if holds[d] {
-				tf = 2
-			}
-			scores[d] += idf * bm25TF(tf)
-		}
-		for _, d := range own {
-			if _, ok := scores[d]; !ok {
-				loose[d] += idf * bm25TF(2)
-			}
-		}
-	}
-	// Of the loose turns, the user's without a window.
-	var ids []int64
-	for d := range loose {
-		if _, ok := scores[d]; !ok {
-			ids = append(ids, d)
-		}
-	}
-	slices.Sort(ids)
-	ids = ids[max(0, len(ids)-looseCandidates):]
-	if len(ids) > 0 {
-		list, err := json.Marshal(ids)
-		if err != nil {
-			return nil, fmt.Errorf("search messages: %w", err)
-		}
-		bare, err := rowids(ctx, tx, `SELECT m.rowid FROM json_each(?) j CROSS JOIN messages m ON m.rowid = j.value
-			WHERE m.user_id = ? AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = m.user_id AND w.doc = m.rowid)`, string(list), userID)
-		if err != nil {
-			return nil, fmt.Errorf("search messages: %w", err)
-		}
-		for _, d := range bare {
-			scores[d] = loose[d]
-		}
-	}
-	return joinBounded(scores, q.Limit, func(docs string) ([]agentmem.TextHit, error) {
-		return joinMessages(ctx, tx, userID, q, docsScores, docs)
-	})
-}
-
-// looseCandidates bounds the turns without a window that a bounded search
-// looks up (see searchMessagesBounded).
-const looseCandidates = 2000
 
 // searchPassages searches chunks or the newest summary of each thread.
 func searchPassages(ctx context.Context, tx *sql.Tx, userID, scope, match string, q agentmem.TextQuery) ([]agentmem.TextHit, error) {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestSearchMessages_Bound(t *testing.T) {
 			ws := make([]agentmem.MessageWindow, turns)
 			for i := range msgs {
 				msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprintf(text, th, i)}
-				ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Text: msgs[i].Content}
+				ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Turns: []int64{int64(i + 1)}}
 			}
 			if _, err := s.AppendMessages(ctx, user, id, msgs, agentmem.AppendOptions{}); err != nil {
 				t.Fatal(err)
@@ -46,8 +47,19 @@ func TestSearchMessages_Bound(t *testing.T) {
 		t.Helper()
 		var hits []agentmem.TextHit
 		err := s.read(ctx, func(tx *sql.Tx) error {
-			var err error
-			hits, err = searchMessagesWithin(ctx, tx, user, `u:"`+userToken(user)+`" AND text:`+ftsQuery([]string{"kiwi"}), ftsQuery([]string{"kiwi"}), q, -1)
+			scores, _, err := windowScores(ctx, tx, user, []string{"kiwi"}, -1)
+			if err != nil {
+				return err
+			}
+			var pairs [][2]float64
+			for _, d := range agentmem.Best(scores) {
+				pairs = append(pairs, [2]float64{float64(d), scores[d]})
+			}
+			docs, err := json.Marshal(pairs)
+			if err != nil {
+				return err
+			}
+			hits, err = joinMessages(ctx, tx, user, q, docsScores, string(docs))
 			return err
 		})
 		if err != nil {
@@ -78,7 +90,15 @@ func TestSearchMessages_Bound(t *testing.T) {
 				t.Fatalf("%s: hit %+v", tc.user, h)
 			}
 		}
-		if diff := cmp.Diff(all(tc.user, tc.q), got); diff != "" {
+		// Equal scores may come in another order (SortHits orders them by
+		// ID, the bound by their rowids): the scores must be the same.
+		scores := func(hits []agentmem.TextHit) (s []float64) {
+			for _, h := range hits {
+				s = append(s, h.Score)
+			}
+			return s
+		}
+		if diff := cmp.Diff(scores(all(tc.user, tc.q)), scores(got)); diff != "" {
 			t.Fatalf("%s %+v: bounded search differs from the search of all matches (-all +bounded):\n%s", tc.user, tc.q.Filter, diff)
 		}
 	}
@@ -99,13 +119,12 @@ func TestSearchMessages_Bounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs := make([]*agentmem.Message, len(texts))
-		ws := make([]agentmem.MessageWindow, windowed)
+		seqs := make([]int64, len(texts))
 		for i := range msgs {
 			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: texts[i]}
-			if i < windowed {
-				ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Text: agentmem.WindowText(texts, i)}
-			}
+			seqs[i] = int64(i + 1)
 		}
+		ws := agentmem.TurnWindows(seqs)[:windowed]
 		for i := 0; i < len(msgs); i += agentmem.MaxPageSize {
 			if _, err := s.AppendMessages(ctx, user, thread, msgs[i:min(i+agentmem.MaxPageSize, len(msgs))], agentmem.AppendOptions{}); err != nil {
 				t.Fatal(err)

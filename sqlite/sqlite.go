@@ -506,7 +506,8 @@ func (s *Store) inSavepoint(tx *sql.Tx, fn func(tx *sql.Tx) error) error {
 // nearly one segment per message of a group and cost a third of the
 // append throughput (docs/benchmarks.md).
 const (
-	indexQueuedQuery = `INSERT INTO messages_fts (rowid, content) SELECT m.rowid, m.content FROM messages_fts_queue q JOIN messages m ON m.rowid = q.doc
+	indexQueuedQuery = `INSERT INTO messages_fts (rowid, text, u) SELECT m.rowid, CASE WHEN m.name != '' THEN m.name || ': ' || m.content ELSE m.content END,
+		'u' || lower(hex(m.user_id)) || '0' FROM messages_fts_queue q JOIN messages m ON m.rowid = q.doc
 		ORDER BY q.doc`
 	emptyQueueQuery = `DELETE FROM messages_fts_queue`
 )

@@ -132,11 +132,16 @@ func TestWriteSlices(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs := make([]*agentmem.Message, n)
-		ws := make([]agentmem.MessageWindow, len(msgs))
+		seqs := make([]int64, len(msgs))
 		for i := range msgs {
+			// Every third turn says the words; each turn's window holds one.
 			msgs[i] = &agentmem.Message{Role: agentmem.RoleUser, Content: fmt.Sprint("turn ", i)}
-			ws[i] = agentmem.MessageWindow{Seq: int64(i + 1), Text: fmt.Sprintf("kiwi window %s %d", tc.thread, i)}
+			if i%3 == 0 {
+				msgs[i].Content = "kiwi " + tc.thread
+			}
+			seqs[i] = int64(i + 1)
 		}
+		ws := agentmem.TurnWindows(seqs)
 		out, err := s.AppendMessages(ctx, "alice", tc.thread, msgs, agentmem.AppendOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -149,13 +149,12 @@ func testMessageWindows(t *testing.T, s agentmem.Store) {
 	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[2].ID))
 	wantHits(t, only("painted"), key(agentmem.ScopeMessages, msgs[0].ID))
 
-	wantCode(t, s.PutMessageWindows(ctx, "bob", th.ID, []agentmem.MessageWindow{{Seq: 1, Text: "x"}}), agentmem.ENOTFOUND)
-	turns := []string{msgs[0].Content, msgs[1].Content, msgs[2].Content}
-	var ws []agentmem.MessageWindow
-	for i := range turns {
-		ws = append(ws, agentmem.MessageWindow{Seq: int64(i + 1), Text: agentmem.WindowText(turns, i)})
+	wantCode(t, s.PutMessageWindows(ctx, "bob", th.ID, []agentmem.MessageWindow{{Seq: 1, Turns: []int64{1}}}), agentmem.ENOTFOUND)
+	for _, bad := range [][]int64{nil, {2, 3}, {1, 2, 3, 4, 5, 6}} {
+		wantCode(t, s.PutMessageWindows(ctx, "alice", th.ID, []agentmem.MessageWindow{{Seq: 1, Turns: bad}}), agentmem.EINVALID)
 	}
-	ws = append(ws, agentmem.MessageWindow{Seq: 4, Text: "system windows are ignored"}, agentmem.MessageWindow{Seq: 99, Text: "no such message"})
+	ws := agentmem.TurnWindows([]int64{1, 2, 3})
+	ws = append(ws, agentmem.MessageWindow{Seq: 4, Turns: []int64{3, 4}}, agentmem.MessageWindow{Seq: 99, Turns: []int64{99}})
 	if err := s.PutMessageWindows(ctx, "alice", th.ID, ws); err != nil {
 		t.Fatal(err)
 	}
@@ -165,27 +164,33 @@ func testMessageWindows(t *testing.T, s agentmem.Store) {
 	if h := hits[0]; h.Text != msgs[0].Content && h.Text != msgs[2].Content {
 		t.Fatalf("best hit %+v; want the message that says one of the words itself", h)
 	}
+	if h := hits[2]; h.ID != msgs[1].ID {
+		t.Fatalf("last hit %+v; want the message that says neither word", h)
+	}
 	for _, h := range hits {
 		if h.Text != map[string]string{msgs[0].ID: msgs[0].Content, msgs[1].ID: msgs[1].Content, msgs[2].ID: msgs[2].Content}[h.ID] {
 			t.Fatalf("hit %+v carries a text other than its message's content", h)
 		}
 	}
-	wantHits(t, only("ignored"))
-	// A window written again replaces the old one.
-	if err := s.PutMessageWindows(ctx, "alice", th.ID, []agentmem.MessageWindow{{Seq: 2, Text: "What was it? Ocean"}}); err != nil {
+	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[1].ID), key(agentmem.ScopeMessages, msgs[2].ID))
+	wantHits(t, only("system prompt"))
+	// Windows written again replace the old ones.
+	if err := s.PutMessageWindows(ctx, "alice", th.ID, []agentmem.MessageWindow{{Seq: 1, Turns: []int64{1}}, {Seq: 2, Turns: []int64{2}}, {Seq: 3, Turns: []int64{3}}}); err != nil {
 		t.Fatal(err)
 	}
-	wantHits(t, only("ocean"), key(agentmem.ScopeMessages, msgs[1].ID))
-	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[2].ID))
+	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[2].ID))
+	if err := s.PutMessageWindows(ctx, "alice", th.ID, agentmem.TurnWindows([]int64{1, 2, 3})); err != nil {
+		t.Fatal(err)
+	}
 	// New messages without a window are found by their content, beside
 	// windowed ones.
 	late := MustAppend(t, s, "alice", th.ID, "user", "another sunset tomorrow")
-	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[2].ID), key(agentmem.ScopeMessages, late[0].ID))
+	wantHits(t, only("sunset"), key(agentmem.ScopeMessages, msgs[0].ID), key(agentmem.ScopeMessages, msgs[1].ID), key(agentmem.ScopeMessages, msgs[2].ID), key(agentmem.ScopeMessages, late[0].ID))
 	// Windows leave with their messages.
 	if err := s.DeleteThread(ctx, "alice", th.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	wantHits(t, only("sunset ocean painted"))
+	wantHits(t, only("sunset painted"))
 }
 
 func testSummarySearch(t *testing.T, s agentmem.Store) {

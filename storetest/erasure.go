@@ -57,7 +57,7 @@ func jobWrites(s agentmem.Store, user, firstMsg string) map[string]func(ctx cont
 			return s.PutVectors(ctx, user, []agentmem.Vector{{Scope: agentmem.ScopeSummaries, ID: "t1", Space: space, Vec: []float32{1, 1}}})
 		},
 		"PutMessageWindows": func(ctx context.Context) error {
-			return s.PutMessageWindows(ctx, user, "t1", []agentmem.MessageWindow{{Seq: 1, Text: "window of the first turn"}})
+			return s.PutMessageWindows(ctx, user, "t1", []agentmem.MessageWindow{{Seq: 1, Turns: []int64{1}}})
 		},
 		"PutChunks": func(ctx context.Context) error {
 			return s.PutChunks(ctx, user, []*agentmem.Chunk{{ThreadID: "t1", SeqFrom: 1, SeqTo: 2, Turns: 1, Text: "a chunk", CreatedAt: at}})

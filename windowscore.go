@@ -1,0 +1,198 @@
+package agentmem
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Full-text search over messages finds a message by its window (see
+// MessageWindow), but stores index each turn once: a window's score is
+// added up at query time from its turns' entries in the index, which is
+// what WindowPostings holds and ScoreWindows ranks.
+
+// WindowPostings is what a store read of a user's full-text index of
+// turns for a query of Terms words, for ScoreWindows. A turn is named by
+// its key in the store (a rowid on SQLite, a seq on PostgreSQL), which
+// grows with each turn of a thread.
+type WindowPostings struct {
+	// Lists are, for each of the query's words, the user's turns that hold
+	// it, newest first: all of them, or the newest Bound.
+	Lists [][]int64
+	// Bound is the most turns a list holds; a list of Bound turns is full
+	// (older turns may hold the word too). 0: lists are never full.
+	Bound int
+	// Spanned is, for each full list, how many of the user's windows are
+	// at least as new as the oldest turn it holds (the share of the
+	// history the list covers: the word's frequency is estimated from it).
+	Spanned []float64
+	// Windows is how many windows the user has; AvgLen is their average
+	// length in words (0: the average of Turns').
+	Windows, AvgLen float64
+	// Turns are the windows of the lists' turns that have one, by turn.
+	Turns map[int64]TurnWindow
+}
+
+// TurnWindow is what a store keeps of a turn's window: its other turns
+// (the turns whose windows hold this one: the relation is symmetric) and
+// its length in words, its own turn's counted twice.
+type TurnWindow struct {
+	Near []int64
+	Len  float64
+}
+
+// BM25's parameters, as SQLite's FTS5 and Lucene set them.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// BM25IDF is the IDF of a word held by df of n rows, as Lucene's BM25
+// has it: never zero, so that a word most of a user's items hold still
+// counts a little (a name in a conversation between two people: FTS5's
+// form, which floors it at a millionth, ranked windows holding the name
+// no higher than those that do not, when statistics were a user's alone).
+func BM25IDF(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// BM25TF is BM25's weight of a word held tf times by a row whose length
+// is rel times the average.
+func BM25TF(tf, rel float64) float64 {
+	return tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*rel))
+}
+
+// ScoreWindows ranks the windows that hold a query's words by BM25 over
+// their turns, as an index of each window's text (WindowText: its own
+// turn twice) would, save that a turn holding a word counts once however
+// often it says it:
+//
+//   - a word's frequency in a window is the number of its turns that
+//     hold it, its own turn's counted twice;
+//   - its IDF is over the user's windows: those holding it counted when
+//     its list is not full, estimated from their share of the windows its
+//     list spans when it is (older windows are then scored without it:
+//     over a long history, the newer of windows holding the same words
+//     rank first);
+//   - a window's length is its own (TurnWindow.Len) when known, the
+//     average otherwise; lens is asked for the lengths of the best
+//     windows whose turns the lists do not hold (at most refine of
+//     them), as their own windows were not read.
+//
+// A listed turn without a window yet is scored as a window of itself
+// alone, its words twice (lens says its length). It returns the scores
+// by window (the key of its own turn).
+func ScoreWindows(p WindowPostings, refine int, lens func(docs []int64) (map[int64]float64, error)) (map[int64]float64, error) {
+	terms := len(p.Lists)
+	tf := map[int64][]float64{}
+	credit := func(doc int64, i int, n float64) {
+		t := tf[doc]
+		if t == nil {
+			t = make([]float64, terms)
+			tf[doc] = t
+		}
+		t[i] += n
+	}
+	df := make([]float64, terms)
+	for i, l := range p.Lists {
+		for _, d := range l {
+			credit(d, i, 2)
+			for _, n := range p.Turns[d].Near {
+				credit(n, i, 1)
+			}
+		}
+	}
+	for _, t := range tf {
+		for i, n := range t {
+			if n > 0 {
+				df[i]++
+			}
+		}
+	}
+	idf := make([]float64, terms)
+	n := max(p.Windows, float64(len(tf)), 1) // turns without a window yet count too
+	for i, l := range p.Lists {
+		d := df[i]
+		if p.Bound > 0 && len(l) >= p.Bound && i < len(p.Spanned) && p.Spanned[i] > 0 {
+			d = min(d/p.Spanned[i]*n, n)
+		}
+		idf[i] = BM25IDF(max(n, d), d)
+	}
+	avg := p.AvgLen
+	if avg <= 0 && len(p.Turns) > 0 {
+		for _, w := range p.Turns {
+			avg += w.Len
+		}
+		avg /= float64(len(p.Turns))
+	}
+	if avg <= 0 {
+		avg = 1
+	}
+	score := func(doc int64, length float64) float64 {
+		rel := 1.0
+		if length > 0 {
+			rel = length / avg
+		}
+		s := 0.0
+		for i, n := range tf[doc] {
+			if n > 0 {
+				s += idf[i] * BM25TF(n, rel)
+			}
+		}
+		return s
+	}
+	scores := make(map[int64]float64, len(tf))
+	var unknown []int64
+	for doc := range tf {
+		w, ok := p.Turns[doc]
+		if ok {
+			scores[doc] = score(doc, w.Len)
+		} else {
+			scores[doc] = score(doc, 0)
+			unknown = append(unknown, doc)
+		}
+	}
+	if lens == nil || len(unknown) == 0 {
+		return scores, nil
+	}
+	// The best of the windows whose length is a guess, read.
+	sortBest(unknown, scores)
+	unknown = unknown[:min(refine, len(unknown))]
+	known, err := lens(unknown)
+	if err != nil {
+		return nil, err
+	}
+	for _, doc := range unknown {
+		if l, ok := known[doc]; ok {
+			scores[doc] = score(doc, l)
+		}
+	}
+	return scores, nil
+}
+
+// Words is the length of a turn's text in a window, in words (runs of
+// characters between spaces).
+func Words(text string) float64 { return float64(len(strings.Fields(text))) }
+
+// Best returns the keys of scores, best first (the greater key first
+// among equals).
+func Best(scores map[int64]float64) []int64 {
+	keys := make([]int64, 0, len(scores))
+	for k := range scores {
+		keys = append(keys, k)
+	}
+	sortBest(keys, scores)
+	return keys
+}
+
+// sortBest sorts keys by their scores, best first (the greater key first
+// among equals).
+func sortBest(keys []int64, scores map[int64]float64) {
+	slices.SortFunc(keys, func(a, b int64) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(b, a)
+	})
+}
