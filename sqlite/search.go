@@ -310,8 +310,8 @@ func joinBounded(scores map[int64]float64, limit int, join func(docs string) ([]
 	return joinRanked(ranked) // the filters left too few of the best
 }
 
-// userToken is a user's token in the u column of message_windows_fts
-// (migration/0018_window_user.sql): "u", the user ID in hex, "0", one
+// userToken is a user's token in the u column of messages_fts and
+// memories_fts (migrations 0019 and 0020_turn_index.sql): "u", the user ID in hex, "0", one
 // token of letters and digits that the tokenizer keeps whole and the
 // porter stemmer leaves alone.
 func userToken(userID string) string { return "u" + hex.EncodeToString([]byte(userID)) + "0" }
