@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Limits of chunks.
@@ -15,10 +16,9 @@ const (
 )
 
 // Chunk is a passage of k consecutive turns of a thread (seed 001's
-// interactions): their flattened text ("name: content" per turn, one per
-// line), the seqs it covers, a summary, its topics and the entities it
-// names. Search finds chunks by their text, summary, topics and
-// entities (scope chunks).
+// interactions): their flattened text (ChunkText), the seqs it covers, a
+// summary, its topics and the entities it names. Search finds chunks by
+// their text, summary, topics and entities (scope chunks).
 // A thread's chunks do not overlap; each is identified by its thread and
 // SeqFrom, and writing a chunk again replaces it (keeping its ID).
 type Chunk struct {
@@ -28,7 +28,7 @@ type Chunk struct {
 	SeqFrom   int64     `json:"seq_from"`
 	SeqTo     int64     `json:"seq_to"`
 	Turns     int       `json:"turns"` // user and assistant turns in it
-	Text      string    `json:"text"`
+	Text      string    `json:"text"`  // ChunkText of its turns, which stores read rather than keep
 	Summary   string    `json:"summary"`
 	Topics    []string  `json:"topics"`
 	Entities  []string  `json:"entities"`
@@ -36,6 +36,8 @@ type Chunk struct {
 }
 
 // Validate checks a chunk about to be put and fills in empty label lists.
+// Its Text is not checked: a store derives it from the chunk's turns (see
+// ChunkStore.PutChunks).
 func (c *Chunk) Validate() error {
 	if err := ValidateUserID(c.UserID); err != nil {
 		return err
@@ -51,16 +53,11 @@ func (c *Chunk) Validate() error {
 	if c.SeqFrom < 1 || c.SeqTo < c.SeqFrom {
 		return Errorf(EINVALID, "A chunk's seqs must make a range (1 ≤ seq_from ≤ seq_to), not %d…%d.", c.SeqFrom, c.SeqTo)
 	}
-	for _, f := range []struct{ name, text string }{{"text", c.Text}, {"summary", c.Summary}} {
-		if err := ValidateText(f.name, f.text); err != nil {
-			return err
-		}
-		if len(f.text) > MaxChunkBytes {
-			return Errorf(ETOOLARGE, "A chunk's %s is larger than the limit of %d bytes.", f.name, MaxChunkBytes)
-		}
+	if err := ValidateText("summary", c.Summary); err != nil {
+		return err
 	}
-	if strings.TrimSpace(c.Text) == "" {
-		return Errorf(EINVALID, "A chunk's text is required.")
+	if len(c.Summary) > MaxChunkBytes {
+		return Errorf(ETOOLARGE, "A chunk's summary is larger than the limit of %d bytes.", MaxChunkBytes)
 	}
 	for _, l := range []struct {
 		name string
@@ -79,6 +76,49 @@ func (c *Chunk) Validate() error {
 		}
 	}
 	return ValidateTime("created_at", c.CreatedAt)
+}
+
+// ChunkText returns the text of a chunk of msgs: each turn among them
+// (Message.IsTurn: tool and system messages are left out) on a line of its
+// own, as its name, or its role when it has none, then ": " and its
+// content ("user: I ran a marathon\nCoach: Well done!"), cut by
+// CutChunkText. The indexer builds a chunk's text with it; the stores,
+// which keep no copy of the text, join the turns in the same way (in SQL)
+// whenever they read the chunk.
+func ChunkText(msgs []*Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		if !m.IsTurn() {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		who := m.Role
+		if m.Name != "" {
+			who = m.Name
+		}
+		b.WriteString(who)
+		b.WriteString(": ")
+		b.WriteString(m.Content)
+		if b.Len() > MaxChunkBytes {
+			break
+		}
+	}
+	return CutChunkText(b.String())
+}
+
+// CutChunkText returns the first MaxChunkBytes of a chunk's text (its
+// turns joined as ChunkText joins them), cut at the start of a character.
+func CutChunkText(s string) string {
+	if len(s) <= MaxChunkBytes {
+		return s
+	}
+	n := MaxChunkBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // SummaryVectorSuffix ends the vector ID of a chunk's summary: a chunk
@@ -148,12 +188,17 @@ func WindowTurns(n, i int) (from, to int) { return max(0, i-Window), min(n, i+Wi
 type ChunkStore interface {
 	// PutChunks stores chunks of a user, each replacing the chunk of its
 	// thread with the same SeqFrom (which keeps its ID); a new chunk gets a
-	// new ID. It fills in the IDs. Returns ENOTFOUND if a chunk's thread
-	// does not exist, EINVALID as Chunk.Validate.
+	// new ID. It fills in the IDs. A chunk's Text is not stored: it is
+	// ChunkText of the thread's messages SeqFrom..SeqTo, which PutChunks
+	// sets it to (whatever it was) and indexes, and which every read of the
+	// chunk (FindChunks, search, FindItems) assembles again from the
+	// messages. Returns ENOTFOUND if a chunk's thread does not exist,
+	// EINVALID as Chunk.Validate or if its seqs hold no turn.
 	PutChunks(ctx context.Context, userID string, cs []*Chunk) error
 
-	// FindChunks returns a thread's chunks in seq order; an empty slice
-	// when it has none. Returns ENOTFOUND if the thread does not exist.
+	// FindChunks returns a thread's chunks in seq order, with their text
+	// (see PutChunks); an empty slice when it has none. Returns ENOTFOUND
+	// if the thread does not exist.
 	FindChunks(ctx context.Context, userID, threadID string) ([]*Chunk, error)
 
 	// LastChunkEnd returns the SeqTo of a thread's last chunk, 0 when it

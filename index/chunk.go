@@ -208,23 +208,16 @@ func (ix *Indexer) indexChunks(ctx context.Context, th *agentmem.Thread) error {
 	return ix.Store.PutVectors(ctx, th.UserID, vs)
 }
 
-// makeChunk flattens turns into a chunk with its summary, topics and
+// makeChunk flattens turns into a chunk (agentmem.ChunkText, which the
+// store sets again from the same turns) with its summary, topics and
 // entities (by ix.Describer).
 func (ix *Indexer) makeChunk(ctx context.Context, th *agentmem.Thread, turns []*agentmem.Message) (*agentmem.Chunk, error) {
-	lines := make([]string, len(turns))
-	for i, m := range turns {
-		who := m.Role
-		if m.Name != "" {
-			who = m.Name
-		}
-		lines[i] = who + ": " + m.Content
-	}
 	c := &agentmem.Chunk{
 		ThreadID:  th.ID,
 		SeqFrom:   turns[0].Seq,
 		SeqTo:     turns[len(turns)-1].Seq,
 		Turns:     len(turns),
-		Text:      prompt.Truncate(strings.Join(lines, "\n"), agentmem.MaxChunkBytes),
+		Text:      agentmem.ChunkText(turns),
 		CreatedAt: turns[len(turns)-1].CreatedAt,
 	}
 	var d ChunkDescriber = HeuristicDescriber{Summarize: ix.Summarize}

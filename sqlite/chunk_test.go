@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"testing"
@@ -18,8 +19,10 @@ func TestMigration_ChunkLabels(t *testing.T) {
 	path, db, exec := migratedBefore(t, "_chunk_labels_search.sql")
 	exec(`INSERT INTO users (user_id, created_at) VALUES ('alice', 1)`)
 	exec(`INSERT INTO threads (user_id, id, message_count, last_seq, created_at, updated_at) VALUES ('alice', 't1', 2, 2, 1, 1)`)
+	exec(`INSERT INTO messages (user_id, thread_id, seq, id, role, content, token_count, created_at)
+		VALUES ('alice', 't1', 1, 'm1', 'user', 'look at the numbers', 1, 1), ('alice', 't1', 2, 'm2', 'assistant', 'sure', 1, 1)`)
 	exec(`INSERT INTO chunks (user_id, id, thread_id, seq_from, seq_to, turns, text, summary, topics, entities, created_at)
-		VALUES ('alice', 'c1', 't1', 1, 2, 2, 'user: look at the numbers\nassistant: sure', 'The numbers.', '["retirement savings"]', '["Vanguard"]', 1)`)
+		VALUES ('alice', 'c1', 't1', 1, 2, 2, 'user: look at the numbers' || char(10) || 'assistant: sure', 'The numbers.', '["retirement savings"]', '["Vanguard"]', 1)`)
 	db.Close()
 
 	s := testutil.MustOpenSQLiteFile(t, path)
@@ -113,6 +116,118 @@ func TestMigration_WindowUser(t *testing.T) {
 	}
 	if got := search("bob", "cherry"); !slices.Equal(got, []string{"cherry"}) {
 		t.Fatalf("bob, cherry: %q, want his turn alone", got)
+	}
+	mustIntegrity(t, s)
+}
+
+// TestMigration_ChunkTurns: the migration after which chunks read their
+// turns rather than keep their text drops the text and keeps the chunks
+// stored before it found by it (their index rebuilt, contentless, from the
+// text they kept): reads return the text as the indexer built it, from
+// the turns (a name, a tool message in the range), and the index follows
+// a chunk written again or deleted from then on.
+func TestMigration_ChunkTurns(t *testing.T) {
+	path, db, exec := migratedBefore(t, "_chunk_turns.sql")
+	exec(`INSERT INTO users (user_id, created_at) VALUES ('alice', 1), ('bob', 1)`)
+	exec(`INSERT INTO threads (user_id, id, message_count, last_seq, created_at, updated_at) VALUES ('alice', 't1', 4, 4, 1, 1), ('bob', 't1', 1, 1, 1, 1)`)
+	for _, m := range []struct {
+		user                string
+		seq                 int
+		role, name, content string
+	}{
+		{"alice", 1, "user", "Caroline", "I painted a sunset"},
+		{"alice", 2, "tool", "", "drizzle over the lake"},
+		{"alice", 3, "assistant", "", "Lovely colours"},
+		{"alice", 4, "user", "", "see you"},
+		{"bob", 1, "user", "", "a sunset too"},
+	} {
+		exec(`INSERT INTO messages (user_id, thread_id, seq, id, role, name, content, token_count, created_at) VALUES (?, 't1', ?, ?, ?, ?, ?, 1, 1)`,
+			m.user, m.seq, fmt.Sprint("m", m.seq), m.role, m.name, m.content)
+	}
+	want := map[string]string{"c1": "Caroline: I painted a sunset\nassistant: Lovely colours", "c2": "user: see you", "c3": "user: a sunset too"}
+	for _, c := range []struct {
+		user, id       string
+		from, to       int
+		summary, topic string
+	}{
+		{"alice", "c1", 1, 3, "A painting.", `["art"]`},
+		{"alice", "c2", 4, 4, "Goodbye.", `[]`},
+		{"bob", "c3", 1, 1, "Bob's sunset.", `[]`},
+	} {
+		exec(`INSERT INTO chunks (user_id, id, thread_id, seq_from, seq_to, turns, text, summary, topics, created_at) VALUES (?, ?, 't1', ?, ?, 2, ?, ?, ?, 1)`,
+			c.user, c.id, c.from, c.to, want[c.id], c.summary, c.topic)
+	}
+	db.Close()
+
+	s := testutil.MustOpenSQLiteFile(t, path)
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var cols int
+	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name = 'text'`).Scan(&cols); err != nil || cols != 0 {
+		t.Fatalf("chunks' text column: %d, %v; want it dropped", cols, err)
+	}
+	search := func(user, q string) []string {
+		t.Helper()
+		hits, err := s.SearchText(ctx, user, agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeChunks}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			if h.Text != want[h.ID] {
+				t.Errorf("%q: hit %s has text %q, want %q", q, h.ID, h.Text, want[h.ID])
+			}
+			got = append(got, h.ID)
+		}
+		return got
+	}
+	for _, tt := range []struct {
+		user, q string
+		want    []string
+	}{
+		{"alice", "sunset", []string{"c1"}},
+		{"alice", "caroline colours", []string{"c1"}},
+		{"alice", "art", []string{"c1"}},
+		{"alice", "goodbye", []string{"c2"}},
+		{"alice", "drizzle", nil},
+		{"bob", "sunset", []string{"c3"}},
+	} {
+		if got := search(tt.user, tt.q); !slices.Equal(got, tt.want) {
+			t.Errorf("%s, %q: %v, want %v", tt.user, tt.q, got, tt.want)
+		}
+	}
+	cs, err := s.FindChunks(ctx, "alice", "t1")
+	if err != nil || len(cs) != 2 || cs[0].Text != want["c1"] || cs[1].Text != want["c2"] || cs[0].Topics[0] != "art" {
+		t.Fatalf("FindChunks: %+v, %v", cs, err)
+	}
+	// Written again: the index holds its new summary and labels, and
+	// none of the old.
+	c := &agentmem.Chunk{ThreadID: "t1", SeqFrom: 1, SeqTo: 3, Turns: 2, Summary: "A walk.", Topics: []string{"outdoors"}, CreatedAt: time.UnixMicro(1).UTC()}
+	if err := s.PutChunks(ctx, "alice", []*agentmem.Chunk{c}); err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != "c1" || c.Text != want["c1"] {
+		t.Fatalf("written again: %s, %q; want c1 with its turns' text", c.ID, c.Text)
+	}
+	if got := search("alice", "art"); len(got) != 0 {
+		t.Fatalf("art: %v, want the old topic gone", got)
+	}
+	if got := search("alice", "outdoors walk sunset"); !slices.Equal(got, []string{"c1"}) {
+		t.Fatalf("outdoors walk sunset: %v, want c1", got)
+	}
+	mustIntegrity(t, s)
+	if err := s.DeleteThread(ctx, "alice", "t1", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("alice", "sunset goodbye walk"); len(got) != 0 {
+		t.Fatalf("after the thread's deletion: %v", got)
+	}
+	if got := search("bob", "sunset"); !slices.Equal(got, []string{"c3"}) {
+		t.Fatalf("bob, after alice's deletion: %v, want c3", got)
 	}
 	mustIntegrity(t, s)
 }

@@ -46,8 +46,9 @@ func Pragmas(ctx context.Context, s *Store) (journalMode string, synchronous int
 }
 
 // CheckSearchIndexes runs FTS5's integrity check of the full-text indexes
-// against the memories, messages and chunks they index; it fails if an index
-// holds a row differently from its table.
+// against the memories and messages they index, and of the chunks' index
+// (contentless: migration 0021) in itself; it fails if an index holds a
+// row differently from its table, or is corrupt.
 func CheckSearchIndexes(ctx context.Context, s *Store) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if err := s.indexQueued(tx); err != nil { // what the group wrote before

@@ -27,7 +27,8 @@ func ftsQuery(terms []string) string {
 const (
 	memoryHitColumns  = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, m.agent_id, m.category, m.kind, m.invalid_at, m.importance`
 	messageHitColumns = `m.id, m.content, m.thread_id, m.seq, m.created_at, t.agent_id, m.role, m.name`
-	chunkHitColumns   = `m.id, m.text, m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
+	// A chunk's text is read from its turns (fillChunkTexts).
+	chunkHitColumns = `m.id, '', m.thread_id, m.seq_from, m.seq_to, m.created_at, t.agent_id`
 	// A summary's ID is its thread's, its seqs 1..through_seq.
 	summaryHitColumns = `m.thread_id, m.text, m.thread_id, 1, m.through_seq, m.created_at, t.agent_id`
 )
@@ -548,7 +549,11 @@ func searchPassages(ctx context.Context, tx *sql.Tx, userID, scope, match string
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", scope, err)
 	}
-	return scanHits(rows, scope)
+	hits, err := scanHits(rows, scope)
+	if err == nil && scope == agentmem.ScopeChunks {
+		err = fillChunkTexts(ctx, tx, userID, hits)
+	}
+	return hits, err
 }
 
 // FindItems implements agentmem.TextSearcher. The IDs are passed as one
@@ -587,11 +592,14 @@ func (s *Store) FindItems(ctx context.Context, userID, scope string, ids []strin
 		if err != nil {
 			return fmt.Errorf("find items: %w", err)
 		}
-		found, err = scanHits(rows, scope)
-		return err
+		if found, err = scanHits(rows, scope); err != nil {
+			return err
+		}
+		found = agentmem.FilterItems(found, ids, f)
+		return fillChunkTexts(ctx, tx, userID, found)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return agentmem.FilterItems(found, ids, f), nil
+	return found, nil
 }

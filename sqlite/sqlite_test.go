@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
@@ -215,8 +216,9 @@ func mustIntegrity(t *testing.T, s *sqlite.Store) {
 }
 
 // TestSearch_Vacuum: VACUUM keeps the rowids that the external-content
-// full-text indexes point at (see migration/0004_memory.sql), so search
-// finds the same items after it, even after deletions left gaps.
+// and contentless full-text indexes point at (see migration/0004_memory.sql
+// and 0021_chunk_turns.sql), so search finds the same items after it,
+// even after deletions left gaps.
 func TestSearch_Vacuum(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
@@ -225,6 +227,9 @@ func TestSearch_Vacuum(t *testing.T) {
 	for i := range 20 {
 		th := storetest.MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
 		storetest.MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, fmt.Sprintf("word%d about kites", i), agentmem.RoleSystem, "kites ignored")
+		if err := s.PutChunks(ctx, "alice", []*agentmem.Chunk{{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Turns: 1, CreatedAt: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
 		storetest.MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", ID: fmt.Sprintf("m%d", i), Text: fmt.Sprintf("memory%d about kites", i)})
 		if i%3 == 0 {
 			keep = append(keep, th)
@@ -237,13 +242,14 @@ func TestSearch_Vacuum(t *testing.T) {
 			}
 		}
 	}
-	before, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites"})
+	scopes := []string{agentmem.ScopeMemories, agentmem.ScopeMessages, agentmem.ScopeChunks}
+	before, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites", Scopes: scopes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustIntegrity(t, s)
-	if len(before) != len(keep)+10 {
-		t.Fatalf("%d hits before VACUUM, want %d", len(before), len(keep)+10)
+	if len(before) != 2*len(keep)+10 {
+		t.Fatalf("%d hits before VACUUM, want %d", len(before), 2*len(keep)+10)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -258,7 +264,7 @@ func TestSearch_Vacuum(t *testing.T) {
 	db.Close()
 
 	s = testutil.MustOpenSQLiteFile(t, path)
-	after, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites"})
+	after, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "kites", Scopes: scopes})
 	if err != nil {
 		t.Fatal(err)
 	}

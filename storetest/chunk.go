@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
 	"github.com/google/go-cmp/cmp"
@@ -40,11 +42,11 @@ func testChunks(t *testing.T, s agentmem.Store) {
 	wantCode(t, s.PutChunks(ctx, "alice", []*agentmem.Chunk{{ThreadID: "nope", SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at}}), agentmem.ENOTFOUND)
 	wantCode(t, s.PutChunks(ctx, "bob", []*agentmem.Chunk{{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at}}), agentmem.ENOTFOUND)
 	for name, c := range map[string]agentmem.Chunk{
-		"range":   {ThreadID: th.ID, SeqFrom: 3, SeqTo: 2, Text: "x", CreatedAt: at},
-		"seq 0":   {ThreadID: th.ID, SeqFrom: 0, SeqTo: 2, Text: "x", CreatedAt: at},
-		"no text": {ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "  ", CreatedAt: at},
-		"bad id":  {ID: "a/b", ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at},
-		"labels":  {ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", Topics: make([]string, agentmem.MaxChunkLabels+1), CreatedAt: at},
+		"range":    {ThreadID: th.ID, SeqFrom: 3, SeqTo: 2, Text: "x", CreatedAt: at},
+		"seq 0":    {ThreadID: th.ID, SeqFrom: 0, SeqTo: 2, Text: "x", CreatedAt: at},
+		"no turns": {ThreadID: th.ID, SeqFrom: 5, SeqTo: 6, Text: "x", CreatedAt: at},
+		"bad id":   {ID: "a/b", ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", CreatedAt: at},
+		"labels":   {ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Text: "x", Topics: make([]string, agentmem.MaxChunkLabels+1), CreatedAt: at},
 	} {
 		if err := s.PutChunks(ctx, "alice", []*agentmem.Chunk{&c}); agentmem.ErrorCode(err) != agentmem.EINVALID {
 			t.Errorf("PutChunks(%s): %v, want EINVALID", name, err)
@@ -78,18 +80,20 @@ func testChunks(t *testing.T, s agentmem.Store) {
 	}
 
 	// Writing a chunk again (same thread and seq_from) replaces it and
-	// keeps its ID; the index follows.
+	// keeps its ID; the index follows. Its text is its turns', whatever
+	// the put said.
 	id := c1.ID
-	again := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 1, SeqTo: 2, Turns: 2, Text: "user: I ran a race in Chicago", Summary: "A race.", CreatedAt: at}
+	again := &agentmem.Chunk{ThreadID: th.ID, SeqFrom: 1, SeqTo: 1, Turns: 1, Text: "user: I ran a race in Chicago", Summary: "A race in Chicago.", CreatedAt: at}
 	mustPutChunks(t, s, "alice", again)
-	if again.ID != id {
-		t.Fatalf("rewritten chunk got ID %s, want %s", again.ID, id)
+	if again.ID != id || again.Text != "user: I ran a marathon in Boston" {
+		t.Fatalf("rewritten chunk got ID %s, text %q; want %s and its turn's text", again.ID, again.Text, id)
 	}
-	if got := mustFindChunks(t, s, "alice", th.ID); len(got) != 2 || got[0].Text != again.Text {
+	if got := mustFindChunks(t, s, "alice", th.ID); len(got) != 2 || got[0].Text != again.Text || got[0].Summary != again.Summary {
 		t.Fatalf("after rewrite: %+v", got)
 	}
-	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "boston", Scopes: []string{agentmem.ScopeChunks}}))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "impressive", Scopes: []string{agentmem.ScopeChunks}}))
 	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "chicago", Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, id))
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "boston", Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, id))
 	// By the summary, stemmed.
 	hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: "swimming", Scopes: []string{agentmem.ScopeChunks}})
 	wantHits(t, hits, key(agentmem.ScopeChunks, c2.ID))
@@ -345,4 +349,119 @@ func testChunkLabels(t *testing.T, s agentmem.Store) {
 	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "mortgages at barclays", Scopes: []string{agentmem.ScopeChunks}}), key(agentmem.ScopeChunks, c.ID))
 	// Not another user's.
 	wantHits(t, mustSearch(t, s, "bob", agentmem.TextQuery{Query: "mortgage", Scopes: []string{agentmem.ScopeChunks}}))
+}
+
+// testChunkText: a store keeps no copy of a chunk's text but reads it from
+// the chunk's turns, and every read of a chunk (FindChunks, a search hit,
+// FindItems) returns the text the indexer built of them: each turn "name:
+// content", its role standing for a missing name, one a line; tool and
+// system messages and turns without content (an assistant's tool calls)
+// in the range left out; cut to agentmem.MaxChunkBytes. Full-text search
+// finds a chunk by that text, not by the messages left out of it.
+func testChunkText(t *testing.T, s agentmem.Store) {
+	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	call := []agentmem.ToolCall{{ID: "c1", Type: "function", Function: agentmem.FunctionCall{Name: "weather", Arguments: `{"at":"lake"}`}}}
+	msgs, err := s.AppendMessages(ctx, "alice", th.ID, []*agentmem.Message{
+		{Role: agentmem.RoleSystem, Content: "You are a painting coach."},                       // 1
+		{Role: agentmem.RoleUser, Name: "Caroline", Content: "I painted a sunset by the lake."}, // 2
+		{Role: agentmem.RoleAssistant, Content: "Lovely! Let me look at the weather."},          // 3
+		{Role: agentmem.RoleAssistant, ToolCalls: call},                                         // 4
+		{Role: agentmem.RoleTool, ToolCallID: "c1", Content: "drizzle over the lake"},           // 5
+		{Role: agentmem.RoleAssistant, Name: "Coach", Content: "It rained:\nmind the damp."},    // 6
+		{Role: agentmem.RoleUser, Content: "Été à Montréal, 🎨 again"},                           // 7
+	}, agentmem.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	// As the indexer makes them: of the turns its read found in the range.
+	chunk := func(from, to int64) *agentmem.Chunk {
+		var turns []*agentmem.Message
+		for _, m := range msgs[from-1 : to] {
+			if m.IsTurn() {
+				turns = append(turns, m)
+			}
+		}
+		return &agentmem.Chunk{ThreadID: th.ID, SeqFrom: from, SeqTo: to, Turns: len(turns), Text: agentmem.ChunkText(turns),
+			Summary: "A painting.", CreatedAt: at}
+	}
+	c1, c2 := chunk(2, 6), chunk(7, 7)
+	want := map[int64]string{}
+	for c, text := range map[*agentmem.Chunk]string{
+		c1: "Caroline: I painted a sunset by the lake.\nassistant: Lovely! Let me look at the weather.\nCoach: It rained:\nmind the damp.",
+		c2: "user: Été à Montréal, 🎨 again",
+	} {
+		if c.Text != text {
+			t.Fatalf("the indexer's text of %d…%d: %q, want %q", c.SeqFrom, c.SeqTo, c.Text, text)
+		}
+		want[c.SeqFrom] = text
+	}
+	mustPutChunks(t, s, "alice", c1, c2)
+	wantText := func(where, id, got string) {
+		t.Helper()
+		var c *agentmem.Chunk
+		for _, x := range []*agentmem.Chunk{c1, c2} {
+			if x.ID == id {
+				c = x
+			}
+		}
+		if c == nil {
+			t.Errorf("%s: chunk %s is none of those put", where, id)
+		} else if got != want[c.SeqFrom] {
+			t.Errorf("%s: chunk %s has text %q, want %q", where, id, got, want[c.SeqFrom])
+		}
+	}
+	for _, c := range []*agentmem.Chunk{c1, c2} {
+		wantText("PutChunks", c.ID, c.Text)
+	}
+	for _, c := range mustFindChunks(t, s, "alice", th.ID) {
+		wantText("FindChunks", c.ID, c.Text)
+	}
+	for _, q := range []string{"painted sunset", "caroline", "coach", "damp", "montréal", "weather"} {
+		hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeChunks}})
+		if len(hits) == 0 {
+			t.Errorf("search %q found no chunk", q)
+		}
+		for _, h := range hits {
+			wantText("search "+q, h.ID, h.Text)
+		}
+	}
+	// Not by the system or tool messages in the range.
+	wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "drizzle", Scopes: []string{agentmem.ScopeChunks}}))
+	items, err := s.FindItems(ctx, "alice", agentmem.ScopeChunks, []string{c2.ID, c1.ID}, agentmem.SearchFilter{})
+	if err != nil || len(items) != 2 {
+		t.Fatalf("FindItems: %d items, %v", len(items), err)
+	}
+	for _, h := range items {
+		wantText("FindItems", h.ID, h.Text)
+	}
+	// A range of no turn (an assistant's tool calls and their result) makes
+	// no chunk.
+	wantCode(t, s.PutChunks(ctx, "alice", []*agentmem.Chunk{{ThreadID: th.ID, SeqFrom: 4, SeqTo: 5, Text: "x", CreatedAt: at}}), agentmem.EINVALID)
+
+	// Turns larger together than agentmem.MaxChunkBytes: the text is cut
+	// as the indexer cuts it, at the start of a character.
+	big := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice"})
+	var long []*agentmem.Message
+	for i, r := range []string{"é", "€"} {
+		m := &agentmem.Message{Role: []string{agentmem.RoleUser, agentmem.RoleAssistant}[i], Content: "giant " + strings.Repeat(r, (agentmem.MaxChunkBytes/2+100)/len(r))}
+		out, err := s.AppendMessages(ctx, "alice", big.ID, []*agentmem.Message{m}, agentmem.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		long = append(long, out...)
+	}
+	c3 := &agentmem.Chunk{ThreadID: big.ID, SeqFrom: 1, SeqTo: 2, Turns: 2, Text: agentmem.ChunkText(long), CreatedAt: at}
+	if len(c3.Text) > agentmem.MaxChunkBytes || len(c3.Text) < agentmem.MaxChunkBytes-2 || !utf8.ValidString(c3.Text) {
+		t.Fatalf("the indexer's text of the long turns: %d bytes, valid %v; want it cut to %d", len(c3.Text), utf8.ValidString(c3.Text), agentmem.MaxChunkBytes)
+	}
+	text := c3.Text
+	mustPutChunks(t, s, "alice", c3)
+	if got := mustFindChunks(t, s, "alice", big.ID); len(got) != 1 || got[0].Text != text {
+		t.Fatalf("FindChunks of the long chunk: %d chunks, want its text as the indexer built it", len(got))
+	}
+	hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: "giant", Scopes: []string{agentmem.ScopeChunks}})
+	if len(hits) != 1 || hits[0].Text != text {
+		t.Fatalf("search of the long chunk: %d hits, want it with its text", len(hits))
+	}
 }

@@ -117,6 +117,7 @@ func Run(t *testing.T, open func(tb testing.TB) agentmem.Store) {
 		{"SearchText/MemoryKind", testSearchMemoryKind},
 		{"Chunks", testChunks},
 		{"Chunks/Labels", testChunkLabels},
+		{"Chunks/Text", testChunkText},
 		{"MessageWindows", testMessageWindows},
 		{"SummarySearch", testSummarySearch},
 		{"VectorsState", testVectorsState},
