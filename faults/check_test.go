@@ -223,7 +223,8 @@ func CheckJobsRunOnce(t testing.TB, db *sql.DB, expect map[JobRef]int) (runTwice
 // and each ended thread is reflected on through its last message.
 func CheckIndex(t testing.TB, b Backend, db *sql.DB) {
 	t.Helper()
-	noWindow := `SELECT user_id, thread_id, seq FROM messages WHERE role IN ('user', 'assistant') AND window_len IS NULL LIMIT 5`
+	noWindow := `SELECT m.user_id, m.thread_id, m.seq FROM messages m WHERE m.role IN ('user', 'assistant') AND m.content <> ''
+		AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = m.user_id AND w.thread_id = m.thread_id AND w.seq = m.seq) LIMIT 5`
 	if b.SQLite() {
 		noWindow = `SELECT m.user_id, m.thread_id, m.seq FROM messages m WHERE m.role IN ('user', 'assistant')
 			AND NOT EXISTS (SELECT 1 FROM message_windows w WHERE w.user_id = m.user_id AND w.doc = m.rowid) LIMIT 5`

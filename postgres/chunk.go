@@ -206,11 +206,10 @@ func (s *Store) LastChunkEnd(ctx context.Context, userID, threadID string) (int6
 	return end, err
 }
 
-// PutMessageWindows implements agentmem.ChunkStore: it sets the
-// messages' window_near (their windows' other turns, each its seq less
-// the message's) and window_len (the window's length in words,
-// agentmem.Words); the turns' words are their own tsv's (migration
-// 0021_turn_index.sql).
+// PutMessageWindows implements agentmem.ChunkStore: a window is a row of
+// message_windows (migration 0021_turn_index.sql), its other turns (each
+// its seq less the message's) and its length in words (agentmem.Words);
+// the turns' words are their own tsv's.
 func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, ws []agentmem.MessageWindow) error {
 	if len(ws) == 0 {
 		return nil
@@ -287,10 +286,10 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		if len(seqs) == 0 {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `UPDATE messages m SET window_near = w.near, window_len = w.len
-			FROM unnest($3::bigint[], $4::text[], $5::int[]) AS w(seq, near, len)
-			WHERE m.user_id = $1 AND m.thread_id = $2 AND m.seq BETWEEN $6 AND $7 AND m.seq = w.seq`,
-			pgx.QueryExecModeExec, userID, threadID, seqs, nears, lens, lo, hi)
+		_, err = tx.Exec(ctx, `INSERT INTO message_windows (user_id, thread_id, seq, near, len)
+			SELECT $1, $2, w.seq, w.near, w.len FROM unnest($3::bigint[], $4::text[], $5::int[]) AS w(seq, near, len)
+			ON CONFLICT (user_id, thread_id, seq) DO UPDATE SET near = excluded.near, len = excluded.len`,
+			userID, threadID, seqs, nears, lens)
 		if err != nil {
 			return fmt.Errorf("put windows: %w", err)
 		}

@@ -180,7 +180,7 @@ func TestPutMessageWindows_Turns(t *testing.T) {
 	defer conn.Close(ctx)
 	var near string
 	var length int
-	if err := conn.QueryRow(ctx, `SELECT window_near, window_len FROM messages WHERE user_id = 'alice' AND thread_id = 't' AND seq = 2`).Scan(&near, &length); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT near, len FROM message_windows WHERE user_id = 'alice' AND thread_id = 't' AND seq = 2`).Scan(&near, &length); err != nil {
 		t.Fatal(err)
 	}
 	// 14 words (its name one), 8 twice, 11 (its name one), 10.

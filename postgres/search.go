@@ -282,7 +282,7 @@ func searchMemories(ctx context.Context, tx pgx.Tx, userID string, terms []strin
 // turns' (agentmem.ScoreWindows). For each of the query's words it reads
 // the user's newest termCandidates turns that hold it and pass the
 // filters (from and where, with their args, as search builds them), with
-// their windows (window_near, window_len): which windows hold the word.
+// their windows (message_windows): which windows hold the word.
 // The windows are ranked in Go, and the best joined to their messages and
 // filtered again (a window's own turn may be older than since). Should
 // that leave fewer than q.Limit when a list was full, every match is
@@ -338,7 +338,8 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 	}
 	full := false
 	for i, term := range terms {
-		rows, err := termList(ctx, tx, `SELECT m.thread_id, m.seq, m.id, m.window_near, m.window_len FROM `+from+`
+		rows, err := termList(ctx, tx, `SELECT m.thread_id, m.seq, m.id, w.near, w.len FROM `+from+`
+			LEFT JOIN message_windows w ON w.user_id = m.user_id AND w.thread_id = m.thread_id AND w.seq = m.seq
 			WHERE `+strings.Join(where, " AND ")+` AND m.tsv @@ to_tsquery('english', $`+strconv.Itoa(len(args)+2)+`)
 			ORDER BY m.id DESC LIMIT $`+strconv.Itoa(len(args)+1), args, term, limit)
 		if err != nil {
@@ -393,8 +394,9 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 	}
 	scores, err := agentmem.ScoreWindows(p, windowRefine, func(keys []int64) (map[int64]float64, error) {
 		ts, seqs := split(keys)
-		rows, err := tx.Query(ctx, `SELECT h.thread_id, h.seq, m.window_len, m.name, m.content FROM unnest($2::text[], $3::bigint[]) AS h(thread_id, seq)
-			JOIN messages m ON m.user_id = $1 AND m.thread_id = h.thread_id AND m.seq = h.seq`, userID, ts, seqs)
+		rows, err := tx.Query(ctx, `SELECT h.thread_id, h.seq, w.len, m.name, m.content FROM unnest($2::text[], $3::bigint[]) AS h(thread_id, seq)
+			JOIN messages m ON m.user_id = $1 AND m.thread_id = h.thread_id AND m.seq = h.seq
+			LEFT JOIN message_windows w ON w.user_id = m.user_id AND w.thread_id = m.thread_id AND w.seq = m.seq`, userID, ts, seqs)
 		if err != nil {
 			return nil, err
 		}
@@ -473,7 +475,7 @@ func shiftArgs(cond string, n int) string {
 	return b.String()
 }
 
-// nearKeys reads a window's other turns as window_near keeps them (each
+// nearKeys reads a window's other turns as message_windows keeps them (each
 // turn's seq less the message's, in decimal, separated by commas), as
 // keys beside k, the message's.
 func nearKeys(k int64, near string) ([]int64, error) {
@@ -484,7 +486,7 @@ func nearKeys(k int64, near string) ([]int64, error) {
 	for f := range strings.SplitSeq(near, ",") {
 		d, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("window_near %q: %w", near, err)
+			return nil, fmt.Errorf("window's near %q: %w", near, err)
 		}
 		out = append(out, k+d)
 	}

@@ -306,6 +306,7 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 		table string
 		n     *int64
 	}{
+		{"message_windows", nil},
 		{"messages", &c.Messages},
 		{"elements", &c.Elements},
 		{"sessions", &c.Sessions},

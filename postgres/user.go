@@ -12,7 +12,7 @@ import (
 // userTables lists every table holding user data; DeleteUser empties them
 // of one user. A table added by a migration must be added here (the
 // conformance suite's erasure test fails otherwise).
-var userTables = []string{"memories", "memory_sources", "memory_history", "vector_versions", "vectors", "messages", "elements", "sessions", "idempotency_keys",
+var userTables = []string{"memories", "memory_sources", "memory_history", "vector_versions", "vectors", "message_windows", "messages", "elements", "sessions", "idempotency_keys",
 	"reflections", "profiles",
 	"summaries", "chunks", "notes", "jobs", "threads", "users",
 	"entities", "entity_names", "entity_refs"}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/internal/workload"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -459,11 +461,88 @@ func BenchmarkServe_IndexEveryday(b *testing.B) {
 		for _, threads := range []int{20, 100} {
 			b.Run(fmt.Sprintf("%s/msgs=%d", backend.name, threads*1000), func(b *testing.B) {
 				for b.Loop() {
-					benchIndexEveryday(b, MustServe(b, backend.db(b)).URL, threads)
+					db := backend.db(b)
+					benchIndexEveryday(b, MustServe(b, db).URL, threads)
+					if os.Getenv("AGENTMEM_BENCH_BYTES") != "" {
+						logStoreBytes(b, db, float64(threads*1000))
+					}
 				}
 			})
 		}
 	}
+}
+
+// logStoreBytes logs the bytes a message of each table and index of the
+// store db (a SQLite file or a PostgreSQL DSN) holding n messages:
+// SQLite's dbstat, PostgreSQL's relation sizes (a table's TOAST apart).
+func logStoreBytes(b *testing.B, db string, n float64) {
+	b.Helper()
+	query, driver, dsn := `SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC`, "sqlite", db
+	if strings.HasPrefix(db, "postgres") {
+		query, driver = `SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE '' END, pg_relation_size(c.oid) FROM pg_class c
+				WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'i')
+			UNION ALL SELECT c.relname || ' (TOAST)', pg_total_relation_size(c.reltoastrelid) FROM pg_class c
+				WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.reltoastrelid <> 0
+			ORDER BY 2 DESC`, "pgx"
+	}
+	type sized struct {
+		name  string
+		bytes float64
+	}
+	var sizes []sized
+	if driver == "pgx" {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		rows, err := conn.Query(context.Background(), query)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			var s sized
+			if err := rows.Scan(&s.name, &s.bytes); err != nil {
+				b.Fatal(err)
+			}
+			sizes = append(sizes, s)
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		conn, err := sql.Open(driver, dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		rows, err := conn.Query(query)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s sized
+			if err := rows.Scan(&s.name, &s.bytes); err != nil {
+				b.Fatal(err)
+			}
+			sizes = append(sizes, s)
+		}
+		if err := rows.Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var total float64
+	var lines []string
+	for _, s := range sizes {
+		if s.bytes > 0 {
+			total += s.bytes
+			lines = append(lines, fmt.Sprintf("%-40s %7.1f B/msg", s.name, s.bytes/n))
+		}
+	}
+	// On stderr: the testing package cuts a benchmark's log to its first
+	// lines.
+	fmt.Fprintf(os.Stderr, "%s: store bytes a message by table and index (%.1f in all):\n%s\n", b.Name(), total/n, strings.Join(lines, "\n"))
 }
 
 // benchIndexEveryday is BenchmarkServe_IndexEveryday's load of threads

@@ -21,6 +21,7 @@ SELECT create_reference_table('audit_log');
 SELECT create_distributed_table('users', 'user_id');
 SELECT create_distributed_table('threads', 'user_id', colocate_with => 'users');
 SELECT create_distributed_table('messages', 'user_id', colocate_with => 'users');
+SELECT create_distributed_table('message_windows', 'user_id', colocate_with => 'users');
 SELECT create_distributed_table('elements', 'user_id', colocate_with => 'users');
 SELECT create_distributed_table('sessions', 'user_id', colocate_with => 'users');
 SELECT create_distributed_table('idempotency_keys', 'user_id', colocate_with => 'users');

@@ -3,35 +3,41 @@
 -- a tsvector of its own (window_tsv, its turns' concatenated: 2 KB a
 -- 30-word message with its GIN entries, the store's largest part). Search
 -- scores a window from its turns' entries in the GIN index of their own
--- tsv instead: each message with a window keeps its window's other turns
--- (window_near: each turn's seq less its own, in decimal, separated by
--- commas) and the window's length in words (window_len, its own turn's
--- twice).
+-- tsv instead: message_windows keeps, for each message with a window, its
+-- window's other turns (near: each turn's seq less its own, in decimal,
+-- separated by commas) and the window's length in words (len, its own
+-- turn's twice). A table of its own, not columns of messages: a window is
+-- written again as the turns after it arrive, and each update of a
+-- message's row left a dead copy of the whole row (content and tsv), and
+-- new entries in each of its indexes, until vacuumed.
 --
 -- Every turn gets its window here, from the turns, as the index would
 -- write it (PutMessageWindows).
---
+CREATE TABLE message_windows (
+	user_id   text COLLATE "C" NOT NULL,
+	thread_id text COLLATE "C" NOT NULL,
+	seq       bigint NOT NULL,
+	near      text NOT NULL,
+	len       integer NOT NULL,
+	PRIMARY KEY (user_id, thread_id, seq)
+);
+INSERT INTO message_windows (user_id, thread_id, seq, near, len)
+SELECT user_id, thread_id, seq, concat_ws(',', p2 - seq, p1 - seq, n1 - seq, n2 - seq),
+	coalesce(lp2, 0) + coalesce(lp1, 0) + 2 * lc + coalesce(ln1, 0) + coalesce(ln2, 0)
+FROM (
+	SELECT user_id, thread_id, seq, lc,
+		lag(seq, 2) OVER w AS p2, lag(seq, 1) OVER w AS p1, lead(seq, 1) OVER w AS n1, lead(seq, 2) OVER w AS n2,
+		lag(lc, 2) OVER w AS lp2, lag(lc, 1) OVER w AS lp1, lead(lc, 1) OVER w AS ln1, lead(lc, 2) OVER w AS ln2
+	FROM (
+		SELECT user_id, thread_id, seq,
+			coalesce(array_length(regexp_split_to_array(btrim(CASE WHEN name <> '' THEN name || ': ' ELSE '' END || content), '\s+'), 1), 0) AS lc
+		FROM messages WHERE role IN ('user', 'assistant') AND content <> ''
+	) t
+	WINDOW w AS (PARTITION BY user_id, thread_id ORDER BY seq)
+) x;
+
 -- A turn's tsv now holds its name, if any, as its window's did ("Name:
 -- content"), so the column is made again (which rewrites the table once).
-ALTER TABLE messages ADD COLUMN window_near text, ADD COLUMN window_len integer;
-UPDATE messages m SET window_near = x.near, window_len = x.len
-FROM (
-	SELECT thread_id, seq, user_id, concat_ws(',', p2 - seq, p1 - seq, n1 - seq, n2 - seq) AS near,
-		coalesce(lp2, 0) + coalesce(lp1, 0) + 2 * lc + coalesce(ln1, 0) + coalesce(ln2, 0) AS len
-	FROM (
-		SELECT user_id, thread_id, seq, lc,
-			lag(seq, 2) OVER w AS p2, lag(seq, 1) OVER w AS p1, lead(seq, 1) OVER w AS n1, lead(seq, 2) OVER w AS n2,
-			lag(lc, 2) OVER w AS lp2, lag(lc, 1) OVER w AS lp1, lead(lc, 1) OVER w AS ln1, lead(lc, 2) OVER w AS ln2
-		FROM (
-			SELECT user_id, thread_id, seq,
-				coalesce(array_length(regexp_split_to_array(btrim(CASE WHEN name <> '' THEN name || ': ' ELSE '' END || content), '\s+'), 1), 0) AS lc
-			FROM messages WHERE role IN ('user', 'assistant') AND content <> ''
-		) t
-		WINDOW w AS (PARTITION BY user_id, thread_id ORDER BY seq)
-	) y
-) x
-WHERE m.user_id = x.user_id AND m.thread_id = x.thread_id AND m.seq = x.seq;
-
 DROP INDEX messages_search;
 ALTER TABLE messages DROP COLUMN window_tsv;
 ALTER TABLE messages DROP COLUMN tsv;
