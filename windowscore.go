@@ -2,8 +2,10 @@ package agentmem
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -195,4 +197,68 @@ func sortBest(keys []int64, scores map[int64]float64) {
 		}
 		return cmp.Compare(b, a)
 	})
+}
+
+// StoredTurn is what a store reads of a turn to keep a window it is part
+// of: its key in the store (TurnWindow.Near's) and its words (Words of
+// TurnText).
+type StoredTurn struct {
+	Key   int64
+	Words float64
+}
+
+// WindowRow returns what a store keeps of window w, given its turns by
+// seq (turns missing from them, not turns of the thread, left out): its
+// other turns' keys as the store writes them (each less its own, in
+// decimal, separated by commas: "-2,-1,1,2", read by ParseNear) and its
+// length in words, its own turn's twice. ok is false when its own turn is
+// not among turns.
+func WindowRow(w MessageWindow, turns map[int64]StoredTurn) (near string, length float64, ok bool) {
+	own, ok := turns[w.Seq]
+	if !ok {
+		return "", 0, false
+	}
+	var b []byte
+	length = own.Words
+	for _, seq := range w.Turns {
+		t, ok := turns[seq]
+		if !ok {
+			continue
+		}
+		length += t.Words
+		if seq == w.Seq {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, t.Key-own.Key, 10)
+	}
+	return string(b), length, true
+}
+
+// ParseNear reads the other turns of the window of the turn of key own as
+// WindowRow writes them, as keys.
+func ParseNear(own int64, near string) ([]int64, error) {
+	if near == "" {
+		return nil, nil
+	}
+	out := make([]int64, 0, 2*Window)
+	for f := range strings.SplitSeq(near, ",") {
+		d, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("window of %d: its turns %q: %w", own, near, err)
+		}
+		out = append(out, own+d)
+	}
+	return out, nil
+}
+
+// TurnText is a turn's text as its window and chunk hold it: its name,
+// if any, then its content ("Name: content").
+func TurnText(name, content string) string {
+	if name != "" {
+		return name + ": " + content
+	}
+	return content
 }

@@ -490,12 +490,7 @@ func (ix *Indexer) IndexUser(ctx context.Context, userID string) error {
 
 // EmbedText is the text of a message that is embedded: its content,
 // after its author's name when it has one.
-func EmbedText(m *agentmem.Message) string {
-	if m.Name != "" {
-		return m.Name + ": " + m.Content
-	}
-	return m.Content
-}
+func EmbedText(m *agentmem.Message) string { return agentmem.TurnText(m.Name, m.Content) }
 
 // extractMemories consolidates the memories a page of messages holds
 // with c. before, the turn before the page (nil at a thread's start), is

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/agentmem/agentmem"
 	"github.com/jackc/pgx/v5"
@@ -231,7 +230,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		if _, err := findLiveThread(ctx, tx, userID, threadID, indexLock); err != nil {
 			return err
 		}
-		words := map[int64]float64{}
+		turns := map[int64]agentmem.StoredTurn{}
 		rows, err := tx.Query(ctx, `SELECT seq, name, content FROM messages
 			WHERE user_id = $1 AND thread_id = $2 AND seq BETWEEN $3 AND $4 AND role IN ('user', 'assistant')`,
 			pgx.QueryExecModeExec, userID, threadID, lo, hi)
@@ -247,10 +246,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 				rows.Close()
 				return fmt.Errorf("put windows: %w", err)
 			}
-			if name != "" {
-				content = name + ": " + content
-			}
-			words[seq] = agentmem.Words(content)
+			turns[seq] = agentmem.StoredTurn{Key: seq, Words: agentmem.Words(agentmem.TurnText(name, content))}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -261,27 +257,11 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			nears      []string
 		)
 		for _, w := range ws {
-			own, ok := words[w.Seq]
+			near, length, ok := agentmem.WindowRow(w, turns)
 			if !ok {
 				continue
 			}
-			var near []byte
-			length := own
-			for _, seq := range w.Turns {
-				n, ok := words[seq]
-				if !ok {
-					continue
-				}
-				length += n
-				if seq == w.Seq {
-					continue
-				}
-				if len(near) > 0 {
-					near = append(near, ',')
-				}
-				near = strconv.AppendInt(near, seq-w.Seq, 10)
-			}
-			seqs, nears, lens = append(seqs, w.Seq), append(nears, string(near)), append(lens, int64(length))
+			seqs, nears, lens = append(seqs, w.Seq), append(nears, near), append(lens, int64(length))
 		}
 		if len(seqs) == 0 {
 			return nil

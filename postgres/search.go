@@ -361,7 +361,7 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 			p.Lists[i] = append(p.Lists[i], k)
 			if near != nil && length != nil {
 				w := agentmem.TurnWindow{Len: *length}
-				if w.Near, err = nearKeys(k, *near); err != nil {
+				if w.Near, err = agentmem.ParseNear(k, *near); err != nil {
 					rows.Close()
 					return fail(err)
 				}
@@ -415,10 +415,7 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 				lens[key(thread, seq)] = *length
 				continue
 			}
-			if name != "" {
-				content = name + ": " + content
-			}
-			lens[key(thread, seq)] = 2 * agentmem.Words(content)
+			lens[key(thread, seq)] = 2 * agentmem.Words(agentmem.TurnText(name, content))
 		}
 		return lens, rows.Err()
 	})
@@ -475,23 +472,6 @@ func shiftArgs(cond string, n int) string {
 	return b.String()
 }
 
-// nearKeys reads a window's other turns as message_windows keeps them (each
-// turn's seq less the message's, in decimal, separated by commas), as
-// keys beside k, the message's.
-func nearKeys(k int64, near string) ([]int64, error) {
-	if near == "" {
-		return nil, nil
-	}
-	out := make([]int64, 0, 2*agentmem.Window)
-	for f := range strings.SplitSeq(near, ",") {
-		d, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("window's near %q: %w", near, err)
-		}
-		out = append(out, k+d)
-	}
-	return out, nil
-}
 
 // FindItems implements agentmem.TextSearcher. The filter applies to the
 // few rows found, in Go (agentmem.FilterItems).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/agentmem/agentmem"
 )
@@ -263,11 +262,7 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		for _, w := range ws {
 			lo, hi = min(lo, slices.Min(w.Turns)), max(hi, slices.Max(w.Turns))
 		}
-		type turn struct {
-			doc   int64
-			words float64
-		}
-		turns := map[int64]turn{}
+		turns := map[int64]agentmem.StoredTurn{}
 		rows, err := tx.QueryContext(ctx, `SELECT seq, rowid, name, content FROM messages
 			WHERE user_id = ? AND thread_id = ? AND seq BETWEEN ? AND ? AND role IN ('user', 'assistant')`, userID, threadID, lo, hi)
 		if err != nil {
@@ -277,16 +272,13 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 		for rows.Next() {
 			var (
 				seq           int64
-				t             turn
+				t             agentmem.StoredTurn
 				name, content string
 			)
-			if err := rows.Scan(&seq, &t.doc, &name, &content); err != nil {
+			if err := rows.Scan(&seq, &t.Key, &name, &content); err != nil {
 				return fmt.Errorf("put windows: %w", err)
 			}
-			if name != "" {
-				content = name + ": " + content
-			}
-			t.words = agentmem.Words(content)
+			t.Words = agentmem.Words(agentmem.TurnText(name, content))
 			turns[seq] = t
 		}
 		if err := rows.Err(); err != nil {
@@ -298,29 +290,12 @@ func (s *Store) PutMessageWindows(ctx context.Context, userID, threadID string, 
 			return fmt.Errorf("put windows: %w", err)
 		}
 		defer put.Close()
-		var near []byte
 		for _, w := range ws {
-			own, ok := turns[w.Seq]
+			near, length, ok := agentmem.WindowRow(w, turns)
 			if !ok {
 				continue
 			}
-			near = near[:0]
-			length := own.words
-			for _, seq := range w.Turns {
-				t, ok := turns[seq]
-				if !ok {
-					continue
-				}
-				length += t.words
-				if seq == w.Seq {
-					continue
-				}
-				if len(near) > 0 {
-					near = append(near, ',')
-				}
-				near = strconv.AppendInt(near, t.doc-own.doc, 10)
-			}
-			if _, err := put.ExecContext(ctx, userID, own.doc, string(near), int64(length)); err != nil {
+			if _, err := put.ExecContext(ctx, userID, turns[w.Seq].Key, near, int64(length)); err != nil {
 				return fmt.Errorf("put window: %w", err)
 			}
 		}

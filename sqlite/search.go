@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -419,7 +418,7 @@ func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 		if err := rows.Scan(&doc, &near, &w.Len); err != nil {
 			return fail(err)
 		}
-		if w.Near, err = nearDocs(doc, near); err != nil {
+		if w.Near, err = agentmem.ParseNear(doc, near); err != nil {
 			return fail(err)
 		}
 		p.Turns[doc] = w
@@ -466,28 +465,9 @@ func turnLength(length float64, valid bool, name, content string) float64 {
 	if valid {
 		return length
 	}
-	if name != "" {
-		content = name + ": " + content
-	}
-	return 2 * agentmem.Words(content)
+	return 2 * agentmem.Words(agentmem.TurnText(name, content))
 }
 
-// nearDocs reads a window's other turns as message_windows keeps them
-// (near: each turn's rowid less doc, in decimal, separated by commas).
-func nearDocs(doc int64, near string) ([]int64, error) {
-	if near == "" {
-		return nil, nil
-	}
-	out := make([]int64, 0, 2*agentmem.Window)
-	for f := range strings.SplitSeq(near, ",") {
-		d, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("window %d: near %q: %w", doc, near, err)
-		}
-		out = append(out, doc+d)
-	}
-	return out, nil
-}
 
 // rowids returns the first column of a query's rows.
 func rowids(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
