@@ -85,18 +85,23 @@ func BM25TF(tf, rel float64) float64 {
 // A listed turn without a window yet is scored as a window of itself
 // alone, its words twice (lens says its length). It returns the scores
 // by window (the key of its own turn).
-func ScoreWindows(p WindowPostings, refine int, lens func(docs []int64) (map[int64]float64, error)) (map[int64]float64, error) {
+func ScoreWindows(p WindowPostings, refine int, lens func(docs []int64) (map[int64]float64, error)) ([]Scored, error) {
 	terms := len(p.Lists)
-	tf := map[int64][]float64{}
-	credit := func(doc int64, i int, n float64) {
-		t := tf[doc]
-		if t == nil {
-			t = make([]float64, terms)
-			tf[doc] = t
+	// Each window credited gets a number (at), its frequencies of the
+	// words a row of tf.
+	at := make(map[int64]int32, 4*len(p.Turns)+16)
+	var docs []int64
+	var tf []float32
+	credit := func(doc int64, i int, n float32) {
+		k, ok := at[doc]
+		if !ok {
+			k = int32(len(docs))
+			at[doc] = k
+			docs = append(docs, doc)
+			tf = append(tf, make([]float32, terms)...)
 		}
-		t[i] += n
+		tf[int(k)*terms+i] += n
 	}
-	df := make([]float64, terms)
 	for i, l := range p.Lists {
 		for _, d := range l {
 			credit(d, i, 2)
@@ -105,15 +110,16 @@ func ScoreWindows(p WindowPostings, refine int, lens func(docs []int64) (map[int
 			}
 		}
 	}
-	for _, t := range tf {
-		for i, n := range t {
+	df := make([]float64, terms)
+	for k := range docs {
+		for i, n := range tf[k*terms : (k+1)*terms] {
 			if n > 0 {
 				df[i]++
 			}
 		}
 	}
 	idf := make([]float64, terms)
-	n := max(p.Windows, float64(len(tf)), 1) // turns without a window yet count too
+	n := max(p.Windows, float64(len(docs)), 1) // turns without a window yet count too
 	for i, l := range p.Lists {
 		d := df[i]
 		if p.Bound > 0 && len(l) >= p.Bound && i < len(p.Spanned) && p.Spanned[i] > 0 {
@@ -131,43 +137,46 @@ func ScoreWindows(p WindowPostings, refine int, lens func(docs []int64) (map[int
 	if avg <= 0 {
 		avg = 1
 	}
-	score := func(doc int64, length float64) float64 {
+	score := func(k int, length float64) float64 {
 		rel := 1.0
 		if length > 0 {
 			rel = length / avg
 		}
 		s := 0.0
-		for i, n := range tf[doc] {
+		for i, n := range tf[k*terms : (k+1)*terms] {
 			if n > 0 {
-				s += idf[i] * BM25TF(n, rel)
+				s += idf[i] * BM25TF(float64(n), rel)
 			}
 		}
 		return s
 	}
-	scores := make(map[int64]float64, len(tf))
-	var unknown []int64
-	for doc := range tf {
+	scores := make([]Scored, len(docs))
+	var unknown []Scored // by their index in scores
+	for k, doc := range docs {
 		w, ok := p.Turns[doc]
 		if ok {
-			scores[doc] = score(doc, w.Len)
+			scores[k] = Scored{doc, score(k, w.Len)}
 		} else {
-			scores[doc] = score(doc, 0)
-			unknown = append(unknown, doc)
+			scores[k] = Scored{doc, score(k, 0)}
+			unknown = append(unknown, Scored{int64(k), scores[k].Score})
 		}
 	}
 	if lens == nil || len(unknown) == 0 {
 		return scores, nil
 	}
 	// The best of the windows whose length is a guess, read.
-	sortBest(unknown, scores)
-	unknown = unknown[:min(refine, len(unknown))]
-	known, err := lens(unknown)
+	unknown = Top(unknown, refine)
+	ask := make([]int64, len(unknown))
+	for j, u := range unknown {
+		ask[j] = docs[u.Key]
+	}
+	known, err := lens(ask)
 	if err != nil {
 		return nil, err
 	}
-	for _, doc := range unknown {
-		if l, ok := known[doc]; ok {
-			scores[doc] = score(doc, l)
+	for _, u := range unknown {
+		if l, ok := known[docs[u.Key]]; ok {
+			scores[u.Key].Score = score(int(u.Key), l)
 		}
 	}
 	return scores, nil
@@ -177,26 +186,71 @@ func ScoreWindows(p WindowPostings, refine int, lens func(docs []int64) (map[int
 // characters between spaces).
 func Words(text string) float64 { return float64(len(strings.Fields(text))) }
 
-// Best returns the keys of scores, best first (the greater key first
-// among equals).
-func Best(scores map[int64]float64) []int64 {
-	keys := make([]int64, 0, len(scores))
-	for k := range scores {
-		keys = append(keys, k)
-	}
-	sortBest(keys, scores)
-	return keys
+// Scored is an item's key and its score.
+type Scored struct {
+	Key   int64
+	Score float64
 }
 
-// sortBest sorts keys by their scores, best first (the greater key first
-// among equals).
-func sortBest(keys []int64, scores map[int64]float64) {
-	slices.SortFunc(keys, func(a, b int64) int {
-		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
-			return c
+// better orders scored items best first, the greater key first among
+// equals.
+func better(a, b Scored) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Key, a.Key)
+}
+
+// Top returns the n best of scored (all when n < 0), best first (the
+// greater key first among equals): the first n of scored, which it
+// reorders.
+func Top(scored []Scored, n int) []Scored {
+	if n < 0 || n >= len(scored) {
+		slices.SortFunc(scored, better)
+		return scored
+	}
+	if n == 0 {
+		return scored[:0]
+	}
+	// A heap of the best n so far, its worst first.
+	h := scored[:n]
+	worse := func(i, j int) bool { return better(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= n {
+				return
+			}
+			if c+1 < n && worse(c+1, c) {
+				c++
+			}
+			if !worse(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
 		}
-		return cmp.Compare(b, a)
-	})
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for j, x := range scored[n:] {
+		if better(x, h[0]) < 0 {
+			h[0], scored[n+j] = x, h[0] // swapped: scored keeps every item
+			down(0)
+		}
+	}
+	slices.SortFunc(h, better)
+	return h
+}
+
+// Ranked returns scores as Scored items, in no order.
+func Ranked(scores map[int64]float64) []Scored {
+	out := make([]Scored, 0, len(scores))
+	for k, s := range scores {
+		out = append(out, Scored{k, s})
+	}
+	return out
 }
 
 // StoredTurn is what a store reads of a turn to keep a window it is part

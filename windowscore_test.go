@@ -2,6 +2,7 @@ package agentmem_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -46,10 +47,11 @@ func TestScoreWindows(t *testing.T) {
 		Lists:   [][]int64{{9, 5}, {5}}, // word a: turns 9 and 5; word b: turn 5
 		Windows: 100, AvgLen: 60, Turns: map[int64]agentmem.TurnWindow{5: turns[5]},
 	}
-	scores, err := agentmem.ScoreWindows(p, 10, lens)
+	scored, err := agentmem.ScoreWindows(p, 10, lens)
 	if err != nil {
 		t.Fatal(err)
 	}
+	scores := byKey(scored)
 	idfA, idfB := agentmem.BM25IDF(100, 5), agentmem.BM25IDF(100, 4)
 	want := map[int64]float64{
 		5: idfA*agentmem.BM25TF(2, 1) + idfB*agentmem.BM25TF(2, 1),
@@ -66,7 +68,7 @@ func TestScoreWindows(t *testing.T) {
 			t.Errorf("window %d: %v, want %v", d, scores[d], w)
 		}
 	}
-	if best := agentmem.Best(scores); best[0] != 9 && best[0] != 5 || best[len(best)-1] == 5 {
+	if best := agentmem.Top(scored, -1); best[0].Key != 9 && best[0].Key != 5 || best[len(best)-1].Key == 5 {
 		t.Errorf("best %v: want a turn that says a word first", best)
 	}
 	if len(asked) != 4 {
@@ -75,19 +77,55 @@ func TestScoreWindows(t *testing.T) {
 
 	// A shorter window outranks a longer one holding the same words.
 	p = agentmem.WindowPostings{Lists: [][]int64{{1, 2}}, Windows: 100, AvgLen: 60, Turns: map[int64]agentmem.TurnWindow{1: turns[1], 2: turns[2]}}
-	if scores, err = agentmem.ScoreWindows(p, 0, nil); err != nil {
+	if scored, err = agentmem.ScoreWindows(p, 0, nil); err != nil {
 		t.Fatal(err)
 	}
+	scores = byKey(scored)
 	if scores[2] <= scores[1] {
 		t.Errorf("shorter window 2 %v, longer 1 %v", scores[2], scores[1])
 	}
 	// A full list's word is as rare as its share of the windows it spans.
 	full := agentmem.WindowPostings{Lists: [][]int64{{6, 5}}, Bound: 2, Spanned: []float64{4}, Windows: 100, AvgLen: 60,
 		Turns: map[int64]agentmem.TurnWindow{5: {Len: 60}, 6: {Len: 60}}}
-	if scores, err = agentmem.ScoreWindows(full, 0, nil); err != nil {
+	if scored, err = agentmem.ScoreWindows(full, 0, nil); err != nil {
 		t.Fatal(err)
 	}
+	scores = byKey(scored)
 	if w := agentmem.BM25IDF(100, 50) * agentmem.BM25TF(2, 1); math.Abs(scores[6]-w) > 1e-12 {
 		t.Errorf("full list: %v, want %v (2 of 4 windows: half of 100)", scores[6], w)
+	}
+}
+
+func byKey(scored []agentmem.Scored) map[int64]float64 {
+	m := map[int64]float64{}
+	for _, s := range scored {
+		m[s.Key] = s.Score
+	}
+	return m
+}
+
+// TestTop: the n best, best first, the greater key first among equals,
+// as a full sort gives them.
+func TestTop(t *testing.T) {
+	var all []agentmem.Scored
+	for k := range int64(500) {
+		all = append(all, agentmem.Scored{Key: k, Score: float64((k * 7919) % 97)})
+	}
+	want := agentmem.Top(slices.Clone(all), -1)
+	for _, n := range []int{0, 1, 5, 200, 499, 500, 600} {
+		s := slices.Clone(all)
+		got := agentmem.Top(s, n)
+		if !slices.Equal(got, want[:min(n, len(want))]) {
+			t.Errorf("Top %d: %v…, want %v…", n, got[:min(3, len(got))], want[:min(3, n)])
+		}
+		// The items are all still there: Top of them all again.
+		if again := agentmem.Top(s, -1); !slices.Equal(again, want) {
+			t.Errorf("after Top %d, the items are not all there", n)
+		}
+	}
+	for i := 1; i < len(want); i++ {
+		if want[i].Score > want[i-1].Score || want[i].Score == want[i-1].Score && want[i].Key > want[i-1].Key {
+			t.Fatalf("Top -1 out of order at %d: %v then %v", i, want[i-1], want[i])
+		}
 	}
 }

@@ -256,11 +256,10 @@ func searchMemories(ctx context.Context, tx pgx.Tx, userID string, terms []strin
 			scores[k] += idf * agentmem.BM25TF(1, lens[k]/avg)
 		}
 	}
-	best := agentmem.Best(scores)
-	best = best[:min(len(best), q.Limit)]
+	best := agentmem.Top(agentmem.Ranked(scores), q.Limit)
 	top := make([]string, len(best))
 	for i, k := range best {
-		top[i] = ids[k]
+		top[i] = ids[k.Key]
 	}
 	rows, err := tx.Query(ctx, `SELECT `+memoryHitColumns+`, 0::real FROM memories m WHERE m.user_id = $1 AND m.id = ANY($2)`, userID, top)
 	if err != nil {
@@ -422,13 +421,13 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 	if err != nil {
 		return fail(err)
 	}
-	best := agentmem.Best(scores)
-	join := func(keys []int64) ([]agentmem.TextHit, error) {
-		ts, seqs := split(keys)
-		ss := make([]float64, len(keys))
-		for i, k := range keys {
-			ss[i] = scores[k]
+	join := func(best []agentmem.Scored) ([]agentmem.TextHit, error) {
+		keys := make([]int64, len(best))
+		ss := make([]float64, len(best))
+		for i, b := range best {
+			keys[i], ss[i] = b.Key, b.Score
 		}
+		ts, seqs := split(keys)
 		a := append([]any{ts, seqs, ss}, args...)
 		w := slices.Clone(where)
 		for i := range w {
@@ -443,9 +442,9 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 		return scanHits(rows, agentmem.ScopeMessages)
 	}
 	n := max(windowCandidates, 4*q.Limit)
-	hits, err := join(best[:min(n, len(best))])
-	if err == nil && len(hits) < q.Limit && len(best) > n {
-		hits, err = join(best) // the filters left too few of the best
+	hits, err := join(agentmem.Top(scores, n))
+	if err == nil && len(hits) < q.Limit && len(scores) > n {
+		hits, err = join(agentmem.Top(scores, -1)) // the filters left too few of the best
 	}
 	if err != nil {
 		return fail(err)

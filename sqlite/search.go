@@ -186,8 +186,8 @@ func searchMemories(ctx context.Context, tx *sql.Tx, userID string, terms []stri
 // of their memories, their average length, and the memories holding each
 // word (estimated from its share of the memories its list spans when the
 // list is full); a memory holding a word counts it once.
-func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string, bound int) (map[int64]float64, bool, error) {
-	fail := func(err error) (map[int64]float64, bool, error) {
+func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string, bound int) ([]agentmem.Scored, bool, error) {
+	fail := func(err error) ([]agentmem.Scored, bool, error) {
 		return nil, false, fmt.Errorf("search memories: %w", err)
 	}
 	lists, full, err := termLists(ctx, tx, "memories_fts", `u:"`+userToken(userID)+`"`, terms, bound)
@@ -242,7 +242,7 @@ func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 			scores[d] += idf * agentmem.BM25TF(1, lens[d]/avg)
 		}
 	}
-	return scores, full, nil
+	return agentmem.Ranked(scores), full, nil
 }
 
 // sqlWords is SQL of the number of words of a text column, as
@@ -284,17 +284,16 @@ func bm25IDF(n, df, spanned float64) float64 {
 // argument) as rows (doc, score).
 const docsScores = `SELECT value ->> 0 AS doc, value ->> 1 AS score FROM json_each(?)`
 
-// joinBounded joins the best of scores (rowid → score), best first, by
+// joinBounded joins the best of scored (by rowid), best first, by
 // join, which takes them as a JSON array of [rowid, score] pairs (read by
 // docsScores), filters, and returns the best limit: first the best
 // max(windowCandidates, 4×limit), then all when the filters left fewer
 // than limit of those.
-func joinBounded(scores map[int64]float64, limit int, join func(docs string) ([]agentmem.TextHit, error)) ([]agentmem.TextHit, error) {
-	ranked := agentmem.Best(scores)
-	joinRanked := func(ranked []int64) ([]agentmem.TextHit, error) {
+func joinBounded(scored []agentmem.Scored, limit int, join func(docs string) ([]agentmem.TextHit, error)) ([]agentmem.TextHit, error) {
+	joinRanked := func(ranked []agentmem.Scored) ([]agentmem.TextHit, error) {
 		pairs := make([][2]float64, len(ranked))
 		for i, d := range ranked {
-			pairs[i] = [2]float64{float64(d), scores[d]}
+			pairs[i] = [2]float64{float64(d.Key), d.Score}
 		}
 		list, err := json.Marshal(pairs)
 		if err != nil {
@@ -303,11 +302,11 @@ func joinBounded(scores map[int64]float64, limit int, join func(docs string) ([]
 		return join(string(list))
 	}
 	bound := max(windowCandidates, 4*limit)
-	hits, err := joinRanked(ranked[:min(bound, len(ranked))])
-	if err != nil || len(hits) >= limit || len(ranked) <= bound {
+	hits, err := joinRanked(agentmem.Top(scored, bound))
+	if err != nil || len(hits) >= limit || len(scored) <= bound {
 		return hits, err
 	}
-	return joinRanked(ranked) // the filters left too few of the best
+	return joinRanked(agentmem.Top(scored, -1)) // the filters left too few of the best
 }
 
 // userToken is a user's token in the u column of messages_fts and
@@ -360,8 +359,8 @@ const windowRefine = 400
 // windowScores returns the scores of the windows that hold terms, by
 // their messages' rowids, from lists of at most bound turns a word (-1:
 // all), and whether a list was full.
-func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string, bound int) (map[int64]float64, bool, error) {
-	fail := func(err error) (map[int64]float64, bool, error) {
+func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string, bound int) ([]agentmem.Scored, bool, error) {
+	fail := func(err error) ([]agentmem.Scored, bool, error) {
 		return nil, false, fmt.Errorf("search messages: %w", err)
 	}
 	lists, full, err := termLists(ctx, tx, "messages_fts", `u:"`+userToken(userID)+`"`, terms, bound)

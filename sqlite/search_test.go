@@ -52,8 +52,8 @@ func TestSearchMessages_Bound(t *testing.T) {
 				return err
 			}
 			var pairs [][2]float64
-			for _, d := range agentmem.Best(scores) {
-				pairs = append(pairs, [2]float64{float64(d), scores[d]})
+			for _, d := range agentmem.Top(scores, -1) {
+				pairs = append(pairs, [2]float64{float64(d.Key), d.Score})
 			}
 			docs, err := json.Marshal(pairs)
 			if err != nil {
