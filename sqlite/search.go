@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -201,8 +202,8 @@ func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 	if len(docs) == 0 {
 		return nil, false, nil
 	}
-	var n, total float64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), total(`+sqlWords("text")+`) FROM memories WHERE user_id = ?`, userID).Scan(&n, &total); err != nil {
+	n, total, err := searchTotals(ctx, tx, userID, agentmem.ScopeMemories)
+	if err != nil {
 		return fail(err)
 	}
 	list, err := json.Marshal(docs)
@@ -243,6 +244,16 @@ func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 		}
 	}
 	return agentmem.Ranked(scores), full, nil
+}
+
+// searchTotals returns the number of the user's items of scope (messages:
+// their windows) and their words (migration 0020_turn_index.sql).
+func searchTotals(ctx context.Context, tx *sql.Tx, userID, scope string) (items, words float64, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT items, words FROM search_totals WHERE user_id = ? AND scope = ?`, userID, scope).Scan(&items, &words)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
+	return items, words, err
 }
 
 // sqlWords is SQL of the number of words of a text column, as
@@ -392,7 +403,7 @@ func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 		return nil, false, nil
 	}
 	var total float64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), total(len) FROM message_windows WHERE user_id = ?`, userID).Scan(&p.Windows, &total); err != nil {
+	if p.Windows, total, err = searchTotals(ctx, tx, userID, agentmem.ScopeMessages); err != nil {
 		return fail(err)
 	}
 	if p.Windows > 0 {
@@ -466,7 +477,6 @@ func turnLength(length float64, valid bool, name, content string) float64 {
 	}
 	return 2 * agentmem.Words(agentmem.TurnText(name, content))
 }
-
 
 // rowids returns the first column of a query's rows.
 func rowids(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {

@@ -233,3 +233,77 @@ func TestSearchMemories_Bounded(t *testing.T) {
 		t.Fatalf("with the invalidated: %+v, %v; want the walrus first", hits, err)
 	}
 }
+
+// TestSearchTotals: the user's windows and memories, and their words, as
+// search_totals keeps them, agree with a count of the rows after windows
+// are put, put again and deleted with their thread, and memories are
+// created, rewritten and deleted; another user's are apart.
+func TestSearchTotals(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, Options{})
+	check := func(when string) {
+		t.Helper()
+		for _, user := range []string{"alice", "bob"} {
+			var items, words, wantItems, wantWords float64
+			for _, c := range []struct{ scope, count string }{
+				{agentmem.ScopeMessages, `SELECT count(*), total(len) FROM message_windows WHERE user_id = ?`},
+				{agentmem.ScopeMemories, `SELECT count(*), total(` + sqlWords("text") + `) FROM memories WHERE user_id = ?`},
+			} {
+				err := s.read(ctx, func(tx *sql.Tx) error {
+					var err error
+					if items, words, err = searchTotals(ctx, tx, user, c.scope); err != nil {
+						return err
+					}
+					return tx.QueryRowContext(ctx, c.count, user).Scan(&wantItems, &wantWords)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if items != wantItems || words != wantWords {
+					t.Errorf("%s: %s's %s: %v items, %v words; the rows hold %v, %v", when, user, c.scope, items, words, wantItems, wantWords)
+				}
+			}
+		}
+	}
+	for _, user := range []string{"alice", "bob"} {
+		if err := s.CreateThread(ctx, &agentmem.Thread{UserID: user, ID: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []*agentmem.Message
+		for i := range 6 {
+			msgs = append(msgs, &agentmem.Message{Role: agentmem.RoleUser, Name: "Ann", Content: strings.Repeat("word ", i+1)})
+		}
+		if _, err := s.AppendMessages(ctx, user, "t", msgs, agentmem.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("no windows")
+	if err := s.PutMessageWindows(ctx, "alice", "t", agentmem.TurnWindows([]int64{1, 2, 3, 4})); err != nil {
+		t.Fatal(err)
+	}
+	check("windows put")
+	if err := s.PutMessageWindows(ctx, "alice", "t", agentmem.TurnWindows([]int64{1, 2, 3, 4, 5, 6})); err != nil {
+		t.Fatal(err)
+	}
+	check("windows put again, and more")
+	m := &agentmem.Memory{UserID: "alice", Text: "User likes green tea.", Confidence: 1, Importance: 0.5}
+	if err := s.CreateMemory(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateMemory(ctx, &agentmem.Memory{UserID: "bob", Text: "User runs.", Confidence: 1, Importance: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	check("memories created")
+	text := "User likes green tea in the morning, and coffee after lunch."
+	if _, err := s.UpdateMemory(ctx, "alice", m.ID, agentmem.MemoryUpdate{Text: &text}); err != nil {
+		t.Fatal(err)
+	}
+	check("memory rewritten")
+	if err := s.DeleteMemory(ctx, "alice", m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteThread(ctx, "alice", "t", true); err != nil {
+		t.Fatal(err)
+	}
+	check("memory and thread deleted")
+}

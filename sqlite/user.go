@@ -11,13 +11,14 @@ import (
 
 // userTables lists every table holding user data; DeleteUser empties them
 // of one user. A table added by a migration must be added here (the
-// conformance suite's erasure test fails otherwise). The full-text indexes
+// conformance suite's erasure test fails otherwise; search_totals is
+// last, as the deletions before it update it). The full-text indexes
 // and messages_fts_queue are not: triggers on memories and messages keep
 // them in step with those (see migration/0004_memory.sql).
 var userTables = []string{"memories", "memory_sources", "memory_history", "vectors", "vector_versions", "messages", "elements", "sessions", "idempotency_keys",
 	"reflections", "profiles",
 	"summaries", "chunks", "notes", "message_windows", "jobs", "threads", "users",
-	"entities", "entity_names", "entity_refs"}
+	"entities", "entity_names", "entity_refs", "search_totals"}
 
 // DeleteUser implements agentmem.UserStore.
 func (s *Store) DeleteUser(ctx context.Context, userID string) (agentmem.Counts, error) {

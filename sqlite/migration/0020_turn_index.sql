@@ -67,3 +67,43 @@ CREATE TRIGGER messages_fts_update AFTER UPDATE OF role, content, name ON messag
 END;
 INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
 
+
+-- Search ranks by BM25 over the user's own items (agentmem.ScoreWindows):
+-- it needs the number of the user's windows and memories and their
+-- average length in words, which counting at each search cost a pass
+-- over all of them (14 ms at 100,000 windows). search_totals keeps them,
+-- by scope ('messages', 'memories'), in step by triggers. A memory's
+-- words are its spaces plus one, as the migration counts a turn's.
+CREATE TABLE search_totals (
+	user_id TEXT NOT NULL,
+	scope   TEXT NOT NULL,
+	items   INTEGER NOT NULL,
+	words   INTEGER NOT NULL,
+	PRIMARY KEY (user_id, scope)
+) WITHOUT ROWID;
+INSERT INTO search_totals (user_id, scope, items, words)
+SELECT user_id, 'messages', count(*), total(len) FROM message_windows GROUP BY user_id;
+INSERT INTO search_totals (user_id, scope, items, words)
+SELECT user_id, 'memories', count(*), total(length(text) - length(replace(text, ' ', '')) + 1) FROM memories GROUP BY user_id;
+CREATE TRIGGER message_windows_totals_insert AFTER INSERT ON message_windows BEGIN
+	INSERT INTO search_totals (user_id, scope, items, words) VALUES (new.user_id, 'messages', 1, new.len)
+	ON CONFLICT (user_id, scope) DO UPDATE SET items = items + 1, words = words + excluded.words;
+END;
+CREATE TRIGGER message_windows_totals_update AFTER UPDATE OF len ON message_windows BEGIN
+	UPDATE search_totals SET words = words + new.len - old.len WHERE user_id = new.user_id AND scope = 'messages';
+END;
+CREATE TRIGGER message_windows_totals_delete AFTER DELETE ON message_windows BEGIN
+	UPDATE search_totals SET items = items - 1, words = words - old.len WHERE user_id = old.user_id AND scope = 'messages';
+END;
+CREATE TRIGGER memories_totals_insert AFTER INSERT ON memories BEGIN
+	INSERT INTO search_totals (user_id, scope, items, words) VALUES (new.user_id, 'memories', 1, length(new.text) - length(replace(new.text, ' ', '')) + 1)
+	ON CONFLICT (user_id, scope) DO UPDATE SET items = items + 1, words = words + excluded.words;
+END;
+CREATE TRIGGER memories_totals_update AFTER UPDATE OF text ON memories WHEN old.text IS NOT new.text BEGIN
+	UPDATE search_totals SET words = words + (length(new.text) - length(replace(new.text, ' ', ''))) - (length(old.text) - length(replace(old.text, ' ', '')))
+	WHERE user_id = new.user_id AND scope = 'memories';
+END;
+CREATE TRIGGER memories_totals_delete AFTER DELETE ON memories BEGIN
+	UPDATE search_totals SET items = items - 1, words = words - (length(old.text) - length(replace(old.text, ' ', '')) + 1)
+	WHERE user_id = old.user_id AND scope = 'memories';
+END;
