@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem"
@@ -195,27 +196,49 @@ func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 	if err != nil {
 		return fail(err)
 	}
-	var docs []int64
-	for _, l := range lists {
-		docs = append(docs, l...)
-	}
-	if len(docs) == 0 {
+	if !slices.ContainsFunc(lists, func(l []int64) bool { return len(l) > 0 }) {
 		return nil, false, nil
 	}
 	n, total, err := searchTotals(ctx, tx, userID, agentmem.ScopeMemories)
 	if err != nil {
 		return fail(err)
 	}
-	list, err := json.Marshal(docs)
+	// Each memory's IDFs of the words it holds, added up: it holds each
+	// once, so its score is that sum times BM25's weight of one for its
+	// length.
+	idfs := map[int64]float64{}
+	for _, l := range lists {
+		var spanned float64
+		if bound > 0 && len(l) == bound {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE rowid >= ? AND user_id = ?`, l[len(l)-1], userID).Scan(&spanned); err != nil {
+				return fail(err)
+			}
+		}
+		idf := bm25IDF(n, float64(len(l)), spanned)
+		for _, d := range l {
+			idfs[d] += idf
+		}
+	}
+	scored := agentmem.Ranked(idfs) // of average length
+	for i := range scored {
+		scored[i].Score *= agentmem.BM25TF(1, 1)
+	}
+	// The lengths of the best, read.
+	best := agentmem.Top(scored, memoryRefine)
+	ids := make([]int64, len(best))
+	for i, b := range best {
+		ids[i] = b.Key
+	}
+	list, err := json.Marshal(ids)
 	if err != nil {
 		return fail(err)
 	}
-	lens := map[int64]float64{}
 	rows, err := tx.QueryContext(ctx, `SELECT m.rowid, `+sqlWords("m.text")+` FROM json_each(?) j CROSS JOIN memories m ON m.rowid = j.value`, string(list))
 	if err != nil {
 		return fail(err)
 	}
 	defer rows.Close()
+	lens := make(map[int64]float64, len(ids))
 	for rows.Next() {
 		var (
 			doc    int64
@@ -230,21 +253,17 @@ func memoryScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 		return fail(err)
 	}
 	avg := max(total/max(n, 1), 1)
-	scores := map[int64]float64{}
-	for _, l := range lists {
-		var spanned float64
-		if bound > 0 && len(l) == bound {
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE rowid >= ? AND user_id = ?`, l[len(l)-1], userID).Scan(&spanned); err != nil {
-				return fail(err)
-			}
-		}
-		idf := bm25IDF(n, float64(len(l)), spanned)
-		for _, d := range l {
-			scores[d] += idf * agentmem.BM25TF(1, lens[d]/avg)
+	for i, b := range best {
+		if l, ok := lens[b.Key]; ok {
+			best[i].Score = idfs[b.Key] * agentmem.BM25TF(1, l/avg)
 		}
 	}
-	return agentmem.Ranked(scores), full, nil
+	return scored, full, nil
 }
+
+// memoryRefine is how many of the best memories, ranked as if of average
+// length, a search reads the lengths of and ranks again.
+const memoryRefine = 400
 
 // searchTotals returns the number of the user's items of scope (messages:
 // their windows) and their words (migration 0020_turn_index.sql).
