@@ -122,7 +122,7 @@ func applyDeletes(ctx context.Context, tx pgx.Tx, userID string, p *agentmem.Imp
 				return fmt.Errorf("delete memories: %w", err)
 			}
 		}
-		if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `id = ANY($3)`, p.DeleteMemories); err != nil {
+		if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, p.DeleteMemories); err != nil {
 			return err
 		}
 	}

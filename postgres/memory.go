@@ -402,7 +402,7 @@ func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM memory_sources WHERE user_id = $1 AND memory_id = $2`, userID, id); err != nil {
 			return fmt.Errorf("delete memory sources: %w", err)
 		}
-		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `id = $3`, id)
+		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, []string{id})
 	})
 }
 

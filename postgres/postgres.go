@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,9 @@ type Store struct {
 	// connectTimeout bounds a new connection, and how long a call waits
 	// for one of the pool's (see begin).
 	connectTimeout time.Duration
+	// spaceIDs maps a vector space's name to its committed
+	// vector_spaces.id (see vectorSpaceIDs).
+	spaceIDs sync.Map
 
 	// Now returns the current time; tests replace it.
 	Now func() time.Time

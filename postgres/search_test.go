@@ -1,13 +1,16 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/vecenc"
 	"github.com/agentmem/agentmem/storetest"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestMigration_IndexesStoredMessages: migration 0004 indexes the
@@ -49,6 +52,40 @@ func TestMigration_IndexesStoredMessages(t *testing.T) {
 	if hits, err := s.SearchText(ctx, "alice", agentmem.TextQuery{Query: "greyhound Pixel"}); err != nil || len(hits) != 0 {
 		t.Fatalf("after deleting the thread: %+v, %v", hits, err)
 	}
+}
+
+// TestMigration_VectorBytes: migration 0023 (vectors' keys made short)
+// keeps every vector, its seq and its key (storetest.CheckMigratedVectors),
+// and writes each ID as the store does (vecenc.EncodeID), as on SQLite.
+func TestMigration_VectorBytes(t *testing.T) {
+	t.Parallel()
+	dsn := migratedBefore(t, "_vector_bytes.sql")
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := conn.Exec(context.Background(), q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	for _, v := range storetest.OldVectors() {
+		exec(`INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES ($1, $2, $3, $4, $5, $6)`, v.User, v.Space, v.Scope, v.ID, vecenc.Encode(v.Vec), v.Seq)
+	}
+	for k, seq := range storetest.OldVectorSeqs() {
+		exec(`INSERT INTO vector_versions (user_id, space, version, seq, reset_seq, epoch) VALUES ($1, $2, $3, $4, 0, 'e')`, k[0], k[1], "v"+k[0]+k[1], seq)
+	}
+
+	s := MustOpen(t, dsn)
+	for _, v := range storetest.OldVectors() {
+		var n int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM vectors WHERE user_id = $1 AND id = $2`, v.User, vecenc.EncodeID(v.ID)).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s's vector %s stored as %x: %d rows, %v; want 1", v.User, v.ID, vecenc.EncodeID(v.ID), n, err)
+		}
+	}
+	storetest.CheckMigratedVectors(t, s)
 }
 
 // TestMigration_MemorySources: the migration of memory sources (0017)

@@ -46,10 +46,11 @@ func BenchmarkStore(b *testing.B) {
 
 // referenceTables are the tables that hold no user data, exempt from the
 // user_id-first rule and from DeleteUser: the schema's own bookkeeping
-// (migrations), API keys (looked up by key ID before any user is known)
-// and the audit log (which must survive the erasure of the user it
-// records). Scaled out with Citus, they are reference tables.
-var referenceTables = []string{"migrations", "api_keys", "audit_log"}
+// (migrations), API keys (looked up by key ID before any user is known),
+// the audit log (which must survive the erasure of the user it records)
+// and the names of the vector spaces (embedders and their dimensions,
+// numbered for vectors). Scaled out with Citus, they are reference tables.
+var referenceTables = []string{"migrations", "api_keys", "audit_log", "vector_spaces"}
 
 // TestSchema_UserIDFirst fails if a table's primary key does not start
 // with user_id (the distribution column when PostgreSQL is scaled out with

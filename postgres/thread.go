@@ -291,15 +291,16 @@ func deleteThreads(ctx context.Context, tx pgx.Tx, userID string, ids []string) 
 	if err := lockVectorVersions(ctx, tx, userID); err != nil {
 		return c, err
 	}
-	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMessages, `id IN (SELECT id FROM messages WHERE user_id = $1 AND thread_id = ANY($3))`, ids); err != nil {
+	if err := deleteVectorsOf(ctx, tx, userID, agentmem.ScopeMessages, `SELECT id FROM messages WHERE user_id = $1 AND thread_id = ANY($2)`,
+		userID, ids); err != nil {
 		return c, err
 	}
 	// A chunk's vectors: its content's (its ID) and its summary's (ID#s).
-	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeChunks, `id IN (SELECT id FROM chunks WHERE user_id = $1 AND thread_id = ANY($3)
-		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = $1 AND thread_id = ANY($3))`, ids); err != nil {
+	if err := deleteVectorsOf(ctx, tx, userID, agentmem.ScopeChunks, `SELECT id FROM chunks WHERE user_id = $1 AND thread_id = ANY($2)
+		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = $1 AND thread_id = ANY($2)`, userID, ids); err != nil {
 		return c, err
 	}
-	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeSummaries, `id = ANY($3)`, ids); err != nil {
+	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeSummaries, ids); err != nil {
 		return c, err
 	}
 	for _, d := range []struct {

@@ -2,12 +2,16 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/vecenc"
@@ -54,6 +58,40 @@ func bumpVectorVersions(ctx context.Context, tx pgx.Tx, userID string, spaces []
 	return seqs, nil
 }
 
+// A vector's row (migration 0023) names its space by vector_spaces.id and
+// its scope by a code, and keeps its item's ID short (package
+// internal/vecenc).
+
+// spaceOf is the id of the space named by $2: NULL for a space no one has
+// had vectors of.
+const spaceOf = `(SELECT id FROM vector_spaces WHERE name = $2)`
+
+// vectorSpaceID returns the id of the space named name, kept once read;
+// false while no one has had vectors of it. The reads of vectors take the
+// id as a parameter rather than spaceOf's subquery: the planner then
+// knows from space_id's statistics how many rows a user's space has (a
+// memories' space a tenth of the windows', whose rows a load reads
+// through the index rather than scanning the table).
+func (s *Store) vectorSpaceID(ctx context.Context, name string) (int32, bool, error) {
+	if id, ok := s.spaceIDs.Load(name); ok {
+		return id.(int32), true, nil
+	}
+	if err := s.usable(); err != nil {
+		return 0, false, err
+	}
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT id FROM vector_spaces WHERE name = $1`, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	} else if err != nil {
+		return 0, false, formatError(fmt.Errorf("find vector space: %w", err))
+	} else if id > math.MaxInt32 {
+		return 0, false, fmt.Errorf("vector space %q has id %d, beyond vectors.space_id", name, id)
+	}
+	s.spaceIDs.Store(name, int32(id))
+	return int32(id), true, nil
+}
+
 // PutVectors implements agentmem.VectorStore. It bumps the versions of the
 // batch's spaces first, which locks them: puts of a space take turns, so
 // the check of its dimension sees the vectors of the put before.
@@ -63,23 +101,26 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 		return err
 	}
 	spaces := slices.Sorted(maps.Keys(dims))
-	scopes, ids, vecs := make([]string, len(vs)), make([]string, len(vs)), make([][]byte, len(vs))
-	vspaces := make([]string, len(vs))
+	rows := make([]vectorRow, len(vs))
 	for i, v := range vs {
-		vspaces[i], scopes[i], ids[i], vecs[i] = v.Space, v.Scope, v.ID, vecenc.Encode(v.Vec)
+		code, ok := vecenc.ScopeCode(v.Scope)
+		if !ok {
+			return fmt.Errorf("put vectors: scope %q has no stored code", v.Scope)
+		}
+		rows[i] = vectorRow{space: v.Space, scope: int16(code), id: vecenc.EncodeID(v.ID), vec: vecenc.Encode(v.Vec)}
 	}
 	return s.writeRetrying(ctx, func(tx pgx.Tx) error {
 		seqs, err := bumpVectorVersions(ctx, tx, userID, spaces, false)
 		if err != nil {
 			return err
 		}
-		vseqs := make([]int64, len(vs))
-		for i, v := range vs {
-			vseqs[i] = seqs[v.Space]
+		ids, err := s.vectorSpaceIDs(ctx, tx, spaces)
+		if err != nil {
+			return err
 		}
 		for _, space := range spaces {
 			var b []byte
-			err := tx.QueryRow(ctx, `SELECT vec FROM vectors WHERE user_id = $1 AND space = $2 LIMIT 1`, userID, space).Scan(&b)
+			err := tx.QueryRow(ctx, `SELECT vec FROM vectors WHERE user_id = $1 AND space_id = $2 LIMIT 1`, userID, ids[space]).Scan(&b)
 			if errors.Is(err, pgx.ErrNoRows) {
 				continue
 			} else if err != nil {
@@ -91,22 +132,131 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 				return agentmem.VectorDimensionsError(space, n, dims[space])
 			}
 		}
-		// vs is sorted, so the rows are locked in key order.
-		if _, err := tx.Exec(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec, seq)
-			SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[])
-			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec, seq = excluded.seq`, userID, vspaces, scopes, ids, vecs, vseqs); err != nil {
+		// In key order, in which the rows are locked.
+		slices.SortFunc(rows, func(a, b vectorRow) int {
+			return cmp.Or(cmp.Compare(ids[a.space], ids[b.space]), cmp.Compare(a.scope, b.scope), bytes.Compare(a.id, b.id))
+		})
+		spaceIDs, scopes, itemIDs, vecs, vseqs := make([]int32, len(rows)), make([]int16, len(rows)), make([][]byte, len(rows)),
+			make([][]byte, len(rows)), make([]int64, len(rows))
+		for i, r := range rows {
+			spaceIDs[i], scopes[i], itemIDs[i], vecs[i], vseqs[i] = ids[r.space], r.scope, r.id, r.vec, seqs[r.space]
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO vectors (user_id, space_id, scope, id, vec, seq)
+			SELECT $1, * FROM unnest($2::integer[], $3::smallint[], $4::bytea[], $5::bytea[], $6::bigint[])
+			ON CONFLICT (user_id, space_id, scope, id) DO UPDATE SET vec = excluded.vec, seq = excluded.seq`,
+			userID, spaceIDs, scopes, itemIDs, vecs, vseqs); err != nil {
 			return fmt.Errorf("put vectors: %w", err)
 		}
 		return nil
 	})
 }
 
-// deleteVectors deletes the user's vectors of scope whose id satisfies
-// cond (a condition on id, where $1 is the user, $2 the scope and $3 arg),
-// in every space, and bumps the version of each space it deleted from.
-// The caller has locked the user's vector versions (lockVectorVersions).
-func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope, cond string, arg any) error {
-	rows, err := tx.Query(ctx, `DELETE FROM vectors WHERE user_id = $1 AND scope = $2 AND `+cond+` RETURNING space`, userID, scope, arg)
+// vectorRow is a vector as PutVectors writes it.
+type vectorRow struct {
+	space   string
+	scope   int16
+	id, vec []byte
+}
+
+// vectorSpaceIDs returns the id of each space of names (sorted), made at
+// its first vector. An id is kept once read committed, so that a put
+// of a known space asks nothing; a space already named is not inserted
+// again (an insert draws an id whether it conflicts or not).
+func (s *Store) vectorSpaceIDs(ctx context.Context, tx pgx.Tx, names []string) (map[string]int32, error) {
+	ids := make(map[string]int32, len(names))
+	var unknown []string
+	for _, name := range names {
+		if id, ok := s.spaceIDs.Load(name); ok {
+			ids[name] = id.(int32)
+		} else {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return ids, nil
+	}
+	find := func(keep bool) error {
+		rows, err := tx.Query(ctx, `SELECT name, id FROM vector_spaces WHERE name = ANY($1)`, unknown)
+		if err != nil {
+			return err
+		}
+		var name string
+		var id int64
+		_, err = pgx.ForEachRow(rows, []any{&name, &id}, func() error {
+			if id > math.MaxInt32 {
+				return fmt.Errorf("vector space %q has id %d, beyond vectors.space_id", name, id)
+			}
+			ids[name] = int32(id)
+			if keep {
+				s.spaceIDs.Store(name, int32(id))
+			}
+			return nil
+		})
+		return err
+	}
+	// This transaction has inserted no space yet: what it reads is
+	// committed.
+	if err := find(true); err != nil {
+		return nil, fmt.Errorf("find vector spaces: %w", err)
+	}
+	var missing []string
+	for _, name := range unknown {
+		if _, ok := ids[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return ids, nil
+	}
+	// A concurrent insert of the same name commits first: ours does
+	// nothing, and the second look finds it. What this one inserts is not
+	// kept: the transaction may yet roll back.
+	if _, err := tx.Exec(ctx, `INSERT INTO vector_spaces (name) SELECT unnest($1::text[]) ON CONFLICT (name) DO NOTHING`, missing); err != nil {
+		return nil, fmt.Errorf("put vector spaces: %w", err)
+	}
+	if err := find(false); err != nil {
+		return nil, fmt.Errorf("find vector spaces: %w", err)
+	}
+	for _, name := range missing {
+		if _, ok := ids[name]; !ok {
+			return nil, fmt.Errorf("put vector spaces: %q not found after its insert", name)
+		}
+	}
+	return ids, nil
+}
+
+// deleteVectorsOf deletes the user's vectors of scope whose IDs q (a query
+// of one column of item IDs, with args) returns, as deleteVectors does.
+func deleteVectorsOf(ctx context.Context, tx pgx.Tx, userID, scope, q string, args ...any) error {
+	rows, err := tx.Query(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("delete vectors: %w", err)
+	}
+	return deleteVectors(ctx, tx, userID, scope, ids)
+}
+
+// deleteVectors deletes the user's vectors of scope and ids, in every
+// space, and bumps the version of each space it deleted from. The caller
+// has locked the user's vector versions (lockVectorVersions).
+//
+//	DELETE FROM vectors WHERE user_id = $1 AND space_id IN (every space) AND scope = $2 AND id = ANY($3)
+//
+// looks each ID up in the primary key once a space (there are few).
+func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope string, ids []string) error {
+	code, ok := vecenc.ScopeCode(scope)
+	if !ok || len(ids) == 0 {
+		return nil // no vector has that scope
+	}
+	keys := make([][]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = vecenc.EncodeID(id)
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM vectors WHERE user_id = $1 AND space_id IN (SELECT id FROM vector_spaces) AND scope = $2 AND id = ANY($3)
+		RETURNING (SELECT name FROM vector_spaces WHERE id = space_id)`, userID, int16(code), keys)
 	if err != nil {
 		return fmt.Errorf("delete vectors: %w", err)
 	}
@@ -121,18 +271,28 @@ func deleteVectors(ctx context.Context, tx pgx.Tx, userID, scope, cond string, a
 
 // FindVectors implements agentmem.VectorStore.
 //
-//	SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 [AND scope = ANY($3)]
+//	SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space_id = (the space's) [AND scope = ANY($3)]
 //
-// is a range scan of the primary key. Each row is decoded from the bytes
-// pgx received (RawValues: no copy, no reflection) into shared slabs
-// (vecenc.List).
+// reads a range of vectors_seq or of the primary key. Each row is decoded
+// from the bytes pgx received (RawValues: no copy, no reflection) into
+// shared slabs (vecenc.List).
 func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []string) ([]agentmem.Vector, error) {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
 	}
-	q, args := `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2`, []any{userID, space}
+	id, ok, err := s.vectorSpaceID(ctx, space)
+	if err != nil || !ok {
+		return []agentmem.Vector{}, err
+	}
+	q, args := `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space_id = $2`, []any{userID, id}
 	if len(scopes) > 0 {
-		q, args = q+` AND scope = ANY($3)`, append(args, scopes)
+		codes := []int16{}
+		for _, sc := range scopes {
+			if code, ok := vecenc.ScopeCode(sc); ok {
+				codes = append(codes, int16(code))
+			}
+		}
+		q, args = q+` AND scope = ANY($3)`, append(args, codes)
 	}
 	return s.readVectors(ctx, space, q, args...)
 }
@@ -143,7 +303,11 @@ func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq 
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
 	}
-	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2 AND seq > $3`, userID, space, seq)
+	id, ok, err := s.vectorSpaceID(ctx, space)
+	if err != nil || !ok {
+		return []agentmem.Vector{}, err
+	}
+	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space_id = $2 AND seq > $3`, userID, id, seq)
 }
 
 // ScanVectors calls fn with the stored bytes (package internal/vecenc) of
@@ -154,11 +318,15 @@ func (s *Store) ScanVectors(ctx context.Context, userID, space string, fn func(s
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return err
 	}
-	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space = $2`, userID, space)
+	id, ok, err := s.vectorSpaceID(ctx, space)
+	if err != nil || !ok {
+		return err
+	}
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = $1 AND space_id = $2`, userID, id)
 }
 
 // scanVectors runs q, a query of scope, id and vec of vectors, and calls
-// fn with each row.
+// fn with each row, its scope and ID decoded.
 func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []byte) error, q string, args ...any) error {
 	return s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, q, args...)
@@ -172,14 +340,27 @@ func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []b
 			if first {
 				textFormat, first = rows.FieldDescriptions()[2].Format == pgx.TextFormatCode, false
 			}
-			b := raw[2]
-			if textFormat { // bytea as text is \x followed by hex (e.g. through a pooler in simple protocol)
-				b, err = hex.DecodeString(string(bytes.TrimPrefix(b, []byte(`\x`))))
+			code, id, b := raw[0], raw[1], raw[2]
+			var scope string
+			if textFormat { // as text (e.g. through a pooler in simple protocol): the scope in digits, bytea as \x and hex
+				n, err := strconv.ParseInt(string(code), 10, 16)
 				if err != nil {
 					return fmt.Errorf("decode vector: %w", err)
 				}
+				scope, _ = vecenc.Scope(n)
+				if id, err = hex.DecodeString(string(bytes.TrimPrefix(id, []byte(`\x`)))); err != nil {
+					return fmt.Errorf("decode vector: %w", err)
+				}
+				if b, err = hex.DecodeString(string(bytes.TrimPrefix(b, []byte(`\x`)))); err != nil {
+					return fmt.Errorf("decode vector: %w", err)
+				}
+			} else if len(code) == 2 {
+				scope, _ = vecenc.Scope(int64(int16(binary.BigEndian.Uint16(code))))
 			}
-			if err := fn(string(raw[0]), string(raw[1]), b); err != nil {
+			if scope == "" {
+				return fmt.Errorf("decode vector: unknown scope %q", code)
+			}
+			if err := fn(scope, vecenc.ID(id), b); err != nil {
 				return err
 			}
 		}
@@ -240,7 +421,8 @@ func (s *Store) VectorSpaces(ctx context.Context, userID string) ([]string, erro
 	spaces := []string{}
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT space FROM vector_versions v WHERE user_id = $1
-			AND EXISTS (SELECT 1 FROM vectors x WHERE x.user_id = v.user_id AND x.space = v.space) ORDER BY space`, userID)
+			AND EXISTS (SELECT 1 FROM vectors x WHERE x.user_id = v.user_id AND x.space_id = (SELECT id FROM vector_spaces WHERE name = v.space))
+			ORDER BY space`, userID)
 		if err != nil {
 			return fmt.Errorf("find vector spaces: %w", err)
 		}
@@ -269,7 +451,7 @@ func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) err
 		if err := lockVectorVersions(ctx, tx, userID); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM vectors WHERE user_id = $1 AND space = $2`, userID, space)
+		tag, err := tx.Exec(ctx, `DELETE FROM vectors WHERE user_id = $1 AND space_id = `+spaceOf, userID, space)
 		if err != nil {
 			return fmt.Errorf("delete vector space: %w", err)
 		}

@@ -4,10 +4,12 @@ import (
 	"container/heap"
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/vecenc"
@@ -157,32 +159,35 @@ type vectorCounter interface {
 	CountVectors(ctx context.Context, userID, space string) (int, error)
 }
 
-// vectorHalves is a store that splits a user's vectors of a space in two
-// halves a load can read side by side (SQLite: one query a core).
+// vectorHalves is a store that reads a user's vectors of a space put by
+// the writes up to maxSeq in the order of their writes, either way, until
+// fn returns an error (SQLite): a load reads them from both ends side by
+// side, one query a core, until the two reads have read them all.
 type vectorHalves interface {
-	SplitVectors(ctx context.Context, userID, space string, n int) (scope, id string, ok bool, err error)
-	ScanVectorsHalf(ctx context.Context, userID, space, scope, id string, first bool, fn func(scope, id string, b []byte) error) error
+	ScanVectorsBySeq(ctx context.Context, userID, space string, maxSeq int64, desc bool, fn func(scope, id string, b []byte) error) error
 }
 
 // halvesFrom is the count of vectors from which a load reads them in two
 // halves side by side.
 const halvesFrom = 20_000
 
+// errMet stops a read of loadHalves once the two have read every row.
+var errMet = errors.New("the reads met")
+
 // load adds all the vectors of u's user and space to u, which the caller
 // owns. (A catch-up reads the few put since through FindVectorsSince.)
 func (u *userVectors) load(ctx context.Context, store agentmem.VectorStore) error {
-	n := -1
+	n, count := -1, -1
 	if c, ok := store.(vectorCounter); ok {
-		if count, err := c.CountVectors(ctx, u.key.user, u.key.space); err == nil {
+		var err error
+		if count, err = c.CountVectors(ctx, u.key.user, u.key.space); err == nil {
 			n = min(count, maxReserve) // a hint: the load reads what is there
+		} else {
+			count = -1
 		}
 	}
-	if h, ok := store.(vectorHalves); ok && n >= halvesFrom && runtime.GOMAXPROCS(0) > 1 {
-		if scope, id, ok, err := h.SplitVectors(ctx, u.key.user, u.key.space, n); err != nil {
-			return err
-		} else if ok {
-			return u.loadHalves(ctx, h, n, scope, id)
-		}
+	if h, ok := store.(vectorHalves); ok && count >= halvesFrom && runtime.GOMAXPROCS(0) > 1 {
+		return u.loadHalves(ctx, h, count)
 	}
 	if n >= 0 {
 		u.reserve(n)
@@ -198,18 +203,47 @@ func (u *userVectors) load(ctx context.Context, store agentmem.VectorStore) erro
 	return nil
 }
 
-// loadHalves reads the two halves of the user's vectors, split at the
-// key (scope, id), side by side, and appends the second's rows to the
-// first's (in u).
-func (u *userVectors) loadHalves(ctx context.Context, h vectorHalves, n int, scope, id string) error {
+// loadHalves reads the user's n vectors (CountVectors), those put by
+// u.state's writes, from both ends of their write order side by side: the
+// first into u, the last into another set of rows, until the two have
+// kept n together; then it appends the other's rows to u's, in write
+// order. Each read does the share its core gets; no split of the rows is
+// needed.
+//
+// Each read is a transaction of its own, and so was the count, all after
+// u.state was read. None misses a row both see: the rows of seqs up to
+// the state's were all there when n was counted (a later write has a
+// higher seq), so the reads see n rows at most between them; a row both
+// see and neither kept would have the rows one kept before it and those
+// the other kept after it, n, and itself. (Rows both kept mean the reads
+// have crossed: none is missed.) A row one sees and the other does not
+// was deleted since (a deletion moves the state's ResetSeq: the next
+// search reloads) or put again (under a seq above the state's: the next
+// catch-up reads it); rows put since are left to the catch-up too.
+func (u *userVectors) loadHalves(ctx context.Context, h vectorHalves, n int) error {
 	second := &userVectors{key: u.key}
-	u.reserve(n) // room for both: the second's rows are appended
-	second.reserve(n/2 + 1)
+	u.reserve(min(n, maxReserve)) // room for both: the second's rows are appended
+	second.reserve(min(n, maxReserve)/2 + 1)
+	var read atomic.Int64 // the rows both reads have kept
+	scan := func(into *userVectors, desc bool) error {
+		err := h.ScanVectorsBySeq(ctx, u.key.user, u.key.space, u.state.Seq, desc, func(scope, id string, b []byte) error {
+			if read.Load() >= int64(n) {
+				return errMet
+			}
+			if err := into.addBytes(scope, id, b); err != nil {
+				return err
+			}
+			read.Add(1)
+			return nil
+		})
+		if errors.Is(err, errMet) {
+			return nil
+		}
+		return err
+	}
 	var g errgroup.Group
-	g.Go(func() error { return h.ScanVectorsHalf(ctx, u.key.user, u.key.space, scope, id, true, u.addBytes) })
-	g.Go(func() error {
-		return h.ScanVectorsHalf(ctx, u.key.user, u.key.space, scope, id, false, second.addBytes)
-	})
+	g.Go(func() error { return scan(u, false) })
+	g.Go(func() error { return scan(second, true) })
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -222,7 +256,8 @@ func (u *userVectors) loadHalves(ctx context.Context, h vectorHalves, n int, sco
 	if second.dim != u.dim {
 		return nil // a space has one dimension: the first's rows stand
 	}
-	for i, k := range second.keys {
+	for i := len(second.keys) - 1; i >= 0; i-- { // in write order
+		k := second.keys[i]
 		row, _ := u.row(k.scope, k.id, u.dim)
 		copy(u.data[row*u.dim:(row+1)*u.dim], second.data[i*u.dim:(i+1)*u.dim])
 		u.scale[row] = second.scale[i]

@@ -246,40 +246,48 @@ func TestVectorCache_Load(t *testing.T) {
 }
 
 // TestVectorCache_LoadHalves: a user with halvesFrom vectors or more is
-// loaded in two halves side by side (SQLite), to the same rows.
+// loaded from both ends side by side (SQLite), to the same rows, each
+// read once or so, even when one write put them all.
 func TestVectorCache_LoadHalves(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("one core: loads are not split")
 	}
 	s := testutil.MustOpenSQLite(t)
 	spy := &halvesSpy{Store: s, halves: s}
-	testVectorCacheLoad(t, spy, halvesFrom+1)
-	if n := spy.scans.Load(); n != 2 {
-		t.Errorf("%d half scans, want 2", n)
+	const n = halvesFrom + 1
+	testVectorCacheLoad(t, spy, n)
+	if got := spy.scans.Load(); got != 2 {
+		t.Errorf("%d half scans, want 2", got)
+	}
+	if got := spy.rows.Load(); got > n+1 {
+		t.Errorf("the half scans kept %d rows, want %d (+1: both may take the last)", got, n)
 	}
 }
 
-// halvesSpy counts the half scans of a store that has them.
+// halvesSpy counts the half scans of a store that has them, and the rows
+// they kept.
 type halvesSpy struct {
 	agentmem.Store
 	halves interface {
 		vectorHalves
 		vectorCounter
 	}
-	scans atomic.Int64
+	scans, rows atomic.Int64
 }
 
 func (s *halvesSpy) CountVectors(ctx context.Context, userID, space string) (int, error) {
 	return s.halves.CountVectors(ctx, userID, space)
 }
 
-func (s *halvesSpy) SplitVectors(ctx context.Context, userID, space string, n int) (string, string, bool, error) {
-	return s.halves.SplitVectors(ctx, userID, space, n)
-}
-
-func (s *halvesSpy) ScanVectorsHalf(ctx context.Context, userID, space, scope, id string, first bool, fn func(scope, id string, b []byte) error) error {
+func (s *halvesSpy) ScanVectorsBySeq(ctx context.Context, userID, space string, maxSeq int64, desc bool, fn func(scope, id string, b []byte) error) error {
 	s.scans.Add(1)
-	return s.halves.ScanVectorsHalf(ctx, userID, space, scope, id, first, fn)
+	return s.halves.ScanVectorsBySeq(ctx, userID, space, maxSeq, desc, func(scope, id string, b []byte) error {
+		err := fn(scope, id, b)
+		if err == nil {
+			s.rows.Add(1)
+		}
+		return err
+	})
 }
 
 func testVectorCacheLoad(t *testing.T, s agentmem.Store, n int) {

@@ -118,7 +118,7 @@ func applyDeletes(ctx context.Context, tx *sql.Tx, userID string, p *agentmem.Im
 				return fmt.Errorf("delete memory: %w", err)
 			}
 		}
-		if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `= ?`, id); err != nil {
+		if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, []string{id}); err != nil {
 			return err
 		}
 	}

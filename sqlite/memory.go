@@ -379,7 +379,7 @@ func (s *Store) DeleteMemory(ctx context.Context, userID, id string) error {
 		if err := deleteSources(ctx, tx, userID, id); err != nil {
 			return err
 		}
-		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, `= ?`, id)
+		return deleteVectors(ctx, tx, userID, agentmem.ScopeMemories, []string{id})
 	})
 }
 

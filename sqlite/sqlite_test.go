@@ -63,9 +63,10 @@ func TestStore_Restart(t *testing.T) {
 
 // referenceTables are the tables that hold no user data, exempt from the
 // user_id-first rule: the schema's own bookkeeping (migrations), API keys
-// (looked up by key ID before any user is known) and the audit log (which
-// must survive the erasure of the user it records).
-var referenceTables = []string{"migrations", "api_keys", "audit_log"}
+// (looked up by key ID before any user is known), the audit log (which
+// must survive the erasure of the user it records) and the names of the
+// vector spaces (embedders and their dimensions, numbered for vectors).
+var referenceTables = []string{"migrations", "api_keys", "audit_log", "vector_spaces"}
 
 // TestSchema_UserIDFirst fails if a table's primary key does not start
 // with user_id: the distribution column when PostgreSQL is scaled out, and
@@ -362,6 +363,34 @@ func TestMigration_VectorsWithoutRowid(t *testing.T) {
 	if n, err := s.CountVectors(ctx, "alice", "test/2"); err != nil || n != 2 {
 		t.Fatalf("after replacing m1: %d vectors, %v; want 2", n, err)
 	}
+}
+
+// TestMigration_VectorBytes: migration 0022 (vectors' keys made short)
+// keeps every vector, its seq and its key (storetest.CheckMigratedVectors),
+// and writes each ID as the store does (vecenc.EncodeID).
+func TestMigration_VectorBytes(t *testing.T) {
+	path, db, exec := migratedBefore(t, "_vector_bytes.sql")
+	for _, v := range storetest.OldVectors() {
+		exec(`INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES (?, ?, ?, ?, ?, ?)`, v.User, v.Space, v.Scope, v.ID, vecenc.Encode(v.Vec), v.Seq)
+	}
+	for k, seq := range storetest.OldVectorSeqs() {
+		exec(`INSERT INTO vector_versions (user_id, space, version, seq, reset_seq, epoch) VALUES (?, ?, ?, ?, 0, 'e')`, k[0], k[1], "v"+k[0]+k[1], seq)
+	}
+	db.Close()
+
+	s := testutil.MustOpenSQLiteFile(t, path)
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, v := range storetest.OldVectors() {
+		var n int
+		if err := raw.QueryRow(`SELECT count(*) FROM vectors WHERE user_id = ? AND id = ?`, v.User, vecenc.EncodeID(v.ID)).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s's vector %s stored as %x: %d rows, %v; want 1", v.User, v.ID, vecenc.EncodeID(v.ID), n, err)
+		}
+	}
+	storetest.CheckMigratedVectors(t, s)
 }
 
 // TestMigration_MemorySources: the migration of memory sources (0017)

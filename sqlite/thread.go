@@ -288,17 +288,17 @@ func deleteThreads(ctx context.Context, tx *sql.Tx, userID, cond string, args ..
 	var c agentmem.Counts
 	sel := `SELECT id FROM threads WHERE user_id = ? AND ` + cond
 	selArgs := append([]any{userID, userID}, args...)
-	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeMessages, `IN (SELECT id FROM messages WHERE user_id = ? AND thread_id IN (`+sel+`))`,
+	if err := deleteVectorsOf(ctx, tx, userID, agentmem.ScopeMessages, `SELECT id FROM messages WHERE user_id = ? AND thread_id IN (`+sel+`)`,
 		selArgs...); err != nil {
 		return c, err
 	}
 	// A chunk's vectors: its content's (its ID) and its summary's (ID#s).
-	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeChunks, `IN (SELECT id FROM chunks WHERE user_id = ? AND thread_id IN (`+sel+`)
-		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = ? AND thread_id IN (`+sel+`))`,
+	if err := deleteVectorsOf(ctx, tx, userID, agentmem.ScopeChunks, `SELECT id FROM chunks WHERE user_id = ? AND thread_id IN (`+sel+`)
+		UNION ALL SELECT id || '`+agentmem.SummaryVectorSuffix+`' FROM chunks WHERE user_id = ? AND thread_id IN (`+sel+`)`,
 		append(selArgs, selArgs...)...); err != nil {
 		return c, err
 	}
-	if err := deleteVectors(ctx, tx, userID, agentmem.ScopeSummaries, `IN (`+sel+`)`, selArgs[1:]...); err != nil {
+	if err := deleteVectorsOf(ctx, tx, userID, agentmem.ScopeSummaries, sel, selArgs[1:]...); err != nil {
 		return c, err
 	}
 	for _, d := range []struct {

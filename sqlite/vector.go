@@ -12,19 +12,42 @@ import (
 	"github.com/agentmem/agentmem/internal/vecenc"
 )
 
+// A vector's row (migration 0022) names its space by vector_spaces.id and
+// its scope by a code, and keeps its item's ID short (package
+// internal/vecenc); a user's rows of a space are in the order of the
+// space's writes (seq). vectors_key finds an item's.
+
+// spaceOf is the id of the space named by its argument: NULL for a space
+// no one has had vectors of.
+const spaceOf = `(SELECT id FROM vector_spaces WHERE name = ?)`
+
 // PutVectors implements agentmem.VectorStore.
 func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vector) error {
 	vs, dims, err := agentmem.PrepareVectors(vs)
 	if err != nil || len(vs) == 0 {
 		return err
 	}
+	scopes := make([]int, len(vs))
+	for i, v := range vs {
+		var ok bool
+		if scopes[i], ok = vecenc.ScopeCode(v.Scope); !ok {
+			return fmt.Errorf("put vectors: scope %q has no stored code", v.Scope)
+		}
+	}
 	// A vector's bytes: its 8-bit values and its row's keys.
 	size := func(i int) int { return len(vs[i].Vec) + len(vs[i].ID) + len(vs[i].Space) + len(userID) }
 	return s.writeSlices(ctx, len(vs), size, func(tx *sql.Tx, from, to int) error {
-		vs := vs[from:to]
+		spaces := make([]string, 0, len(dims))
+		ids := make(map[string]int64, len(dims))
 		for space, d := range dims {
+			spaces = append(spaces, space)
+			id, err := putVectorSpace(ctx, tx, space)
+			if err != nil {
+				return err
+			}
+			ids[space] = id
 			var b []byte
-			err := tx.QueryRowContext(ctx, `SELECT vec FROM vectors WHERE user_id = ? AND space = ? LIMIT 1`, userID, space).Scan(&b)
+			err = tx.QueryRowContext(ctx, `SELECT vec FROM vectors WHERE user_id = ? AND space_id = ? LIMIT 1`, userID, id).Scan(&b)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			} else if err != nil {
@@ -36,27 +59,41 @@ func (s *Store) PutVectors(ctx context.Context, userID string, vs []agentmem.Vec
 				return agentmem.VectorDimensionsError(space, n, d)
 			}
 		}
-		spaces := make([]string, 0, len(dims))
-		for space := range dims {
-			spaces = append(spaces, space)
-		}
 		seqs, err := bumpVectorVersions(ctx, tx, userID, spaces, false)
 		if err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (user_id, space, scope, id) DO UPDATE SET vec = excluded.vec, seq = excluded.seq`)
+		// A vector put again moves to its new seq.
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vectors (user_id, space_id, seq, scope, id, vec) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (user_id, space_id, scope, id) DO UPDATE SET seq = excluded.seq, vec = excluded.vec`)
 		if err != nil {
 			return fmt.Errorf("prepare put vector: %w", err)
 		}
 		defer stmt.Close()
-		for _, v := range vs {
-			if _, err := stmt.ExecContext(ctx, userID, v.Space, v.Scope, v.ID, vecenc.Encode(v.Vec), seqs[v.Space]); err != nil {
+		var id []byte
+		for i := from; i < to; i++ {
+			v := vs[i]
+			id = vecenc.AppendID(id[:0], v.ID)
+			if _, err := stmt.ExecContext(ctx, userID, ids[v.Space], seqs[v.Space], scopes[i], id, vecenc.Encode(v.Vec)); err != nil {
 				return fmt.Errorf("put vector: %w", err)
 			}
 		}
 		return nil
 	})
+}
+
+// putVectorSpace returns the id of the space named space, made at its
+// first vector.
+func putVectorSpace(ctx context.Context, tx *sql.Tx, space string) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM vector_spaces WHERE name = ?`, space).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, `INSERT INTO vector_spaces (name) VALUES (?) RETURNING id`, space).Scan(&id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("put vector space: %w", err)
+	}
+	return id, nil
 }
 
 // bumpVectorVersions counts a write of each of the user's spaces: a new
@@ -78,36 +115,77 @@ func bumpVectorVersions(ctx context.Context, tx *sql.Tx, userID string, spaces [
 	return seqs, nil
 }
 
-// deleteVectors deletes the user's vectors of scope whose id satisfies
-// cond (what follows "id" in the condition, with args), in every space,
-// and bumps the version of each space it deleted from.
-func deleteVectors(ctx context.Context, tx *sql.Tx, userID, scope, cond string, args ...any) error {
-	rows, err := tx.QueryContext(ctx, `DELETE FROM vectors WHERE user_id = ? AND scope = ? AND id `+cond+` RETURNING space`,
-		append([]any{userID, scope}, args...)...)
+// deleteVectorsOf deletes the user's vectors of scope whose IDs q (a query
+// of one column of item IDs, with args) returns, as deleteVectors does.
+func deleteVectorsOf(ctx context.Context, tx *sql.Tx, userID, scope, q string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("delete vectors: %w", err)
 	}
-	var spaces []string
+	var ids []string
 	for rows.Next() {
-		var space string
-		if err := rows.Scan(&space); err != nil {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
 			return fmt.Errorf("delete vectors: %w", err)
 		}
-		if !slices.Contains(spaces, space) {
-			spaces = append(spaces, space)
-		}
+		ids = append(ids, id)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("delete vectors: %w", err)
 	}
-	_, err = bumpVectorVersions(ctx, tx, userID, spaces, true)
+	return deleteVectors(ctx, tx, userID, scope, ids)
+}
+
+// deleteVectorsBatch bounds the IDs of one statement of deleteVectors.
+const deleteVectorsBatch = 500
+
+// deleteVectors deletes the user's vectors of scope and ids, in every
+// space, and bumps the version of each space it deleted from.
+//
+//	DELETE FROM vectors WHERE user_id = ? AND space_id IN (every space) AND scope = ? AND id IN (…)
+//
+// looks each ID up in vectors_key once a space (there are few).
+func deleteVectors(ctx context.Context, tx *sql.Tx, userID, scope string, ids []string) error {
+	code, ok := vecenc.ScopeCode(scope)
+	if !ok || len(ids) == 0 {
+		return nil // no vector has that scope
+	}
+	var spaces []string
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), deleteVectorsBatch)]
+		ids = ids[len(batch):]
+		args := make([]any, 0, 2+len(batch))
+		args = append(args, userID, code)
+		for _, id := range batch {
+			args = append(args, vecenc.EncodeID(id))
+		}
+		rows, err := tx.QueryContext(ctx, `DELETE FROM vectors INDEXED BY vectors_key WHERE user_id = ? AND space_id IN (SELECT id FROM vector_spaces) AND scope = ?
+			AND id IN (?`+strings.Repeat(", ?", len(batch)-1)+`) RETURNING (SELECT name FROM vector_spaces WHERE id = space_id)`, args...)
+		if err != nil {
+			return fmt.Errorf("delete vectors: %w", err)
+		}
+		for rows.Next() {
+			var space string
+			if err := rows.Scan(&space); err != nil {
+				rows.Close()
+				return fmt.Errorf("delete vectors: %w", err)
+			}
+			if !slices.Contains(spaces, space) {
+				spaces = append(spaces, space)
+			}
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("delete vectors: %w", err)
+		}
+	}
+	_, err := bumpVectorVersions(ctx, tx, userID, spaces, true)
 	return err
 }
 
 // FindVectors implements agentmem.VectorStore.
 //
-//	SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? [AND scope IN (…)]
+//	SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space_id = (the space's) [AND scope IN (…)]
 //
 // is a range scan of the primary key. The vectors are decoded into shared
 // slabs (vecenc.List).
@@ -115,23 +193,31 @@ func (s *Store) FindVectors(ctx context.Context, userID, space string, scopes []
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
 	}
-	q, args := `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ?`, []any{userID, space}
+	q, args := `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space_id = `+spaceOf, []any{userID, space}
 	if len(scopes) > 0 {
-		q += ` AND scope IN (?` + strings.Repeat(", ?", len(scopes)-1) + `)`
+		var codes []any
 		for _, sc := range scopes {
-			args = append(args, sc)
+			if code, ok := vecenc.ScopeCode(sc); ok {
+				codes = append(codes, code)
+			}
 		}
+		if len(codes) == 0 {
+			return []agentmem.Vector{}, nil
+		}
+		q += ` AND scope IN (?` + strings.Repeat(", ?", len(codes)-1) + `)`
+		args = append(args, codes...)
 	}
 	return s.readVectors(ctx, space, q, args...)
 }
 
-// FindVectorsSince implements agentmem.VectorStore, through the index
-// vectors_seq.
+// FindVectorsSince implements agentmem.VectorStore: the end of the user's
+// range of the space in the primary key.
 func (s *Store) FindVectorsSince(ctx context.Context, userID, space string, seq int64) ([]agentmem.Vector, error) {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return nil, err
 	}
-	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? AND seq > ?`, userID, space, seq)
+	return s.readVectors(ctx, space, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space_id = `+spaceOf+` AND seq > ?`,
+		userID, space, seq)
 }
 
 // ScanVectors calls fn with the stored bytes (package internal/vecenc) of
@@ -142,48 +228,34 @@ func (s *Store) ScanVectors(ctx context.Context, userID, space string, fn func(s
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return err
 	}
-	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ?`, userID, space)
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space_id = `+spaceOf, userID, space)
 }
 
-// SplitVectors returns the key (scope and ID) that splits the user's
-// vectors of space in halves of equal count, read from the narrow index
-// of keys rather than the vectors: a load can then read the halves side
-// by side (ScanVectorsHalf). ok is false when there are fewer than two.
-func (s *Store) SplitVectors(ctx context.Context, userID, space string, n int) (scope, id string, ok bool, err error) {
-	if n < 2 {
-		return "", "", false, nil
-	}
-	err = s.read(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT scope, id FROM vectors INDEXED BY vectors_item WHERE user_id = ? AND space = ?
-			ORDER BY scope, id LIMIT 1 OFFSET ?`, userID, space, n/2).Scan(&scope, &id)
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", false, nil
-	} else if err != nil {
-		return "", "", false, fmt.Errorf("split vectors: %w", err)
-	}
-	return scope, id, true, nil
-}
-
-// ScanVectorsHalf is ScanVectors over the vectors whose key (scope, ID)
-// comes before the key given (first), or the others (not first).
-func (s *Store) ScanVectorsHalf(ctx context.Context, userID, space, scope, id string, first bool, fn func(scope, id string, b []byte) error) error {
+// ScanVectorsBySeq is ScanVectors of the vectors put by the space's
+// writes up to maxSeq, in the order of their writes, or the reverse when
+// desc, until fn returns an error, which it returns: a load can read a
+// user's vectors from both ends side by side. Either way it is a range
+// scan of the primary key.
+func (s *Store) ScanVectorsBySeq(ctx context.Context, userID, space string, maxSeq int64, desc bool, fn func(scope, id string, b []byte) error) error {
 	if err := agentmem.ValidateSpace(space); err != nil {
 		return err
 	}
-	cmp := ">="
-	if first {
-		cmp = "<"
+	order := "ASC"
+	if desc {
+		order = "DESC"
 	}
-	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space = ? AND (scope, id) `+cmp+` (?, ?)`, userID, space, scope, id)
+	return s.scanVectors(ctx, fn, `SELECT scope, id, vec FROM vectors WHERE user_id = ? AND space_id = `+spaceOf+` AND seq <= ?
+		ORDER BY seq `+order, userID, space, maxSeq)
 }
 
 // CountVectors returns how many vectors of a space the user has (the
-// search's cache reserves room for them before it loads them).
+// search's cache reserves room for them before it loads them), from the
+// narrow index vectors_key.
 func (s *Store) CountVectors(ctx context.Context, userID, space string) (int, error) {
 	var n int
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors WHERE user_id = ? AND space = ?`, userID, space).Scan(&n)
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors INDEXED BY vectors_key WHERE user_id = ? AND space_id = `+spaceOf,
+			userID, space).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("count vectors: %w", err)
@@ -192,7 +264,7 @@ func (s *Store) CountVectors(ctx context.Context, userID, space string) (int, er
 }
 
 // scanVectors runs q, a query of scope, id and vec of vectors, and calls
-// fn with each row.
+// fn with each row, its scope and ID decoded.
 func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []byte) error, q string, args ...any) error {
 	return s.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
@@ -201,14 +273,18 @@ func (s *Store) scanVectors(ctx context.Context, fn func(scope, id string, b []b
 		}
 		defer rows.Close()
 		var (
-			scope, id string
-			vec       sql.RawBytes
+			code    int64
+			id, vec sql.RawBytes
 		)
 		for rows.Next() {
-			if err := rows.Scan(&scope, &id, &vec); err != nil {
+			if err := rows.Scan(&code, &id, &vec); err != nil {
 				return fmt.Errorf("scan vector: %w", err)
 			}
-			if err := fn(scope, id, vec); err != nil {
+			scope, ok := vecenc.Scope(code)
+			if !ok {
+				return fmt.Errorf("scan vector: unknown scope %d", code)
+			}
+			if err := fn(scope, vecenc.ID(id), vec); err != nil {
 				return err
 			}
 		}
@@ -271,7 +347,8 @@ func (s *Store) VectorSpaces(ctx context.Context, userID string) ([]string, erro
 	spaces := []string{}
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT space FROM vector_versions v WHERE user_id = ?
-			AND EXISTS (SELECT 1 FROM vectors x WHERE x.user_id = v.user_id AND x.space = v.space) ORDER BY space`, userID)
+			AND EXISTS (SELECT 1 FROM vectors x WHERE x.user_id = v.user_id AND x.space_id = (SELECT id FROM vector_spaces WHERE name = v.space))
+			ORDER BY space`, userID)
 		if err != nil {
 			return err
 		}
@@ -299,7 +376,7 @@ func (s *Store) DeleteVectorSpace(ctx context.Context, userID, space string) err
 		return err
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE user_id = ? AND space = ?`, userID, space)
+		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE user_id = ? AND space_id = `+spaceOf, userID, space)
 		if err != nil {
 			return fmt.Errorf("delete vector space: %w", err)
 		}

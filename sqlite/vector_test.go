@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"math"
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/vecenc"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -23,7 +25,13 @@ func TestVectors_Float32(t *testing.T) {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO vectors (user_id, space, scope, id, vec, seq) VALUES ('alice', 'test/4', 'memories', 'old', ?, 0)`, b)
+		var space int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO vector_spaces (name) VALUES ('test/4') RETURNING id`).Scan(&space); err != nil {
+			return err
+		}
+		scope, _ := vecenc.ScopeCode(agentmem.ScopeMemories)
+		_, err := tx.ExecContext(ctx, `INSERT INTO vectors (user_id, space_id, seq, scope, id, vec) VALUES ('alice', ?, 0, ?, ?, ?)`,
+			space, scope, vecenc.EncodeID("old"), b)
 		return err
 	})
 	if err != nil {
@@ -71,6 +79,59 @@ func TestCountVectors(t *testing.T) {
 	}{{"alice", "a/2", 2}, {"alice", "b/2", 1}, {"bob", "a/2", 1}, {"carol", "a/2", 0}} {
 		if n, err := s.CountVectors(ctx, c.user, c.space); err != nil || n != c.want {
 			t.Errorf("CountVectors(%s, %s) = %d, %v; want %d", c.user, c.space, n, err, c.want)
+		}
+	}
+}
+
+// TestScanVectorsBySeq: the vectors put by the writes up to a seq, in the
+// order of their writes either way, until fn stops it; a vector put again
+// moves to its new write.
+func TestScanVectorsBySeq(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, Options{})
+	for _, ids := range [][]string{{"a", "b"}, {"c"}, {"a", "d"}} {
+		var vs []agentmem.Vector
+		for _, id := range ids {
+			vs = append(vs, agentmem.Vector{Scope: agentmem.ScopeMemories, ID: id, Space: "test/2", Vec: []float32{1, 0}})
+		}
+		if err := s.PutVectors(ctx, "alice", vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutVectors(ctx, "bob", []agentmem.Vector{{Scope: agentmem.ScopeMemories, ID: "x", Space: "test/2", Vec: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	scan := func(maxSeq int64, desc bool, stopAfter int) []string {
+		t.Helper()
+		var got []string
+		errStop := errors.New("stop")
+		err := s.ScanVectorsBySeq(ctx, "alice", "test/2", maxSeq, desc, func(scope, id string, b []byte) error {
+			if len(got) == stopAfter {
+				return errStop
+			}
+			got = append(got, id)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		maxSeq    int64
+		desc      bool
+		stopAfter int
+		want      []string
+	}{
+		{3, false, 9, []string{"b", "c", "a", "d"}},
+		{3, true, 9, []string{"d", "a", "c", "b"}},
+		{2, false, 9, []string{"b", "c"}},
+		{2, true, 9, []string{"c", "b"}},
+		{3, true, 1, []string{"d"}},
+		{0, false, 9, nil},
+	} {
+		if diff := cmp.Diff(tc.want, scan(tc.maxSeq, tc.desc, tc.stopAfter)); diff != "" {
+			t.Errorf("up to %d, desc %v, %d at most: (-want +got):\n%s", tc.maxSeq, tc.desc, tc.stopAfter, diff)
 		}
 	}
 }

@@ -17,6 +17,7 @@ CREATE EXTENSION IF NOT EXISTS citus;
 
 SELECT create_reference_table('api_keys');
 SELECT create_reference_table('audit_log');
+SELECT create_reference_table('vector_spaces');
 
 SELECT create_distributed_table('users', 'user_id');
 SELECT create_distributed_table('threads', 'user_id', colocate_with => 'users');
