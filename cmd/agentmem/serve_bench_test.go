@@ -477,7 +477,8 @@ func BenchmarkServe_IndexEveryday(b *testing.B) {
 // SQLite's dbstat, PostgreSQL's relation sizes (a table's TOAST apart).
 func logStoreBytes(b *testing.B, db string, n float64) {
 	b.Helper()
-	query, driver, dsn := `SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC`, "sqlite", db
+	query, driver, dsn := `SELECT name, sum(pgsize) FROM dbstat GROUP BY name
+		UNION ALL SELECT '(free pages)', f.freelist_count * p.page_size FROM pragma_freelist_count f, pragma_page_size p ORDER BY 2 DESC`, "sqlite", db
 	if strings.HasPrefix(db, "postgres") {
 		query, driver = `SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE '' END, pg_relation_size(c.oid) FROM pg_class c
 				WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'i')
