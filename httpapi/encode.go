@@ -44,8 +44,16 @@ func encodeSelf(w http.ResponseWriter, r *http.Request, log *slog.Logger, status
 		writeError(w, r, log, fmt.Errorf("encode response: %w", err))
 		return
 	}
-	writeJSON(w, status, append(b, '\n'))
+	// The newline written after, not appended: b is exactly as long as
+	// the JSON, and appending would copy it whole.
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write(newline)
 }
+
+var newline = []byte{'\n'}
 
 // encodeList writes a page of a list, {"data":[…],"next_cursor":"…"}
 // (data [] rather than null when empty), with 200.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/agentmem/agentmem"
@@ -37,8 +38,10 @@ func TestEncodeSelf(t *testing.T) {
 		if !bytes.Equal(w, s) {
 			t.Errorf("%s:\nencode     %s\nencodeSelf %s", c.Format, w, s)
 		}
-		if self.Header().Get("Content-Type") != "application/json" || self.Code != 200 || !json.Valid(s) {
-			t.Errorf("%s: %d %q, valid %v", c.Format, self.Code, self.Header().Get("Content-Type"), json.Valid(s))
+		if self.Header().Get("Content-Type") != "application/json" || self.Code != 200 || !json.Valid(s) ||
+			self.Header().Get("Content-Length") != strconv.Itoa(len(s)) {
+			t.Errorf("%s: %d, Content-Type %q, Content-Length %q of %d bytes, valid %v", c.Format, self.Code,
+				self.Header().Get("Content-Type"), self.Header().Get("Content-Length"), len(s), json.Valid(s))
 		}
 	}
 }
