@@ -284,6 +284,10 @@ func read(resp *http.Response, cl call, p string) error {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 			return fmt.Errorf("%s %s: decode response: %w", cl.method, p, err)
 		}
+		// The newline after the value: a body closed before its end
+		// closes the connection (a large answer's last read leaves it),
+		// and the next call would dial again.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil
 	}
 }

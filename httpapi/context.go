@@ -27,7 +27,7 @@ func handleBuildContext(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		if err != nil {
 			return err
 		}
-		encode(w, r, log, http.StatusOK, c)
+		encodeSelf(w, r, log, http.StatusOK, c)
 		return nil
 	})
 }

@@ -33,6 +33,28 @@ func encode(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int
 	writeJSON(w, status, append(b, '\n'))
 }
 
+// encodeSelf is encode for a value that marshals itself with json.Marshal
+// (agentmem.Context): its bytes, compact and HTML-escaped as encode's
+// would be, are written as they are. json.Marshal of such a value checks
+// and compacts them again, which costs twice the marshalling itself (the
+// messages of a 30,000-token context: 0.9 of 1.5 ms).
+func encodeSelf(w http.ResponseWriter, r *http.Request, log *slog.Logger, status int, v json.Marshaler) {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		writeError(w, r, log, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	// The newline written after, not appended: b is exactly as long as
+	// the JSON, and appending would copy it whole.
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write(newline)
+}
+
+var newline = []byte{'\n'}
+
 // encodeList writes a page of a list, {"data":[…],"next_cursor":"…"}
 // (data [] rather than null when empty), with 200.
 func encodeList[T any](w http.ResponseWriter, r *http.Request, log *slog.Logger, data []T, next string) error {

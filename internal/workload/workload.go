@@ -54,3 +54,29 @@ func words(rng *rand.Rand, n int) string {
 	s := strings.Join(w, " ")
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// Turn is one message of a Conversation.
+type Turn struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ConversationSeed seeds the conversation of the context benchmarks: the
+// peers' harness (bench/peers) reads the same turns, exported by this
+// package's TestExport.
+const ConversationSeed = 31
+
+// Conversation returns the first n turns of one everyday conversation
+// (Message's text, the user's and the assistant's in turn), the same for
+// the same seed: a longer conversation begins with a shorter one's turns.
+func Conversation(seed uint64, n int) []Turn {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	turns := make([]Turn, n)
+	for i := range turns {
+		turns[i] = Turn{Role: "user", Content: Message(rng)}
+		if i%2 == 1 {
+			turns[i].Role = "assistant"
+		}
+	}
+	return turns
+}
