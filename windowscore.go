@@ -308,6 +308,10 @@ func ParseNear(own int64, near string) ([]int64, error) {
 	return out, nil
 }
 
+// LoneWindowLength is the length in words of the window of a turn that
+// has none yet: itself alone, its words twice (see ScoreWindows).
+func LoneWindowLength(name, content string) float64 { return 2 * Words(TurnText(name, content)) }
+
 // TurnText is a turn's text as its window and chunk hold it: its name,
 // if any, then its content ("Name: content").
 func TurnText(name, content string) string {

@@ -414,7 +414,7 @@ func searchWindows(ctx context.Context, tx pgx.Tx, userID string, terms []string
 				lens[key(thread, seq)] = *length
 				continue
 			}
-			lens[key(thread, seq)] = 2 * agentmem.Words(agentmem.TurnText(name, content))
+			lens[key(thread, seq)] = agentmem.LoneWindowLength(name, content)
 		}
 		return lens, rows.Err()
 	})
@@ -470,7 +470,6 @@ func shiftArgs(cond string, n int) string {
 	}
 	return b.String()
 }
-
 
 // FindItems implements agentmem.TextSearcher. The filter applies to the
 // few rows found, in Go (agentmem.FilterItems).

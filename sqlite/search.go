@@ -478,7 +478,11 @@ func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 			if err := rows.Scan(&doc, &length, &name, &content); err != nil {
 				return nil, err
 			}
-			lens[doc] = turnLength(length.Float64, length.Valid, name, content)
+			if length.Valid {
+				lens[doc] = length.Float64
+			} else {
+				lens[doc] = agentmem.LoneWindowLength(name, content)
+			}
 		}
 		return lens, rows.Err()
 	})
@@ -486,15 +490,6 @@ func windowScores(ctx context.Context, tx *sql.Tx, userID string, terms []string
 		return fail(err)
 	}
 	return scores, full, nil
-}
-
-// turnLength is the length of a turn's window (length, when it has one:
-// valid), or of the turn as a window of itself alone (its words twice).
-func turnLength(length float64, valid bool, name, content string) float64 {
-	if valid {
-		return length
-	}
-	return 2 * agentmem.Words(agentmem.TurnText(name, content))
 }
 
 // rowids returns the first column of a query's rows.

@@ -24,7 +24,7 @@ import (
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/internal/workload"
-	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -491,47 +491,25 @@ func logStoreBytes(b *testing.B, db string, n float64) {
 		bytes float64
 	}
 	var sizes []sized
-	if driver == "pgx" {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err != nil {
+	conn, err := sql.Open(driver, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query(query)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s sized
+		if err := rows.Scan(&s.name, &s.bytes); err != nil {
 			b.Fatal(err)
 		}
-		defer conn.Close(context.Background())
-		rows, err := conn.Query(context.Background(), query)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for rows.Next() {
-			var s sized
-			if err := rows.Scan(&s.name, &s.bytes); err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, s)
-		}
-		if err := rows.Err(); err != nil {
-			b.Fatal(err)
-		}
-	} else {
-		conn, err := sql.Open(driver, dsn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer conn.Close()
-		rows, err := conn.Query(query)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var s sized
-			if err := rows.Scan(&s.name, &s.bytes); err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, s)
-		}
-		if err := rows.Err(); err != nil {
-			b.Fatal(err)
-		}
+		sizes = append(sizes, s)
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
 	}
 	var total float64
 	var lines []string
