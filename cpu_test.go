@@ -12,7 +12,8 @@ import (
 )
 
 // TestBackgroundCPU: background units run one per core, one fewer while a
-// request is in service (at least one); other work is never held.
+// request is in service or has just left (at least one); other work is
+// never held.
 func TestBackgroundCPU(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	bg := agentmem.WithBackground(context.Background())
@@ -53,7 +54,21 @@ func TestBackgroundCPU(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("a request's work waited %v", d)
 	}
-	// A unit that waits runs once one ends, and once the request leaves.
+	// A loop that waits for other things too is told when a unit may
+	// have become free.
+	if done, changed := agentmem.TryBackgroundCPU(); done != nil {
+		t.Fatal("TryBackgroundCPU took a third unit beside two while a request is in service")
+	} else {
+		(<-held)()
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a unit ended, and TryBackgroundCPU's channel stayed open")
+		}
+		held <- agentmem.BackgroundCPU(bg)
+	}
+	// A unit that waits runs once one ends, and once the request leaves
+	// (and its linger is over).
 	third := make(chan struct{})
 	go func() { agentmem.BackgroundCPU(bg)(); close(third) }()
 	select {

@@ -75,7 +75,9 @@ func (x *Indexer) Index(ctx context.Context, th *agentmem.Thread, msgs []*agentm
 	if err != nil {
 		return err
 	}
+	done := agentmem.BackgroundCPU(ctx)
 	refer(th.ID, turns, mentions, cands, byModel)
+	done()
 	return x.put(ctx, th.UserID, cands)
 }
 
@@ -88,6 +90,8 @@ func (x *Indexer) mentions(ctx context.Context, th *agentmem.Thread, turns []*ag
 	if err != nil || byModel {
 		return mentions, byModel, err
 	}
+	done := agentmem.BackgroundCPU(ctx)
+	defer done()
 	for _, n := range ProperNouns(turns, maxPageEntities) {
 		e := &agentmem.Entity{UserID: th.UserID, Name: n.Name, Type: n.Type}
 		if e.Validate() == nil {
@@ -202,6 +206,7 @@ func candidates(ctx context.Context, store agentmem.EntityStore, userID string, 
 			}
 		}
 	}
+	done := agentmem.BackgroundCPU(ctx)
 	for _, m := range turns {
 		add(agentmem.MentionKeys(m.Content)...)
 		add(agentmem.EntityKey(m.Name))
@@ -211,6 +216,7 @@ func candidates(ctx context.Context, store agentmem.EntityStore, userID string, 
 		add(agentmem.QueryKeys(mn.Entity.Name)...)
 		add(aliases...)
 	}
+	done()
 	var cands []*candidate
 	known := map[string]*candidate{} // by each key of the user's entities found, names first
 	// A user with fewer entities than a page: all of them, read at once and

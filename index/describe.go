@@ -36,7 +36,9 @@ type HeuristicDescriber struct {
 
 // DescribeChunk implements ChunkDescriber.
 func (d HeuristicDescriber) DescribeChunk(ctx context.Context, turns []*agentmem.Message) (ChunkDescription, error) {
+	done := agentmem.BackgroundCPU(ctx)
 	desc := ChunkDescription{Topics: Topics(turns, MaxTopics), Entities: entity.Names(turns, maxEntities)}
+	done()
 	if d.Summarize != nil {
 		s, err := d.Summarize(ctx, turns)
 		if err != nil {

@@ -339,23 +339,57 @@ func (s *Store) writeLoop() {
 		if !ok {
 			return
 		}
-		// The request path's queued writes join the group; another
-		// background write waits for the next.
-		group := []*writeOp{op}
-	drain:
-		for len(group) < maxGroup {
+		if !op.background {
+			s.commitRequests(op)
+			continue
+		}
+		// A background write is background CPU work: it runs as a unit
+		// (agentmem.BackgroundCPU), and the request path's writes that
+		// come while it waits for one go first. The request path's
+		// queued writes join its group; another background write waits
+		// for the next.
+		for {
+			done, changed := agentmem.TryBackgroundCPU()
+			if done != nil {
+				s.commitGroup(s.drain([]*writeOp{op}))
+				done()
+				break
+			}
 			select {
-			case op, ok := <-s.writes:
-				if !ok {
-					break drain
+			case <-changed:
+			case first, ok := <-s.writes:
+				if ok {
+					s.commitRequests(first)
 				}
-				group = append(group, op)
-			default:
-				break drain
 			}
 		}
-		s.commitGroup(group)
 	}
+}
+
+// commitRequests commits a group of the request path's writes, first and
+// those queued behind it, then lets their writers run: each waits in this
+// goroutine's core's queue, and the scheduler would otherwise run them
+// only once the loop blocks (or after ten milliseconds), which it does not
+// while background writes are queued.
+func (s *Store) commitRequests(first *writeOp) {
+	s.commitGroup(s.drain([]*writeOp{first}))
+	runtime.Gosched()
+}
+
+// drain adds the request path's queued writes to group, up to maxGroup.
+func (s *Store) drain(group []*writeOp) []*writeOp {
+	for len(group) < maxGroup {
+		select {
+		case op, ok := <-s.writes:
+			if !ok {
+				return group
+			}
+			group = append(group, op)
+		default:
+			return group
+		}
+	}
+	return group
 }
 
 // next returns the next write to run: the request path's first, then

@@ -252,6 +252,7 @@ func (s *Summarizer) SummarizeChunk(ctx context.Context, turns []*agentmem.Messa
 		}
 		s.log().WarnContext(ctx, "model unavailable: extractive chunk summary", "err", err)
 	}
+	defer agentmem.BackgroundCPU(ctx)()
 	return Extractive("", turns, ChunkWords), nil
 }
 

@@ -100,10 +100,12 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	seqs := make([][]int32, len(texts))
 	total := 0
+	done := agentmem.BackgroundCPU(ctx)
 	for i, t := range texts {
 		seqs[i] = m.tok.Encode(nil, t, MaxTokens)
 		total += len(seqs[i])
 	}
+	done()
 
 	// Consecutive texts in batches of about equal numbers of pieces, at most
 	// batchRows unless a single text has more, at least as many batches as

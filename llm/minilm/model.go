@@ -267,56 +267,45 @@ func (m *model) forward(ctx context.Context, par int, seqs [][]int32, out [][]fl
 	sc.a = grow(sc.a, alloc*H)
 	sc.u = grow(sc.u, alloc*F)
 
-	// Embeddings: word + position + token type, normalised.
-	r := 0
-	for _, s := range seqs {
-		for t, id := range s {
-			row := sc.h[r*H : (r+1)*H]
-			w, ws := m.words[int(id)*H:(int(id)+1)*H], m.wordScale[id]
-			p := m.positions[t*H : (t+1)*H]
-			for i := range row {
-				row[i] = float32(w[i])*ws + p[i]
-			}
-			r++
-		}
-	}
-	m.embNorm.apply(sc.h[:n*H], H)
-
-	// Background work runs each matrix product as a unit of its own, so
-	// that a request waits for at most one (see agentmem.BackgroundCPU).
-	apply := func(l *linear, y, x []float32) {
+	// Background work runs the pass in units of a layer (a millisecond or
+	// two), so that a request waits for at most one (see
+	// agentmem.BackgroundCPU).
+	unit := func(f func()) {
 		done := agentmem.BackgroundCPU(ctx)
-		l.apply(par, y, x, sc.xs, &sc.xq, rows)
-		done()
+		defer done()
+		f()
 	}
+
+	// Embeddings: word + position + token type, normalised.
+	unit(func() {
+		r := 0
+		for _, s := range seqs {
+			for t, id := range s {
+				row := sc.h[r*H : (r+1)*H]
+				w, ws := m.words[int(id)*H:(int(id)+1)*H], m.wordScale[id]
+				p := m.positions[t*H : (t+1)*H]
+				for i := range row {
+					row[i] = float32(w[i])*ws + p[i]
+				}
+				r++
+			}
+		}
+		m.embNorm.apply(sc.h[:n*H], H)
+	})
+
 	for li := range m.layers {
 		l := &m.layers[li]
-		apply(&l.q, sc.q, sc.h)
-		apply(&l.k, sc.k, sc.h)
-		apply(&l.v, sc.v, sc.h)
-		done := agentmem.BackgroundCPU(ctx)
-		off := 0
-		for _, s := range seqs {
-			m.attention(sc, off, len(s))
-			off += len(s)
-		}
-		done()
-		apply(&l.o, sc.a, sc.ctx)
-		for i := range sc.h[:n*H] {
-			sc.h[i] += sc.a[i]
-		}
-		l.attnNorm.apply(sc.h[:n*H], H)
-
-		apply(&l.up, sc.u, sc.h)
-		gelu(sc.u[:n*F])
-		apply(&l.down, sc.a, sc.u)
-		for i := range sc.h[:n*H] {
-			sc.h[i] += sc.a[i]
-		}
-		l.ffnNorm.apply(sc.h[:n*H], H)
+		unit(func() { m.layer(l, sc, par, rows, n, seqs) })
 	}
 
 	// Mean pooling over each sequence's tokens, then L2 normalisation.
+	unit(func() { m.pool(sc, seqs, out) })
+}
+
+// pool sets out[i] to the mean of sequence i's rows of sc.h, L2
+// normalised.
+func (m *model) pool(sc *scratch, seqs [][]int32, out [][]float32) {
+	H := m.hidden
 	off := 0
 	for si, s := range seqs {
 		acc := make([]float64, H)
@@ -337,6 +326,34 @@ func (m *model) forward(ctx context.Context, par int, seqs [][]int32, out [][]fl
 			v[i] = float32(acc[i] * inv)
 		}
 	}
+}
+
+// layer runs layer l over the n rows (rows rounded up to tiles) of sc.h,
+// the tokens of seqs, in place.
+func (m *model) layer(l *layer, sc *scratch, par, rows, n int, seqs [][]int32) {
+	H, F := m.hidden, m.ffn
+	apply := func(l *linear, y, x []float32) { l.apply(par, y, x, sc.xs, &sc.xq, rows) }
+	apply(&l.q, sc.q, sc.h)
+	apply(&l.k, sc.k, sc.h)
+	apply(&l.v, sc.v, sc.h)
+	off := 0
+	for _, s := range seqs {
+		m.attention(sc, off, len(s))
+		off += len(s)
+	}
+	apply(&l.o, sc.a, sc.ctx)
+	for i := range sc.h[:n*H] {
+		sc.h[i] += sc.a[i]
+	}
+	l.attnNorm.apply(sc.h[:n*H], H)
+
+	apply(&l.up, sc.u, sc.h)
+	gelu(sc.u[:n*F])
+	apply(&l.down, sc.a, sc.u)
+	for i := range sc.h[:n*H] {
+		sc.h[i] += sc.a[i]
+	}
+	l.ffnNorm.apply(sc.h[:n*H], H)
 }
 
 // attention sets ctx's rows off… off+T-1 to the multi-head self-attention

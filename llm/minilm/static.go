@@ -114,11 +114,17 @@ func (s *Static) Sums(ctx context.Context, texts []string) ([][]float32, error) 
 	all := make([]float32, len(texts)*StaticDim)
 	vecs := make([][]float32, len(texts))
 	var ids []int32
+	// Background work sums in units of 64 texts (see
+	// agentmem.BackgroundCPU).
+	done := func() {}
+	defer func() { done() }()
 	for i, text := range texts {
-		if i%256 == 255 {
+		if i%64 == 0 {
+			done()
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			done = agentmem.BackgroundCPU(ctx)
 		}
 		ids = st.tok.Encode(ids[:0], text, math.MaxInt32)
 		acc := all[i*StaticDim : (i+1)*StaticDim : (i+1)*StaticDim]
