@@ -44,6 +44,9 @@ type Store struct {
 	sync  string // the synchronous level of request writes (see syncFor)
 	lazy  bool   // the writer is at NORMAL for background work (the write loop's)
 	bgRun int    // background groups committed in a row, this one included (the write loop's)
+	// mergeDue: messages_fts may have segments to merge (the write
+	// loop's; see mergeStep).
+	mergeDue bool
 
 	writes     chan *writeOp // the request path's writes
 	background chan *writeOp // background work's (agentmem.IsBackground), after the request path's
@@ -339,6 +342,10 @@ func (s *Store) writeLoop() {
 		if !ok {
 			return
 		}
+		merge := op == nil
+		if merge {
+			op = s.mergeOp()
+		}
 		if !op.background {
 			s.commitRequests(op)
 			continue
@@ -362,6 +369,9 @@ func (s *Store) writeLoop() {
 					s.commitRequests(first)
 				}
 			}
+		}
+		if merge && <-op.done != nil {
+			s.mergeDue = false // tried again after the next append, not at once
 		}
 	}
 }
@@ -393,7 +403,8 @@ func (s *Store) drain(group []*writeOp) []*writeOp {
 }
 
 // next returns the next write to run: the request path's first, then
-// background work's; false once both queues are closed and empty.
+// messages_fts's merge work when due (nil: see mergeOp), then background
+// work's; false once both queues are closed and empty.
 func (s *Store) next() (*writeOp, bool) {
 	writes, background := s.writes, s.background
 	for writes != nil || background != nil {
@@ -405,6 +416,9 @@ func (s *Store) next() (*writeOp, bool) {
 			writes = nil
 			continue
 		default:
+		}
+		if s.mergeDue {
+			return nil, true // merge work before background writes
 		}
 		select {
 		case op, ok := <-writes:
@@ -420,6 +434,36 @@ func (s *Store) next() (*writeOp, bool) {
 		}
 	}
 	return nil, false
+}
+
+// mergePages is how many pages of merge work a step of mergeOp does: a
+// transaction of a few milliseconds.
+const mergePages = 64
+
+// mergeOp returns a background write that does a step of messages_fts's
+// merge work (migration/0023_fts_merge.sql), and clears mergeDue once a
+// step finds nothing to merge (FTS5's 'merge' command then changes fewer
+// than two rows). The write loop runs it before background work.
+func (s *Store) mergeOp() *writeOp {
+	return &writeOp{
+		ctx:        agentmem.WithBackground(context.Background()),
+		done:       make(chan error, 1),
+		background: true,
+		fn: func(tx *sql.Tx) error {
+			var before, after int64
+			if err := tx.QueryRow(`SELECT total_changes()`).Scan(&before); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(`INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)`, mergePages); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(`SELECT total_changes()`).Scan(&after); err != nil {
+				return err
+			}
+			s.mergeDue = after-before >= 2
+			return nil
+		},
+	}
 }
 
 func (s *Store) commitGroup(group []*writeOp) {
@@ -562,8 +606,12 @@ const (
 // migration/0004_memory.sql). The write loop calls it before each commit.
 func (s *Store) indexQueued(tx *sql.Tx) error {
 	ctx := context.Background()
-	if _, err := s.writeExec(ctx, tx, indexQueuedQuery); err != nil {
+	res, err := s.writeExec(ctx, tx, indexQueuedQuery)
+	if err != nil {
 		return formatError(fmt.Errorf("index messages: %w", err))
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		s.mergeDue = true // see mergeOp
 	}
 	if _, err := s.writeExec(ctx, tx, emptyQueueQuery); err != nil {
 		return formatError(fmt.Errorf("index messages: %w", err))
