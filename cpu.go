@@ -88,6 +88,34 @@ func BackgroundCPU(ctx context.Context) (done func()) {
 	}
 }
 
+// BackgroundCPUWithin is BackgroundCPU waiting at most d: past it, the
+// work runs without a unit (and done does nothing). For units around
+// code that may itself take one, such as a store's transaction whose
+// caller might hold a unit: it is slowed, never stopped.
+func BackgroundCPUWithin(ctx context.Context, d time.Duration) (done func()) {
+	if !IsBackground(ctx) {
+		return func() {}
+	}
+	runtime.Gosched()
+	var timeout <-chan time.Time
+	for {
+		done, changed := TryBackgroundCPU()
+		if done != nil {
+			return done
+		}
+		if timeout == nil {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return func() {}
+		}
+	}
+}
+
 // TryBackgroundCPU takes a unit of background work if one may run now,
 // and returns what ends it; otherwise it returns nil and a channel closed
 // when one may have become free, for a loop that also waits for other

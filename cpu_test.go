@@ -92,3 +92,31 @@ func TestBackgroundCPU(t *testing.T) {
 		t.Errorf("one core, a request in service: %d units at once, want 1 (never none)", got)
 	}
 }
+
+// TestBackgroundCPUWithin: a unit waited for at most d runs without one
+// once d is over, and ends nothing then; one that may run takes a unit.
+func TestBackgroundCPUWithin(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	bg := agentmem.WithBackground(context.Background())
+	held := agentmem.BackgroundCPU(bg) // the only unit with one core
+	start := time.Now()
+	done := agentmem.BackgroundCPUWithin(bg, 30*time.Millisecond)
+	if d := time.Since(start); d < 30*time.Millisecond || d > 5*time.Second {
+		t.Errorf("BackgroundCPUWithin(30 ms) beside a held unit returned after %v", d)
+	}
+	done()
+	if d, _ := agentmem.TryBackgroundCPU(); d != nil {
+		t.Fatal("a unit was free after BackgroundCPUWithin ran without one and ended: its done ended the held unit")
+	}
+	held()
+	done = agentmem.BackgroundCPUWithin(bg, time.Hour)
+	if d, _ := agentmem.TryBackgroundCPU(); d != nil {
+		t.Fatal("BackgroundCPUWithin with a free unit did not take it")
+	}
+	done()
+	d, _ := agentmem.TryBackgroundCPU()
+	if d == nil {
+		t.Fatal("no unit free after BackgroundCPUWithin's ended")
+	}
+	d()
+}

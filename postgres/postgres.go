@@ -350,10 +350,20 @@ func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.inTx(ctx, readTx, fn)
 }
 
+// backgroundTxWait is how long a transaction of background work waits at
+// most for a unit of background CPU work (see inTx).
+const backgroundTxWait = 50 * time.Millisecond
+
 func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) error) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
+	// Background work's transactions are background CPU work,
+	// PostgreSQL's (see agentmem.BackgroundCPU): while requests are
+	// served, each waits for a unit, as the model's passes do (for
+	// backgroundTxWait at most, so that a transaction whose caller holds a
+	// unit is never stopped).
+	defer agentmem.BackgroundCPUWithin(ctx, backgroundTxWait)()
 	tx, err := s.begin(ctx, opt)
 	if err != nil {
 		if s.closed.Load() {

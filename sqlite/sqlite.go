@@ -352,9 +352,12 @@ func (s *Store) writeLoop() {
 		}
 		// A background write is background CPU work: it runs as a unit
 		// (agentmem.BackgroundCPU), and the request path's writes that
-		// come while it waits for one go first. The request path's
-		// queued writes join its group; another background write waits
-		// for the next.
+		// come while it waits for one go first. It waits for
+		// backgroundWriteWait at most, and then runs without a unit, so
+		// that a writer holding a unit is never stopped. The request
+		// path's queued writes join its group; another background write
+		// waits for the next.
+		waited := time.NewTimer(backgroundWriteWait)
 		for {
 			done, changed := agentmem.TryBackgroundCPU()
 			if done != nil {
@@ -364,12 +367,19 @@ func (s *Store) writeLoop() {
 			}
 			select {
 			case <-changed:
+			case <-waited.C:
+				changed = nil
 			case first, ok := <-s.writes:
 				if ok {
 					s.commitRequests(first)
 				}
 			}
+			if changed == nil {
+				s.commitGroup(s.drain([]*writeOp{op}))
+				break
+			}
 		}
+		waited.Stop()
 		if merge && <-op.done != nil {
 			s.mergeDue = false // tried again after the next append, not at once
 		}
@@ -435,6 +445,10 @@ func (s *Store) next() (*writeOp, bool) {
 	}
 	return nil, false
 }
+
+// backgroundWriteWait is how long the write loop waits at most for a unit
+// of background CPU work for a background write (see writeLoop).
+const backgroundWriteWait = 50 * time.Millisecond
 
 // mergePages is how many pages of merge work a step of mergeOp does: a
 // transaction of a few milliseconds.
