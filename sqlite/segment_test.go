@@ -16,14 +16,7 @@ func TestIndexQueued_OneSegment(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t, Options{})
 	var err error
-	segments := func() int {
-		t.Helper()
-		var n int
-		if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(DISTINCT segid) FROM messages_fts_idx`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	segments := func() int { return ftsSegments(t, s) }
 	for round := range 2 {
 		err = s.write(ctx, func(tx *sql.Tx) error {
 			for i, user := range []string{"zoe", "yan", "xia", "wim", "val"} {
@@ -55,14 +48,7 @@ func TestIndexQueued_OneSegment(t *testing.T) {
 func TestIndexQueued_MergedInBackground(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t, Options{})
-	segments := func() int {
-		t.Helper()
-		var n int
-		if err := s.reader.QueryRowContext(ctx, `SELECT COUNT(DISTINCT segid) FROM messages_fts_idx`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	segments := func() int { return ftsSegments(t, s) }
 	var automerge int
 	if err := s.reader.QueryRowContext(ctx, `SELECT v FROM messages_fts_config WHERE k = 'automerge'`).Scan(&automerge); err != nil || automerge != 0 {
 		t.Fatalf("messages_fts automerge = %d (%v), want 0", automerge, err)
@@ -91,4 +77,14 @@ func TestIndexQueued_MergedInBackground(t *testing.T) {
 	if err := CheckSearchIndexes(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ftsSegments returns the number of segments of messages_fts's index.
+func ftsSegments(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.reader.QueryRowContext(context.Background(), `SELECT COUNT(DISTINCT segid) FROM messages_fts_idx`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
