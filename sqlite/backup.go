@@ -28,6 +28,10 @@ const (
 	lockMark = "agentmem backup pid "
 )
 
+// BackupPartial is the file a backup to path writes its copy to, before
+// the copy is checked and renamed path: its size says how far the copy is.
+func BackupPartial(path string) string { return path + partialSuffix }
+
 // BackupResult is what Backup did.
 type BackupResult struct {
 	// Size is the size of the copy in bytes.

@@ -190,6 +190,8 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	case *onConflict != agentmem.OnConflictFail && *onConflict != agentmem.OnConflictSkip && *onConflict != agentmem.OnConflictReplace:
 		return fmt.Errorf("--on-conflict must be fail, skip or replace, not %q", *onConflict) // core would name the API's on_conflict
 	}
+	p := newProgress(stderr)
+	defer p.Done()
 	name, r := fs.Arg(0), stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -198,8 +200,12 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		defer f.Close()
 		r = f
+		if fi, err := f.Stat(); err == nil {
+			p.Update("import: reading %s (%s)", name, formatMiB(fi.Size()))
+		}
 	} else {
 		name = "standard input"
+		p.Update("import: reading standard input")
 	}
 	b, err := io.ReadAll(bufio.NewReader(r))
 	if err != nil {
@@ -212,13 +218,16 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 	if kind == "thread" && *onConflict != agentmem.OnConflictFail {
 		return fmt.Errorf("--on-conflict %s takes a user export; %s is one thread's export, imported whole or not at all (a clash is an error)", *onConflict, name)
 	}
+	p.Update("import: decoding %s (%s)", name, formatMiB(int64(len(b))))
 	return withService(ctx, cfg, func(ctx context.Context, svc *core.Service) error {
 		if kind == "thread" {
 			var x agentmem.ThreadExport
 			if err := json.Unmarshal(b, &x); err != nil {
 				return fmt.Errorf("read export: %w", err)
 			}
+			p.Update("import: storing thread %s (%d messages)", threadID(&x), len(x.Messages))
 			t, err := svc.ImportThread(ctx, *user, &x)
+			p.Done()
 			if err != nil {
 				return fmt.Errorf("import thread %q: %s", threadID(&x), agentmem.ErrorMessage(err))
 			}
@@ -229,7 +238,13 @@ func runImport(ctx context.Context, args []string, getenv func(string) string, s
 		if err := json.Unmarshal(b, &x); err != nil {
 			return fmt.Errorf("read export: %w", err)
 		}
+		messages := 0
+		for _, t := range x.Threads {
+			messages += len(t.Messages)
+		}
+		p.Update("import: storing %d threads, %d messages and %d memories", len(x.Threads), messages, len(x.Memories))
 		res, err := svc.ImportUser(ctx, *user, &x, agentmem.ImportOptions{OnConflict: *onConflict})
+		p.Done()
 		if agentmem.ErrorCode(err) == agentmem.ECONFLICT {
 			// The clash's advice names the API's parameter; here it is a flag.
 			msg := strings.Replace(agentmem.ErrorMessage(err), agentmem.ClashHint, "Import with --on-conflict skip or replace.", 1)
@@ -408,8 +423,29 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	if !ok {
 		return fmt.Errorf("backup copies a SQLite database; back PostgreSQL up with pg_dump: pg_dump --format=custom --file=%s '%s' (restore with pg_restore --clean --dbname=…)", a.out, redactDSN(cfg.DB))
 	}
+	// The copy cannot say how far it is, but its file can: it grows
+	// towards the database's size (less, once compacted), then is checked.
+	p := newProgress(stderr)
+	defer p.Done()
+	var dbSize int64
+	if path, ok := sqliteFile(cfg.DB); ok {
+		for _, suffix := range []string{"", "-wal"} {
+			if fi, err := os.Stat(path + suffix); err == nil {
+				dbSize += fi.Size()
+			}
+		}
+	}
+	partial := sqlite.BackupPartial(a.out)
+	p.Poll(func() string {
+		fi, err := os.Stat(partial)
+		if err != nil {
+			return "backup: starting"
+		}
+		return fmt.Sprintf("backup: %s copied (the database is %s)", formatMiB(fi.Size()), formatMiB(dbSize))
+	})
 	start := time.Now()
 	res, err := b.Backup(ctx, a.out)
+	p.Done()
 	for _, name := range res.Removed {
 		fmt.Fprintf(stderr, "removed %s: the partial copy of a backup that did not finish (killed)\n", name)
 	}

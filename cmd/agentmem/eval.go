@@ -120,6 +120,8 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 		defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	}
 	var reps []*locomo.Report
+	p := newProgress(stderr)
+	defer p.Done()
 	for _, name := range searchers {
 		c := cfg
 		if *db != "" {
@@ -128,15 +130,19 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 			// A throw-away database needs no fsync per commit.
 			c.DB, c.Synchronous = "sqlite:"+filepath.Join(dir, "locomo-"+name+".db"), "NORMAL"
 		}
+		label := "eval locomo"
 		if len(searchers) > 1 {
-			fmt.Fprintf(stderr, "eval locomo: %s…\n", name)
+			fmt.Fprintf(p, "eval locomo: %s…\n", name)
+			label += " (" + name + ")"
 		}
-		rep, err := evalLocomo(ctx, c, getenv, &a, name, scopeList, samples, k)
+		progress := func(stage string, done, total int) { p.Update("%s: %d/%d %s", label, done, total, stage) }
+		rep, err := evalLocomo(ctx, c, getenv, &a, name, scopeList, samples, k, progress)
 		if err != nil {
 			return err
 		}
 		reps = append(reps, rep)
 	}
+	p.Done()
 	if len(reps) > 1 {
 		if *asJSON {
 			for _, r := range reps {
@@ -157,9 +163,9 @@ func runEvalLocomo(ctx context.Context, args []string, getenv func(string) strin
 }
 
 // evalLocomo runs the evaluation once, with one searcher, on the database
-// of cfg.
+// of cfg, telling progress how far it is (locomo.Options.Progress).
 func evalLocomo(ctx context.Context, cfg Config, getenv func(string) string, a *evalArgs, searcherName string, scopeList []string,
-	samples []*locomo.Sample, k []int) (_ *locomo.Report, err error) {
+	samples []*locomo.Sample, k []int, progress func(stage string, done, total int)) (_ *locomo.Report, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -186,7 +192,7 @@ func evalLocomo(ctx context.Context, cfg Config, getenv func(string) string, a *
 	if err != nil {
 		return nil, err
 	}
-	rep, err := locomo.Run(ctx, store, indexer, searcher, samples, locomo.Options{K: k, Tokens: tokens.Default(), Searcher: name})
+	rep, err := locomo.Run(ctx, store, indexer, searcher, samples, locomo.Options{K: k, Tokens: tokens.Default(), Searcher: name, Progress: progress})
 	if err != nil {
 		return nil, fmt.Errorf("eval locomo: %w", err)
 	}

@@ -85,11 +85,15 @@ func runEvalMemory(ctx context.Context, args []string, getenv func(string) strin
 	defer func() { err = errors.Join(err, mem.Close()) }()
 	_, space := mem.Model()
 
-	rep, err := memory.Run(ctx, mem, convs, memory.Options{UserPrefix: prefix, Wait: a.wait, Progress: stderr,
-		Pipeline: fmt.Sprintf("serve's defaults, no model (heuristic extraction, extractive summaries, assembled profile), embedder %s", space)})
+	p := newProgress(stderr)
+	defer p.Done()
+	rep, err := memory.Run(ctx, mem, convs, memory.Options{UserPrefix: prefix, Wait: a.wait, Progress: p,
+		SessionDone: func(done, total int) { p.Update("eval memory: %d/%d sessions", done, total) },
+		Pipeline:    fmt.Sprintf("serve's defaults, no model (heuristic extraction, extractive summaries, assembled profile), embedder %s", space)})
 	if err != nil {
 		return fmt.Errorf("eval memory: %w", err)
 	}
+	p.Done()
 	if *a.asJSON {
 		return printJSON(stdout, rep)
 	}

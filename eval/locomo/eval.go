@@ -43,6 +43,11 @@ type Options struct {
 	Tokens agentmem.TokenCounter
 	// Searcher describes the searcher in the report, e.g. "bm25 (messages)".
 	Searcher string
+	// Progress, when set, is told how far Run is: at the start of each
+	// stage with done 0, then after each item. The stages are
+	// "conversations stored", "conversations indexed" and "questions"
+	// (asked or skipped, of all the file's questions).
+	Progress func(stage string, done, total int)
 }
 
 // WithDefaults returns o with its zero fields set to their defaults and
@@ -56,6 +61,9 @@ func (o Options) WithDefaults() Options {
 		o.Tokens = agentmem.EstimateTokens{}
 	}
 	o.Searcher = cmp.Or(o.Searcher, "unnamed")
+	if o.Progress == nil {
+		o.Progress = func(string, int, int) {}
+	}
 	return o
 }
 
@@ -156,6 +164,7 @@ func Run(ctx context.Context, store Store, ix Indexer, search Searcher, samples 
 	begin := time.Now()
 	start := begin
 	convs := make([]*Conversation, len(samples))
+	opt.Progress("conversations stored", 0, len(samples))
 	for i, s := range samples {
 		c, err := Ingest(ctx, store, s)
 		if err != nil {
@@ -165,25 +174,32 @@ func Run(ctx context.Context, store Store, ix Indexer, search Searcher, samples 
 		rep.Sessions += len(s.Sessions)
 		rep.Turns += c.Turns()
 		rep.QA += len(s.QA)
+		opt.Progress("conversations stored", i+1, len(samples))
 	}
 	rep.Timing.IngestSeconds = time.Since(start).Seconds()
 
 	start = time.Now()
 	if ix != nil {
-		for _, c := range convs {
+		opt.Progress("conversations indexed", 0, len(convs))
+		for i, c := range convs {
 			if err := ix.Index(ctx, c.UserID); err != nil {
 				return nil, fmt.Errorf("index %s: %w", c.UserID, err)
 			}
+			opt.Progress("conversations indexed", i+1, len(convs))
 		}
 	}
 	rep.Timing.IndexSeconds = time.Since(start).Seconds()
 
 	var durations []time.Duration
+	asked := 0
+	opt.Progress("questions", 0, rep.QA)
 	for _, c := range convs {
 		for i, q := range c.Sample.QA {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			asked++
+			opt.Progress("questions", asked, rep.QA)
 			evidence, ok := resolveEvidence(c, i, q, &rep.Issues)
 			if !ok {
 				continue

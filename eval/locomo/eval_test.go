@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -81,13 +82,24 @@ func TestRun(t *testing.T) {
 		return nil
 	})
 
+	var progress []string
 	rep, err := locomo.Run(context.Background(), testutil.MustOpenSQLite(t), index, search, []*locomo.Sample{mustReadFixture(t)},
-		locomo.Options{K: []int{10, 1, 5, 5}, Searcher: "fake"})
+		locomo.Options{K: []int{10, 1, 5, 5}, Searcher: "fake", Progress: func(stage string, done, total int) {
+			progress = append(progress, fmt.Sprintf("%d/%d %s", done, total, stage))
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"locomo-conv-demo"}, indexed); diff != "" {
 		t.Errorf("indexed mismatch (-want +got):\n%s", diff)
+	}
+	// Each stage from 0, then after each item: the skipped question counts.
+	wantProgress := []string{"0/1 conversations stored", "1/1 conversations stored", "0/1 conversations indexed", "1/1 conversations indexed", "0/8 questions"}
+	for i := 1; i <= 8; i++ {
+		wantProgress = append(wantProgress, fmt.Sprintf("%d/8 questions", i))
+	}
+	if diff := cmp.Diff(wantProgress, progress); diff != "" {
+		t.Errorf("progress mismatch (-want +got):\n%s", diff)
 	}
 	if len(asked) != 7 || len(rep.Questions) != 7 { // the question without evidence is not asked
 		t.Errorf("asked %d questions, %d results; want 7", len(asked), len(rep.Questions))

@@ -24,6 +24,10 @@ type Options struct {
 	Poll time.Duration
 	// Progress, when set, receives a line per conversation scored.
 	Progress io.Writer
+	// SessionDone, when set, is called after each session is stored and
+	// its background jobs have run, with the sessions done so far and
+	// those of all the conversations.
+	SessionDone func(done, total int)
 }
 
 // WithDefaults returns o with its zero fields set to their defaults.
@@ -32,6 +36,9 @@ func (o Options) WithDefaults() Options {
 	o.Pipeline = cmp.Or(o.Pipeline, "unnamed")
 	o.Wait = cmp.Or(o.Wait, 5*time.Minute)
 	o.Poll = cmp.Or(o.Poll, 50*time.Millisecond)
+	if o.SessionDone == nil {
+		o.SessionDone = func(int, int) {}
+	}
 	return o
 }
 
@@ -53,8 +60,12 @@ func Run(ctx context.Context, svc agentmem.Service, convs []*Conversation, opt O
 	opt = opt.WithDefaults()
 	rep := &Report{Pipeline: opt.Pipeline, SessionDates: SessionDates}
 	begin := time.Now()
+	total, done := 0, 0
 	for _, c := range convs {
-		r, err := runConversation(ctx, svc, c, opt)
+		total += len(c.Sessions)
+	}
+	for _, c := range convs {
+		r, err := runConversation(ctx, svc, c, opt, func() { done++; opt.SessionDone(done, total) })
 		if err != nil {
 			return nil, fmt.Errorf("conversation %s: %w", c.ID, err)
 		}
@@ -68,8 +79,9 @@ func Run(ctx context.Context, svc agentmem.Service, convs []*Conversation, opt O
 	return rep, nil
 }
 
-// runConversation stores, indexes and scores one conversation.
-func runConversation(ctx context.Context, svc agentmem.Service, c *Conversation, opt Options) (*Result, error) {
+// runConversation stores, indexes and scores one conversation, calling
+// sessionDone after each session has settled.
+func runConversation(ctx context.Context, svc agentmem.Service, c *Conversation, opt Options, sessionDone func()) (*Result, error) {
 	user := opt.UserPrefix + c.ID
 	r := &Result{ID: c.ID, Style: c.Style, User: user, Sessions: len(c.Sessions), Messages: c.Messages()}
 	var ingest, jobs time.Duration
@@ -98,6 +110,7 @@ func runConversation(ctx context.Context, svc agentmem.Service, c *Conversation,
 			return nil, fmt.Errorf("session %d: %w", i+1, err)
 		}
 		ingest, jobs = ingest+t1.Sub(t0), jobs+max(done.Sub(t1), 0)
+		sessionDone()
 	}
 
 	t0 := time.Now()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,9 +80,14 @@ func TestRun(t *testing.T) {
 	convs := mustReadTestdata(t)
 	mem := apptest.Open(t)
 	var progress bytes.Buffer
-	rep, err := memory.Run(ctx, mem, convs, memory.Options{Pipeline: "test", Progress: &progress})
+	var sessions [][2]int
+	rep, err := memory.Run(ctx, mem, convs, memory.Options{Pipeline: "test", Progress: &progress,
+		SessionDone: func(done, total int) { sessions = append(sessions, [2]int{done, total}) }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := [][2]int{{1, 4}, {2, 4}, {3, 4}, {4, 4}}; !slices.Equal(sessions, want) {
+		t.Errorf("sessions done %v, want %v", sessions, want)
 	}
 	if len(rep.Conversations) != 2 || rep.Sessions != 4 || rep.Messages != 22 {
 		t.Fatalf("%d conversations, %d sessions, %d messages; want 2, 4, 22", len(rep.Conversations), rep.Sessions, rep.Messages)

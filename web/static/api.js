@@ -1,6 +1,6 @@
 // The page's shared parts: its state, the REST calls (same origin, JSON
-// bodies, the key typed into the page), notices, progress, and a helper
-// that builds elements.
+// bodies, the key typed into the page), notices, progress, the messages
+// of the chat, and a helper that builds elements.
 export const $ = (id) => document.getElementById(id);
 
 // state is what the page is showing: whose memory, as which agent, which
@@ -59,6 +59,15 @@ export async function request(method, path, body, extra) {
 export async function api(method, path, body) {
   const res = await request(method, path, body);
   const data = res.status === 204 ? null : await res.json().catch(() => null);
+  if (res.status === 401) {
+    // The API's message says how to send a key by hand; the page sends
+    // the one typed into its box, so it asks for that instead.
+    askForKey();
+    const err = new Error(keyMessage());
+    err.status = 401;
+    err.code = data && data.error && data.error.code;
+    throw err;
+  }
   if (!res.ok) {
     const err = new Error((data && data.error && data.error.message) || res.status + " " + res.statusText);
     err.status = res.status;
@@ -73,13 +82,55 @@ export function notice(text) {
   $("notice").hidden = !text;
 }
 
-// act runs a person's action and shows its error.
+// keyMessage is what the page says when the server wants a key (401):
+// where to enter it, or that the one entered was refused.
+function keyMessage() {
+  return $("apikey").value.trim()
+    ? "The server did not accept this API key. Enter a valid API key in the API key box at the top of the page."
+    : "This server needs an API key. Enter your API key in the API key box at the top of the page; this tab keeps it until you close it.";
+}
+
+// askForKey points at the page's API-key box: marked, described by the
+// notice that says what to do, and focused.
+export function askForKey() {
+  const box = $("apikey");
+  box.setAttribute("aria-invalid", "true");
+  box.setAttribute("aria-describedby", "notice");
+  box.placeholder = "Paste your API key";
+  box.closest("label").classList.add("needed");
+  notice(keyMessage());
+  box.focus();
+}
+
+// keyAccepted takes the marks of askForKey off the key box.
+export function keyAccepted() {
+  const box = $("apikey");
+  if (!box.hasAttribute("aria-invalid")) return;
+  box.removeAttribute("aria-invalid");
+  box.removeAttribute("aria-describedby");
+  box.placeholder = "with --auth apikey";
+  box.closest("label").classList.remove("needed");
+  notice("");
+}
+
+// act runs a person's action and shows its error (a 401 has pointed at
+// the key box already).
 export async function act(fn) {
   try {
     await fn();
   } catch (e) {
-    notice(e.status === 401 ? "The server needs an API key: enter one above. (" + e.message + ")" : e.message);
+    if (e.status !== 401) notice(e.message);
   }
+}
+
+// addMessage shows a message at the end of the chat, scrolled into view,
+// and returns the element of its text.
+export function addMessage(role, text, seq) {
+  const body = el("span", { class: "text", text });
+  const li = el("li", { class: "msg " + role, dataset: seq ? { seq: String(seq) } : {} }, el("span", { class: "role", text: role }), body);
+  $("messages").append(li);
+  li.scrollIntoView({ block: "end" });
+  return body;
 }
 
 // el builds an element: props sets its class, text, data-*, on* listeners

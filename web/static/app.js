@@ -2,21 +2,25 @@
 // sent. This module starts the page; api.js holds the shared parts,
 // chat.js the chat, threads.js the conversations, inspector.js what is
 // remembered and sent, operator.js the operator's view.
-import { $, state, api, act, notice } from "./api.js";
+import { $, state, api, act, notice, keyAccepted } from "./api.js";
 import { wireChat } from "./chat.js";
 import { loadThreads, openThread, remember, wireThreads } from "./threads.js";
 import { inspect, wireInspector } from "./inspector.js";
 import { showOperator, wireOperator } from "./operator.js";
 
 // whoami learns the caller from the server: a user's key fixes the user.
+// It returns false when the server wants a key the page lacks (401):
+// api() has pointed at the key box, and nothing else can be read.
 async function whoami() {
   try {
     state.me = await api("GET", "/v1/me");
   } catch (e) {
     state.me = null;
-    notice(e.status === 401 ? "This server needs an API key: enter yours above." : "Who you are could not be read: " + e.message);
-    return;
+    if (e.status === 401) return false;
+    notice("Who you are could not be read: " + e.message);
+    return true;
   }
+  keyAccepted();
   const fixed = state.me.kind === "user" && state.me.user_id;
   if (fixed && state.user !== state.me.user_id) {
     state.user = state.me.user_id;
@@ -26,10 +30,11 @@ async function whoami() {
   $("user").readOnly = Boolean(fixed);
   $("user").title = fixed ? "Your key is the key of this user." : "";
   $("me").textContent = state.me.kind === "admin" ? (state.me.via === "none" ? "local admin" : "admin") : state.me.kind + (state.me.tenant_id ? " of " + state.me.tenant_id : "");
+  return true;
 }
 
 async function reload() {
-  await whoami();
+  if (!(await whoami())) return;
   remember();
   await loadThreads();
   await openThread(state.thread);
@@ -63,7 +68,7 @@ async function start() {
   }));
   wireChat();
   wireThreads();
-  wireInspector();
+  wireInspector(openThread);
   wireOperator();
   await reload();
   // The composer opens once the page has loaded the conversation, so that

@@ -1,16 +1,8 @@
 // The chat: messages, a reply streamed through the OpenAI-compatible
 // proxy (/openai/v1), and beside it what its context drew on.
-import { $, state, api, request, el, notice, plural, threadPath } from "./api.js";
+import { $, state, api, request, el, notice, plural, threadPath, addMessage, askForKey } from "./api.js";
 import { loadThreads, showToolbar, remember } from "./threads.js";
 import { inspect } from "./inspector.js";
-
-export function addMessage(role, text, seq) {
-  const body = el("span", { class: "text", text });
-  const li = el("li", { class: "msg " + role, dataset: seq ? { seq: String(seq) } : {} }, el("span", { class: "role", text: role }), body);
-  $("messages").append(li);
-  li.scrollIntoView({ block: "end" });
-  return body;
-}
 
 // send stores the user's turn and streams the model's answer through the
 // proxy; without a model it says so, and the turn is recorded all the same.
@@ -34,9 +26,9 @@ export async function send(text) {
       const data = await res.json().catch(() => null);
       const code = data && data.error && data.error.code;
       answer.parentElement.remove();
-      notice(code === "no_upstream"
+      if (res.status === 401) askForKey();
+      else notice(code === "no_upstream"
         ? "No model is configured, so nothing answers; your message is recorded, and the inspector shows the context a model would get. Start serve with --proxy-upstream and OPENAI_API_KEY to chat."
-        : res.status === 401 ? "The server needs an API key: enter one above."
         : "The model failed: " + ((data && data.error && data.error.message) || res.status));
     } else {
       answer.textContent = "";

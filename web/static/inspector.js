@@ -2,7 +2,11 @@
 // and tokens, what was left out), the background work, and what is
 // remembered: memories, profile, entities, notes, and a search over it all.
 import { $, state, api, act, el, confirmed, notice, fill, when, plural, userPath, threadPath, agentPath } from "./api.js";
-import { openThread } from "./threads.js";
+
+// openThread opens a conversation where a memory or a search result came
+// from: threads.js's, given to wireInspector (threads.js imports this
+// module, so importing it back would make a cycle).
+let openThread = async () => {};
 
 // inspect shows the context a model would get now, and what is
 // remembered.
@@ -250,7 +254,8 @@ async function search() {
   }, "Nothing found.");
 }
 
-export function wireInspector() {
+export function wireInspector(open) {
+  openThread = open;
   $("search-form").addEventListener("submit", (e) => {
     e.preventDefault();
     act(search);

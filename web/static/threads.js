@@ -1,7 +1,6 @@
 // The conversations: the sidebar (newest first, searched by title, paged,
 // the recently deleted), opening one, and the toolbar's actions on it.
-import { $, state, api, request, act, el, confirmed, notice, fill, short, plural, userPath, threadPath } from "./api.js";
-import { addMessage } from "./chat.js";
+import { $, state, api, request, act, el, confirmed, notice, fill, short, plural, userPath, threadPath, addMessage } from "./api.js";
 import { inspect } from "./inspector.js";
 
 let next = "";
@@ -101,6 +100,9 @@ async function showThread(id, from, to) {
   }
   markCurrent();
   showToolbar();
+  // The toolbar above the list takes its height from the list: the
+  // newest message is scrolled back into view (a marked one stays).
+  if (!from) $("messages").scrollTop = $("messages").scrollHeight;
   await inspect();
 }
 
