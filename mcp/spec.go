@@ -26,8 +26,8 @@ type spec struct {
 }
 
 // def defines a tool whose arguments are In and whose result is Out; their
-// JSON schemas come from their json and jsonschema tags (see schemaFor),
-// its annotations from hints.
+// JSON schemas come from their json and jsonschema tags (see schemaFor);
+// annotations say what a call does (see readOnly in tools.go).
 func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations, fn func(t *tools, ctx context.Context, user string, in In) (Out, error)) spec {
 	schema := schemaFor[In](name)
 	input, err := schema.Resolve(nil)
