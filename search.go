@@ -468,6 +468,13 @@ const (
 // them.
 var SearchKinds = []string{KindMemories, KindInsights, KindMessages, KindChunks, KindSummaries}
 
+// The number of results of a search (SearchRequest.TopK), whichever face
+// asks: REST, MCP or the CLI.
+const (
+	DefaultTopK = 5 // when a request says none; seed 001's fact retrieval
+	MaxTopK     = 100
+)
+
 // SearchRequest is a search of one user's memory (retrieve.Searcher).
 type SearchRequest struct {
 	Query  string   `json:"query"`

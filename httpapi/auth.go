@@ -76,7 +76,7 @@ func authenticate(opt Auth, keys agentmem.KeyStore) func(http.Handler) http.Hand
 				if wait, ok := limiter.allow(id.Actor()); !ok {
 					secs := int(math.Ceil(wait.Seconds()))
 					w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-					writeErrorBody(w, http.StatusTooManyRequests, agentmem.ERATELIMIT, "Too many requests: the limit is "+
+					writeErrorBody(w, r, http.StatusTooManyRequests, agentmem.ERATELIMIT, "Too many requests: the limit is "+
 						strconv.FormatFloat(opt.Rate, 'g', -1, 64)+" per second (burst "+strconv.Itoa(limiter.burst)+") per key; retry after "+strconv.Itoa(max(secs, 1))+" s.")
 					return
 				}

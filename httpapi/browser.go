@@ -64,7 +64,7 @@ func checkHost(mode string, allowed []string) func(http.Handler) http.Handler {
 			} else {
 				msg += "it is not a loopback name or one of --allowed-hosts (AGENTMEM_ALLOWED_HOSTS)."
 			}
-			writeErrorBody(w, http.StatusForbidden, agentmem.EFORBIDDEN, msg)
+			writeErrorBody(w, r, http.StatusForbidden, agentmem.EFORBIDDEN, msg)
 		})
 	}
 }
@@ -118,18 +118,18 @@ func checkOrigin(allowed []string) func(http.Handler) http.Handler {
 			switch {
 			case len(values) == 0:
 				if (site == "cross-site" || site == "same-site") && !safeMethod(r.Method) {
-					writeErrorBody(w, http.StatusForbidden, agentmem.EFORBIDDEN,
+					writeErrorBody(w, r, http.StatusForbidden, agentmem.EFORBIDDEN,
 						"A "+r.Method+" request from another site (Sec-Fetch-Site: "+site+") is not served.")
 					return
 				}
 			case len(values) > 1:
-				writeErrorBody(w, http.StatusForbidden, agentmem.EFORBIDDEN, "The Origin header appears more than once.")
+				writeErrorBody(w, r, http.StatusForbidden, agentmem.EFORBIDDEN, "The Origin header appears more than once.")
 				return
 			case site == "same-origin":
 			default:
 				o, ok := normalOrigin(values[0])
 				if !ok || (!origins[o] && !sameOrigin(o, r.Host)) {
-					writeErrorBody(w, http.StatusForbidden, agentmem.EFORBIDDEN, "Requests from the origin "+strconv.Quote(values[0])+
+					writeErrorBody(w, r, http.StatusForbidden, agentmem.EFORBIDDEN, "Requests from the origin "+strconv.Quote(values[0])+
 						" are not served: only the server's own origin and those of --allowed-origins (AGENTMEM_ALLOWED_ORIGINS) are.")
 					return
 				}
@@ -194,13 +194,13 @@ func requireJSON(next http.Handler) http.Handler {
 		mt, params, err := mime.ParseMediaType(ct)
 		switch {
 		case ct == "":
-			writeErrorBody(w, http.StatusUnsupportedMediaType, agentmem.EINVALID,
+			writeErrorBody(w, r, http.StatusUnsupportedMediaType, agentmem.EINVALID,
 				"A request body needs the header Content-Type: application/json.")
 		case err != nil || (mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))):
-			writeErrorBody(w, http.StatusUnsupportedMediaType, agentmem.EINVALID,
+			writeErrorBody(w, r, http.StatusUnsupportedMediaType, agentmem.EINVALID,
 				"The request body is "+strconv.Quote(ct)+"; send it as Content-Type: application/json.")
 		case params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8"):
-			writeErrorBody(w, http.StatusUnsupportedMediaType, agentmem.EINVALID,
+			writeErrorBody(w, r, http.StatusUnsupportedMediaType, agentmem.EINVALID,
 				"The request body's charset is "+strconv.Quote(params["charset"])+"; JSON must be utf-8 (Content-Type: application/json).")
 		default:
 			next.ServeHTTP(w, r)

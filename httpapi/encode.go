@@ -137,10 +137,16 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()),
 			"status", status, "code", code, "err", err)
 	}
-	writeErrorBody(w, status, code, msg)
+	writeErrorBody(w, r, status, code, msg)
 }
 
-func writeErrorBody(w http.ResponseWriter, status int, code, message string) {
+// writeErrorBody answers an error as {"error":{"code","message"}}, or in
+// OpenAI's shape to a request of the proxy's (OpenAIPrefix).
+func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	if isOpenAI(r) {
+		NewOpenAIError(status, code, message).Write(w)
+		return
+	}
 	type body struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`

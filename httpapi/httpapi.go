@@ -232,7 +232,7 @@ func serveMux(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, w, r := track(w, r)
 		if p := r.URL.EscapedPath(); r.RequestURI != "*" && !isClean(p) {
-			writeErrorBody(w, http.StatusBadRequest, agentmem.EINVALID,
+			writeErrorBody(w, r, http.StatusBadRequest, agentmem.EINVALID,
 				"The path "+strconv.Quote(p)+" has an empty, . or .. segment; IDs in a path must be none of these.")
 			return
 		}
@@ -268,11 +268,11 @@ func (w *unmatchedWriter) WriteHeader(code int) {
 		switch code {
 		case http.StatusNotFound:
 			w.replied = true
-			writeErrorBody(w.ResponseWriter, code, agentmem.ENOTFOUND, "No route for "+w.r.Method+" "+w.r.URL.Path+".")
+			writeErrorBody(w.ResponseWriter, w.r, code, agentmem.ENOTFOUND, "No route for "+w.r.Method+" "+w.r.URL.Path+".")
 			return
 		case http.StatusMethodNotAllowed:
 			w.replied = true
-			writeErrorBody(w.ResponseWriter, code, agentmem.EINVALID,
+			writeErrorBody(w.ResponseWriter, w.r, code, agentmem.EINVALID,
 				"Method "+w.r.Method+" is not allowed on "+w.r.URL.Path+"; allowed: "+w.Header().Get("Allow")+".")
 			return
 		}
@@ -308,7 +308,7 @@ func limitQuery(n int) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if len(r.URL.RawQuery) > n {
-				writeErrorBody(w, http.StatusRequestURITooLong, agentmem.ETOOLARGE,
+				writeErrorBody(w, r, http.StatusRequestURITooLong, agentmem.ETOOLARGE,
 					"The query string is "+strconv.Itoa(len(r.URL.RawQuery))+" bytes; the limit is "+strconv.Itoa(n)+" bytes.")
 				return
 			}
@@ -338,7 +338,7 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 				if info.status != 0 {
 					panic(http.ErrAbortHandler)
 				}
-				writeErrorBody(w, http.StatusInternalServerError, agentmem.EINTERNAL, "Internal error.")
+				writeErrorBody(w, r, http.StatusInternalServerError, agentmem.EINTERNAL, "Internal error.")
 			}()
 			next.ServeHTTP(w, r)
 		})

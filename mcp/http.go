@@ -433,10 +433,14 @@ func (w *openWriter) Write(b []byte) (int, error) {
 // flushes its event streams through one.
 func (w *openWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// quietLog returns log for the SDK, which logs session IDs at INFO (a
-// session's ID lets whoever holds it with its key use it): its records
-// that carry one are logged at Debug, or with the ID redacted at Warn and
-// above. Nil stays nil (the SDK then discards).
+// quietLog returns log for the SDK, which logs at INFO what happens in
+// every session and on every call: sessions opening and closing, each
+// resource update sent (one per notes edit), each subscription. Those
+// records are the protocol's mechanics, not the operator's business, so
+// the SDK's records below Warn are logged at Debug. Its session IDs (a
+// session's ID lets whoever holds it with its key use it) are logged at
+// Debug only: redacted at Warn and above. Nil stays nil (the SDK then
+// discards).
 func quietLog(log *slog.Logger) *slog.Logger {
 	if log == nil {
 		return nil
@@ -449,19 +453,20 @@ const sessionIDKey = "session_id"
 
 type quietHandler struct{ slog.Handler }
 
-func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	hasID := false
-	r.Attrs(func(a slog.Attr) bool {
-		hasID = a.Key == sessionIDKey
-		return !hasID
-	})
-	if !hasID {
-		return h.Handler.Handle(ctx, r)
+// Enabled reports whether a record of level would be logged, at the
+// level Handle logs it at.
+func (h quietHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	if level < slog.LevelWarn {
+		level = slog.LevelDebug
 	}
+	return h.Handler.Enabled(ctx, level)
+}
+
+func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	level := r.Level
 	if level < slog.LevelWarn {
 		if !h.Handler.Enabled(ctx, slog.LevelDebug) {
-			return nil
+			return nil // a caller that did not ask Enabled first
 		}
 		level = slog.LevelDebug
 	}

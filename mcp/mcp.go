@@ -66,6 +66,7 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 			return nil
 		},
 	})
+	s.AddReceivingMiddleware(nullsDropped)
 	t.server = s
 	for _, sp := range specs {
 		sp.add(s, t)

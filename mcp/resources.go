@@ -115,9 +115,13 @@ func (t *tools) wrote(ctx context.Context, uri string, version int64) {
 	t.updated(ctx, uri)
 }
 
-// updated tells the subscribers of a resource that it changed.
+// updated tells the subscribers of a resource that it changed (with none,
+// it does nothing).
 func (t *tools) updated(ctx context.Context, uri string) {
-	if t.server == nil {
+	t.mu.Lock()
+	watched := t.subscriptions > 0
+	t.mu.Unlock()
+	if t.server == nil || !watched {
 		return
 	}
 	if err := t.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil && t.opt.Log != nil {

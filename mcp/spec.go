@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/agentmem/agentmem"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -24,20 +26,23 @@ type spec struct {
 }
 
 // def defines a tool whose arguments are In and whose result is Out; their
-// JSON schemas come from their json and jsonschema tags.
+// JSON schemas come from their json and jsonschema tags (see schemaFor);
+// annotations say what a call does (see readOnly in tools.go).
 func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations, fn func(t *tools, ctx context.Context, user string, in In) (Out, error)) spec {
-	schema, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: %v", name, err))
-	}
+	schema := schemaFor[In](name)
 	input, err := schema.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err))
 	}
+	output := schemaFor[Out](name)
 	return spec{
 		name: name, description: description, annotations: annotations, input: input,
 		add: func(s *sdk.Server, t *tools) {
-			sdk.AddTool(s, &sdk.Tool{Name: name, Description: description, Annotations: annotations},
+			// The schemas are given, not left to the SDK, which would
+			// derive them with type unions (see schemaFor). They are the
+			// same pointers for every server, so the SDK's cache resolves
+			// each once.
+			sdk.AddTool(s, &sdk.Tool{Name: name, Description: description, Annotations: annotations, InputSchema: schema, OutputSchema: output},
 				func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 					user, err := t.user()
 					if err != nil {
@@ -59,6 +64,81 @@ func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations
 	}
 }
 
+// schemaFor returns the JSON schema of T, from its json and jsonschema
+// tags, with one type per value: jsonschema.For gives a slice, and a
+// pointer, the type union ["null", T] (a nil slice is marshalled as
+// null), which MCP hosts and function-calling APIs refuse in a tool's
+// schema. A field that may be left out says so by not being required,
+// never by null; a null sent all the same counts as left out (dropNulls).
+func schemaFor[T any](tool string) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", tool, err)) // a tool's types are fixed at compile time: a bug
+	}
+	singleTyped(s)
+	return s
+}
+
+// singleTyped drops "null" from every type union of s, recursively,
+// leaving the one type.
+func singleTyped(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if types := slices.DeleteFunc(slices.Clone(s.Types), func(t string) bool { return t == "null" }); len(s.Types) > 0 {
+		s.Types = nil
+		if len(types) == 1 {
+			s.Type = types[0]
+		} else {
+			s.Types = types
+		}
+	}
+	singleTyped(s.Items)
+	singleTyped(s.AdditionalProperties)
+	for _, p := range s.Properties {
+		singleTyped(p)
+	}
+	for _, d := range s.Defs {
+		singleTyped(d)
+	}
+}
+
+// dropNulls returns a tool call's arguments without the fields that are
+// null: a host or model that sends null for a field it leaves out (as
+// OpenAI's strict function calling does) means it left out, which the
+// schemas, single-typed (schemaFor), would otherwise refuse. Arguments
+// that are not a JSON object are returned as they are.
+func dropNulls(args json.RawMessage) json.RawMessage {
+	if !bytes.Contains(args, []byte("null")) {
+		return args
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil || fields == nil {
+		return args
+	}
+	n := len(fields)
+	maps.DeleteFunc(fields, func(_ string, v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" })
+	if len(fields) == n {
+		return args
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+// nullsDropped is the servers' middleware that drops the null fields of
+// a tool call's arguments (dropNulls) before the SDK checks them.
+func nullsDropped(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
+			p.Arguments = dropNulls(p.Arguments)
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // decodeArgs checks a model's JSON arguments against the tool's schema
 // and decodes them: EINVALID naming what is wrong.
 func decodeArgs[In any](schema *jsonschema.Resolved, args json.RawMessage) (In, error) {
@@ -66,6 +146,7 @@ func decodeArgs[In any](schema *jsonschema.Resolved, args json.RawMessage) (In, 
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
+	args = dropNulls(args)
 	var instance any
 	if err := json.Unmarshal(args, &instance); err != nil {
 		return in, agentmem.Errorf(agentmem.EINVALID, "The arguments are not JSON: %v.", err)

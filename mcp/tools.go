@@ -28,7 +28,7 @@ type (
 		Query  string   `json:"query" jsonschema:"what to look for, in the user's words or yours"`
 		Scopes []string `json:"scopes,omitempty" jsonschema:"where to look: memories, messages, chunks, summaries (memories and messages by default)"`
 		Kinds  []string `json:"kinds,omitempty" jsonschema:"instead of scopes, where to look by kind: memories (facts the user told), insights (drawn by reflection), messages, chunks, summaries"`
-		TopK   int      `json:"top_k,omitempty" jsonschema:"how many results at most (default 10)"`
+		TopK   int      `json:"top_k,omitempty" jsonschema:"how many results at most, from 1 to 100 (default 5)"`
 	}
 	resultOut struct {
 		Kind     string  `json:"kind" jsonschema:"memory, message, chunk or summary"`
@@ -160,21 +160,41 @@ type (
 
 // specs are the tools, in the order they are listed.
 var specs = []spec{
-	def("remember", "Store a lasting fact about the user (a preference, a plan, who they are), to be recalled in later conversations.", nil, (*tools).remember),
+	def("remember", "Store a lasting fact about the user (a preference, a plan, who they are), to be recalled in later conversations.", adds, (*tools).remember),
 	def("search_memory", "Search what is remembered of the user (memories) and what was said (past messages, conversation chunks, summaries), best match first.", readOnly, (*tools).search),
 	def("retrieve_user_facts", "Answer a question about the user from the facts remembered about them; use it before answering anything that depends on who the user is.", readOnly, (*tools).facts),
-	def("get_context", "The context of a conversation as a model should see it within a token budget: the user's profile and notes, the summary, relevant memories and the newest turns.", readOnly, (*tools).context),
+	// get_context opens the agent's session when it has none (a thread,
+	// empty): a write, if a harmless one, so not read-only.
+	def("get_context", "The context of a conversation as a model should see it within a token budget: the user's profile and notes, the summary, relevant memories and the newest turns.", addsOnce, (*tools).context),
 	def("list_threads", "The user's conversations, newest updated first.", readOnly, (*tools).listThreads),
 	def("get_thread_history", "The newest messages of one conversation, oldest first.", readOnly, (*tools).history),
-	def("append_messages", "Store messages of a conversation (the user's and yours), so that they are remembered and searchable.", nil, (*tools).appendMessages),
-	def("end_thread", "End a conversation: it is summarised and reflected on, and what was learnt opens the next one.", nil, (*tools).endThread),
-	def("manage_notes", "Read or edit your own Markdown notes about the user (one document per agent): read, overwrite, append, prepend, replace or delete a section by its header, or delete them all.", nil, (*tools).notes),
+	def("append_messages", "Store messages of a conversation (the user's and yours), so that they are remembered and searchable.", adds, (*tools).appendMessages),
+	// Ending an ended thread changes nothing (core.Service.EndThread).
+	def("end_thread", "End a conversation: it is summarised and reflected on, and what was learnt opens the next one.", addsOnce, (*tools).endThread),
+	// overwrite, delete_section_by_header and delete_all_notes erase.
+	def("manage_notes", "Read or edit your own Markdown notes about the user (one document per agent): read, overwrite, append, prepend, replace or delete a section by its header, or delete them all.", erases, (*tools).notes),
 	def("get_profile", "What has been learnt about the user, as a short profile.", readOnly, (*tools).profile),
 	def("find_entities", "The named things the user talks about (workflows, projects, people), by name or alias.", readOnly, (*tools).entities),
-	def("forget", "Delete one memory of the user, by its id (find it with search_memory first).", &sdk.ToolAnnotations{DestructiveHint: ptr(true)}, (*tools).forget),
+	// Forgetting a forgotten memory is ENOTFOUND, and changes nothing.
+	def("forget", "Delete one memory of the user, by its id (find it with search_memory first).", erasesOnce, (*tools).forget),
 }
 
-var readOnly = &sdk.ToolAnnotations{ReadOnlyHint: true}
+// The tools' annotations: MCP's hints of what a call does, which hosts
+// act on (a read-only tool may run unasked; a destructive one is
+// confirmed). Each says all four hints, as the defaults assume the worst
+// (destructive, open world). No tool reaches beyond the user's memory:
+// none is open-world.
+var (
+	readOnly   = annotations(true, false, true)
+	adds       = annotations(false, false, false) // writes that add, never erase; twice adds twice
+	addsOnce   = annotations(false, false, true)  // adds, and a second call adds nothing
+	erases     = annotations(false, true, false)
+	erasesOnce = annotations(false, true, true)
+)
+
+func annotations(readOnly, destructive, idempotent bool) *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{ReadOnlyHint: readOnly, DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
+}
 
 func ptr[T any](v T) *T { return &v }
 

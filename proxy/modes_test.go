@@ -249,7 +249,7 @@ func TestMetricsAndModels(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	res, err = http.Post(e.srv.URL+"/openai/v1/embeddings", "application/json", strings.NewReader(`{}`))
+	res, err = http.Post(e.srv.URL+"/openai/v1/fine_tuning/jobs", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}

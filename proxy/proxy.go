@@ -6,7 +6,8 @@
 // compatible server: Ollama, vLLM, LM Studio), streams the answer back as
 // it arrives, and stores the answer when it ends (core.Service's
 // AppendMessages): the chat completions API, the Responses API and the
-// model list, streamed and not. Fields it does not know pass through
+// model list, streamed and not. Embeddings pass through to the same
+// upstream, with nothing stored. Fields it does not know pass through
 // untouched.
 //
 // Who is calling comes from httpapi's authentication, which serves these
@@ -118,6 +119,7 @@ var Routes = []string{
 	"POST /openai/v1/responses",
 	"GET /openai/v1/models",
 	"GET /openai/v1/models/{model}",
+	"POST /openai/v1/embeddings",
 }
 
 // NewHandler returns the proxy's routes (Routes) over svc.
@@ -136,6 +138,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	mux.Handle(Routes[1], p.handle(p.responses))
 	mux.Handle(Routes[2], p.handleModels())
 	mux.Handle(Routes[3], p.handleModels())
+	mux.Handle(Routes[4], p.handle(p.embeddings))
 	mux.HandleFunc("/", p.unrouted)
 	return mux
 }
@@ -153,7 +156,7 @@ func (p *proxy) unrouted(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.writeError(w, r, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", code: agentmem.ENOTFOUND,
-		message: "No route for " + r.Method + " " + r.URL.Path + " in agentmem's OpenAI-compatible API (chat/completions, responses, models)."})
+		message: "No route for " + r.Method + " " + r.URL.Path + " in agentmem's OpenAI-compatible API (chat/completions, responses, embeddings, models)."})
 }
 
 // handle adapts a handler that returns its error, which handle writes
@@ -178,7 +181,7 @@ type proxy struct {
 // apiError is an error in OpenAI's shape, with its status.
 type apiError struct {
 	status  int
-	typ     string // OpenAI's error type: invalid_request_error, authentication_error…
+	typ     string // OpenAI's error type: invalid_request_error, server_error…
 	code    string // agentmem's code, or the upstream's
 	param   string
 	message string
@@ -190,28 +193,16 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.message }
 
-// errorOf turns an agentmem error into an apiError of its status.
+// errorOf turns an agentmem error into an apiError of its status, in
+// OpenAI's terms (httpapi.NewOpenAIError).
 func errorOf(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
 	}
 	code := agentmem.ErrorCode(err)
-	status := httpapi.StatusOf(code)
-	typ := "invalid_request_error"
-	switch {
-	case status == http.StatusUnauthorized:
-		typ = "authentication_error"
-	case status == http.StatusForbidden:
-		typ = "permission_error"
-	case status == http.StatusNotFound:
-		typ = "not_found_error"
-	case status == http.StatusTooManyRequests:
-		typ = "rate_limit_error"
-	case status >= 500:
-		typ = "server_error"
-	}
-	return &apiError{status: status, typ: typ, code: code, message: agentmem.ErrorMessage(err)}
+	e := httpapi.NewOpenAIError(httpapi.StatusOf(code), code, agentmem.ErrorMessage(err))
+	return &apiError{status: e.Status, typ: e.Type, code: e.Code, message: e.Message}
 }
 
 // invalid is a 400 naming param.
@@ -235,17 +226,7 @@ func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Add(k, v)
 		}
 	}
-	var param, code *string
-	if e.param != "" {
-		param = &e.param
-	}
-	if e.code != "" {
-		code = &e.code
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": e.message, "type": e.typ, "param": param, "code": code}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.status)
-	w.Write(append(b, '\n'))
+	(&httpapi.OpenAIError{Status: e.status, Type: e.typ, Code: e.code, Param: e.param, Message: e.message}).Write(w)
 }
 
 // caller is who a request speaks for and where its turn goes.
@@ -558,7 +539,10 @@ func (p *proxy) readAnswer(x *exchange) ([]byte, error) {
 	case err != nil && x.timedOut.Load():
 		return nil, p.timeoutError()
 	case err != nil:
-		return nil, err
+		// The upstream's answer broke off (its error names its address:
+		// it is not passed on).
+		return nil, &apiError{status: http.StatusBadGateway, typ: "server_error", code: "upstream_unreachable", upstream: true,
+			message: "The model server's answer broke off before its end."}
 	case int64(len(b)) > p.opt.MaxAnswerBytes:
 		return nil, p.answerTooLarge()
 	}

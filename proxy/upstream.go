@@ -39,7 +39,7 @@ const DefaultAzureAPIVersion = "2025-04-01-preview"
 var defaultClient = &http.Client{}
 
 // endpoint returns the URL of an API ("chat/completions", "responses",
-// "models", or "model": models/ID) for model. The model is escaped as
+// "embeddings", "models", or "model": models/ID) for model. The model is escaped as
 // one path segment wherever it goes into the path.
 func (u *Upstream) endpoint(api, model string) (string, error) {
 	path := api
@@ -49,8 +49,8 @@ func (u *Upstream) endpoint(api, model string) (string, error) {
 	if u.AzureEndpoint != "" {
 		base := strings.TrimRight(u.AzureEndpoint, "/") + "/openai/"
 		q := "?api-version=" + url.QueryEscape(cmp.Or(u.AzureAPIVersion, DefaultAzureAPIVersion))
-		if api == "chat/completions" {
-			return base + "deployments/" + url.PathEscape(model) + "/chat/completions" + q, nil
+		if api == "chat/completions" || api == "embeddings" { // the deployment's
+			return base + "deployments/" + url.PathEscape(model) + "/" + api + q, nil
 		}
 		return base + path + q, nil
 	}

@@ -24,8 +24,8 @@ import (
 
 // Limits and defaults of a search.
 const (
-	DefaultTopK     = 5 // seed 001's fact retrieval
-	MaxTopK         = 100
+	DefaultTopK     = agentmem.DefaultTopK // one default for every face: REST, MCP, the CLI
+	MaxTopK         = agentmem.MaxTopK
 	MaxQueryBytes   = 4 << 10
 	DefaultMinScore = 0
 )

@@ -95,7 +95,7 @@ func (a *searchArgs) flags(fs *flag.FlagSet) {
 	a.target.flags(fs)
 	fs.StringVar(&a.scopes, "scopes", "", "comma-separated: memories, messages, chunks, summaries (default: memories and messages)")
 	fs.StringVar(&a.kinds, "kinds", "", "instead of --scopes, comma-separated kinds: memories (facts), insights, messages, chunks, summaries")
-	fs.IntVar(&a.topK, "top-k", 10, "how many results")
+	fs.IntVar(&a.topK, "top-k", agentmem.DefaultTopK, "how many results")
 }
 
 // runSearch prints what hybrid search finds of a user for a query.
