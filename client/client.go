@@ -103,6 +103,12 @@ func (c *Client) Metrics(ctx context.Context, w io.Writer) error {
 	return c.do(ctx, call{method: http.MethodGet, path: []string{"metrics"}, accept: "text/plain", stream: w})
 }
 
+// OpenAPI writes the server's OpenAPI 3.1 document (GET /openapi.json),
+// JSON, to w.
+func (c *Client) OpenAPI(ctx context.Context, w io.Writer) error {
+	return c.do(ctx, call{method: http.MethodGet, path: []string{"openapi.json"}, accept: "application/json", stream: w})
+}
+
 // page is the shape of every list response.
 type page[T any] struct {
 	Data       []T    `json:"data"`

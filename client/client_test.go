@@ -117,6 +117,22 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 			t.Fatalf("Ready: %v", err)
 		}
 	},
+	"GET /openapi.json": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		var b bytes.Buffer
+		if err := c.OpenAPI(t.Context(), &b); err != nil {
+			t.Fatalf("OpenAPI: %v", err)
+		}
+		var doc struct {
+			OpenAPI string                    `json:"openapi"`
+			Paths   map[string]map[string]any `json:"paths"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatalf("OpenAPI: %v", err)
+		}
+		if doc.OpenAPI != "3.1.0" || doc.Paths["/v1/users/{user}/threads"]["get"] == nil {
+			t.Fatalf("OpenAPI: openapi=%q, %d paths, want 3.1.0 with GET /v1/users/{user}/threads", doc.OpenAPI, len(doc.Paths))
+		}
+	},
 	"GET /metrics": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		if err := c.Health(t.Context()); err != nil {
 			t.Fatalf("Health: %v", err)

@@ -31,5 +31,5 @@ func handleListAudit(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.AuditEvent]())
 }

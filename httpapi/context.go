@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -29,5 +30,7 @@ func handleBuildContext(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		}
 		encodeSelf(w, r, log, http.StatusOK, c)
 		return nil
-	})
+	}).
+		readsOptional(reflect.TypeFor[agentmem.ContextRequest]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Context]())
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -31,7 +32,7 @@ func handleListElements(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Element]())
 }
 
 // handleCreateElement attaches an element to a thread or to one of its
@@ -51,5 +52,7 @@ func handleCreateElement(log *slog.Logger, svc agentmem.ThreadService) http.Hand
 		}
 		encode(w, r, log, http.StatusCreated, &e)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.Element]()).
+		writes(http.StatusCreated, reflect.TypeFor[agentmem.Element]())
 }

@@ -61,12 +61,20 @@ func encodeList[T any](w http.ResponseWriter, r *http.Request, log *slog.Logger,
 	if data == nil {
 		data = []T{}
 	}
-	encode(w, r, log, http.StatusOK, struct {
-		Data       []T    `json:"data"`
-		NextCursor string `json:"next_cursor"`
-	}{data, next})
+	encode(w, r, log, http.StatusOK, page[T]{data, next})
 	return nil
 }
+
+// page is a page of a list as encodeList writes it: its items, and the
+// cursor of the next page ("" on the last).
+type page[T any] struct {
+	Data       []T    `json:"data"`
+	NextCursor string `json:"next_cursor"`
+}
+
+// schemaName names the document's schema of a page after its items:
+// ThreadPage.
+func (page[T]) schemaName() string { return derefType(reflect.TypeFor[T]()).Name() + "Page" }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
@@ -147,15 +155,25 @@ func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, code, me
 		NewOpenAIError(status, code, message).Write(w)
 		return
 	}
-	type body struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}
-	b, _ := json.Marshal(struct { // strings only: cannot fail
-		Error body `json:"error"`
-	}{body{code, message}})
+	b, _ := json.Marshal(errorBody{errorDetail{code, message}}) // strings only: cannot fail
 	writeJSON(w, status, append(b, '\n'))
 }
+
+// errorBody is the body of every error the API answers.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+func (errorBody) schemaName() string { return "Error" }
+
+// errorDetail is an error: its code (agentmem.ErrorCode), which decides
+// the status (StatusOf), and its message for people.
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (errorDetail) schemaName() string { return "ErrorDetail" }
 
 // decode reads the request body, one JSON object, into a new T. Every
 // request body of this API is an object, so anything else is rejected, as

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -39,7 +40,7 @@ func handleListEntities(log *slog.Logger, svc agentmem.KnowledgeService) http.Ha
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Entity]())
 }
 
 // entityQuery returns the name keys ?q= asks for.
@@ -83,7 +84,9 @@ func handlePutEntity(log *slog.Logger, svc agentmem.KnowledgeService) http.Handl
 		}
 		encode(w, r, log, http.StatusOK, e)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.EntityInput]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Entity]())
 }
 
 // handleGetEntity returns one entity.
@@ -99,7 +102,7 @@ func handleGetEntity(log *slog.Logger, svc agentmem.KnowledgeService) http.Handl
 		}
 		encode(w, r, log, http.StatusOK, e)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Entity]())
 }
 
 // handleUpdateEntity applies an agentmem.EntityUpdate (a rename keeps the
@@ -120,7 +123,9 @@ func handleUpdateEntity(log *slog.Logger, svc agentmem.KnowledgeService) http.Ha
 		}
 		encode(w, r, log, http.StatusOK, e)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.EntityUpdate]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Entity]())
 }
 
 // handleDeleteEntity deletes an entity and its references.
@@ -135,7 +140,7 @@ func handleDeleteEntity(log *slog.Logger, svc agentmem.KnowledgeService) http.Ha
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
-	})
+	}).writes(http.StatusNoContent, nil)
 }
 
 // handleListEntityRefs lists references newest first: an entity's threads
@@ -167,5 +172,5 @@ func handleListEntityRefs(log *slog.Logger, svc agentmem.KnowledgeService) http.
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.EntityRef]())
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -36,8 +37,13 @@ func handleExportThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(x.Markdown()))
 		return nil
-	})
+	}).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.ThreadExport]()).
+		writesMedia(http.StatusOK, "text/markdown", markdown)
 }
+
+// markdown is the schema of an export as Markdown.
+var markdown = &jsonSchema{Type: "string", Description: "Markdown, to read; the JSON export is what an import takes."}
 
 // handleImportThread stores a JSON thread export as a new thread of the
 // user and answers 201 with it. The export must fit in MaxBodyBytes.
@@ -57,7 +63,9 @@ func handleImportThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		}
 		encode(w, r, log, http.StatusCreated, t)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.ThreadExport]()).
+		writes(http.StatusCreated, reflect.TypeFor[agentmem.Thread]())
 }
 
 // handleExportUser streams everything stored for the user as one JSON
@@ -100,7 +108,9 @@ func handleExportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
 			}
 			panic(http.ErrAbortHandler) // the documented way to abort a begun response
 		}
-	})
+	}).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.UserExport]()).
+		writesMedia(http.StatusOK, "text/markdown", markdown)
 }
 
 // handleImportUser restores a user's export (the body, an
@@ -124,7 +134,9 @@ func handleImportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, res)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.UserExport]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.ImportResult]())
 }
 
 // startWriter calls start before its first write.

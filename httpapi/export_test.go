@@ -12,3 +12,16 @@ func RouteTable(opt Options) []RouteAccess {
 	}
 	return out
 }
+
+// OpenAPI returns the OpenAPI document of the handler built with opt.
+func OpenAPI(opt Options) ([]byte, error) { return openAPIDocument(opt) }
+
+// Operations returns the patterns of the routes the table operations
+// describes.
+func Operations() []string {
+	var out []string
+	for pattern := range operations {
+		out = append(out, pattern)
+	}
+	return out
+}

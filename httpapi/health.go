@@ -2,11 +2,12 @@ package httpapi
 
 import (
 	"errors"
-	"github.com/agentmem/agentmem/core"
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 )
 
 // handleHealth answers while the process serves: liveness, no store call.
@@ -15,9 +16,9 @@ func handleHealth(log *slog.Logger, version string) http.Handler {
 		Status  string `json:"status"`
 		Version string `json:"version,omitempty"`
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return describe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		encode(w, r, log, http.StatusOK, response{Status: "ok", Version: version})
-	})
+	})).writes(http.StatusOK, reflect.TypeFor[response]())
 }
 
 // handleReady answers 200 when the store answers, 503 otherwise.
@@ -25,7 +26,7 @@ func handleReady(log *slog.Logger, svc *core.Service) http.Handler {
 	type response struct {
 		Status string `json:"status"`
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return describe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := svc.Store().Ping(r.Context()); err != nil {
 			if agentmem.ErrorCode(err) == agentmem.EINTERNAL { // not ready is 503, whatever the cause
 				err = errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer."), err)
@@ -34,7 +35,7 @@ func handleReady(log *slog.Logger, svc *core.Service) http.Handler {
 			return
 		}
 		encode(w, r, log, http.StatusOK, response{Status: "ready"})
-	})
+	})).writes(http.StatusOK, reflect.TypeFor[response]())
 }
 
 // handleStats answers the counts and store size (admin).
@@ -46,5 +47,5 @@ func handleStats(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, st)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Stats]())
 }

@@ -110,7 +110,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // handle adapts h: an error it returns is answered by writeError. A
 // handler that has begun its response returns nil. The route takes no
 // query parameters (see handleQuery).
-func handle(log *slog.Logger, h handlerFunc) http.Handler {
+func handle(log *slog.Logger, h handlerFunc) *endpoint {
 	return handleQuery(log, nil, h)
 }
 
@@ -119,9 +119,11 @@ func handle(log *slog.Logger, h handlerFunc) http.Handler {
 // "*". A request with another parameter, a parameter given twice, a
 // malformed query string or a value that is not text is answered 400
 // naming the parameter (see checkQuery) before h runs: a parameter the
-// route ignored would answer another question than the one asked.
-func handleQuery(log *slog.Logger, params []string, h handlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// route ignored would answer another question than the one asked. The
+// endpoint returned declares params, for the OpenAPI document; the
+// handler adds what it reads and writes (see endpoint).
+func handleQuery(log *slog.Logger, params []string, h handlerFunc) *endpoint {
+	return &endpoint{params: params, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := checkQuery(r.URL.RawQuery, params)
 		if err == nil {
 			err = h(w, r)
@@ -129,7 +131,7 @@ func handleQuery(log *slog.Logger, params []string, h handlerFunc) http.Handler 
 		if err != nil {
 			writeError(w, r, log, err)
 		}
-	})
+	})}
 }
 
 // requestInfo is what the middleware learn about a request as it is

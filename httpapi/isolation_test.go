@@ -30,6 +30,7 @@ type routeCase struct {
 var routeCases = map[string]routeCase{
 	"GET /healthz":          {"/healthz", "", 200},
 	"GET /readyz":           {"/readyz", "", 200},
+	"GET /openapi.json":     {"/openapi.json", "", 200},
 	"GET /metrics":          {"/metrics", "", 200},
 	"GET /v1/stats":         {"/v1/stats", "", 200},
 	"GET /v1/audit":         {"/v1/audit", "", 200},

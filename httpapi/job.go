@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -27,7 +28,7 @@ func handleListJobs(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Job]())
 }
 
 // handleListUserJobs lists the background jobs of the user of the path,
@@ -48,7 +49,7 @@ func handleListUserJobs(log *slog.Logger, svc agentmem.UserService) http.Handler
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Job]())
 }
 
 // jobFilter reads the status, kind, limit and cursor of a list of jobs.
@@ -87,5 +88,5 @@ func handleRetryJob(log *slog.Logger, svc agentmem.UserService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, j)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Job]())
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -21,7 +22,9 @@ func handleCreateKey(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 		}
 		encode(w, r, log, http.StatusCreated, k)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.KeyInput]()).
+		writes(http.StatusCreated, reflect.TypeFor[agentmem.NewKey]())
 }
 
 // handleListKeys lists the API keys (never their secrets). Query:
@@ -43,7 +46,7 @@ func handleListKeys(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.APIKey]())
 }
 
 // handleRevokeKey revokes a key at once and answers with it.
@@ -55,5 +58,5 @@ func handleRevokeKey(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, k)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.APIKey]())
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 )
 
-// MustServe serves the real handler over store, logging into tb.
+// MustServe serves the real handler over store, logging into tb. Every
+// answer is checked against the OpenAPI document (see Validating).
 func MustServe(tb testing.TB, store agentmem.Store, opt httpapi.Options) *httptest.Server {
 	tb.Helper()
 	return MustServeCore(tb, store, core.Options{}, opt)
@@ -25,7 +26,7 @@ func MustServe(tb testing.TB, store agentmem.Store, opt httpapi.Options) *httpte
 func MustServeCore(tb testing.TB, store agentmem.Store, copt core.Options, opt httpapi.Options) *httptest.Server {
 	tb.Helper()
 	copt.Log = NewLogger(tb)
-	srv := httptest.NewServer(httpapi.NewHandler(copt.Log, core.New(store, copt), opt))
+	srv := httptest.NewServer(Validating(tb, httpapi.NewHandler(copt.Log, core.New(store, copt), opt)))
 	tb.Cleanup(srv.Close) // registered after the store's Close, so it runs before it
 	return srv
 }

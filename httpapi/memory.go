@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -26,7 +27,9 @@ func handleCreateMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handl
 		}
 		encode(w, r, log, http.StatusCreated, m)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.MemoryInput]()).
+		writes(http.StatusCreated, reflect.TypeFor[agentmem.Memory]())
 }
 
 // handleListMemories lists the user's memories, newest updated first. Query: kind,
@@ -63,7 +66,7 @@ func handleListMemories(log *slog.Logger, svc agentmem.MemoryService) http.Handl
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Memory]())
 }
 
 // handleGetMemory returns one memory.
@@ -79,7 +82,7 @@ func handleGetMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handler 
 		}
 		encode(w, r, log, http.StatusOK, m)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Memory]())
 }
 
 // handleUpdateMemory applies an agentmem.MemoryUpdate: a new version.
@@ -99,7 +102,9 @@ func handleUpdateMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handl
 		}
 		encode(w, r, log, http.StatusOK, m)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.MemoryUpdate]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Memory]())
 }
 
 // handleDeleteMemory deletes a memory and its history.
@@ -114,7 +119,7 @@ func handleDeleteMemory(log *slog.Logger, svc agentmem.MemoryService) http.Handl
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
-	})
+	}).writes(http.StatusNoContent, nil)
 }
 
 // handleInvalidateMemory marks a memory as no longer holding: the body,
@@ -139,7 +144,9 @@ func handleInvalidateMemory(log *slog.Logger, svc agentmem.MemoryService) http.H
 		}
 		encode(w, r, log, http.StatusOK, m)
 		return nil
-	})
+	}).
+		readsOptional(reflect.TypeFor[agentmem.MemoryInvalidation]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Memory]())
 }
 
 // handleMemoryHistory lists the changes of a memory.
@@ -158,5 +165,5 @@ func handleMemoryHistory(log *slog.Logger, svc agentmem.MemoryService) http.Hand
 		}
 		encode(w, r, log, http.StatusOK, response{data})
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[response]())
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -38,7 +39,7 @@ func handleListMessages(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Message]())
 }
 
 // handleAppendMessages appends a batch {"messages":[…]} atomically, with an
@@ -75,5 +76,8 @@ func handleAppendMessages(log *slog.Logger, svc agentmem.ThreadService) http.Han
 		}
 		encode(w, r, log, http.StatusCreated, response{stored})
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[request](), "messages").
+		readsHeader("Idempotency-Key").
+		writes(http.StatusCreated, reflect.TypeFor[response]())
 }

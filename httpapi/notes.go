@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -21,7 +22,7 @@ func handleGetNotes(log *slog.Logger, svc agentmem.KnowledgeService) http.Handle
 		}
 		encode(w, r, log, http.StatusOK, n)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Notes]())
 }
 
 // handlePutNotes overwrites the notes: {"content", "expected_version"}.
@@ -49,7 +50,9 @@ func handlePutNotes(log *slog.Logger, svc agentmem.KnowledgeService) http.Handle
 		}
 		encode(w, r, log, http.StatusOK, n)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[request](), "content").
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Notes]())
 }
 
 // handleNotesOp applies one of seed 003's operations (an agentmem.NotesOp;
@@ -70,7 +73,9 @@ func handleNotesOp(log *slog.Logger, svc agentmem.KnowledgeService) http.Handler
 		}
 		encode(w, r, log, http.StatusOK, n)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.NotesOp]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Notes]())
 }
 
 // handleNotesHistory lists every version of the notes, newest first.
@@ -91,5 +96,5 @@ func handleNotesHistory(log *slog.Logger, svc agentmem.KnowledgeService) http.Ha
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Notes]())
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -20,7 +21,7 @@ func handleGetProfile(log *slog.Logger, svc agentmem.KnowledgeService) http.Hand
 		}
 		encode(w, r, log, http.StatusOK, profile)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Profile]())
 }
 
 // handleRefreshProfile synthesises the profile now and answers with it.
@@ -36,7 +37,7 @@ func handleRefreshProfile(log *slog.Logger, svc agentmem.KnowledgeService) http.
 		}
 		encode(w, r, log, http.StatusOK, profile)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Profile]())
 }
 
 // handleListProfiles lists the profile's versions, newest first. Query:
@@ -57,7 +58,7 @@ func handleListProfiles(log *slog.Logger, svc agentmem.KnowledgeService) http.Ha
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Profile]())
 }
 
 // handleGetReflection returns what reflection found in a thread.
@@ -73,7 +74,7 @@ func handleGetReflection(log *slog.Logger, svc agentmem.ThreadService) http.Hand
 		}
 		encode(w, r, log, http.StatusOK, ref)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Reflection]())
 }
 
 // handleRetryReflection queues again a thread's failed reflection and
@@ -91,5 +92,5 @@ func handleRetryReflection(log *slog.Logger, svc agentmem.ThreadService) http.Ha
 		}
 		encode(w, r, log, http.StatusAccepted, ref)
 		return nil
-	})
+	}).writes(http.StatusAccepted, reflect.TypeFor[agentmem.Reflection]())
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // route is one line of the API surface: its ServeMux pattern, who may
-// call it, and its handler.
+// call it, and its handler. A REST handler is an endpoint, which says what
+// it reads and writes for the OpenAPI document (see openapi.go).
 type route struct {
 	pattern string
 	access  access
@@ -23,6 +24,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 	rs := []route{
 		{"GET /healthz", accessPublic, handleHealth(log, opt.Version)},
 		{"GET /readyz", accessPublic, handleReady(log, svc)},
+		{"GET /openapi.json", accessPublic, handleOpenAPI(log, opt)},
 		{"GET /v1/stats", accessAdmin, handleStats(log, svc)},
 		{"GET /v1/audit", accessAdmin, handleListAudit(log, svc)},
 		{"GET /v1/jobs", accessAdmin, handleListJobs(log, svc)},
@@ -101,7 +103,9 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		rs = append(rs, route{"/{$}", accessPublic, opt.Web}, route{"/static/", accessPublic, opt.Web})
 	}
 	if opt.Registry != nil {
-		rs = append(rs, route{"GET /metrics", accessAdmin, promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})})
+		metrics := describe(promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})).
+			writesMedia(http.StatusOK, "text/plain", &jsonSchema{Type: "string", Description: "Prometheus' text exposition format."})
+		rs = append(rs, route{"GET /metrics", accessAdmin, metrics})
 	}
 	return rs
 }

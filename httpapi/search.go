@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -25,7 +26,9 @@ func handleSearch(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, resp)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.SearchRequest]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.SearchResponse]())
 }
 
 // handleFacts answers a question about the user from what search finds:
@@ -47,5 +50,7 @@ func handleFacts(log *slog.Logger, svc agentmem.MemoryService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, resp)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.SearchRequest]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.FactsResponse]())
 }

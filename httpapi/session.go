@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -37,7 +38,9 @@ func handleGetSession(log *slog.Logger, svc agentmem.ThreadService) http.Handler
 		}
 		encode(w, r, log, status, sess)
 		return nil
-	})
+	}).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Session]()).
+		writes(http.StatusCreated, reflect.TypeFor[agentmem.Session]())
 }
 
 // handleSetSession makes {"thread_id":…} the active thread of the user and
@@ -61,5 +64,7 @@ func handleSetSession(log *slog.Logger, svc agentmem.ThreadService) http.Handler
 		}
 		encode(w, r, log, http.StatusOK, sess)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[request](), "thread_id").
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Session]())
 }

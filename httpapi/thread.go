@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 )
@@ -62,7 +63,7 @@ func handleListThreads(log *slog.Logger, svc agentmem.ThreadService) http.Handle
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.Thread]())
 }
 
 // handleCreateThread creates a thread of the user of the path; a user_id
@@ -90,7 +91,9 @@ func handleCreateThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		}
 		encode(w, r, log, http.StatusCreated, t)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[request]()).
+		writes(http.StatusCreated, reflect.TypeFor[agentmem.Thread]())
 }
 
 // handleGetThread returns one thread.
@@ -106,7 +109,7 @@ func handleGetThread(log *slog.Logger, svc agentmem.ThreadService) http.Handler 
 		}
 		encode(w, r, log, http.StatusOK, t)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Thread]())
 }
 
 // handleUpdateThread applies an agentmem.ThreadUpdate: absent or null
@@ -127,7 +130,9 @@ func handleUpdateThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		}
 		encode(w, r, log, http.StatusOK, t)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[agentmem.ThreadUpdate]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Thread]())
 }
 
 // handleDeleteThread soft-deletes a thread, or removes it for good with
@@ -147,7 +152,7 @@ func handleDeleteThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
-	})
+	}).writes(http.StatusNoContent, nil)
 }
 
 // handleRestoreThread brings back a soft-deleted thread and answers with
@@ -164,7 +169,7 @@ func handleRestoreThread(log *slog.Logger, svc agentmem.ThreadService) http.Hand
 		}
 		encode(w, r, log, http.StatusOK, t)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Thread]())
 }
 
 // handleEndThread ends a thread (idempotent).
@@ -180,5 +185,5 @@ func handleEndThread(log *slog.Logger, svc agentmem.ThreadService) http.Handler 
 		}
 		encode(w, r, log, http.StatusOK, t)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Thread]())
 }

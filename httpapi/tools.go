@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"reflect"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/mcp"
@@ -14,10 +15,13 @@ import (
 // "function": {name, description, parameters}}]}, for an agent loop that
 // is not on MCP to hand to its model.
 func handleListTools(log *slog.Logger) http.Handler {
+	type response struct {
+		Tools []mcp.Function `json:"tools"`
+	}
 	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
-		encode(w, r, log, http.StatusOK, map[string]any{"tools": mcp.Functions()})
+		encode(w, r, log, http.StatusOK, response{mcp.Functions()})
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[response]())
 }
 
 // handleCallTool runs one tool for the path's user with a model's JSON
@@ -25,6 +29,9 @@ func handleListTools(log *slog.Logger) http.Handler {
 // and sessions is ?agent= (default "default"). Arguments that do not fit
 // the tool's schema are 400 naming what is wrong; an unknown tool is 404.
 func handleCallTool(log *slog.Logger, svc agentmem.Service) http.Handler {
+	type response struct {
+		Result any `json:"result"` // the tool's result, of the shape it declares
+	}
 	return handleQuery(log, []string{"agent"}, func(w http.ResponseWriter, r *http.Request) error {
 		p, err := readPath(r)
 		if err != nil {
@@ -46,7 +53,8 @@ func handleCallTool(log *slog.Logger, svc agentmem.Service) http.Handler {
 		if err != nil {
 			return err
 		}
-		encode(w, r, log, http.StatusOK, map[string]any{"result": result})
+		encode(w, r, log, http.StatusOK, response{result})
 		return nil
-	})
+	}).readsOptional(reflect.TypeFor[json.RawMessage]()).
+		writes(http.StatusOK, reflect.TypeFor[response]())
 }

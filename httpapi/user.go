@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/agentmem/agentmem"
@@ -30,7 +31,7 @@ func handleListUsers(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 			return err
 		}
 		return encodeList(w, r, log, data, next)
-	})
+	}).writes(http.StatusOK, pageOf[*agentmem.UserSummary]())
 }
 
 // handleWhoAmI describes the caller's identity (an agentmem.Caller): its
@@ -44,7 +45,7 @@ func handleWhoAmI(log *slog.Logger, svc agentmem.UserService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, c)
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[agentmem.Caller]())
 }
 
 // handleDeleteUser erases everything of a user and answers with what was
@@ -64,7 +65,7 @@ func handleDeleteUser(log *slog.Logger, svc agentmem.AdminService) http.Handler 
 		}
 		encode(w, r, log, http.StatusOK, response{c})
 		return nil
-	})
+	}).writes(http.StatusOK, reflect.TypeFor[response]())
 }
 
 // handleCleanup deletes every user's threads not updated for a while
@@ -103,5 +104,7 @@ func handleCleanup(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 		}
 		encode(w, r, log, http.StatusOK, res)
 		return nil
-	})
+	}).
+		reads(reflect.TypeFor[request]()).
+		writes(http.StatusOK, reflect.TypeFor[agentmem.CleanupResult]())
 }

@@ -488,6 +488,9 @@ func (s *Searcher) present(ctx context.Context, userID string, req *Request, ite
 	out := slices.DeleteFunc(results[:checked], func(r Result) bool { return r.Relevance < req.MinScore })
 	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	out = withoutEchoes(out)
+	if out == nil {
+		out = []Result{} // none found: results [] as the API documents, not null
+	}
 	return out[:min(len(out), req.TopK)], nil
 }
 
