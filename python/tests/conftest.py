@@ -15,14 +15,10 @@ agentmem.Client, and with agentmem.AsyncClient driven through an event loop
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import secrets
-import select
 import shutil
 import subprocess
-import threading
-import time
 import urllib.parse
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional, Tuple
@@ -31,13 +27,8 @@ import httpx
 import pytest
 
 import agentmem
-from agentmem._async_client import _AsyncResource
 
-REPO = Path(__file__).resolve().parents[2]
-
-# Variables of the test run that must not reach the server: a model or an
-# API key there would make answers depend on the machine.
-_SERVER_ENV_DROP = ("OPENAI_", "AZURE_OPENAI_", "AGENTMEM_")
+from support import REPO, Server, Synced, server_env
 
 
 @pytest.fixture(scope="session")
@@ -86,41 +77,6 @@ def new_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         _psql(dsn, f"DROP SCHEMA {schema} CASCADE")
 
 
-class Server:
-    """A running `agentmem serve`; its log (stderr, and stdout after the
-    first line) is in ``log``."""
-
-    def __init__(self, binary: Path, db: str, log: Path, *args: str) -> None:
-        self.db = db
-        self.log = log
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_SERVER_ENV_DROP)}
-        self._log = open(log, "wb")
-        self.proc = subprocess.Popen(
-            [str(binary), "serve", "--addr", "127.0.0.1:0", "--db", db, *args],
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            env=env,
-        )
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], 120)
-        line = self.proc.stdout.readline().decode() if ready else ""
-        if not line.startswith("listening on "):
-            self.stop()
-            pytest.fail(f"serve printed {line!r}, want 'listening on http://…'; its log:\n{log.read_text()}")
-        self.url = line[len("listening on ") :].strip()
-        # Keep reading stdout, so that the server never blocks on it.
-        threading.Thread(target=shutil.copyfileobj, args=(self.proc.stdout, self._log), daemon=True).start()
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._log.close()
-
-
 @pytest.fixture(scope="session")
 def server(binary: Path, new_db: Callable[[], str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server without authentication (every caller is the admin)."""
@@ -136,13 +92,12 @@ def auth_server(
     """A server with --auth apikey, and its admin key, made as the README
     says: `agentmem keys create --scope admin` on the database."""
     db = new_db()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_SERVER_ENV_DROP)}
     out = subprocess.run(
         [str(binary), "keys", "create", "--scope", "admin", "--name", "python-tests", "--db", db],
         check=True,
         capture_output=True,
         text=True,
-        env=env,
+        env=server_env(),
     )
     token = out.stdout.strip()
     s = Server(binary, db, tmp_path_factory.mktemp("log") / "serve-auth.log", "--auth", "apikey")
@@ -154,42 +109,6 @@ def auth_server(
 def user() -> str:
     """A user of the test's own, so that tests on one server do not meet."""
     return "u-" + secrets.token_hex(4)
-
-
-class Synced:
-    """An AsyncClient (or one of its resources) called as a Client: each
-    coroutine runs to its end on loop, and each async iterator is iterated
-    item by item on it."""
-
-    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self._target = target
-        self._loop = loop
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._target, name)
-        if isinstance(value, (_AsyncResource, agentmem.AsyncClient)):
-            return Synced(value, self._loop)
-        if not callable(value) or inspect.isclass(value):
-            return value
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            result = value(*args, **kwargs)
-            if inspect.iscoroutine(result):
-                result = self._loop.run_until_complete(result)
-            if hasattr(result, "__anext__"):
-                return self._iterate(result)
-            if isinstance(result, agentmem.AsyncClient):
-                return Synced(result, self._loop)
-            return result
-
-        return call
-
-    def _iterate(self, it: Any) -> Iterator[Any]:
-        while True:
-            try:
-                yield self._loop.run_until_complete(it.__anext__())
-            except StopAsyncIteration:
-                return
 
 
 Requests = List[Tuple[str, str]]  # (method, raw path and query) of each request sent
@@ -218,27 +137,26 @@ def client_factory(client_kind: str) -> Iterator[Callable[..., Any]]:
         transport: Any = None,
         **options: Any,
     ) -> Any:
-        if client_kind == "sync":
-            hooks = (
-                {"request": [lambda r: record.append((r.method, r.url.raw_path.decode()))]}
-                if record is not None
-                else {}
-            )
-            http = httpx.Client(event_hooks=hooks, transport=transport, timeout=30)
-            closers.append(http.close)
-            return agentmem.Client(url, api_key, user, http_client=http, **options)
-
-        async def hook(r: httpx.Request) -> None:
+        def sent(r: httpx.Request) -> None:
             if record is not None:
                 record.append((r.method, r.url.raw_path.decode()))
 
-        ahttp = httpx.AsyncClient(event_hooks={"request": [hook]}, transport=transport, timeout=30)
+        if client_kind == "sync":
+            http = httpx.Client(event_hooks={"request": [sent]}, transport=transport, timeout=30)
+            closers.append(http.close)
+            return agentmem.Client(url, api_key, user, http_client=http, **options)
+
+        async def async_sent(r: httpx.Request) -> None:
+            sent(r)
+
+        ahttp = httpx.AsyncClient(event_hooks={"request": [async_sent]}, transport=transport, timeout=30)
         closers.append(lambda: loop.run_until_complete(ahttp.aclose()))
         return Synced(agentmem.AsyncClient(url, api_key, user, http_client=ahttp, **options), loop)
 
     yield make
     for close in closers:
         close()
+    loop.run_until_complete(loop.shutdown_asyncgens())  # iterations broken off
     loop.close()
 
 
@@ -256,16 +174,3 @@ def make_client(client_factory: Callable[..., Any], server: Server, user: str) -
 def client(make_client: Callable[..., Any]) -> Any:
     """A client of the server, of the test's user."""
     return make_client()
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 60) -> Any:
-    """Returns check()'s first true value, polling it until timeout
-    seconds have passed (then fails naming what was awaited)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.1)

@@ -11,7 +11,7 @@ import pytest
 
 import agentmem
 
-from conftest import Server
+from support import Server
 
 
 def test_api_keys(make_client: Any, auth_server: Tuple[Server, str]) -> None:

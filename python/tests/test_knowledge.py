@@ -10,7 +10,7 @@ import pytest
 
 import agentmem
 
-from conftest import wait_for
+from support import wait_for
 
 
 def test_memories(client: Any) -> None:

@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from conftest import REPO, Server
+from support import REPO, Server
 
 
 def readme_example() -> str:

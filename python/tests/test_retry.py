@@ -168,6 +168,12 @@ class LoseFirstAppendAnswer(httpx.BaseTransport, httpx.AsyncBaseTransport):
             return unavailable()
         return response
 
+    def close(self) -> None:
+        self.sync.close()
+
+    async def aclose(self) -> None:
+        await self.async_.aclose()
+
 
 def test_lost_append_answer_is_retried_and_stored_once(make_client: Any) -> None:
     transport = LoseFirstAppendAnswer()

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import agentmem
 
-from conftest import REPO
+from support import REPO
 
 Call = Callable[[Any, Dict[str, str]], Any]
 

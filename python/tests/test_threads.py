@@ -9,7 +9,7 @@ import pytest
 
 import agentmem
 
-from conftest import wait_for
+from support import wait_for
 
 
 def test_threads(client: Any) -> None:
