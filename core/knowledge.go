@@ -37,7 +37,9 @@ func (s *Service) RefreshProfile(ctx context.Context, userID string) (*agentmem.
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.opt.Profiler.Refresh(ctx, u.id)
+	// The profile's job may store a version while this refresh runs: the
+	// caller asked for none in particular, so it refreshes on top of it.
+	p, err := s.opt.Profiler.RefreshAgain(ctx, u.id)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		return nil, agentmem.Errorf(agentmem.ENOTFOUND, "Nothing is known about user %q yet: no memories to build a profile from.", u.name)
 	}

@@ -68,17 +68,29 @@ const conflictTries = 3
 // the memories before the change this job was queued for, so the job
 // refreshes again, on top of it.
 func (p *Profiler) Run(ctx context.Context, j *agentmem.Job) error {
-	var err error
-	for range conflictTries {
-		_, err = p.Refresh(ctx, j.UserID)
-		if agentmem.ErrorCode(err) != agentmem.ECONFLICT {
-			break
-		}
-	}
+	_, err := p.RefreshAgain(ctx, j.UserID)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		return nil // nothing known about the user yet: no profile to write
 	}
 	return err // still ECONFLICT: a storm of refreshes; the job is retried after a back-off
+}
+
+// RefreshAgain is Refresh, refreshing again on top of the version another
+// refresh stored meanwhile (ECONFLICT), up to conflictTries times: for a
+// refresh that no caller asked to be of a given version (a job's, the
+// API's).
+func (p *Profiler) RefreshAgain(ctx context.Context, userID string) (*agentmem.Profile, error) {
+	var (
+		prof *agentmem.Profile
+		err  error
+	)
+	for range conflictTries {
+		prof, err = p.Refresh(ctx, userID)
+		if agentmem.ErrorCode(err) != agentmem.ECONFLICT {
+			break
+		}
+	}
+	return prof, err
 }
 
 // Refresh synthesises the user's profile again and returns the newest

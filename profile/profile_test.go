@@ -61,6 +61,45 @@ func TestProfiler_RunAfterConflict(t *testing.T) {
 	})
 }
 
+// TestProfiler_RefreshAgainAfterConflict: a refresh asked for through the
+// API (RefreshAgain) whose version is refused because the profile's job
+// stored one meanwhile refreshes again on top of it, and answers the
+// newest version rather than a conflict the caller did not ask about (the
+// soak test saw that 409). The order is fixed by hand: the API's refresh
+// waits in its read of the memories while the job runs.
+func TestProfiler_RefreshAgainAfterConflict(t *testing.T) {
+	testutil.Backends(t, func(t *testing.T, s agentmem.Store) {
+		for i := range 5 {
+			mustCreateMemory(t, s, fmt.Sprintf("Memory number %d.", i))
+		}
+		read, resume := make(chan struct{}), make(chan struct{})
+		api := &profile.Profiler{Store: &readHook{Store: s, after: func() {
+			close(read)
+			<-resume
+		}}}
+		var (
+			wg     sync.WaitGroup
+			got    *agentmem.Profile
+			apiErr error
+		)
+		wg.Go(func() { got, apiErr = api.RefreshAgain(ctx, "alice") })
+		<-read
+		late := mustCreateMemory(t, s, "Memory number 5, written late.")
+		job := &profile.Profiler{Store: s}
+		if err := job.Run(ctx, &agentmem.Job{UserID: "alice", Kind: profile.JobKind}); err != nil {
+			t.Fatal(err)
+		}
+		close(resume)
+		wg.Wait()
+		if apiErr != nil {
+			t.Fatalf("the API's refresh after the job stored a version: %v, want the newest version", apiErr)
+		}
+		if len(got.Sources) != 6 || !slices.Contains(got.Sources, late.ID) {
+			t.Fatalf("the API's refresh answered version %d from %d memories, want 6 with the late one %s", got.Version, len(got.Sources), late.ID)
+		}
+	})
+}
+
 func mustCreateMemory(t *testing.T, s agentmem.MemoryStore, text string) *agentmem.Memory {
 	t.Helper()
 	m := &agentmem.Memory{UserID: "alice", Text: text, Category: "other", Confidence: 1}
