@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Iterator
 
 import pytest
@@ -24,8 +25,10 @@ import agentmem
 SDK_TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(SDK_TESTS))
 
+from support import Server  # noqa: E402 (found on the path just set)
 
-def _load_sdk_conftest() -> object:
+
+def _load_sdk_conftest() -> ModuleType:
     spec = importlib.util.spec_from_file_location("agentmem_sdk_conftest", SDK_TESTS / "conftest.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -43,7 +46,7 @@ user = _sdk.user
 
 
 @pytest.fixture
-def client(server: "object", user: str) -> Iterator[agentmem.Client]:
+def client(server: Server, user: str) -> Iterator[agentmem.Client]:
     """A Client of the server, of the test's user."""
     with agentmem.Client(server.url, user=user) as c:
         yield c

@@ -6,6 +6,8 @@ store it."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any, Callable, List
 
 import pytest
@@ -34,6 +36,11 @@ ANSWERS: List[BaseMessage] = [
     AIMessage(content="Day 1: Alfama and the castle."),
     AIMessage(content="Day 2: Belém and its tower."),
 ]
+
+
+def test_import_agentmem_needs_no_framework() -> None:
+    code = "import agentmem, sys; assert 'langchain_core' not in sys.modules, sorted(sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def _chain(seen: List[List[BaseMessage]]) -> Runnable[Any, Any]:
