@@ -523,8 +523,8 @@ class AgentmemMemory(BaseChatStoreMemory):
         """An AgentmemMemory of the thread chat_store_key of user, set to
         chat_history when given. ``llm``'s model names the tokenizer when
         ``model`` does not."""
-        if model is None and llm is not None:
-            model = llm.metadata.model_name or None
+        if model is None and llm is not None and llm.metadata.model_name not in ("", "unknown"):
+            model = llm.metadata.model_name
         memory = cls(
             chat_store=AgentmemChatStore(client=client, async_client=async_client, user=user, agent_id=agent_id),
             chat_store_key=chat_store_key,
