@@ -53,7 +53,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from ._async_client import AsyncClient
 from ._client import Client
 from ._errors import AgentmemError, ConflictError, InvalidError, NotFoundError, UnprocessableError
-from ._types import Message, SearchFilters, SearchResult, ToolSpec
+from ._types import ChatMessage as ContextMessage
+from ._types import Context, Message, SearchFilters, SearchResult, Telemetry, ToolSpec
 
 __all__ = [
     "AgentmemChatMessageHistory",
@@ -75,6 +76,7 @@ METADATA_KEY = "langchain"
 DEFAULT_AGENT = "default"
 
 _PAGE = 1000  # the server's largest page
+_NEWEST = 20  # the newest messages read for a context: its query, and mostly its verbatim turns
 
 
 # Messages.
@@ -240,6 +242,14 @@ class AgentmemChatMessageHistory(BaseChatMessageHistory):
     ``user_agent_active_sessions``): the agent's current thread, opened
     when it has none, which the server keeps across processes and devices.
 
+    ``messages`` is the whole thread, oldest first. With
+    ``context_tokens``, it is agentmem's context of the thread within that
+    many tokens instead (counted by ``model``'s tokenizer, the server's by
+    default): the user's profile and notes, the summary of older turns and
+    the long-term memories relevant to the newest user message (learned in
+    any of the user's threads) as system messages, then the newest turns
+    that fit, as they were added; ``telemetry`` then says what it drew on.
+
     ``clear()`` permanently deletes the thread, whose ID then begins afresh
     with the next message; in a session, it ends the thread instead (it is
     summarised and reflected on) and the session goes on in a new thread.
@@ -254,14 +264,20 @@ class AgentmemChatMessageHistory(BaseChatMessageHistory):
         async_client: Optional[AsyncClient] = None,
         user: Optional[str] = None,
         agent_id: Optional[str] = None,
+        context_tokens: Optional[int] = None,
+        model: Optional[str] = None,
     ) -> None:
+        super().__init__()
         if client is None and async_client is None:
             raise ValueError("AgentmemChatMessageHistory needs client= (agentmem.Client) or async_client=")
         self.client = client
         self.async_client = async_client
         self.user = user
         self.agent_id = agent_id
+        self.context_tokens = context_tokens
+        self.model = model
         self.session_id = session_id  # the thread; in a session, None until known
+        self.telemetry: Optional[Telemetry] = None  # of the last context read
         self._in_session = session_id is None
 
     def _agent(self) -> str:
@@ -292,22 +308,50 @@ class AgentmemChatMessageHistory(BaseChatMessageHistory):
         """The thread's messages, oldest first (none before the first is
         added)."""
         client = self._sync()
+        thread = self._thread(client)
+        if self.context_tokens is not None:
+            try:
+                newest = client.messages.list(thread, self.user, order="desc", limit=_NEWEST)
+                ctx = client.threads.context(thread, self.user, **self._context_args(newest.data))
+                n = ctx.telemetry.included_messages
+                if n > len(newest.data):
+                    newest = client.messages.list(thread, self.user, order="desc", limit=min(n, _PAGE))
+            except NotFoundError:
+                return []
+            self.telemetry = ctx.telemetry
+            return _context_messages(ctx, newest.data)
         out: List[BaseMessage] = []
         try:
-            for m in client.messages.iter(self._thread(client), self.user, limit=_PAGE):
+            for m in client.messages.iter(thread, self.user, limit=_PAGE):
                 out.append(from_agentmem_message(m))
         except NotFoundError:
             if out:
                 raise
         return out
 
+    def _context_args(self, newest_first: List[Message]) -> Dict[str, Any]:
+        query = next((m.content for m in newest_first if m.role == "user" and m.content), None)
+        return {"query": query, "budget_tokens": self.context_tokens, "model": self.model, "format": "messages"}
+
     async def aget_messages(self) -> List[BaseMessage]:
         if self.async_client is None:
             return await super().aget_messages()
         client = self.async_client
+        thread = await self._athread(client)
+        if self.context_tokens is not None:
+            try:
+                newest = await client.messages.list(thread, self.user, order="desc", limit=_NEWEST)
+                ctx = await client.threads.context(thread, self.user, **self._context_args(newest.data))
+                n = ctx.telemetry.included_messages
+                if n > len(newest.data):
+                    newest = await client.messages.list(thread, self.user, order="desc", limit=min(n, _PAGE))
+            except NotFoundError:
+                return []
+            self.telemetry = ctx.telemetry
+            return _context_messages(ctx, newest.data)
         out: List[BaseMessage] = []
         try:
-            async for m in client.messages.iter(await self._athread(client), self.user, limit=_PAGE):
+            async for m in client.messages.iter(thread, self.user, limit=_PAGE):
                 out.append(from_agentmem_message(m))
         except NotFoundError:
             if out:
@@ -400,6 +444,36 @@ class AgentmemChatMessageHistory(BaseChatMessageHistory):
         thread = await client.threads.create(self.user, agent_id=self._agent())
         await client.sessions.set(self._agent(), thread.id, self.user)
         self.session_id = thread.id
+
+
+def _context_messages(ctx: Context, newest_first: List[Message]) -> List[BaseMessage]:
+    """The context's messages as LangChain's. Its last
+    telemetry.included_messages are the thread's newest messages,
+    verbatim: those are given as they were added (newest_first, the
+    thread's newest stored messages) when they match; what comes before
+    them (profile, summary, memories) is the context's own."""
+    n = ctx.telemetry.included_messages
+    head = ctx.messages[: len(ctx.messages) - n]
+    tail = ctx.messages[len(ctx.messages) - n :] if n else []
+    stored = list(reversed(newest_first[:n])) if n else []
+    if len(stored) == len(tail) and all(_matches(s, c) for s, c in zip(stored, tail)):
+        verbatim = [from_agentmem_message(s) for s in stored]
+    else:
+        verbatim = [from_agentmem_message(_of_context(c)) for c in tail]
+    return [from_agentmem_message(_of_context(c)) for c in head] + verbatim
+
+
+def _of_context(c: ContextMessage) -> Message:
+    return Message(role=c.role, content=c.content, name=c.name, tool_calls=c.tool_calls, tool_call_id=c.tool_call_id)
+
+
+def _matches(stored: Message, built: ContextMessage) -> bool:
+    return (stored.role, stored.content, stored.tool_call_id, [c.id for c in stored.tool_calls]) == (
+        built.role,
+        built.content,
+        built.tool_call_id,
+        [c.id for c in built.tool_calls],
+    )
 
 
 # The retriever.

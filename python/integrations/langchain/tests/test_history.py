@@ -28,6 +28,8 @@ from langchain_core.runnables.history import RunnableWithMessageHistory
 import agentmem
 from agentmem.langchain import AgentmemChatMessageHistory
 
+from support import wait_for
+
 WEATHER_CALL = {"name": "weather", "args": {"city": "Lisbon", "days": 3}, "id": "call_1", "type": "tool_call"}
 
 # The model's answers, turn by turn: a tool call, then answers.
@@ -295,3 +297,48 @@ async def test_active_session(
     assert client.threads.get(thread).status == "ended"
     assert client.sessions.get("coach").thread_id == second.session_id
     assert await make().aget_messages() == []
+
+
+def test_context_tokens(client: agentmem.Client) -> None:
+    """With context_tokens, the history a chain gets is agentmem's context:
+    the memories learned in another thread, then the newest turns within
+    the budget; the thread itself keeps everything."""
+    client.threads.create(id="earlier")
+    client.messages.append("earlier", [{"role": "user", "content": "I am vegetarian and I live in Porto."}])
+    wait_for(
+        "agentmem to learn the user is vegetarian",
+        lambda: "User is vegetarian." in [m.text for m in client.memories.iter()],
+    )
+    client.threads.create(id="long")
+    turns: List[Any] = []
+    for i in range(30):
+        turns.append({"role": "user", "content": f"Question {i}: what does chapter {i} of the guide say about Porto?"})
+        turns.append({"role": "assistant", "content": f"Chapter {i} is about the {i}th district of the city."})
+    turns.append({"role": "user", "content": "Where should I eat tonight?"})
+    turns.append({"role": "assistant", "content": "Somewhere near the river."})
+    client.messages.append("long", turns)
+
+    seen: List[List[BaseMessage]] = []
+    histories: List[AgentmemChatMessageHistory] = []
+
+    def history_of(session_id: str) -> AgentmemChatMessageHistory:
+        histories.append(AgentmemChatMessageHistory(session_id, client=client, context_tokens=300, model="gpt-4"))
+        return histories[-1]
+
+    chain = RunnableWithMessageHistory(
+        _chain(seen), history_of, input_messages_key="input", history_messages_key="history"
+    )
+    chain.invoke({"input": [HumanMessage("Which dish there?")]}, {"configurable": {"session_id": "long"}})
+
+    saw = seen[0]
+    assert isinstance(saw[0], SystemMessage) and saw[0].content == "You are a travel planner."
+    assert isinstance(saw[1], SystemMessage) and "User is vegetarian." in str(saw[1].content)
+    assert 4 < len(saw) < len(turns)
+    assert [m.content for m in saw[-3:]] == [
+        "Where should I eat tonight?",
+        "Somewhere near the river.",
+        "Which dish there?",
+    ]
+    telemetry = histories[0].telemetry
+    assert telemetry is not None and telemetry.budget_tokens == 300 and telemetry.used_tokens <= 300
+    assert len(list(client.messages.iter("long"))) == len(turns) + 2
