@@ -371,7 +371,7 @@ class AgentmemChatMessageHistory(BaseChatMessageHistory):
             client.messages.append(thread, batch, self.user)
         except NotFoundError:
             try:
-                client.threads.create(self.user, id=thread, agent_id=self._agent())
+                client.threads.create(self.user, id=thread, agent_id=self.agent_id)
             except ConflictError as conflict:  # begun meanwhile, or deleted and holding its ID
                 try:
                     client.messages.append(thread, batch, self.user)
@@ -392,7 +392,7 @@ class AgentmemChatMessageHistory(BaseChatMessageHistory):
             await client.messages.append(thread, batch, self.user)
         except NotFoundError:
             try:
-                await client.threads.create(self.user, id=thread, agent_id=self._agent())
+                await client.threads.create(self.user, id=thread, agent_id=self.agent_id)
             except ConflictError as conflict:
                 try:
                     await client.messages.append(thread, batch, self.user)
