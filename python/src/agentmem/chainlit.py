@@ -46,14 +46,16 @@ import re
 import urllib.parse
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Set, Tuple, TypeVar
+from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Set, Tuple, TypeVar, cast
 from typing import OrderedDict as TypingOrderedDict
 
 try:
     from chainlit.context import ChainlitContextException, context
     from chainlit.data.base import BaseDataLayer
     from chainlit.data.utils import queue_until_user_message
-    from chainlit.types import Feedback, FeedbackDict, PageInfo, PaginatedResponse, Pagination, ThreadFilter
+    from chainlit.element import ElementDict
+    from chainlit.step import StepDict
+    from chainlit.types import Feedback, FeedbackDict, PageInfo, PaginatedResponse, Pagination, ThreadDict, ThreadFilter
     from chainlit.user import PersistedUser, User
 except ImportError as e:  # pragma: no cover: depends on the environment
     raise ImportError("agentmem.chainlit needs Chainlit 2: pip install 'agentmem[chainlit]'") from e
@@ -122,7 +124,7 @@ def identifier_of(user_id: str) -> str:
     return urllib.parse.unquote(user_id)
 
 
-class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
+class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc,unused-ignore]  # Any where Chainlit is not installed
     """Chainlit's data layer (``chainlit.data.base.BaseDataLayer``) on
     agentmem.
 
@@ -203,7 +205,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
         uid = await self._owner_of(thread_id)
         return identifier_of(uid) if uid else ""
 
-    async def list_threads(self, pagination: Pagination, filters: ThreadFilter) -> PaginatedResponse:
+    async def list_threads(self, pagination: Pagination, filters: ThreadFilter) -> PaginatedResponse[ThreadDict]:
         """The user's threads (``filters.userId``, which Chainlit sets to
         the signed-in user), newest updated first, whose name contains
         ``filters.search`` (in any case) and with a step of feedback
@@ -218,7 +220,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
             limit=pagination.first or None,
             cursor=pagination.cursor or None,
         )
-        data = []
+        data: List[Any] = []  # ThreadDicts
         for th in page.data:
             self._listed[th.id] = uid
             d = _thread_dict(th)
@@ -235,7 +237,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
             data=data,
         )
 
-    async def get_thread(self, thread_id: str) -> Optional[Dict[str, Any]]:
+    async def get_thread(self, thread_id: str) -> Optional[ThreadDict]:
         """The thread with its steps (oldest first) and elements, or None."""
         uid = await self._owner_of(thread_id)
         if uid is None:
@@ -289,15 +291,15 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
 
     # Steps.
 
-    @queue_until_user_message()  # type: ignore[untyped-decorator]
+    @queue_until_user_message()  # type: ignore[untyped-decorator,no-untyped-call,unused-ignore]
     async def create_step(self, step_dict: Dict[str, Any]) -> None:
         await self._write_step(step_dict)
 
-    @queue_until_user_message()  # type: ignore[untyped-decorator]
+    @queue_until_user_message()  # type: ignore[untyped-decorator,no-untyped-call,unused-ignore]
     async def update_step(self, step_dict: Dict[str, Any]) -> None:
         await self._write_step(step_dict)
 
-    @queue_until_user_message()  # type: ignore[untyped-decorator]
+    @queue_until_user_message()  # type: ignore[untyped-decorator,no-untyped-call,unused-ignore]
     async def delete_step(self, step_id: str) -> None:
         """Hides the step, its elements and its feedback from the thread.
         A message step's text stays in agentmem (messages are
@@ -311,9 +313,9 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
             await self._record(uid, thread_id, DELETE, {"step": step_id}, name=step_id)
             self._steps.pop(step_id, None)
 
-    async def get_favorite_steps(self, user_id: str) -> List[Dict[str, Any]]:
+    async def get_favorite_steps(self, user_id: str) -> List[StepDict]:
         """The user's steps marked favorite, newest first."""
-        favorites: List[Dict[str, Any]] = []
+        favorites: List[Any] = []  # StepDicts
         async for th in self.client.threads.iter(user_id, agent_id=self.agent_id, tags=[FAVORITE_TAG], limit=PAGE):
             thread = await self._read_thread(user_id, th.id)
             if thread:
@@ -323,7 +325,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
 
     # Elements.
 
-    @queue_until_user_message()  # type: ignore[untyped-decorator]
+    @queue_until_user_message()  # type: ignore[untyped-decorator,no-untyped-call,unused-ignore]
     async def create_element(self, element: Any) -> None:
         """Stores a Chainlit element (cl.Text, cl.Image, cl.File…) as an
         agentmem element of the thread, attached to its message when its
@@ -337,7 +339,9 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
             d = {k: v for k, v in element.to_dict().items() if v is not None}
             d["threadId"] = thread_id
             content, encoding = await self._element_content(element, d)
-            chainlit = _clean({k: v for k, v in d.items() if k not in ("id", "threadId", "type", "name", "url", "mime")})
+            chainlit = _clean(
+                {k: v for k, v in d.items() if k not in ("id", "threadId", "type", "name", "url", "mime")}
+            )
             if encoding:
                 chainlit["encoding"] = encoding
             try:
@@ -360,14 +364,14 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
                 d.pop("content", None)
                 await self._record(uid, thread_id, ELEMENT, {"element": element.id}, body=d, for_id=d.get("forId"))
 
-    async def get_element(self, thread_id: str, element_id: str) -> Optional[Dict[str, Any]]:
+    async def get_element(self, thread_id: str, element_id: str) -> Optional[ElementDict]:
         thread = await self.get_thread(thread_id)
-        for e in (thread or {}).get("elements") or []:
+        for e in (thread["elements"] or []) if thread else []:
             if e["id"] == element_id:
-                return dict(e)
+                return e
         return None
 
-    @queue_until_user_message()  # type: ignore[untyped-decorator]
+    @queue_until_user_message()  # type: ignore[untyped-decorator,no-untyped-call,unused-ignore]
     async def delete_element(self, element_id: str, thread_id: Optional[str] = None) -> None:
         thread_id = thread_id or _context_thread()
         if not thread_id:
@@ -410,18 +414,28 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
             await self._retag(uid, thread_id)
         return True
 
-    async def session_thread(self) -> Tuple[str, str]:
+    async def session_thread(self, message: Any = None, timeout: float = 10) -> Tuple[str, str]:
         """Returns the agentmem user and thread of the current Chainlit
         session (made when new), which an app asks agentmem's context of
-        for its model call: ``client.threads.context(thread, user,
-        input=message.content, format="responses")`` gives seed 000's
-        ``instructions`` and ``input``, within a token budget."""
+        for its model call. Given the user's ``message`` (the cl.Message of
+        on_message, which Chainlit stores in a task of its own), it first
+        waits, up to ``timeout`` seconds, until the message is stored, so
+        that ``client.threads.context(thread, user, query=message.content,
+        format="responses")`` gives seed 000's ``instructions`` (the
+        earlier turns, and what agentmem knows of the user) and ``input``
+        (the message) within a token budget."""
         thread_id = _context_thread()
         if not thread_id:
             raise RuntimeError("session_thread is called outside of a Chainlit session")
-        async with self._locks.hold(thread_id):
-            uid = await self._claim(thread_id, None)
-        return uid, thread_id
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            async with self._locks.hold(thread_id):
+                uid = await self._claim(thread_id, None)
+                if message is None or message.id in self._steps:
+                    return uid, thread_id
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"message {message.id} was not stored within {timeout} s")
+            await asyncio.sleep(0.01)
 
     # The rest of the interface.
 
@@ -525,7 +539,9 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
                         return
                     as_message = True  # stored before, as it was then: a newer version follows
             for_id = step_id if as_message else None
-            await self._record(uid, thread_id, STEP, {"step": step_id}, body=d, name=str(d.get("name") or ""), for_id=for_id)
+            await self._record(
+                uid, thread_id, STEP, {"step": step_id}, body=d, name=str(d.get("name") or ""), for_id=for_id
+            )
             self._steps[step_id] = _Stored(thread_id, as_message, d)
             await self._favorites_changed(uid, thread_id, stored, d)
 
@@ -609,7 +625,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
         if thread is None:
             return
         own: List[str] = []
-        values = {s["feedback"]["value"] for s in thread["steps"] if s.get("feedback")}
+        values = {fb["value"] for fb in (s.get("feedback") for s in thread["steps"]) if fb}
         own += [FEEDBACK_TAG + str(v) for v in sorted(values)]
         if any((s.get("metadata") or {}).get("favorite") for s in thread["steps"]):
             own.append(FAVORITE_TAG)
@@ -620,7 +636,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
 
     # Reading.
 
-    async def _read_thread(self, uid: str, thread_id: str) -> Optional[Dict[str, Any]]:
+    async def _read_thread(self, uid: str, thread_id: str) -> Optional[ThreadDict]:
         try:
             thread, messages, elements = await asyncio.gather(
                 self.client.threads.get(thread_id, uid),
@@ -631,7 +647,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
             return None
         d = _thread_dict(thread)
         d["steps"], d["elements"] = await self._assemble(uid, thread_id, messages, elements)
-        return d
+        return cast("ThreadDict", d)
 
     async def _assemble(
         self, uid: str, thread_id: str, messages: List[Message], elements: List[Element]
@@ -654,7 +670,8 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
                     steps[r.id] = _merge_step(steps.get(r.id), step)
                 continue
             e: Element = r
-            key = e.metadata.get("chainlit") if isinstance(e.metadata.get("chainlit"), dict) else {}
+            raw = e.metadata.get("chainlit")
+            key: Dict[str, Any] = raw if isinstance(raw, dict) else {}
             if e.type == STEP:
                 new = _json(e.content)
                 sid = str(new.get("id") or key.get("step") or "")
@@ -686,7 +703,7 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc]
                 els[e.id] = await self._element_dict(thread_id, e, key)
         for sid, fb in feedback.items():
             if sid in steps:
-                steps[sid]["feedback"] = FeedbackDict(**fb)
+                steps[sid]["feedback"] = FeedbackDict(forId=sid, id=fb["id"], value=fb["value"], comment=fb["comment"])
         order = {sid: i for i, sid in enumerate(steps)}
         out = sorted(steps.values(), key=lambda s: (_time_key(s.get("createdAt")), order[s["id"]]))
         elements_out = [e for e in els.values() if not e.get("forId") or e["forId"] not in deleted]

@@ -34,13 +34,12 @@ user = sdk_conftest.user
 os.environ.setdefault("CHAINLIT_APP_ROOT", tempfile.mkdtemp(prefix="chainlit-root-"))
 
 import chainlit.data  # noqa: E402
-import pytest  # noqa: E402
 import pytest_asyncio  # noqa: E402
 from chainlit.config import config  # noqa: E402
+from chainlit_support import settle  # noqa: E402
 
 import agentmem  # noqa: E402
 from agentmem.chainlit import AgentmemDataLayer  # noqa: E402
-from chainlit_support import settle  # noqa: E402
 
 
 @pytest_asyncio.fixture

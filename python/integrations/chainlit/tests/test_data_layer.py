@@ -15,10 +15,10 @@ import pytest
 from chainlit.context import init_http_context
 from chainlit.types import Feedback, Pagination, ThreadFilter
 from chainlit.user import PersistedUser
+from chainlit_support import settle
 
 import agentmem
 from agentmem.chainlit import AgentmemDataLayer, identifier_of, user_id_of
-from chainlit_support import settle
 
 
 async def sign_in(layer: AgentmemDataLayer, identifier: str) -> PersistedUser:
@@ -118,7 +118,9 @@ async def test_list_threads(layer: AgentmemDataLayer, user: str) -> None:
     first = await layer.list_threads(Pagination(first=2), ThreadFilter(userId=alice.id))
     assert [t["id"] for t in first.data] == [ids[2], ids[1]]
     assert first.pageInfo.hasNextPage and first.pageInfo.endCursor
-    second = await layer.list_threads(Pagination(first=2, cursor=first.pageInfo.endCursor), ThreadFilter(userId=alice.id))
+    second = await layer.list_threads(
+        Pagination(first=2, cursor=first.pageInfo.endCursor), ThreadFilter(userId=alice.id)
+    )
     assert [t["id"] for t in second.data] == [ids[0]]
     assert not second.pageInfo.hasNextPage
     t = second.data[0]
