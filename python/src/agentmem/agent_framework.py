@@ -62,6 +62,10 @@ class AgentmemContextProvider(HistoryProvider):  # type: ignore[misc,unused-igno
     context; the server's defaults otherwise. ``facts_tool`` adds the
     ``retrieve_user_facts`` tool (agentmem's facts: a question about the
     user answered from what it knows, citing it).
+
+    With a chat client that keeps the conversation itself (the Responses
+    API with ``store=True``), give the agent ``store=False`` in its
+    options: the framework then loads the history from here.
     """
 
     DEFAULT_SOURCE_ID = "agentmem"

@@ -393,9 +393,11 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc,unused-ignore]  # A
         thread_id = feedback.threadId or _thread_of_step(self._steps, feedback.forId) or _context_thread()
         if not thread_id:
             raise ValueError(f"upsert_feedback: the thread of step {feedback.forId!r} is not known")
+        uid = await self._owner_of(thread_id)
+        if uid is None:
+            raise ValueError(f"upsert_feedback: no thread {thread_id!r}")
         feedback_id = f"{thread_id}/{feedback.forId}"
         async with self._locks.hold(thread_id):
-            uid = await self._claim(thread_id, None)
             body = {"id": feedback_id, "forId": feedback.forId, "value": feedback.value, "comment": feedback.comment}
             await self._record(uid, thread_id, FEEDBACK, {"feedback": feedback_id}, body=body, for_id=feedback.forId)
             await self._retag(uid, thread_id)

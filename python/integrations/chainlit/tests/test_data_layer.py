@@ -90,6 +90,8 @@ async def test_conversation(layer: AgentmemDataLayer, user: str) -> None:
     assert (element["id"], element["name"], element["type"]) == (ref.id, "Ref #1", "text")
     assert (element["forId"], element["display"], element["threadId"]) == (cited.id, "side", thread_id)
     assert data_url(element["url"]).decode() == "### Ref #1 — Porto\n**Section:** food"
+    assert await layer.get_element(thread_id, ref.id) == element  # the side panel's fetch
+    assert await layer.get_element(thread_id, "nope") is None
 
     # agentmem's side: the thread of the user, its turns as messages (what
     # it indexes and learns from), the citation as an element.
@@ -244,7 +246,8 @@ async def test_update_and_delete_thread(layer: AgentmemDataLayer, user: str) -> 
 
 
 async def test_delete_permanently(server: Any, user: str) -> None:
-    layer = AgentmemDataLayer(agentmem.AsyncClient(server.url), delete_permanently=True)
+    layer = AgentmemDataLayer(agentmem.AsyncClient(server.url), delete_permanently=True, debug_url="d/[thread_id]")
+    assert await layer.build_debug_url() == "d/[thread_id]"
     alice = await sign_in(layer, user)
     thread_id = await chat(layer, alice, "Hello")
     await layer.delete_thread(thread_id)
@@ -363,6 +366,10 @@ async def test_files(server: Any, user: str, tmp_path: Any, caplog: Any) -> None
         else:
             assert els["big.bin"]["url"] == "memory://threads/%s/files/%s" % (thread_id, big.id)
             assert storage.files[els["big.bin"]["objectKey"]] == b"\x01" * (1 << 20)
+            await dl.delete_element(big.id, thread_id)
+            assert els["big.bin"]["objectKey"] not in storage.files
+            thread = await dl.get_thread(thread_id)
+            assert thread is not None and [e["name"] for e in thread["elements"] or []] == ["notes.md"]
         await dl.close()
     assert storage.closed
 
