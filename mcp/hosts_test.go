@@ -93,6 +93,11 @@ func TestTools_SingleTypedSchemas(t *testing.T) {
 		for _, bad := range singleTypes(f.Function.Name+" function", asJSON(t, f.Function.Parameters)) {
 			t.Errorf("type union: %s", bad)
 		}
+		// Even a tool without arguments has properties ({}): LangChain
+		// reads a tool's arguments from them.
+		if params, _ := asJSON(t, f.Function.Parameters).(map[string]any); params["properties"] == nil {
+			t.Errorf("%s: parameters without properties", f.Function.Name)
+		}
 	}
 
 	// What a schema lists as optional, a host may send as null.

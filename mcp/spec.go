@@ -76,6 +76,12 @@ func schemaFor[T any](tool string) *jsonschema.Schema {
 		panic(fmt.Sprintf("tool %s: %v", tool, err)) // a tool's types are fixed at compile time: a bug
 	}
 	singleTyped(s)
+	// A tool without arguments says so with properties {}, not by leaving
+	// them out: LangChain reads a tool's arguments from "properties"
+	// (KeyError without it), as other hosts may.
+	if s.Type == "object" && s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
 	return s
 }
 

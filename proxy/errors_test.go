@@ -115,6 +115,11 @@ func TestErrors_OpenAIShape(t *testing.T) {
 		if strings.Contains(ae.RawJSON(), refused) || strings.Contains(ae.RawJSON(), strings.TrimPrefix(refused, "http://")) {
 			t.Errorf("%s: the upstream's address in %s", c.name, ae.RawJSON())
 		}
+		// No model server: no retry can help, and the SDKs are told so
+		// (they retry a 503 otherwise, a second and more each call).
+		if c.code == "no_upstream" && ae.Response.Header.Get("X-Should-Retry") != "false" {
+			t.Errorf("%s: X-Should-Retry %q, want false", c.name, ae.Response.Header.Get("X-Should-Retry"))
+		}
 	}
 }
 

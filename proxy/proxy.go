@@ -216,6 +216,8 @@ func invalid(param, format string, args ...any) *apiError {
 func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(err)
 	switch {
+	case e.status >= 500 && e.upstream && p.up == nil:
+		p.log.WarnContext(r.Context(), "proxy: no model server is configured", "path", r.URL.Path, "status", e.status, "code", e.code)
 	case e.status >= 500 && e.upstream:
 		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "upstream", p.up.host(), "status", e.status, "code", e.code)
 	case e.status >= 500:

@@ -356,12 +356,20 @@ func (s *Store) writeLoop() {
 		// backgroundWriteWait at most, and then runs without a unit, so
 		// that a writer holding a unit is never stopped. The request
 		// path's queued writes join its group; another background write
-		// waits for the next.
+		// waits for the next. A merge step commits alone: where it fails
+		// (the disk full), SQLite rolls back its whole transaction, and a
+		// request's write in it would fail with it, not as its own.
+		group := func() []*writeOp {
+			if merge {
+				return []*writeOp{op}
+			}
+			return s.drain([]*writeOp{op})
+		}
 		waited := time.NewTimer(backgroundWriteWait)
 		for {
 			done, changed := agentmem.TryBackgroundCPU()
 			if done != nil {
-				s.commitGroup(s.drain([]*writeOp{op}))
+				s.commitGroup(group())
 				done()
 				break
 			}
@@ -375,7 +383,7 @@ func (s *Store) writeLoop() {
 				}
 			}
 			if changed == nil {
-				s.commitGroup(s.drain([]*writeOp{op}))
+				s.commitGroup(group())
 				break
 			}
 		}
