@@ -96,7 +96,7 @@ func (p *proxy) send(ctx context.Context, method, api, model string, body []byte
 	if p.up == nil {
 		// No retry can help: OpenAI's SDKs retry a 503 unless told not to.
 		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "no_upstream", upstream: true,
-			header: http.Header{"X-Should-Retry": {"false"}},
+			header:  http.Header{"X-Should-Retry": {"false"}},
 			message: "No model server is configured for the proxy: run serve with --proxy-upstream URL (an OpenAI-compatible base URL such as https://api.openai.com/v1 or http://localhost:11434/v1; its key, if it needs one, in AGENTMEM_PROXY_API_KEY or OPENAI_API_KEY), or with OPENAI_API_KEY alone for OpenAI, or the Azure OpenAI variables."}
 	}
 	u, err := p.up.endpoint(api, model)
