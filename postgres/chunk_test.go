@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -86,40 +87,7 @@ func TestMigration_ChunkTurns(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT reloptions FROM pg_class WHERE oid = 'chunks_tsv'::regclass`).Scan(&opts); err != nil || !slices.Contains(opts, "gin_pending_list_limit=64") {
 		t.Fatalf("chunks_tsv's options %q (%v), want its pending list of 64 kB", opts, err)
 	}
-	search := func(user, q string) []string {
-		t.Helper()
-		hits, err := s.SearchText(ctx, user, agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeChunks}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, h := range hits {
-			if h.Text != want[h.ID] {
-				t.Errorf("%q: hit %s has text %q, want %q", q, h.ID, h.Text, want[h.ID])
-			}
-			got = append(got, h.ID)
-		}
-		return got
-	}
-	for _, tt := range []struct {
-		user, q string
-		want    []string
-	}{
-		{"alice", "sunset", []string{"c1"}},
-		{"alice", "caroline colours", []string{"c1"}},
-		{"alice", "art", []string{"c1"}},
-		{"alice", "goodbye", []string{"c2"}},
-		{"alice", "drizzle", nil},
-		{"bob", "sunset", []string{"c3"}},
-	} {
-		if got := search(tt.user, tt.q); !slices.Equal(got, tt.want) {
-			t.Errorf("%s, %q: %v, want %v", tt.user, tt.q, got, tt.want)
-		}
-	}
-	cs, err := s.FindChunks(ctx, "alice", "t1")
-	if err != nil || len(cs) != 2 || cs[0].Text != want["c1"] || cs[1].Text != want["c2"] || cs[0].Topics[0] != "art" {
-		t.Fatalf("FindChunks: %+v, %v", cs, err)
-	}
+	search := storetest.CheckMigratedChunks(t, s, want)
 	// Written again: its tsv is what the generated column made of the
 	// text it kept, and the new summary and labels.
 	var before string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/storetest"
 )
 
 // TestMigration_ChunkLabels: the migration that indexes chunks' topics and
@@ -170,40 +171,7 @@ func TestMigration_ChunkTurns(t *testing.T) {
 	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name = 'text'`).Scan(&cols); err != nil || cols != 0 {
 		t.Fatalf("chunks' text column: %d, %v; want it dropped", cols, err)
 	}
-	search := func(user, q string) []string {
-		t.Helper()
-		hits, err := s.SearchText(ctx, user, agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeChunks}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, h := range hits {
-			if h.Text != want[h.ID] {
-				t.Errorf("%q: hit %s has text %q, want %q", q, h.ID, h.Text, want[h.ID])
-			}
-			got = append(got, h.ID)
-		}
-		return got
-	}
-	for _, tt := range []struct {
-		user, q string
-		want    []string
-	}{
-		{"alice", "sunset", []string{"c1"}},
-		{"alice", "caroline colours", []string{"c1"}},
-		{"alice", "art", []string{"c1"}},
-		{"alice", "goodbye", []string{"c2"}},
-		{"alice", "drizzle", nil},
-		{"bob", "sunset", []string{"c3"}},
-	} {
-		if got := search(tt.user, tt.q); !slices.Equal(got, tt.want) {
-			t.Errorf("%s, %q: %v, want %v", tt.user, tt.q, got, tt.want)
-		}
-	}
-	cs, err := s.FindChunks(ctx, "alice", "t1")
-	if err != nil || len(cs) != 2 || cs[0].Text != want["c1"] || cs[1].Text != want["c2"] || cs[0].Topics[0] != "art" {
-		t.Fatalf("FindChunks: %+v, %v", cs, err)
-	}
+	search := storetest.CheckMigratedChunks(t, s, want)
 	// Written again: the index holds its new summary and labels, and
 	// none of the old.
 	c := &agentmem.Chunk{ThreadID: "t1", SeqFrom: 1, SeqTo: 3, Turns: 2, Summary: "A walk.", Topics: []string{"outdoors"}, CreatedAt: time.UnixMicro(1).UTC()}

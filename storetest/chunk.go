@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -464,4 +466,52 @@ func testChunkText(t *testing.T, s agentmem.Store) {
 	if len(hits) != 1 || hits[0].Text != text {
 		t.Fatalf("search of the long chunk: %d hits, want it with its text", len(hits))
 	}
+}
+
+// CheckMigratedChunks checks a store whose chunks a migration test wrote
+// in the old form (sqlite and postgres chunk tests: alice's t1 has c1,
+// about a sunset Caroline painted, labelled art, and c2, a goodbye; bob's
+// c3 is about a sunset too): the chunks' full text finds each by its own
+// words and its labels, for its user alone, every hit with the text of
+// want (by chunk ID), and FindChunks reads them whole. It returns the
+// search it checks with: the IDs of a user's chunks a query finds, each
+// hit checked against want.
+func CheckMigratedChunks(t *testing.T, s agentmem.Store, want map[string]string) (search func(user, q string) []string) {
+	t.Helper()
+	ctx := context.Background()
+	search = func(user, q string) []string {
+		t.Helper()
+		hits, err := s.SearchText(ctx, user, agentmem.TextQuery{Query: q, Scopes: []string{agentmem.ScopeChunks}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			if h.Text != want[h.ID] {
+				t.Errorf("%q: hit %s has text %q, want %q", q, h.ID, h.Text, want[h.ID])
+			}
+			got = append(got, h.ID)
+		}
+		return got
+	}
+	for _, tt := range []struct {
+		user, q string
+		want    []string
+	}{
+		{"alice", "sunset", []string{"c1"}},
+		{"alice", "caroline colours", []string{"c1"}},
+		{"alice", "art", []string{"c1"}},
+		{"alice", "goodbye", []string{"c2"}},
+		{"alice", "drizzle", nil},
+		{"bob", "sunset", []string{"c3"}},
+	} {
+		if got := search(tt.user, tt.q); !slices.Equal(got, tt.want) {
+			t.Errorf("%s, %q: %v, want %v", tt.user, tt.q, got, tt.want)
+		}
+	}
+	cs, err := s.FindChunks(ctx, "alice", "t1")
+	if err != nil || len(cs) != 2 || cs[0].Text != want["c1"] || cs[1].Text != want["c2"] || cs[0].Topics[0] != "art" {
+		t.Fatalf("FindChunks: %+v, %v", cs, err)
+	}
+	return search
 }
