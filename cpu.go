@@ -33,6 +33,7 @@ type gate struct {
 	foreground int           // requests in service
 	lastEnded  time.Time     // when the last request in service ended
 	background int           // background units running
+	lingered   *time.Timer   // wakes the waiting units when the linger is over
 }
 
 // foregroundLinger is how long after a request ends background work
@@ -60,13 +61,18 @@ func Foreground() (done func()) {
 		g.mu.Lock()
 		g.foreground--
 		g.lastEnded = time.Now()
+		// The units that wait may run once the linger is over: one timer,
+		// moved on by each request that ends, not one a request.
+		if g.lingered == nil {
+			g.lingered = time.AfterFunc(foregroundLinger, func() {
+				g.mu.Lock()
+				g.signal()
+				g.mu.Unlock()
+			})
+		} else {
+			g.lingered.Reset(foregroundLinger)
+		}
 		g.mu.Unlock()
-		// The units that wait may run once the linger is over.
-		time.AfterFunc(foregroundLinger, func() {
-			g.mu.Lock()
-			g.signal()
-			g.mu.Unlock()
-		})
 	}
 }
 
