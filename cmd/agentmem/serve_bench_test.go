@@ -411,7 +411,11 @@ func BenchmarkServe_AppendEveryday(b *testing.B) {
 	for _, backend := range serveBackends {
 		b.Run(backend.name, func(b *testing.B) {
 			for b.Loop() {
-				url := MustServe(b, backend.db(b)).URL
+				var extra []string
+				if sync := os.Getenv("AGENTMEM_BENCH_SYNC"); sync != "" && backend.name == "sqlite" {
+					extra = []string{"--sqlite-synchronous", sync}
+				}
+				url := MustServe(b, backend.db(b), extra...).URL
 				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 				defer client.CloseIdleConnections()
 				rng := rand.New(rand.NewPCG(5, 6))
