@@ -20,12 +20,15 @@ var allowed = map[string][]string{
 	"postgres":  {".", "internal/vecenc"},
 	"storetest": {"."},
 	"tokens":    {"."},
-	"httpapi":   {".", "core", "mcp"}, // handlers call the core, and run the MCP tools for agents not on MCP
+	"httpapi":   {".", "core", "tools"}, // handlers call the core, and run the tools for agents not on MCP
 	// The proxy calls the core, and shares httpapi's error statuses,
 	// metric registration and authentication (httpapi serves it).
 	"proxy": {".", "core", "httpapi"},
-	// The MCP server's tools call the service, in process or over REST.
-	"mcp": {"."},
+	// The tools for agents, defined once (MCP and REST adapt them), call
+	// the service, in process or over REST.
+	"tools": {"."},
+	// The MCP server offers the tools.
+	"mcp": {".", "tools"},
 	// The web UI is static files; its script calls the API.
 	"web": {"std"},
 	// The langchaingo adapter works over any agentmem.Service.

@@ -272,6 +272,21 @@ type CleanupResult struct {
 	Deleted Counts    `json:"deleted"`
 }
 
+// ThreadOrSession returns threadID when it is not "", else the thread of
+// the active session of the user and agentID, opened when there is none
+// (ThreadService.OpenSession): the thread of a call that may name none
+// (the tools, the MCP server's session start, the langchaingo adapter).
+func ThreadOrSession(ctx context.Context, svc ThreadService, userID, agentID, threadID string) (string, error) {
+	if threadID != "" {
+		return threadID, nil
+	}
+	sess, _, err := svc.OpenSession(ctx, userID, agentID)
+	if err != nil {
+		return "", err
+	}
+	return sess.ThreadID, nil
+}
+
 // AppendBeginning appends msgs to the user's thread threadID as
 // ThreadService.AppendMessages does, and first begins the thread (of
 // agentID) when the user has none of that ID: for clients that name a

@@ -7,19 +7,20 @@ import (
 	"reflect"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/tools"
 )
 
-// handleListTools answers the MCP server's tools as OpenAI
+// handleListTools answers the tools (package tools, which the MCP server
+// offers too) as OpenAI
 // function-calling declarations: 200 {"tools": [{"type":"function",
 // "function": {name, description, parameters}}]}, for an agent loop that
 // is not on MCP to hand to its model.
 func handleListTools(log *slog.Logger) http.Handler {
 	type response struct {
-		Tools []mcp.Function `json:"tools"`
+		Tools []tools.Function `json:"tools"`
 	}
 	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
-		encode(w, r, log, http.StatusOK, response{mcp.Functions()})
+		encode(w, r, log, http.StatusOK, response{tools.Functions()})
 		return nil
 	}).writes(http.StatusOK, reflect.TypeFor[response]())
 }
@@ -49,7 +50,7 @@ func handleCallTool(log *slog.Logger, svc agentmem.Service) http.Handler {
 				return err
 			}
 		}
-		result, err := mcp.Call(r.Context(), svc, p.user, agent, r.PathValue("name"), args)
+		result, err := tools.Call(r.Context(), tools.Env{Service: svc, Agent: agent}, p.user, r.PathValue("name"), args)
 		if err != nil {
 			return err
 		}

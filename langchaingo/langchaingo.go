@@ -51,11 +51,11 @@ func (h *History) Thread(ctx context.Context) (string, error) {
 	if h.thread != "" {
 		return h.thread, nil
 	}
-	s, _, err := h.svc.OpenSession(ctx, h.user, h.agent)
+	thread, err := agentmem.ThreadOrSession(ctx, h.svc, h.user, h.agent, "")
 	if err != nil {
 		return "", err
 	}
-	h.thread = s.ThreadID
+	h.thread = thread
 	return h.thread, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/tools"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -89,7 +90,7 @@ func TestTools_SingleTypedSchemas(t *testing.T) {
 			t.Errorf("type union: %s", bad)
 		}
 	}
-	for _, f := range mcp.Functions() {
+	for _, f := range tools.Functions() {
 		for _, bad := range singleTypes(f.Function.Name+" function", asJSON(t, f.Function.Parameters)) {
 			t.Errorf("type union: %s", bad)
 		}
@@ -108,7 +109,7 @@ func TestTools_SingleTypedSchemas(t *testing.T) {
 		t.Errorf("search with nulls: %+v", found)
 	}
 	call(t, cs, "manage_notes", map[string]any{"operation": "append", "content": "- likes gardening", "expected_version": nil}, nil)
-	if _, err := mcp.Call(ctx, mem.Service, "alice", "", "search_memory", json.RawMessage(`{"query":"tomatoes","scopes":null,"top_k":null}`)); err != nil {
+	if _, err := tools.Call(ctx, tools.Env{Service: mem.Service}, "alice", "search_memory", json.RawMessage(`{"query":"tomatoes","scopes":null,"top_k":null}`)); err != nil {
 		t.Errorf("Call with nulls: %v", err)
 	}
 	// A required field is required all the same.
@@ -170,7 +171,7 @@ func TestTools_Annotations(t *testing.T) {
 // TestTools_TopKDefault: search_memory's schema says the default number
 // of results the search gives, and its bound.
 func TestTools_TopKDefault(t *testing.T) {
-	for _, f := range mcp.Functions() {
+	for _, f := range tools.Functions() {
 		if f.Function.Name != "search_memory" {
 			continue
 		}

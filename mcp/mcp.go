@@ -40,7 +40,7 @@ var schemas = sdk.NewSchemaCache()
 // NewServer returns the MCP server of svc's tools (see tools.go).
 func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 	opt.Agent = cmp.Or(opt.Agent, agentmem.DefaultAgent)
-	t := &tools{svc: svc, opt: opt}
+	t := &handlers{svc: svc, opt: opt}
 	s := sdk.NewServer(&sdk.Implementation{Name: "agentmem", Title: "agentmem memory", Version: cmp.Or(opt.Version, "dev")}, &sdk.ServerOptions{
 		Instructions: "agentmem remembers this user across conversations. Call retrieve_user_facts or search_memory before answering " +
 			"questions about the user; call remember when the user states a lasting fact or preference; keep your own working notes " +
@@ -68,15 +68,13 @@ func NewServer(svc agentmem.Service, opt Options) *sdk.Server {
 	})
 	s.AddReceivingMiddleware(nullsDropped)
 	t.server = s
-	for _, sp := range specs {
-		sp.add(s, t)
-	}
+	t.addTools(s)
 	t.addResources(s)
 	return s
 }
 
-// tools holds what the tool handlers share.
-type tools struct {
+// handlers holds what the server's tools, resources and prompts share.
+type handlers struct {
 	svc    agentmem.Service
 	opt    Options
 	server *sdk.Server // nil when a tool runs outside MCP (Call)
@@ -89,7 +87,7 @@ type tools struct {
 }
 
 // user returns the user the server acts for.
-func (t *tools) user() (string, error) {
+func (t *handlers) user() (string, error) {
 	if t.opt.User == "" {
 		return "", agentmem.Errorf(agentmem.EUNAUTHORIZED, "This MCP server has no user configured.")
 	}

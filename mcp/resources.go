@@ -21,7 +21,7 @@ const (
 // summaries) that opens a conversation.
 const sessionStartPrompt = "session_start"
 
-func (t *tools) addResources(s *sdk.Server) {
+func (t *handlers) addResources(s *sdk.Server) {
 	s.AddResource(&sdk.Resource{URI: profileURI, Name: "profile", Title: "What is known about the user", MIMEType: "text/markdown",
 		Description: "The user's profile: what reflection on their conversations has learnt (empty until a conversation has ended)."},
 		t.readProfile)
@@ -33,7 +33,7 @@ func (t *tools) addResources(s *sdk.Server) {
 		t.sessionStart)
 }
 
-func (t *tools) readProfile(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+func (t *handlers) readProfile(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	user, err := t.user()
 	if err != nil {
 		return nil, toolError(err)
@@ -49,7 +49,7 @@ func (t *tools) readProfile(ctx context.Context, req *sdk.ReadResourceRequest) (
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: profileURI, MIMEType: "text/markdown", Text: text}}}, nil
 }
 
-func (t *tools) readNotes(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+func (t *handlers) readNotes(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	user, err := t.user()
 	if err != nil {
 		return nil, toolError(err)
@@ -67,7 +67,7 @@ func (t *tools) readNotes(ctx context.Context, req *sdk.ReadResourceRequest) (*s
 // edit the notes). It looks after every tool call while a resource has a
 // subscriber: a subscriber learns of a change at its next call at the
 // latest.
-func (t *tools) changes(ctx context.Context, user string) {
+func (t *handlers) changes(ctx context.Context, user string) {
 	t.mu.Lock()
 	watched := t.subscriptions > 0
 	t.mu.Unlock()
@@ -106,7 +106,7 @@ func (t *tools) changes(ctx context.Context, user string) {
 // wrote tells the subscribers of a resource this server has just changed
 // to version that it changed, and notes the version, so that changes
 // does not tell them again.
-func (t *tools) wrote(ctx context.Context, uri string, version int64) {
+func (t *handlers) wrote(ctx context.Context, uri string, version int64) {
 	t.mu.Lock()
 	if t.seen != nil {
 		t.seen[uri] = version
@@ -117,7 +117,7 @@ func (t *tools) wrote(ctx context.Context, uri string, version int64) {
 
 // updated tells the subscribers of a resource that it changed (with none,
 // it does nothing).
-func (t *tools) updated(ctx context.Context, uri string) {
+func (t *handlers) updated(ctx context.Context, uri string) {
 	t.mu.Lock()
 	watched := t.subscriptions > 0
 	t.mu.Unlock()
@@ -131,12 +131,12 @@ func (t *tools) updated(ctx context.Context, uri string) {
 
 // sessionStart answers the session-start prompt: the initialisation
 // block of the agent's active session (opened when there is none).
-func (t *tools) sessionStart(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+func (t *handlers) sessionStart(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 	user, err := t.user()
 	if err != nil {
 		return nil, toolError(err)
 	}
-	thread, err := t.thread(ctx, user, "")
+	thread, err := agentmem.ThreadOrSession(ctx, t.svc, user, t.opt.Agent, "")
 	if err != nil {
 		return nil, toolError(err)
 	}

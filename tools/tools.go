@@ -1,4 +1,12 @@
-package mcp
+// Package tools is agentmem's tools for agents: the memory of one user as
+// functions a model calls (remember, search_memory, get_context…), each
+// defined once here with its JSON schemas, and adapted by each face that
+// offers them: the MCP server (package mcp) registers them with the MCP
+// SDK, and the REST API (package httpapi) lists them as OpenAI
+// function-calling declarations and runs them with a model's JSON
+// arguments. Each tool makes calls of agentmem.Service, so that a tool
+// and the REST route it mirrors answer alike.
+package tools
 
 import (
 	"bytes"
@@ -11,55 +19,90 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/google/jsonschema-go/jsonschema"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A spec is one tool, defined once for every face: the MCP server
-// registers it (add), and agents that are not on MCP list it as a
-// function and run it with a model's JSON arguments (Functions, Call).
-type spec struct {
-	name, description string
-	annotations       *sdk.ToolAnnotations
-	input             *jsonschema.Resolved // the arguments' schema
-	add               func(s *sdk.Server, t *tools)
-	run               func(ctx context.Context, t *tools, user string, args json.RawMessage) (any, error)
+// Env is what a tool call runs with: the service, the agent of the
+// notes and of the session a call without a thread uses, and what a face
+// wants to hear of the call's effects.
+type Env struct {
+	Service agentmem.Service
+	// Agent is agentmem.DefaultAgent when "".
+	Agent string
+	// NotesWritten, when set, is told the notes' new version after
+	// manage_notes changed them (the MCP server tells the notes'
+	// subscribers).
+	NotesWritten func(ctx context.Context, version int64)
+}
+
+// env is an Env with its defaults applied: the receiver of the tools'
+// functions (specs.go).
+type env Env
+
+// Annotations say what a call of a tool does, as MCP's hints do: a
+// read-only tool changes nothing; a destructive one may erase; calling an
+// idempotent one twice with the same arguments does no more than once. No
+// tool reaches beyond the user's memory: none is open-world.
+type Annotations struct {
+	ReadOnly, Destructive, Idempotent bool
+}
+
+// A Tool is one tool, defined once for every face.
+type Tool struct {
+	Name, Description string
+	Annotations       Annotations
+	// Input and Output are the JSON schemas of the arguments and the
+	// result, from the Go types' json and jsonschema tags, single-typed
+	// (see schemaFor). They are shared: do not modify them.
+	Input, Output *jsonschema.Schema
+
+	input *jsonschema.Resolved
+	run   func(ctx context.Context, e *env, user string, args json.RawMessage) (any, error)
+}
+
+// All returns the tools, in the order they are listed.
+func All() []Tool { return slices.Clone(all) }
+
+// Call runs t for user with a model's JSON arguments, and returns its
+// result (a value of t's output type). Returns EINVALID for arguments
+// that do not fit its schema; the service's errors as they are.
+func (t Tool) Call(ctx context.Context, e Env, user string, args json.RawMessage) (any, error) {
+	e.Agent = cmp.Or(e.Agent, agentmem.DefaultAgent)
+	return t.run(ctx, (*env)(&e), user, args)
+}
+
+// Call runs the tool name (see Tool.Call). Returns ENOTFOUND for an
+// unknown tool.
+func Call(ctx context.Context, e Env, user, name string, args json.RawMessage) (any, error) {
+	for _, t := range all {
+		if t.Name == name {
+			return t.Call(ctx, e, user, args)
+		}
+	}
+	return nil, agentmem.Errorf(agentmem.ENOTFOUND, "No tool %q; GET /v1/tools lists them.", name)
 }
 
 // def defines a tool whose arguments are In and whose result is Out; their
 // JSON schemas come from their json and jsonschema tags (see schemaFor);
-// annotations say what a call does (see readOnly in tools.go).
-func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations, fn func(t *tools, ctx context.Context, user string, in In) (Out, error)) spec {
+// annotations say what a call does (see readOnly in specs.go).
+func def[In, Out any](name, description string, annotations Annotations, fn func(e *env, ctx context.Context, user string, in In) (Out, error)) Tool {
 	schema := schemaFor[In](name)
 	input, err := schema.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err))
 	}
-	output := schemaFor[Out](name)
-	return spec{
-		name: name, description: description, annotations: annotations, input: input,
-		add: func(s *sdk.Server, t *tools) {
-			// The schemas are given, not left to the SDK, which would
-			// derive them with type unions (see schemaFor). They are the
-			// same pointers for every server, so the SDK's cache resolves
-			// each once.
-			sdk.AddTool(s, &sdk.Tool{Name: name, Description: description, Annotations: annotations, InputSchema: schema, OutputSchema: output},
-				func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
-					user, err := t.user()
-					if err != nil {
-						var zero Out
-						return nil, zero, toolError(err)
-					}
-					out, err := fn(t, ctx, user, in)
-					t.changes(ctx, user)
-					return nil, out, toolError(err)
-				})
-		},
-		run: func(ctx context.Context, t *tools, user string, args json.RawMessage) (any, error) {
+	return Tool{
+		Name: name, Description: description, Annotations: annotations,
+		Input: schema, Output: schemaFor[Out](name), input: input,
+		run: func(ctx context.Context, e *env, user string, args json.RawMessage) (any, error) {
 			in, err := decodeArgs[In](input, args)
 			if err != nil {
 				return nil, err
 			}
-			return fn(t, ctx, user, in)
+			out, err := fn(e, ctx, user, in)
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
 		},
 	}
 }
@@ -69,7 +112,7 @@ func def[In, Out any](name, description string, annotations *sdk.ToolAnnotations
 // pointer, the type union ["null", T] (a nil slice is marshalled as
 // null), which MCP hosts and function-calling APIs refuse in a tool's
 // schema. A field that may be left out says so by not being required,
-// never by null; a null sent all the same counts as left out (dropNulls).
+// never by null; a null sent all the same counts as left out (DropNulls).
 func schemaFor[T any](tool string) *jsonschema.Schema {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
@@ -109,12 +152,12 @@ func singleTyped(s *jsonschema.Schema) {
 	}
 }
 
-// dropNulls returns a tool call's arguments without the fields that are
+// DropNulls returns a tool call's arguments without the fields that are
 // null: a host or model that sends null for a field it leaves out (as
 // OpenAI's strict function calling does) means it left out, which the
 // schemas, single-typed (schemaFor), would otherwise refuse. Arguments
 // that are not a JSON object are returned as they are.
-func dropNulls(args json.RawMessage) json.RawMessage {
+func DropNulls(args json.RawMessage) json.RawMessage {
 	if !bytes.Contains(args, []byte("null")) {
 		return args
 	}
@@ -134,17 +177,6 @@ func dropNulls(args json.RawMessage) json.RawMessage {
 	return b
 }
 
-// nullsDropped is the servers' middleware that drops the null fields of
-// a tool call's arguments (dropNulls) before the SDK checks them.
-func nullsDropped(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
-			p.Arguments = dropNulls(p.Arguments)
-		}
-		return next(ctx, method, req)
-	}
-}
-
 // decodeArgs checks a model's JSON arguments against the tool's schema
 // and decodes them: EINVALID naming what is wrong.
 func decodeArgs[In any](schema *jsonschema.Resolved, args json.RawMessage) (In, error) {
@@ -152,7 +184,7 @@ func decodeArgs[In any](schema *jsonschema.Resolved, args json.RawMessage) (In, 
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	args = dropNulls(args)
+	args = DropNulls(args)
 	var instance any
 	if err := json.Unmarshal(args, &instance); err != nil {
 		return in, agentmem.Errorf(agentmem.EINVALID, "The arguments are not JSON: %v.", err)
@@ -182,23 +214,10 @@ type Function struct {
 // Functions returns the tools as function-calling declarations, for an
 // agent loop that hands them to its model.
 func Functions() []Function {
-	out := make([]Function, len(specs))
-	for i, s := range specs {
+	out := make([]Function, len(all))
+	for i, t := range all {
 		out[i].Type = "function"
-		out[i].Function.Name, out[i].Function.Description, out[i].Function.Parameters = s.name, s.description, s.input.Schema()
+		out[i].Function.Name, out[i].Function.Description, out[i].Function.Parameters = t.Name, t.Description, t.Input
 	}
 	return out
-}
-
-// Call runs the tool name for user with a model's JSON arguments, and
-// returns its result. Returns ENOTFOUND for an unknown tool and EINVALID
-// for arguments that do not fit its schema; the service's errors as they
-// are.
-func Call(ctx context.Context, svc agentmem.Service, user, agent, name string, args json.RawMessage) (any, error) {
-	for _, s := range specs {
-		if s.name == name {
-			return s.run(ctx, &tools{svc: svc, opt: Options{Agent: cmp.Or(agent, agentmem.DefaultAgent)}}, user, args)
-		}
-	}
-	return nil, agentmem.Errorf(agentmem.ENOTFOUND, "No tool %q; GET /v1/tools lists them.", name)
 }
