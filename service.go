@@ -111,6 +111,15 @@ type ThreadService interface {
 
 	// BuildContext builds what a model should see of a thread for req.
 	BuildContext(ctx context.Context, userID, threadID string, req ContextRequest) (*Context, error)
+	// BeginTurn is the first half of a model call made through agentmem
+	// (what the OpenAI-compatible proxy does): it finds the thread
+	// (req.ThreadID, created when it does not exist unless req.Continue,
+	// or the active session of the user and agent), stores the client's
+	// messages that are not stored yet (a client that resends its whole
+	// history stores only what follows the thread's newest messages), and
+	// builds the context of req.Mode. The second half is AppendMessages
+	// with the model's reply.
+	BeginTurn(ctx context.Context, userID string, req TurnRequest) (*Turn, error)
 	// FindReflection returns what reflection found in a thread, or where
 	// it stands: pending, or failed once its job is a dead letter.
 	FindReflection(ctx context.Context, userID, threadID string) (*Reflection, error)

@@ -615,6 +615,41 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		wantCode(t, err, agentmem.EINVALID)
 	},
 
+	"POST /v1/users/{user}/turns": func(t *testing.T, c *client.Client, s agentmem.Store) {
+		ctx := t.Context()
+		ask := &agentmem.Message{Role: agentmem.RoleUser, Content: "Plan three days in Lisbon."}
+		turn, err := c.BeginTurn(ctx, "alice", agentmem.TurnRequest{ThreadID: "trip", Messages: []*agentmem.Message{ask}})
+		if err != nil {
+			t.Fatalf("BeginTurn: %v", err)
+		}
+		if turn.Thread == nil || turn.Thread.ID != "trip" || turn.Mode != agentmem.MemoryFull || len(turn.Stored) != 1 || turn.Stored[0].Seq != 1 || turn.Held != 0 ||
+			turn.Context == nil || turn.Context.Format != agentmem.FormatMessages || len(turn.Context.Messages) == 0 {
+			t.Fatalf("BeginTurn=%+v; want thread trip begun, the message stored as seq 1, a full context", turn)
+		}
+		reply := &agentmem.Message{Role: agentmem.RoleAssistant, Content: "Day 1: Alfama."}
+		if _, err := c.AppendMessages(ctx, "alice", "trip", []*agentmem.Message{reply}, ""); err != nil {
+			t.Fatal(err)
+		}
+		// The client resends its history with the new turn: only the new
+		// turn is stored, and its own messages are kept (augment).
+		next := &agentmem.Message{Role: agentmem.RoleUser, Content: "And on day 2?"}
+		turn, err = c.BeginTurn(ctx, "alice", agentmem.TurnRequest{ThreadID: "trip", Continue: true, Messages: []*agentmem.Message{ask, reply, next},
+			Context: agentmem.ContextRequest{System: "You plan trips."}})
+		if err != nil || turn.Mode != agentmem.MemoryAugment || turn.Held != 2 || len(turn.Stored) != 1 || turn.Stored[0].Content != next.Content || turn.Stored[0].Seq != 3 {
+			t.Fatalf("BeginTurn(history)=%+v, %v; want the new turn alone stored as seq 3, augment", turn, err)
+		}
+		if last := turn.Context.Messages[len(turn.Context.Messages)-1]; fmt.Sprint(last.Content) != next.Content {
+			t.Fatalf("context ends with %v, want the new turn", last.Content)
+		}
+		_, err = c.BeginTurn(ctx, "alice", agentmem.TurnRequest{ThreadID: "nope", Continue: true, Messages: []*agentmem.Message{next}})
+		wantCode(t, err, agentmem.ENOTFOUND)
+		_, err = c.BeginTurn(ctx, "alice", agentmem.TurnRequest{Mode: "sometimes", Messages: []*agentmem.Message{next}})
+		wantCode(t, err, agentmem.EINVALID)
+		if msgs, _, err := c.FindMessages(ctx, "alice", "trip", agentmem.MessageFilter{}); err != nil || len(msgs) != 3 {
+			t.Fatalf("thread after the turns: %d messages, %v; want 3", len(msgs), err)
+		}
+	},
+
 	"GET /v1/tools": func(t *testing.T, c *client.Client, s agentmem.Store) {
 		tools, err := c.Tools(t.Context())
 		if err != nil || len(tools) < 10 || tools[0].Type != "function" || tools[0].Function.Name == "" || !strings.Contains(string(tools[0].Function.Parameters), `"object"`) {

@@ -241,6 +241,21 @@ func (c *Client) BuildContext(ctx context.Context, userID, threadID string, req 
 	return &out, nil
 }
 
+// BeginTurn implements agentmem.ThreadService: POST
+// /v1/users/{user}/turns. It is not retried: the turn's messages may have
+// been stored before an answer was lost (a second call with the same
+// history stores nothing again, and builds the context anew).
+func (c *Client) BeginTurn(ctx context.Context, userID string, req agentmem.TurnRequest) (*agentmem.Turn, error) {
+	var out agentmem.Turn
+	if err := c.do(ctx, call{method: http.MethodPost, path: []string{"v1", "users", userID, "turns"}, in: req, out: &out}); err != nil {
+		return nil, err
+	}
+	if out.Context != nil {
+		out.Context.Format = out.Context.Telemetry.Format // not in the JSON but for the telemetry's copy
+	}
+	return &out, nil
+}
+
 // FindReflection implements agentmem.ThreadService: GET
 // …/threads/{thread}/reflection.
 func (c *Client) FindReflection(ctx context.Context, userID, threadID string) (*agentmem.Reflection, error) {

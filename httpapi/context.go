@@ -34,3 +34,28 @@ func handleBuildContext(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 		readsOptional(reflect.TypeFor[agentmem.ContextRequest]()).
 		writes(http.StatusOK, reflect.TypeFor[agentmem.Context]())
 }
+
+// handleBeginTurn records the user's side of a model call and answers
+// the context to send the model (agentmem.Service.BeginTurn): the body is
+// an agentmem.TurnRequest; 200 with the agentmem.Turn. The model's reply
+// is then appended to the turn's thread (POST …/messages).
+func handleBeginTurn(log *slog.Logger, svc agentmem.ThreadService) http.Handler {
+	return handle(log, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := readPath(r)
+		if err != nil {
+			return err
+		}
+		req, err := decode[agentmem.TurnRequest](r)
+		if err != nil {
+			return err
+		}
+		turn, err := svc.BeginTurn(r.Context(), p.user, req)
+		if err != nil {
+			return err
+		}
+		encode(w, r, log, http.StatusOK, turn)
+		return nil
+	}).
+		reads(reflect.TypeFor[agentmem.TurnRequest](), "messages").
+		writes(http.StatusOK, reflect.TypeFor[agentmem.Turn]())
+}

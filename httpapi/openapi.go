@@ -158,6 +158,11 @@ var operations = map[string]operation{
 	"POST /v1/users/{user}/threads/{thread}/context": {id: "buildContext", tag: "context", summary: "What a model should see of a thread within a token budget.",
 		description: "Recent messages, a summary of older ones, the profile, notes and relevant memories, in the format asked for, " +
 			"with telemetry. An empty body takes the server's defaults.", errors: []int{422}},
+	"POST /v1/users/{user}/turns": {id: "beginTurn", tag: "context", summary: "Record the user's side of a model call and get the context to send the model.",
+		description: "What the OpenAI-compatible proxy does before it calls the model, for an app that calls its model itself: the thread " +
+			"(thread_id, begun when it does not exist unless continue; the active session of the agent when none), the client's messages " +
+			"not stored yet (a resent history stores only what follows the thread's newest messages), and the context of the mode. " +
+			"Append the model's reply to the thread afterwards.", errors: []int{404, 422}},
 
 	"POST /v1/users/{user}/search": {id: "search", tag: "search", summary: "Hybrid search (full text and vectors) over the user's memories, messages, chunks and summaries."},
 	"POST /v1/users/{user}/facts": {id: "getFacts", tag: "search", summary: "Answer a question about the user from what search finds.",

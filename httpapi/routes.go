@@ -50,6 +50,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 		{"POST /v1/users/{user}/threads/{thread}/elements", accessUser, handleCreateElement(log, svc)},
 		{"GET /v1/users/{user}/threads/{thread}/export", accessUser, handleExportThread(log, svc)},
 		{"POST /v1/users/{user}/threads/{thread}/context", accessUser, handleBuildContext(log, svc)},
+		{"POST /v1/users/{user}/turns", accessUser, handleBeginTurn(log, svc)},
 
 		{"POST /v1/users/{user}/search", accessUser, handleSearch(log, svc)},
 		{"POST /v1/users/{user}/facts", accessUser, handleFacts(log, svc)},
