@@ -20,15 +20,15 @@ var allowed = map[string][]string{
 	"postgres":  {".", "internal/vecenc"},
 	"storetest": {"."},
 	"tokens":    {"."},
-	"httpapi":   {".", "core", "tools"}, // handlers call the core, and run the tools for agents not on MCP
+	"httpapi":   {".", "core", "tools", "internal/httpx"}, // handlers call the core, and run the tools for agents not on MCP
 	// The proxy calls the core, and shares httpapi's error statuses,
 	// metric registration and authentication (httpapi serves it).
-	"proxy": {".", "core", "httpapi"},
+	"proxy": {".", "core", "httpapi", "internal/httpx"},
 	// The tools for agents, defined once (MCP and REST adapt them), call
 	// the service, in process or over REST.
 	"tools": {"."},
 	// The MCP server offers the tools.
-	"mcp": {".", "tools"},
+	"mcp": {".", "tools", "internal/httpx"},
 	// The web UI is static files; its script calls the API.
 	"web": {"std"},
 	// The langchaingo adapter works over any agentmem.Service.
@@ -73,6 +73,9 @@ var allowed = map[string][]string{
 	"internal/goldenfile": {"*"},
 	// internal/workload generates the speed benchmarks' everyday text.
 	"internal/workload": {},
+	// internal/httpx is what the HTTP faces share: statuses of error
+	// codes, OpenAI's error shape, whose user a request speaks for.
+	"internal/httpx": {"."},
 	// internal/vecenc is the byte format of stored vectors, both stores'.
 	"internal/vecenc": {"."},
 	// internal/plot draws the reliability suite's charts (standard

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/httpx"
 )
 
 // encode writes v as the JSON response with the given status. It marshals
@@ -82,32 +83,6 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body) // a failed write means the client left; nothing to tell it
 }
 
-// StatusOf maps an agentmem error code to its HTTP status (the proxy
-// answers with the same statuses).
-func StatusOf(code string) int {
-	switch code {
-	case agentmem.EINVALID:
-		return http.StatusBadRequest
-	case agentmem.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case agentmem.EFORBIDDEN:
-		return http.StatusForbidden
-	case agentmem.ENOTFOUND:
-		return http.StatusNotFound
-	case agentmem.ECONFLICT:
-		return http.StatusConflict
-	case agentmem.ETOOLARGE:
-		return http.StatusRequestEntityTooLarge
-	case agentmem.EUNPROCESSABLE:
-		return http.StatusUnprocessableEntity
-	case agentmem.ERATELIMIT:
-		return http.StatusTooManyRequests
-	case agentmem.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
 // retryAfterUnavailable is the Retry-After of a 503, in seconds.
 const retryAfterUnavailable = "1"
 
@@ -126,7 +101,7 @@ const statusClientClosedRequest = 499
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	code := agentmem.ErrorCode(err)
 	msg := agentmem.ErrorMessage(err)
-	status := StatusOf(code)
+	status := httpx.StatusOf(code)
 	if code == agentmem.EINTERNAL && r.Context().Err() != nil {
 		if errors.Is(r.Context().Err(), context.Canceled) {
 			log.DebugContext(r.Context(), "client went away", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()), "err", err)
@@ -152,7 +127,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // OpenAI's shape to a request of the proxy's (OpenAIPrefix).
 func writeErrorBody(w http.ResponseWriter, r *http.Request, status int, code, message string) {
 	if isOpenAI(r) {
-		NewOpenAIError(status, code, message).Write(w)
+		httpx.NewOpenAIError(status, code, message).Write(w)
 		return
 	}
 	b, _ := json.Marshal(errorBody{errorDetail{code, message}}) // strings only: cannot fail

@@ -18,11 +18,12 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/httpx"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Options.MaxBodyBytes is 0.
-const DefaultMaxBodyBytes = 8 << 20
+const DefaultMaxBodyBytes = httpx.DefaultMaxBodyBytes
 
 // Options tune NewHandler. The zero value works.
 type Options struct {

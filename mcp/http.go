@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/internal/httpx"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // HeaderUser names the user of a request whose key is not one user's (a
 // tenant's or an admin's), as the REST API's path does.
-const HeaderUser = "X-Agentmem-User"
+const HeaderUser = httpx.HeaderUser
 
 // The bounds of MCP sessions over HTTP, by default. An idle session holds
 // about 15 KB of heap and one goroutine (BenchmarkHTTP_Session), some
@@ -363,16 +364,10 @@ func hasSessions(srv *sdk.Server) bool {
 // when that is one user's (X-Agentmem-User naming another is refused),
 // else X-Agentmem-User, else opt.LocalUser.
 func userOf(r *http.Request, opt HTTPOptions) (string, error) {
-	id := agentmem.IdentityFromContext(r.Context())
-	header := r.Header.Get(HeaderUser)
+	user, err := httpx.UserOf(agentmem.IdentityFromContext(r.Context()), httpx.Name{Where: HeaderUser, User: r.Header.Get(HeaderUser)})
 	switch {
-	case id != nil && id.Scope.Kind == agentmem.ScopeUser:
-		if header != "" && header != id.Scope.UserID {
-			return "", agentmem.Errorf(agentmem.EFORBIDDEN, "This key speaks for one user; %s names another (%q).", HeaderUser, header)
-		}
-		return id.Scope.UserID, nil
-	case header != "":
-		return header, nil
+	case err != nil || user != "":
+		return user, err
 	case opt.LocalUser != "":
 		return opt.LocalUser, nil
 	}
@@ -382,22 +377,9 @@ func userOf(r *http.Request, opt HTTPOptions) (string, error) {
 // writeError answers a request the SDK is not given, in the REST API's
 // error shape.
 func writeError(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	switch agentmem.ErrorCode(err) {
-	case agentmem.EINVALID:
-		status = http.StatusBadRequest
-	case agentmem.EFORBIDDEN:
-		status = http.StatusForbidden
-	case agentmem.ENOTFOUND:
-		status = http.StatusNotFound
-	case agentmem.ERATELIMIT:
-		status = http.StatusTooManyRequests
-	case agentmem.EUNAVAILABLE:
-		status = http.StatusServiceUnavailable
-	}
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": agentmem.ErrorCode(err), "message": agentmem.ErrorMessage(err)}})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	w.WriteHeader(httpx.StatusOf(agentmem.ErrorCode(err)))
 	w.Write(append(b, '\n'))
 }
 

@@ -33,13 +33,13 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/internal/httpx"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Request headers a client may send to say whose memory and which of it.
 const (
-	HeaderUser   = "X-Agentmem-User"   // the user, when the key does not say
+	HeaderUser   = httpx.HeaderUser    // the user, when the key does not say
 	HeaderThread = "X-Agentmem-Thread" // the thread (else the active session of user and agent)
 	HeaderAgent  = "X-Agentmem-Agent"  // the agent of the session (agentmem.DefaultAgent)
 	HeaderMemory = "X-Agentmem-Memory" // the memory mode: auto, full, augment or off
@@ -95,7 +95,7 @@ type Options struct {
 	Degrade string
 	// Registry receives the proxy's metrics (nil: none).
 	Registry *prometheus.Registry
-	// MaxBodyBytes bounds a request body (httpapi.DefaultMaxBodyBytes
+	// MaxBodyBytes bounds a request body (httpx.DefaultMaxBodyBytes
 	// when 0).
 	MaxBodyBytes int64
 	// MaxAnswerBytes bounds an upstream answer that is read whole (not
@@ -129,7 +129,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	}
 	opt.Mode = cmp.Or(opt.Mode, agentmem.MemoryAuto)
 	opt.Timeout = cmp.Or(opt.Timeout, DefaultTimeout)
-	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpapi.DefaultMaxBodyBytes)
+	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpx.DefaultMaxBodyBytes)
 	opt.MaxAnswerBytes = cmp.Or(opt.MaxAnswerBytes, DefaultMaxAnswerBytes)
 	opt.MaxMessageBytes = cmp.Or(opt.MaxMessageBytes, agentmem.DefaultMaxMessageBytes)
 	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Registry)}
@@ -194,14 +194,14 @@ type apiError struct {
 func (e *apiError) Error() string { return e.message }
 
 // errorOf turns an agentmem error into an apiError of its status, in
-// OpenAI's terms (httpapi.NewOpenAIError).
+// OpenAI's terms (httpx.NewOpenAIError).
 func errorOf(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
 	}
 	code := agentmem.ErrorCode(err)
-	e := httpapi.NewOpenAIError(httpapi.StatusOf(code), code, agentmem.ErrorMessage(err))
+	e := httpx.NewOpenAIError(httpx.StatusOf(code), code, agentmem.ErrorMessage(err))
 	return &apiError{status: e.Status, typ: e.Type, code: e.Code, message: e.Message}
 }
 
@@ -228,7 +228,7 @@ func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Add(k, v)
 		}
 	}
-	(&httpapi.OpenAIError{Status: e.status, Type: e.typ, Code: e.code, Param: e.param, Message: e.message}).Write(w)
+	(&httpx.OpenAIError{Status: e.status, Type: e.typ, Code: e.code, Param: e.param, Message: e.message}).Write(w)
 }
 
 // caller is who a request speaks for and where its turn goes.
@@ -262,20 +262,17 @@ func (p *proxy) resolve(r *http.Request, bodyUser, threadID string) (*caller, er
 		agent:  r.Header.Get(HeaderAgent),
 		mode:   cmp.Or(r.Header.Get(HeaderMemory), p.opt.Mode),
 	}
-	authOff := id == nil || id.Via == httpapi.AuthNone
+	authOff := id == nil || id.Via == "none" // authentication off: agentmem.Identity.Via
+	names := []httpx.Name{{Where: HeaderUser, User: header}}
+	if id == nil || id.Scope.Kind != agentmem.ScopeTenant { // a tenant's key names its users in the header
+		names = append(names, httpx.Name{Where: `the body's "user"`, User: bodyUser})
+	}
+	user, err := httpx.UserOf(id, names...)
 	switch {
-	case id != nil && id.Scope.Kind == agentmem.ScopeUser:
-		c.user = id.Scope.UserID
-		for _, other := range []struct{ where, name string }{{HeaderUser, header}, {`the body's "user"`, bodyUser}} {
-			if other.name != "" && other.name != c.user {
-				return nil, &apiError{status: http.StatusForbidden, typ: "permission_error", code: agentmem.EFORBIDDEN,
-					message: "This key speaks for one user; " + other.where + " names another (" + strconv.Quote(other.name) + "). Leave it out, or use that user's key."}
-			}
-		}
-	case header != "":
-		c.user = header
-	case bodyUser != "" && (authOff || id.Scope.Kind == agentmem.ScopeAdmin):
-		c.user = bodyUser
+	case err != nil:
+		return nil, &apiError{status: http.StatusForbidden, typ: "permission_error", code: agentmem.EFORBIDDEN, message: agentmem.ErrorMessage(err)}
+	case user != "":
+		c.user = user
 	case authOff:
 		c.user = DefaultLocalUser
 	default:
