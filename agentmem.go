@@ -106,6 +106,15 @@ func Timestamp(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Microsecond)
 }
 
+// timestampPtr returns *t as Timestamp does, nil for nil.
+func timestampPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := Timestamp(*t)
+	return &u
+}
+
 // ValidateText checks free text from a client: valid UTF-8 and no NUL
 // characters (which PostgreSQL cannot store). field names it in the error.
 func ValidateText(field, s string) error {

@@ -10,17 +10,11 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,9 +25,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-//go:embed migration/*.sql
-var migrationFS embed.FS
 
 var _ agentmem.Store = (*Store)(nil)
 
@@ -249,12 +240,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-func errClosed() error { return agentmem.Errorf(agentmem.EUNAVAILABLE, "The store is closed.") }
-
-func errNotReady() error {
-	return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database has not answered since the server started; retry."), agentmem.ErrStoreDown)
-}
-
 func (s *Store) now() time.Time { return agentmem.Timestamp(s.Now()) }
 
 func (s *Store) tokens() agentmem.TokenCounter {
@@ -262,198 +247,6 @@ func (s *Store) tokens() agentmem.TokenCounter {
 		return agentmem.EstimateTokens{}
 	}
 	return s.Tokens
-}
-
-// Transaction modes: writes run at READ COMMITTED and lock the rows they
-// depend on (the thread first); reads see one snapshot.
-var (
-	writeTx = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
-	readTx  = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-)
-
-// Row-locking clauses for findThread. forUpdate serialises writers of a
-// thread (updates, deletion); forShare keeps the thread from being
-// deleted or changed while something is attached to it.
-//
-// Appends and indexing never wait on each other: an append locks its
-// thread forNoKeyUpdate (it changes the thread's counters, never its
-// key), and what the index jobs attach to a thread (windows, chunks,
-// entity references) locks it forKeyShare, which only a deletion of the
-// thread waits for. An index job's transaction can last seconds on a
-// large thread (PostgreSQL may merge a GIN index's pending list within
-// it); with FOR SHARE, appends to the thread waited for it (issue 13).
-const (
-	noLock         = ""
-	forUpdate      = " FOR UPDATE"
-	forNoKeyUpdate = " FOR NO KEY UPDATE"
-	forShare       = " FOR SHARE"
-	forKeyShare    = " FOR KEY SHARE"
-
-	// indexLock is how what the index jobs write locks its thread.
-	indexLock = forKeyShare
-)
-
-// write runs fn in a write transaction and commits it. A job's write
-// (agentmem.WithJob) first checks, in the transaction, that the job is
-// still there and leased to its owner (see checkJobRun), and a write with
-// a requirement (agentmem.WithRequired) that it holds (checkRequired).
-func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	if run, ok := agentmem.JobRunFromContext(ctx); ok {
-		write := fn
-		fn = func(tx pgx.Tx) error {
-			if err := checkJobRun(ctx, tx, run); err != nil {
-				return err
-			}
-			return write(tx)
-		}
-	}
-	if r, ok := agentmem.RequiredFromContext(ctx); ok {
-		write := fn
-		fn = func(tx pgx.Tx) error {
-			if err := checkRequired(ctx, tx, r); err != nil {
-				return err
-			}
-			return write(tx)
-		}
-	}
-	return s.inTx(ctx, writeTx, fn)
-}
-
-// writeRetrying is write for the transactions that lock a user's rows
-// of several tables: erasure, permanent thread deletion and the writers
-// of vectors. Rows created while one of them waits (a vector space's
-// version row, a user's row again after an erasure) can still make two
-// of them wait for each other; PostgreSQL then aborts one as a deadlock
-// victim, and it is run again, at most deadlockRetries more times. fn must
-// start from scratch on each run: nothing it set in an aborted run may
-// survive into the next.
-func (s *Store) writeRetrying(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	for try := 0; ; try++ {
-		err := s.write(ctx, fn)
-		var pe *pgconn.PgError
-		if try == deadlockRetries || !errors.As(err, &pe) || pe.Code != "40P01" && pe.Code != "40001" || ctx.Err() != nil {
-			return err
-		}
-		select { // a moment, so that the other transaction goes first
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
-		}
-	}
-}
-
-// deadlockRetries bounds writeRetrying's reruns.
-const deadlockRetries = 3
-
-// read runs fn in a read-only transaction: a consistent snapshot.
-func (s *Store) read(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return s.inTx(ctx, readTx, fn)
-}
-
-// backgroundTxWait is how long a transaction of background work waits at
-// most for a unit of background CPU work (see inTx).
-const backgroundTxWait = 50 * time.Millisecond
-
-func (s *Store) inTx(ctx context.Context, opt pgx.TxOptions, fn func(tx pgx.Tx) error) error {
-	if err := s.usable(); err != nil {
-		return err
-	}
-	// Background work's transactions are background CPU work,
-	// PostgreSQL's (see agentmem.BackgroundCPU): while requests are
-	// served, each waits for a unit, as the model's passes do (for
-	// backgroundTxWait at most, so that a transaction whose caller holds a
-	// unit is never stopped).
-	defer agentmem.BackgroundCPUWithin(ctx, backgroundTxWait)()
-	tx, err := s.begin(ctx, opt)
-	if err != nil {
-		if s.closed.Load() {
-			return errClosed()
-		}
-		return formatError(fmt.Errorf("begin: %w", err))
-	}
-	// A no-op after Commit. If ctx is done, pgx closes the connection
-	// instead, which ends the transaction as well.
-	defer tx.Rollback(ctx)
-	if err := fn(tx); err != nil {
-		return formatError(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return formatError(fmt.Errorf("commit: %w", err))
-	}
-	return nil
-}
-
-// begin begins a transaction on a connection of the pool, waiting for one
-// at most connectTimeout. While the server does not answer, the pool's
-// connections are all being made, each until connectTimeout, and a caller
-// queued behind them would wait for several of those in turn: it gives
-// up after one, EUNAVAILABLE (the statements that follow have the
-// caller's ctx only).
-func (s *Store) begin(ctx context.Context, opt pgx.TxOptions) (pgx.Tx, error) {
-	bctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
-	defer cancel()
-	tx, err := s.pool.BeginTx(bctx, opt)
-	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
-		return nil, unavailable(err)
-	}
-	return tx, err
-}
-
-// migrationLock is the first key of the advisory lock that migrations take;
-// the second is the hash of the schema's name, so that the processes
-// starting on one schema migrate it one at a time while other schemas of
-// the database do not wait.
-const migrationLock int32 = 0x616d656d // "amem"
-
-// migrate applies the embedded migrations not yet recorded in migrations,
-// each in its own transaction, in file-name order.
-func (s *Store) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrationFS, "migration/*.sql")
-	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := s.migrateFile(ctx, name); err != nil {
-			return fmt.Errorf("migration %s: %w", name, formatError(err))
-		}
-	}
-	return nil
-}
-
-func (s *Store) migrateFile(ctx context.Context, name string) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	// Held until commit: a second process waits here, then finds the
-	// version recorded and skips it.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(COALESCE(current_schema(), '')))`, migrationLock); err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS migrations (version text NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL)`); err != nil {
-		return fmt.Errorf("create migrations table: %w", err)
-	}
-	var done bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM migrations WHERE version = $1)`, name).Scan(&done); err != nil {
-		return fmt.Errorf("find migration: %w", err)
-	} else if done {
-		return nil
-	}
-	body, err := fs.ReadFile(migrationFS, name)
-	if err != nil {
-		return fmt.Errorf("read migration: %w", err)
-	}
-	// Without arguments pgx uses the simple protocol, which runs a file of
-	// several statements.
-	if _, err := tx.Exec(ctx, string(body)); err != nil {
-		return fmt.Errorf("apply: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO migrations (version, applied_at) VALUES ($1, $2)`, name, s.now()); err != nil {
-		return fmt.Errorf("record migration: %w", err)
-	}
-	return tx.Commit(ctx)
 }
 
 // referenceTables hold data shared by all users (API keys, the audit log):
@@ -487,65 +280,6 @@ func size(ctx context.Context, tx pgx.Tx) (int64, error) {
 	return n, nil
 }
 
-// formatError turns driver errors into agentmem errors: a unique violation
-// is ECONFLICT; a lost or refused connection (also one the driver had
-// already closed when the pool handed it out), a deadlock or a lock
-// timeout EUNAVAILABLE; NUL characters, which PostgreSQL text cannot hold, and
-// times beyond the range of timestamptz EINVALID. Others pass as they are (clients see them as internal errors,
-// never their text). agentmem errors and context errors pass unchanged,
-// except a connection that timed out (DefaultConnectTimeout): the
-// database did not answer, EUNAVAILABLE.
-func formatError(err error) error {
-	var ae *agentmem.Error
-	var ce *pgconn.ConnectError
-	switch {
-	case err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled):
-		return err
-	case errors.As(err, &ce):
-		return unavailable(err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch {
-		case pe.Code == "23505": // unique_violation
-			return agentmem.Errorf(agentmem.ECONFLICT, "The record already exists.")
-		case pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "55P03": // serialization_failure, deadlock_detected, lock_not_available
-			return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is busy; retry."), err)
-		case pe.Code == "22021" || pe.Code == "22P05": // character_not_in_repertoire (0x00 in text), untranslatable_character (\u0000 in jsonb)
-			return errors.Join(agentmem.Errorf(agentmem.EINVALID, "Text may not contain NUL characters."), err)
-		case pe.Code == "22008": // datetime_field_overflow: a client's time outside 4713 BC to 294276 AD
-			return errors.Join(agentmem.Errorf(agentmem.EINVALID, "A time is out of range."), err)
-		case strings.HasPrefix(pe.Code, "08"), // connection_exception
-			pe.Code == "53300",                                         // too_many_connections
-			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
-			return unavailable(err)
-		}
-		return err
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || pgconn.Timeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		// A connection found closed (its socket went away while idle in
-		// the pool), or any error the driver says happened before the
-		// server saw the statement.
-		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) {
-		return unavailable(err)
-	}
-	return err
-}
-
-func unavailable(err error) error {
-	return errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database is unavailable; retry."), agentmem.ErrStoreDown, err)
-}
-
-// isUniqueViolation reports whether err is PostgreSQL's unique_violation,
-// of the named constraint or index if one is given.
-func isUniqueViolation(err error, constraint ...string) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505" && (len(constraint) == 0 || pe.ConstraintName == constraint[0])
-}
-
 // jsonValue returns JSON read from a jsonb column compacted, the form
 // agentmem writes (jsonb prints spaces after colons and commas).
 func jsonValue(b []byte) json.RawMessage {
@@ -554,15 +288,6 @@ func jsonValue(b []byte) json.RawMessage {
 		return json.RawMessage(b)
 	}
 	return buf.Bytes()
-}
-
-// utc returns t in UTC; pgx reads timestamptz in the local time zone.
-func utc(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }
 
 // Analyze refreshes the planner's statistics of the store's tables. Run it

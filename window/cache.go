@@ -2,7 +2,12 @@ package window
 
 import (
 	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"sync"
+
+	"github.com/agentmem/agentmem"
 )
 
 // cache keeps the most recently built contexts (least recently used out).
@@ -94,4 +99,42 @@ func (c *cache) put(user, key string, gen uint64, ctx *Context) {
 		c.ll.Remove(old)
 		delete(c.items, old.Value.(*entry).key)
 	}
+}
+
+// Forget drops the contexts of the user that the builder's cache holds:
+// call it once the user is erased. (Other processes' builders never
+// serve theirs again: a context's key names its thread's creation time.)
+func (b *Builder) Forget(userID string) {
+	b.cache.forget(userID)
+}
+
+// CacheStats reports how many builds the cache of built contexts
+// answered (hits) and how many were built (misses), since New.
+func (b *Builder) CacheStats() (hits, misses uint64) {
+	return b.hits.Load(), b.misses.Load()
+}
+
+// cacheKey identifies a build by all it is made of: the thread (its ID,
+// creation time, which tells a thread deleted and created again under its
+// ID, and last seq: messages are append-only), the summary's version, the
+// whole request, and the sections of the initialisation block and the
+// memories as the providers gave them.
+//
+// The providers' answers are in the key as they are, not as version
+// numbers of what they read: they are read on every build anyway (the
+// profile, the agent's notes, the recent threads' summaries, the entities
+// and memories the input names, a few indexed rows each), and a key made
+// of them cannot go stale, even where version numbers start again (a user
+// erased and made again) or do not exist (entities). What a hit spares is
+// the rest of a build: reading the history, counting tokens, fitting and
+// rendering.
+func cacheKey(userID string, th *agentmem.Thread, sum *agentmem.Summary, req Request, init []Section, memories []string) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	var version, through int64
+	if sum != nil {
+		version, through = sum.Version, sum.ThroughSeq
+	}
+	_ = enc.Encode([]any{userID, th.ID, th.CreatedAt.UnixMicro(), th.LastSeq, version, through, req, init, memories})
+	return hex.EncodeToString(h.Sum(nil))
 }

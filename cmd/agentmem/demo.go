@@ -86,7 +86,7 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "" || getenv("AZURE_OPENAI_ENDPOINT") != "" {
 		model = "with the configured model"
 	}
-	fmt.Fprintf(stdout, "agentmem demo: seed 001's scenarios against %s (%s)\n", base, model)
+	fmt.Fprintf(stdout, "agentmem demo: three scenarios against %s (%s)\n", base, model)
 	return d.run(ctx)
 }
 
@@ -175,7 +175,7 @@ func (d *demo) recall(ctx context.Context) error {
 func (d *demo) reflected(ctx context.Context) error {
 	u := "/v1/users/" + demoUser
 	d.step("Scenario 2: a new session opens with what reflection learned")
-	d.say("The advisor agent keeps its own notes about Maya (seed 003), edited by section:")
+	d.say("The advisor agent keeps its own notes about Maya, edited by section:")
 	note := "## Client preferences\n- Quarterly reviews, with the numbers behind each recommendation.\n\n## Open items\n- Compare mortgage offers before the next meeting."
 	if err := d.post(ctx, u+"/agents/advisor/notes/ops", map[string]any{"operation": "overwrite", "content": note}, nil); err != nil {
 		return err

@@ -9,7 +9,7 @@
 //	agentmem keys     create --scope admin|user:ID|tenant:ID [--expires 90d] | list | revoke ID
 //	agentmem eval     locomo --data FILE [--k 1,5,10] [--json] [--searcher hybrid|fulltext|vector|bm25|all] [--embedder builtin|lexical|openai] [--scopes messages,chunks,summaries,memories] [--vector-weight 0.1] [--db …]
 //	agentmem eval     extraction [--data FILE] [--json]
-//	agentmem demo     [--db FILE]  (seed 001's scenarios through the API, with or without a model)
+//	agentmem demo     [--db FILE]  (three scenarios through the API: recall, reflection, compression; with or without a model)
 //	agentmem version
 //
 // Settings come from flags, AGENTMEM_* variables and a JSON config file
@@ -55,7 +55,7 @@ var commands = []command{
 	{name: "context", in: inApp, synopsis: "--user ID --thread ID [--budget N] [--format text|messages|responses] [--json] [--db … | --url http://…] [INPUT]", args: func() arguments { return new(contextArgs) }},
 	{name: "memories", in: inApp, synopsis: "--user ID [--limit 50] [--json] [--db … | --url http://…]", args: func() arguments { return new(memoriesArgs) }},
 	{name: "mcp", in: inApp, synopsis: "--user ID [--agent ID] [--db … | --url http://… [--api-key KEY]]  (the MCP tools over stdin/stdout, for an MCP host)", args: func() arguments { return new(mcpArgs) }},
-	{name: "demo", synopsis: "[--db FILE]  (seed 001's scenarios through the API, with or without a model)", args: func() arguments { return new(demoArgs) }},
+	{name: "demo", synopsis: "[--db FILE]  (three scenarios through the API: recall, reflection, compression; with or without a model)", args: func() arguments { return new(demoArgs) }},
 }
 
 // usage lists the commands whose names start with prefix ("" for all).
