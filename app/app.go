@@ -125,6 +125,9 @@ type Config struct {
 	// confidence (reflection.DefaultInsightConfidence, seed 001's 0.7,
 	// when 0).
 	InsightMinConfidence float64
+	// ProfileManual synthesises the profile only when it is asked for
+	// (RefreshProfile), not each time memories or insights change.
+	ProfileManual bool
 	// FactsMinScore is the min_score of a facts question that gives none:
 	// the relevance a fact must reach (retrieve.DefaultMinRelevance when
 	// 0), so that an unrelated question finds that nothing is known.
@@ -288,7 +291,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	// with a model; without one, the profile is assembled from memories.
 	reflector = &reflection.Reflector{Store: store, Chat: chat, Model: reflectModel, Log: log,
 		Summarize: summarizer.SummarizeThrough, Embed: ix.EmbedMemory, Emb: emb, Space: space, Categories: cfg.InsightCategories,
-		MinConfidence: cfg.InsightMinConfidence}
+		MinConfidence: cfg.InsightMinConfidence, ProfileManual: cfg.ProfileManual}
 	profiler := &profile.Profiler{Store: store, Chat: chat, Model: reflectModel, Section: extract.Section, Log: log}
 	var admitter *core.Admitter
 	if cfg.Admission != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/agentmem/agentmem/client"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/profile"
+	"github.com/agentmem/agentmem/reflection"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -153,5 +156,49 @@ func TestRun_WarmsSearch(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "users=2") {
 		t.Fatalf("warm-up log %q, want users=2", buf.String())
+	}
+}
+
+// TestProfileManual: with ProfileManual, memories and an ended thread's
+// reflection queue no profile job, and no profile is written, until one
+// is asked for (TestSameAnswers has the automatic one, after the same
+// steps).
+func TestProfileManual(t *testing.T) {
+	ctx := context.Background()
+	mem, err := app.Open(ctx, app.Config{DB: "sqlite:" + filepath.Join(t.TempDir(), "a.db"), ProfileManual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	if err := mem.After(ctx, "alice", "t1", "I live in Oslo and I love skiing.", &agentmem.Message{Content: "Noted!"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.CreateMemory(ctx, "alice", agentmem.MemoryInput{Text: "User's sister is Ana.", Category: "relationship"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.EndThread(ctx, "alice", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, mem)
+	jobs, _, err := mem.FindJobs(ctx, agentmem.JobFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, j := range jobs {
+		kinds = append(kinds, j.Kind)
+		if j.Kind == profile.JobKind {
+			t.Errorf("a profile job was queued: %+v", j)
+		}
+	}
+	if !slices.Contains(kinds, reflection.JobKind) {
+		t.Fatalf("jobs %v: the ended thread was not reflected on, so the test shows nothing", kinds)
+	}
+	if _, err := mem.FindProfile(ctx, "alice"); agentmem.ErrorCode(err) != agentmem.ENOTFOUND {
+		t.Fatalf("FindProfile before a refresh: %v, want not found", err)
+	}
+	p, err := mem.RefreshProfile(ctx, "alice")
+	if err != nil || !strings.Contains(p.Text, "Ana") {
+		t.Fatalf("RefreshProfile = %+v, %v; want a profile of the memories", p, err)
 	}
 }

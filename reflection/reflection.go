@@ -98,6 +98,10 @@ type Reflector struct {
 	// MaxPromptChars bounds the conversation sent
 	// (prompt.DefaultMaxChars when 0): the newest turns are kept.
 	MaxPromptChars int
+	// ProfileManual: the profile is synthesised only when it is asked for
+	// (agentmem.KnowledgeService.RefreshProfile), never because memories
+	// or insights changed (EnqueueProfile does nothing).
+	ProfileManual bool
 }
 
 // Enqueue asks for a thread's reflection, once it has ended: its
@@ -258,8 +262,12 @@ func (r *Reflector) RetryFailed(ctx context.Context, userID, threadID string) (b
 // queued profile job of the user covers the request; a running one does
 // not, as it may have read the memories before the change, so a second
 // job is queued behind it. The profile jobs of a user run one at a time
-// (their Serial), so the second starts once the first is done.
+// (their Serial), so the second starts once the first is done. With
+// ProfileManual it queues nothing.
 func (r *Reflector) EnqueueProfile(ctx context.Context, userID string) error {
+	if r.ProfileManual {
+		return nil
+	}
 	var alts []*agentmem.Job
 	for _, key := range []string{"profile", "profile#next"} {
 		alts = append(alts, &agentmem.Job{UserID: userID, Kind: profile.JobKind, Key: key, Serial: profile.JobKind, Payload: json.RawMessage(`{}`)})

@@ -87,6 +87,7 @@ type Config struct {
 	JobLease             time.Duration // a background job of a server that died runs again this long after it was claimed
 	InsightCategories    []string      // of reflection's insights (empty: the defaults)
 	InsightMinConfidence float64       // reflection drops weaker insights
+	ProfileRefresh       string        // auto (when memories or insights change) or manual (when asked for)
 	FactsMinScore        float64       // min_score of a facts question that gives none (0: retrieve.DefaultMinRelevance)
 
 	// The OpenAI-compatible proxy (/openai/v1).
@@ -147,6 +148,7 @@ func defaults() Config {
 		DoneJobsRetention:    24 * time.Hour,
 		JobLease:             worker.DefaultLease,
 		InsightMinConfidence: reflection.DefaultInsightConfidence,
+		ProfileRefresh:       "auto",
 
 		ProxyMode:    agentmem.MemoryAuto,
 		ProxyTimeout: proxy.DefaultTimeout,
@@ -239,6 +241,7 @@ var settings = []setting{
 	{"job-lease", inServe | inApp, "how long a worker holds a background job: the jobs of a server that died (killed, crashed) run again once their lease expires; longer than the slowest job takes", func(c *Config) any { return &c.JobLease }},
 	{"insight-categories", inServe | inApp, "comma-separated categories of the insights reflection draws (default: general ones)", func(c *Config) any { return &c.InsightCategories }},
 	{"insight-min-confidence", inServe | inApp, "reflection drops insights with less confidence (0 to 1)", func(c *Config) any { return &c.InsightMinConfidence }},
+	{"profile-refresh", inServe | inApp, "when the user's profile is synthesised again: auto (each time their memories or insights change) or manual (only when asked for: POST …/profile/refresh)", func(c *Config) any { return &c.ProfileRefresh }},
 	{"proxy-upstream", inServe, "base URL of the model server the OpenAI-compatible proxy at /openai/v1 forwards to, e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (default: the model's server: --llm-base-url, OPENAI_BASE_URL, OpenAI with OPENAI_API_KEY, or Azure); its key is AGENTMEM_PROXY_API_KEY, else OPENAI_API_KEY", func(c *Config) any { return &c.ProxyUpstream }},
 	{"proxy-mode", inServe, "the proxy's memory mode when a request's X-Agentmem-Memory names none: auto (augment a request that carries earlier turns, else full), full, augment or off", func(c *Config) any { return &c.ProxyMode }},
 	{"proxy-budgets", inServe, "comma-separated MODEL=TOKENS context budgets of the proxy, by model name prefix (llama3=7000); the known OpenAI models have defaults (their window less 8K)", func(c *Config) any { return &c.ProxyBudgets }},
@@ -426,6 +429,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("%s must be above 0 and at most 1, not %g", n("context-warn-fraction"), cfg.ContextWarnFraction)
 	case !(cfg.InsightMinConfidence > 0 && cfg.InsightMinConfidence <= 1):
 		return fmt.Errorf("%s must be above 0 and at most 1, not %g", n("insight-min-confidence"), cfg.InsightMinConfidence)
+	case cfg.ProfileRefresh != "auto" && cfg.ProfileRefresh != "manual":
+		return fmt.Errorf("%s must be auto or manual, not %q", n("profile-refresh"), cfg.ProfileRefresh)
 	case cfg.ChunkTurns < 1 || cfg.ChunkTurns > 1000:
 		return fmt.Errorf("%s must be between 1 and 1000", n("chunk-turns"))
 	case cfg.IndexShedBacklog == 0 || cfg.IndexShedBacklog < -1:
@@ -602,7 +607,7 @@ func (cfg *Config) app(getenv func(string) string, log *slog.Logger) (app.Config
 			},
 		},
 		WarnFraction: cfg.ContextWarnFraction, RecentSummaries: recent, ChunkTurns: cfg.ChunkTurns, IndexShedBacklog: cfg.IndexShedBacklog,
-		IdleTimeout: cfg.IdleTimeout, DoneJobsRetention: cfg.DoneJobsRetention, JobLease: cfg.JobLease, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence,
+		IdleTimeout: cfg.IdleTimeout, DoneJobsRetention: cfg.DoneJobsRetention, JobLease: cfg.JobLease, InsightCategories: cfg.InsightCategories, InsightMinConfidence: cfg.InsightMinConfidence, ProfileManual: cfg.ProfileRefresh == "manual",
 		FactsMinScore: cfg.FactsMinScore, Log: log,
 	}
 	if cfg.Prompts != "" {
