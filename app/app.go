@@ -218,10 +218,7 @@ func Learned() (*extract.Learned, error) {
 // New opens the store (migrating it) and wires every part; nothing runs
 // in the background until Run. Close releases the store.
 func New(ctx context.Context, cfg Config) (*App, error) {
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := agentmem.LoggerOr(cfg.Log)
 	raw, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -360,7 +357,7 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	}
 	if err := a.reemb.EnqueueAll(ctx); err != nil && ctx.Err() == nil {
-		a.log.Warn("could not look for vectors to re-embed", "err", err)
+		a.log.Warn("could not look for vectors to re-embed", agentmem.LogErr, err)
 	}
 	var wg sync.WaitGroup
 	var poolErr error
@@ -403,7 +400,7 @@ func (a *App) warm(ctx context.Context) {
 		ids, err := a.store.FindUserIDs(ctx, after, agentmem.MaxPageSize)
 		if err != nil {
 			if ctx.Err() == nil {
-				a.log.Warn("search cache not warmed", "err", err)
+				a.log.Warn("search cache not warmed", agentmem.LogErr, err)
 			}
 			return
 		}
@@ -411,7 +408,7 @@ func (a *App) warm(ctx context.Context) {
 			room, err := a.searcher.Warm(ctx, id)
 			if err != nil {
 				if ctx.Err() == nil {
-					a.log.Warn("search cache not warmed", "user", id, "err", err)
+					a.log.Warn("search cache not warmed", agentmem.LogUser, id, agentmem.LogErr, err)
 				}
 				return
 			}
@@ -443,7 +440,7 @@ func (a *App) pruneJobs(ctx context.Context) {
 			n, err := a.store.DeleteDoneJobs(ctx, before, agentmem.MaxPageSize)
 			if err != nil {
 				if ctx.Err() == nil {
-					a.log.WarnContext(ctx, "pruning done jobs failed", "err", err)
+					a.log.WarnContext(ctx, "pruning done jobs failed", agentmem.LogErr, err)
 				}
 				break
 			}
@@ -478,7 +475,7 @@ func (a *App) sweepIdle(ctx context.Context) {
 	every(ctx, min(max(a.idle/10, time.Second), time.Minute), func() {
 		n, err := a.svc.EndIdleThreads(ctx, time.Now().Add(-a.idle))
 		if err != nil && ctx.Err() == nil {
-			a.log.WarnContext(ctx, "idle sweep failed", "err", err)
+			a.log.WarnContext(ctx, "idle sweep failed", agentmem.LogErr, err)
 		} else if n > 0 {
 			a.log.InfoContext(ctx, "idle threads ended", "threads", n, "idle", a.idle)
 		}

@@ -72,9 +72,7 @@ var _ agentmem.Service = (*Service)(nil)
 
 // New returns the service over store.
 func New(store agentmem.Store, opt Options) *Service {
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = agentmem.LoggerOr(opt.Log)
 	if opt.Window == nil {
 		opt.Window = window.New(store, store, window.Options{})
 	}
@@ -300,7 +298,7 @@ func (s *Service) audit(ctx context.Context, action string, u user, target strin
 		}
 	}
 	if err := s.store.CreateAuditEvent(ctx, e); err != nil {
-		s.log.ErrorContext(ctx, "audit event not recorded", "action", action, "err", err)
+		s.log.ErrorContext(ctx, "audit event not recorded", "action", action, agentmem.LogErr, err)
 	}
 }
 

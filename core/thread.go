@@ -118,7 +118,7 @@ func (s *Service) endThread(ctx context.Context, userID, threadID string) (*agen
 	if before.Status == agentmem.ThreadEnded {
 		if s.opt.Reflector != nil && before.LastSeq > 0 {
 			if _, err := s.opt.Reflector.RetryFailed(ctx, userID, threadID); err != nil {
-				s.log.WarnContext(ctx, "ended thread: failed reflection not queued again", "thread", threadID, "err", err)
+				s.log.WarnContext(ctx, "ended thread: failed reflection not queued again", agentmem.LogThread, threadID, agentmem.LogErr, err)
 			}
 		}
 		return before, nil
@@ -161,7 +161,7 @@ func (s *Service) ending(ctx context.Context, t *agentmem.Thread) {
 		return
 	}
 	if err := s.opt.Reflector.MarkEnded(ctx, t.UserID, t.ID); err != nil {
-		s.log.WarnContext(ctx, "ending thread: reflection not marked pending", "thread", t.ID, "err", err)
+		s.log.WarnContext(ctx, "ending thread: reflection not marked pending", agentmem.LogThread, t.ID, agentmem.LogErr, err)
 	}
 }
 
@@ -363,7 +363,7 @@ func (s *Service) ImportThread(ctx context.Context, userID string, x *agentmem.T
 	}
 	if t.LastSeq > 0 {
 		if err := s.opt.Indexer.Enqueue(ctx, t.UserID, t.ID, 1, t.LastSeq); err != nil {
-			s.log.WarnContext(ctx, "imported thread: index job not enqueued", "thread", t.ID, "err", err)
+			s.log.WarnContext(ctx, "imported thread: index job not enqueued", agentmem.LogThread, t.ID, agentmem.LogErr, err)
 		}
 	}
 	u.show(t)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"text/template"
@@ -164,11 +163,8 @@ func (x *Indexer) modelMentions(ctx context.Context, th *agentmem.Thread, turns 
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	log := x.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log.WarnContext(ctx, "entity model failed; finding entities heuristically", "thread", th.ID, "err", err)
+	log := agentmem.LoggerOr(x.Log)
+	log.WarnContext(ctx, "entity model failed; finding entities heuristically", agentmem.LogThread, th.ID, agentmem.LogErr, err)
 	return nil, false, nil
 }
 

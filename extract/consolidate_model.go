@@ -54,12 +54,12 @@ func (c *Consolidator) decideByModel(ctx context.Context, userID, agentID, threa
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		c.log().WarnContext(ctx, "consolidation model failed; deciding by the rules", "user", userID, "err", err)
+		c.log().WarnContext(ctx, "consolidation model failed; deciding by the rules", agentmem.LogUser, userID, agentmem.LogErr, err)
 		return nil, nil
 	}
 	op, old, text, reason, err := parseModelDecision(resp.Content, cd, near)
 	if err != nil {
-		c.log().WarnContext(ctx, "consolidation model answered nonsense; deciding by the rules", "user", userID, "err", err)
+		c.log().WarnContext(ctx, "consolidation model answered nonsense; deciding by the rules", agentmem.LogUser, userID, agentmem.LogErr, err)
 		c.log().DebugContext(ctx, "malformed consolidation answer", "answer", resp.Content)
 		return nil, nil
 	}
@@ -232,9 +232,4 @@ func parseModelDecision(content string, cd Candidate, near []*agentmem.Memory) (
 	return op, old, text, "model: " + reason, nil
 }
 
-func (c *Consolidator) log() *slog.Logger {
-	if c.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return c.Log
-}
+func (c *Consolidator) log() *slog.Logger { return agentmem.LoggerOr(c.Log) }

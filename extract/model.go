@@ -173,8 +173,8 @@ func (x *ModelExtractor) extractBatch(ctx context.Context, th *agentmem.Thread, 
 			return nil, ctx.Err() // stopping: the job runs again
 		}
 		x.failed.Add(1)
-		x.log().WarnContext(ctx, "extraction model failed; extracting heuristically", "thread", th.ID,
-			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, "err", err)
+		x.log().WarnContext(ctx, "extraction model failed; extracting heuristically", agentmem.LogThread, th.ID,
+			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, agentmem.LogErr, err)
 		return x.fallback().Extract(ctx, th, batch)
 	}
 	cands, err := x.parse(resp.Content, batch)
@@ -183,12 +183,12 @@ func (x *ModelExtractor) extractBatch(ctx context.Context, th *agentmem.Thread, 
 		// local models often do not) would answer so again: the batch is
 		// extracted without it rather than retried until the job dies.
 		x.malformed.Add(1)
-		x.log().WarnContext(ctx, "extraction model answered nonsense; extracting heuristically", "thread", th.ID,
-			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, "err", err)
-		x.log().DebugContext(ctx, "malformed extraction answer", "thread", th.ID, "answer", resp.Content)
+		x.log().WarnContext(ctx, "extraction model answered nonsense; extracting heuristically", agentmem.LogThread, th.ID,
+			"seq_from", batch[0].Seq, "seq_to", batch[len(batch)-1].Seq, agentmem.LogErr, err)
+		x.log().DebugContext(ctx, "malformed extraction answer", agentmem.LogThread, th.ID, "answer", resp.Content)
 		return x.fallback().Extract(ctx, th, batch)
 	}
-	x.log().DebugContext(ctx, "memories extracted by the model", "thread", th.ID, "candidates", len(cands))
+	x.log().DebugContext(ctx, "memories extracted by the model", agentmem.LogThread, th.ID, "candidates", len(cands))
 	return cands, nil
 }
 
@@ -287,9 +287,4 @@ func (x *ModelExtractor) fallback() Extractor {
 	return HeuristicExtractor{}
 }
 
-func (x *ModelExtractor) log() *slog.Logger {
-	if x.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return x.Log
-}
+func (x *ModelExtractor) log() *slog.Logger { return agentmem.LoggerOr(x.Log) }

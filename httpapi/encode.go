@@ -104,7 +104,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	status := httpx.StatusOf(code)
 	if code == agentmem.EINTERNAL && r.Context().Err() != nil {
 		if errors.Is(r.Context().Err(), context.Canceled) {
-			log.DebugContext(r.Context(), "client went away", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()), "err", err)
+			log.DebugContext(r.Context(), "client went away", agentmem.LogMethod, r.Method, agentmem.LogRoute, routeLabel(r.Pattern), "request_id", requestID(r.Context()), agentmem.LogErr, err)
 			w.WriteHeader(statusClientClosedRequest)
 			return
 		}
@@ -117,8 +117,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	if status >= 500 {
-		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "route", routeLabel(r.Pattern), "request_id", requestID(r.Context()),
-			"status", status, "code", code, "err", err)
+		log.ErrorContext(r.Context(), "request failed", agentmem.LogMethod, r.Method, agentmem.LogRoute, routeLabel(r.Pattern), "request_id", requestID(r.Context()),
+			"status", status, "code", code, agentmem.LogErr, err)
 	}
 	writeErrorBody(w, r, status, code, msg)
 }

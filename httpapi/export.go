@@ -104,7 +104,7 @@ func handleExportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
 		default:
 			if r.Context().Err() == nil { // not merely a client that left
 				log.ErrorContext(r.Context(), "user export failed after it began; aborting the response",
-					"route", routeLabel(r.Pattern), "request_id", requestID(r.Context()), "err", err)
+					"route", routeLabel(r.Pattern), "request_id", requestID(r.Context()), agentmem.LogErr, err)
 			}
 			panic(http.ErrAbortHandler) // the documented way to abort a begun response
 		}

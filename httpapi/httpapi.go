@@ -77,9 +77,7 @@ func (o Options) WithDefaults() Options {
 // request, calls one method of svc and encodes the answer. A nil log
 // discards.
 func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = agentmem.LoggerOr(log)
 	opt = opt.WithDefaults()
 	mux := http.NewServeMux()
 	addRoutes(mux, log, svc, opt)
@@ -336,7 +334,7 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 				} else if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.ErrorContext(r.Context(), "panic serving request", "method", r.Method, "route", info.routeLabel(),
+				log.ErrorContext(r.Context(), "panic serving request", agentmem.LogMethod, r.Method, agentmem.LogRoute, info.routeLabel(),
 					"request_id", info.id, "panic", v, "stack", string(debug.Stack()))
 				if info.status != 0 {
 					panic(http.ErrAbortHandler)

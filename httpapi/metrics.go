@@ -88,7 +88,7 @@ func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	backlog, err := c.svc.JobBacklog(ctx)
 	if err != nil {
-		c.log.Warn("job backlog unavailable for metrics", "err", err)
+		c.log.Warn("job backlog unavailable for metrics", agentmem.LogErr, err)
 		return
 	}
 	now := time.Now()

@@ -116,11 +116,8 @@ func (d *ModelChunkDescriber) DescribeChunk(ctx context.Context, turns []*agentm
 	if ctx.Err() != nil {
 		return ChunkDescription{}, ctx.Err()
 	}
-	log := d.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log.WarnContext(ctx, what+"; describing heuristically", "thread", turns[0].ThreadID, "seq_from", turns[0].Seq, "err", err)
+	log := agentmem.LoggerOr(d.Log)
+	log.WarnContext(ctx, what+"; describing heuristically", agentmem.LogThread, turns[0].ThreadID, "seq_from", turns[0].Seq, agentmem.LogErr, err)
 	var fb ChunkDescriber = HeuristicDescriber{}
 	if d.Fallback != nil {
 		fb = d.Fallback

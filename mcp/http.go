@@ -75,7 +75,7 @@ func NewHTTPHandler(svc agentmem.Service, opt HTTPOptions) http.Handler {
 	opt = opt.withDefaults()
 	h := &httpHandler{
 		opt:      opt,
-		log:      cmp.Or(opt.Log, slog.New(slog.DiscardHandler)),
+		log:      agentmem.LoggerOr(opt.Log),
 		sessions: map[string]*session{},
 		perKey:   map[string]int{},
 	}

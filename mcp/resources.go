@@ -125,7 +125,7 @@ func (t *handlers) updated(ctx context.Context, uri string) {
 		return
 	}
 	if err := t.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil && t.opt.Log != nil {
-		t.opt.Log.WarnContext(ctx, "mcp: resource update not sent", "uri", uri, "err", err)
+		t.opt.Log.WarnContext(ctx, "mcp: resource update not sent", "uri", uri, agentmem.LogErr, err)
 	}
 }
 

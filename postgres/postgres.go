@@ -122,9 +122,7 @@ func newStore(ctx context.Context, dsn string) (*Store, error) {
 // fails) is returned as Open returns it: a mistake to fix, not an outage
 // to wait out.
 func OpenInBackground(ctx context.Context, dsn string, log *slog.Logger, backoff func(attempt int) time.Duration) (*Store, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = agentmem.LoggerOr(log)
 	if backoff == nil {
 		backoff = ConnectBackoff
 	}
@@ -141,7 +139,7 @@ func OpenInBackground(ctx context.Context, dsn string, log *slog.Logger, backoff
 		s.pool.Close()
 		return nil, err
 	}
-	log.Warn("the database does not answer: serving 503 until it does, connecting in the background", "err", err)
+	log.Warn("the database does not answer: serving 503 until it does, connecting in the background", agentmem.LogErr, err)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopConnect, s.connected = stop, make(chan struct{})
 	go func() {
@@ -162,7 +160,7 @@ func OpenInBackground(ctx context.Context, dsn string, log *slog.Logger, backoff
 			if bg.Err() != nil {
 				return
 			}
-			log.Warn("the database does not answer yet", "attempt", attempt+1, "err", err, "retry_in", backoff(attempt+1))
+			log.Warn("the database does not answer yet", "attempt", attempt+1, agentmem.LogErr, err, "retry_in", backoff(attempt+1))
 		}
 	}()
 	return s, nil

@@ -132,7 +132,7 @@ func (p *Profiler) Refresh(ctx context.Context, userID string) (*agentmem.Profil
 		} else if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || ctx.Err() != nil {
 			return nil, err
 		} else {
-			p.log().WarnContext(ctx, "profile model failed; assembling the profile from memories", "user", userID, "err", err)
+			p.log().WarnContext(ctx, "profile model failed; assembling the profile from memories", agentmem.LogUser, userID, agentmem.LogErr, err)
 		}
 	}
 	if next.Method == "" {
@@ -270,9 +270,4 @@ func Assemble(memories []*agentmem.Memory, section func(*agentmem.Memory) string
 var lifeOrder = []string{"identity", "place", "job", "family", "health", "preference", "activity", "possession", "plan", "date",
 	"fact", "event", "other"}
 
-func (p *Profiler) log() *slog.Logger {
-	if p.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return p.Log
-}
+func (p *Profiler) log() *slog.Logger { return agentmem.LoggerOr(p.Log) }

@@ -41,7 +41,7 @@ func (p *proxy) embeddings(w http.ResponseWriter, r *http.Request) (err error) {
 	w.WriteHeader(x.res.StatusCode)
 	if _, err := io.Copy(w, x.body); err != nil {
 		// Too late for an error answer: the client sees its body cut.
-		p.log.DebugContext(r.Context(), "proxy: embeddings answer broken off", "timed_out", x.timedOut.Load(), "err", err)
+		p.log.DebugContext(r.Context(), "proxy: embeddings answer broken off", "timed_out", x.timedOut.Load(), agentmem.LogErr, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -42,6 +43,7 @@ type envOptions struct {
 	proxy   proxy.Options
 	noUp    bool // no upstream configured
 	wrapped func(agentmem.Store) agentmem.Store
+	log     *slog.Logger // the proxy's (nil discards)
 }
 
 func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
@@ -66,7 +68,7 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	if !o.noUp {
 		popt.Upstream = &proxy.Upstream{BaseURL: e.fake.BaseURL(), APIKey: "upstream-key"}
 	}
-	h := httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: o.auth, Registry: e.reg, Proxy: proxy.NewHandler(nil, mem.Service, popt)})
+	h := httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: o.auth, Registry: e.reg, Proxy: proxy.NewHandler(o.log, mem.Service, popt)})
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
 	return e

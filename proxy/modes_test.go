@@ -1,11 +1,13 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -190,15 +192,23 @@ func (s downStore) FindThreadByID(ctx context.Context, userID, threadID string) 
 
 // TestStoreDown: with the store down the proxy answers 503 with
 // Retry-After, or with passthrough forwards the request unchanged and says
-// memory was unavailable.
+// memory was unavailable; either way the outage is logged once, as an
+// error, with its cause.
 func TestStoreDown(t *testing.T) {
 	for name, degrade := range map[string]string{"fail": "", "passthrough": proxy.DegradePassthrough} {
 		t.Run(name, func(t *testing.T) {
 			down := false
+			var logged bytes.Buffer
 			e := newEnv(t, func(o *envOptions) {
 				o.proxy.Degrade = degrade
 				o.wrapped = func(s agentmem.Store) agentmem.Store { return downStore{Store: s, down: &down} }
+				o.log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelError}))
 			})
+			defer func() {
+				if n := strings.Count(logged.String(), "level=ERROR"); n != 1 || !strings.Contains(logged.String(), "connection refused") {
+					t.Errorf("the outage logged %d times (want once, with its cause):\n%s", n, logged.String())
+				}
+			}()
 			c := e.client()
 			down = true
 			var res *http.Response

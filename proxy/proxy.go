@@ -124,9 +124,7 @@ var Routes = []string{
 
 // NewHandler returns the proxy's routes (Routes) over svc.
 func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = agentmem.LoggerOr(log)
 	opt.Mode = cmp.Or(opt.Mode, agentmem.MemoryAuto)
 	opt.Timeout = cmp.Or(opt.Timeout, DefaultTimeout)
 	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpx.DefaultMaxBodyBytes)
@@ -189,9 +187,14 @@ type apiError struct {
 	// upstream: the model server's error, or its absence, passed on:
 	// logged as a warning, not as the proxy's failure.
 	upstream bool
+	// cause is the error behind it, for the log (writeError logs a
+	// server error once, with its cause).
+	cause error
 }
 
 func (e *apiError) Error() string { return e.message }
+
+func (e *apiError) Unwrap() error { return e.cause }
 
 // errorOf turns an agentmem error into an apiError of its status, in
 // OpenAI's terms (httpx.NewOpenAIError).
@@ -217,11 +220,14 @@ func (p *proxy) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := errorOf(err)
 	switch {
 	case e.status >= 500 && e.upstream && p.up == nil:
-		p.log.WarnContext(r.Context(), "proxy: no model server is configured", "path", r.URL.Path, "status", e.status, "code", e.code)
+		p.log.WarnContext(r.Context(), "proxy: no model server is configured", agentmem.LogPath, r.URL.Path, agentmem.LogStatus, e.status, "code", e.code)
 	case e.status >= 500 && e.upstream:
-		p.log.WarnContext(r.Context(), "proxy: the model server failed", "path", r.URL.Path, "upstream", p.up.host(), "status", e.status, "code", e.code)
+		p.log.WarnContext(r.Context(), "proxy: the model server failed", agentmem.LogPath, r.URL.Path, "upstream", p.up.host(), agentmem.LogStatus, e.status, "code", e.code)
 	case e.status >= 500:
-		p.log.ErrorContext(r.Context(), "proxy request failed", "path", r.URL.Path, "status", e.status, "err", err)
+		if e.cause != nil {
+			err = e.cause
+		}
+		p.log.ErrorContext(r.Context(), "proxy request failed", agentmem.LogPath, r.URL.Path, agentmem.LogStatus, e.status, agentmem.LogErr, err)
 	}
 	for k, vs := range e.header {
 		for _, v := range vs {
@@ -453,11 +459,12 @@ func (p *proxy) beginTurn(ctx context.Context, c *caller, req agentmem.TurnReque
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		p.log.ErrorContext(ctx, "proxy: memory unavailable", "err", err)
 		if p.opt.Degrade == DegradePassthrough {
+			p.log.ErrorContext(ctx, "proxy: memory unavailable, forwarding without it", agentmem.LogErr, err)
 			return nil, nil
 		}
-		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: agentmem.EUNAVAILABLE,
+		// writeError logs it, with err.
+		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: agentmem.EUNAVAILABLE, cause: err,
 			header:  http.Header{"Retry-After": {"5"}},
 			message: "agentmem's store is unavailable, so the turn could not be stored; retry shortly (or run serve with --proxy-degrade passthrough to forward without memory meanwhile)."}
 	}
@@ -477,12 +484,12 @@ func (p *proxy) finish(ctx context.Context, c *caller, turn *agentmem.Turn, repl
 	defer cancel()
 	truncated = fit(reply, p.opt.MaxMessageBytes, dropped)
 	if _, err := p.svc.AppendMessages(ctx, c.user, turn.Thread.ID, []*agentmem.Message{reply}, ""); err != nil {
-		p.log.ErrorContext(ctx, "proxy: answer not stored", "thread", turn.Thread.ID, "err", err)
+		p.log.ErrorContext(ctx, "proxy: answer not stored", agentmem.LogThread, turn.Thread.ID, agentmem.LogErr, err)
 		p.m.answer(c.api, "failed")
 		return false
 	}
 	if truncated {
-		p.log.WarnContext(ctx, "proxy: answer stored truncated", "thread", turn.Thread.ID, "max_message_bytes", p.opt.MaxMessageBytes)
+		p.log.WarnContext(ctx, "proxy: answer stored truncated", agentmem.LogThread, turn.Thread.ID, "max_message_bytes", p.opt.MaxMessageBytes)
 		p.m.answer(c.api, "truncated")
 	} else {
 		p.m.answer(c.api, "stored")

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem"
 )
 
 // Upstream is the model server requests are forwarded to.
@@ -101,7 +103,7 @@ func (p *proxy) send(ctx context.Context, method, api, model string, body []byte
 	}
 	u, err := p.up.endpoint(api, model)
 	if err != nil {
-		p.log.ErrorContext(ctx, "proxy: the model server is misconfigured", "err", err)
+		p.log.ErrorContext(ctx, "proxy: the model server is misconfigured", agentmem.LogErr, err)
 		return nil, &apiError{status: http.StatusServiceUnavailable, typ: "server_error", code: "no_upstream", upstream: true,
 			message: "The proxy's model server is misconfigured (its base URL is not an http(s) URL): the operator's log says more."}
 	}
@@ -190,7 +192,7 @@ func (p *proxy) upstreamError(ctx context.Context, res *http.Response) *apiError
 	var shaped struct{ Error *errorObject }
 	if json.Unmarshal(body, &shaped) == nil && shaped.Error != nil {
 		shaped.Error.passOn(e)
-		p.log.DebugContext(ctx, "proxy: the model server's error", "status", res.StatusCode, "type", shaped.Error.Type, "code", string(shaped.Error.Code), "message", truncate(shaped.Error.Message, 512))
+		p.log.DebugContext(ctx, "proxy: the model server's error", agentmem.LogStatus, res.StatusCode, "type", shaped.Error.Type, "code", string(shaped.Error.Code), "message", truncate(shaped.Error.Message, 512))
 	}
 	if e.status < 400 { // a 1xx or 3xx the client cannot follow
 		e.status = http.StatusBadGateway

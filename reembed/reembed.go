@@ -163,7 +163,7 @@ func (r *Reembedder) payload(j *agentmem.Job) (reembedPayload, error) {
 		return p, agentmem.Errorf(agentmem.EINVALID, "%s job %s has a malformed payload.", j.Kind, j.ID)
 	}
 	if p.Space != r.spacesKey() {
-		r.log().Info("job for another embedder left alone", "job", j.ID, "kind", j.Kind, "space", p.Space, "ours", r.spacesKey())
+		r.log().Info("job for another embedder left alone", agentmem.LogJob, j.ID, agentmem.LogKind, j.Kind, "space", p.Space, "ours", r.spacesKey())
 	}
 	return p, nil
 }
@@ -221,7 +221,7 @@ func (r *Reembedder) ReembedUser(ctx context.Context, userID string) error {
 			}
 		}
 	}
-	r.log().InfoContext(ctx, "user re-embedded", "user", userID, "space", r.spacesKey(), "embedded", b.embedded, "skipped", b.skipped)
+	r.log().InfoContext(ctx, "user re-embedded", agentmem.LogUser, userID, "space", r.spacesKey(), "embedded", b.embedded, "skipped", b.skipped)
 	return nil
 }
 
@@ -423,7 +423,7 @@ func (b *reembedBatch) embed(ctx context.Context, emb agentmem.Embedder, items [
 			v, err := emb.Embed(ctx, texts[i:i+1])
 			if agentmem.ErrorCode(err) == agentmem.EINVALID {
 				b.skipped++
-				b.r.log().WarnContext(ctx, "item not re-embedded: the embedder refused it", "user", b.userID, "scope", items[i].Scope, "id", items[i].ID, "err", err)
+				b.r.log().WarnContext(ctx, "item not re-embedded: the embedder refused it", agentmem.LogUser, b.userID, "scope", items[i].Scope, "id", items[i].ID, agentmem.LogErr, err)
 				continue
 			} else if err != nil {
 				return fmt.Errorf("re-embed: %w", err)
@@ -456,9 +456,4 @@ func (r *Reembedder) now() time.Time {
 	return time.Now()
 }
 
-func (r *Reembedder) log() *slog.Logger {
-	if r.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return r.Log
-}
+func (r *Reembedder) log() *slog.Logger { return agentmem.LoggerOr(r.Log) }

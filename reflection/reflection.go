@@ -329,7 +329,7 @@ func (r *Reflector) failed(ctx context.Context, j *agentmem.Job, threadID string
 		ref, ferr = &agentmem.Reflection{UserID: j.UserID, ThreadID: threadID}, nil
 	}
 	if ferr != nil {
-		r.log().WarnContext(ctx, "reflection failure not recorded", "user", j.UserID, "thread", threadID, "err", ferr)
+		r.log().WarnContext(ctx, "reflection failure not recorded", agentmem.LogUser, j.UserID, agentmem.LogThread, threadID, agentmem.LogErr, ferr)
 		return
 	}
 	if ref.Status != agentmem.ReflectionPending && ref.Status != agentmem.ReflectionFailed {
@@ -344,7 +344,7 @@ func (r *Reflector) failed(ctx context.Context, j *agentmem.Job, threadID string
 		ref.Reason = fmt.Sprintf("Attempt %d of %d failed (%s); it is retried.", j.Attempts, j.MaxAttempts, msg)
 	}
 	if perr := r.Store.PutReflections(ctx, j.UserID, []*agentmem.Reflection{ref}, nil); perr != nil {
-		r.log().WarnContext(ctx, "reflection failure not recorded", "user", j.UserID, "thread", threadID, "err", perr)
+		r.log().WarnContext(ctx, "reflection failure not recorded", agentmem.LogUser, j.UserID, agentmem.LogThread, threadID, agentmem.LogErr, perr)
 	}
 }
 
@@ -410,7 +410,7 @@ func (r *Reflector) reflect(ctx context.Context, userID, threadID string, lastAt
 		return err
 	}
 	r.embed(ctx, insights)
-	r.log().InfoContext(ctx, "thread reflected", "user", userID, "thread", threadID, "status", ref.Status, "insights", len(insights))
+	r.log().InfoContext(ctx, "thread reflected", agentmem.LogUser, userID, agentmem.LogThread, threadID, agentmem.LogStatus, ref.Status, "insights", len(insights))
 	if err := r.endedAgain(ctx, userID, threadID, ref.ThroughSeq); err != nil {
 		return err
 	}
@@ -897,14 +897,9 @@ func (r *Reflector) embed(ctx context.Context, insights []*agentmem.Memory) {
 	}
 	for _, m := range insights {
 		if err := r.Embed(ctx, m); err != nil {
-			r.log().WarnContext(ctx, "insight not embedded", "memory", m.ID, "err", err)
+			r.log().WarnContext(ctx, "insight not embedded", "memory", m.ID, agentmem.LogErr, err)
 		}
 	}
 }
 
-func (r *Reflector) log() *slog.Logger {
-	if r.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return r.Log
-}
+func (r *Reflector) log() *slog.Logger { return agentmem.LoggerOr(r.Log) }

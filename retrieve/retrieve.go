@@ -199,9 +199,7 @@ type Searcher struct {
 // space named space (the one the indexer embeds items in); a nil emb
 // searches full-text only.
 func New(store Store, emb agentmem.Embedder, space string, opt Options) *Searcher {
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = agentmem.LoggerOr(opt.Log)
 	return &Searcher{store: store, emb: emb, space: space, opt: opt, cache: newVectorCache(cmp.Or(opt.CacheBytes, 256<<20))}
 }
 
@@ -391,7 +389,7 @@ func (s *Searcher) Search(ctx context.Context, userID string, req Request) (*Res
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			s.opt.Log.WarnContext(ctx, "vector search unavailable; full-text only", "err", err)
+			s.opt.Log.WarnContext(ctx, "vector search unavailable; full-text only", agentmem.LogErr, err)
 			resp.Warnings = append(resp.Warnings, "The embedder is unavailable: these results come from full-text search only.")
 		} else {
 			for _, l := range vecLists {

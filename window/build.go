@@ -129,12 +129,12 @@ func (bl *build) sections(ctx context.Context) error {
 	}
 	wg.Wait()
 	if initErr != nil {
-		bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", "err", initErr)
+		bl.b.opt.Log.WarnContext(ctx, "init block unavailable; building without it", agentmem.LogErr, initErr)
 		bl.warnings = append(bl.warnings, "The initialisation block is unavailable; the context was built without it.")
 		bl.degraded = true
 	}
 	if memErr != nil {
-		bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", "err", memErr)
+		bl.b.opt.Log.WarnContext(ctx, "memories unavailable; building without them", agentmem.LogErr, memErr)
 		bl.warnings = append(bl.warnings, "Long-term memories are unavailable; the context was built without them.")
 		bl.degraded = true
 	}

@@ -96,7 +96,7 @@ func (bl *build) maybeSummarize(ctx context.Context, t *Telemetry) {
 	rctx := agentmem.WithRequired(ctx, agentmem.Required{UserID: bl.th.UserID, ThreadID: bl.th.ID})
 	j, err := jobs.EnqueueJob(rctx, &agentmem.Job{UserID: bl.th.UserID, Kind: SummarizeJobKind, Key: bl.th.ID, Payload: payload})
 	if err != nil {
-		bl.b.opt.Log.WarnContext(ctx, "summarize job not enqueued", "err", err)
+		bl.b.opt.Log.WarnContext(ctx, "summarize job not enqueued", agentmem.LogErr, err)
 		t.Warnings = append(t.Warnings, "A newer summary is needed but could not be requested; the history is trimmed meanwhile.")
 		return
 	}
@@ -210,7 +210,7 @@ func (s *Summarizer) step(ctx context.Context, userID string, p summarizePayload
 		case !lastAttempt:
 			return false, fmt.Errorf("summarize with the model: %w", err) // retried later; the context trims meanwhile
 		default:
-			s.log().WarnContext(ctx, "model failed on the last attempt; writing an extractive summary", "thread", p.ThreadID, "err", err)
+			s.log().WarnContext(ctx, "model failed on the last attempt; writing an extractive summary", agentmem.LogThread, p.ThreadID, agentmem.LogErr, err)
 		}
 	}
 	if next.Text == "" {
@@ -228,12 +228,7 @@ func (s *Summarizer) step(ctx context.Context, userID string, p summarizePayload
 	return after >= p.ThroughSeq, nil
 }
 
-func (s *Summarizer) log() *slog.Logger {
-	if s.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Log
-}
+func (s *Summarizer) log() *slog.Logger { return agentmem.LoggerOr(s.Log) }
 
 // ChunkWords bounds the summary of a chunk of turns.
 const ChunkWords = 60
@@ -250,7 +245,7 @@ func (s *Summarizer) SummarizeChunk(ctx context.Context, turns []*agentmem.Messa
 		if agentmem.ErrorCode(err) != agentmem.EUNAVAILABLE || ctx.Err() != nil {
 			return "", err
 		}
-		s.log().WarnContext(ctx, "model unavailable: extractive chunk summary", "err", err)
+		s.log().WarnContext(ctx, "model unavailable: extractive chunk summary", agentmem.LogErr, err)
 	}
 	defer agentmem.BackgroundCPU(ctx)()
 	return Extractive("", turns, ChunkWords), nil

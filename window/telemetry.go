@@ -65,7 +65,7 @@ func (b *Builder) indexLag(ctx context.Context, th *agentmem.Thread, t *Telemetr
 	n, since, err := b.opt.IndexLag(ctx, th)
 	if err != nil {
 		if b.opt.Log != nil {
-			b.opt.Log.WarnContext(ctx, "index lag not read", "thread", th.ID, "err", err)
+			b.opt.Log.WarnContext(ctx, "index lag not read", agentmem.LogThread, th.ID, agentmem.LogErr, err)
 		}
 		return
 	}

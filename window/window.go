@@ -101,9 +101,7 @@ func New(store Store, jobs agentmem.JobStore, opt Options) *Builder {
 	if opt.Tokenizer == nil {
 		opt.Tokenizer = func(string) (Tokenizer, bool) { return estimator{}, false }
 	}
-	if opt.Log == nil {
-		opt.Log = slog.New(slog.DiscardHandler)
-	}
+	opt.Log = agentmem.LoggerOr(opt.Log)
 	opt.WarnFraction = cmp.Or(opt.WarnFraction, DefaultWarnFraction)
 	size := cmp.Or(opt.CacheSize, 1024)
 	return &Builder{store: store, jobs: jobs, opt: opt, cache: newCache(size), tails: newTails(cmp.Or(opt.TailCacheBytes, 64<<20))}

@@ -196,9 +196,7 @@ func (p *Pool) config() (*config, error) {
 	if c.backoff == nil {
 		c.backoff = ExponentialBackoff(DefaultBackoffBase, DefaultBackoffMax)
 	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c.log = agentmem.LoggerOr(c.log)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -274,9 +272,9 @@ func (p *Pool) Run(ctx context.Context) error {
 				}
 				return nil
 			case err != nil && !failing:
-				log.Warn("claim jobs", "err", err)
+				log.Warn("claim jobs", agentmem.LogErr, err)
 			case err != nil:
-				log.Debug("claim jobs", "err", err)
+				log.Debug("claim jobs", agentmem.LogErr, err)
 			case failing:
 				log.Info("claim jobs: recovered")
 			}
@@ -294,7 +292,7 @@ func (p *Pool) Run(ctx context.Context) error {
 					// Its lease expired while its handler overran its ctx, and
 					// this claim renewed it; the run in flight records the
 					// outcome.
-					log.Debug("job claimed again while running", "job", j.ID, "user", j.UserID)
+					log.Debug("job claimed again while running", agentmem.LogJob, j.ID, agentmem.LogUser, j.UserID)
 					continue
 				}
 				wg.Go(func() {
@@ -355,10 +353,10 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 			logUnrecorded(log, rerr, "complete job")
 			return
 		}
-		log.Debug("job done", "duration", time.Since(start))
+		log.Debug("job done", agentmem.LogDuration, time.Since(start))
 	case ctx.Err() != nil:
 		p.release(ctx, c, log, j)
-		log.Info("job interrupted by the stop and handed back", "err", err)
+		log.Info("job interrupted by the stop and handed back", agentmem.LogErr, err)
 	case errors.Is(err, agentmem.ErrStoreDown):
 		// The store cannot work now (its database is away, its disk full):
 		// not the job's fault. Handed back, its attempt not counted, and
@@ -369,7 +367,7 @@ func (p *Pool) runJob(ctx context.Context, c *config, log *slog.Logger, j *agent
 		if rerr != nil {
 			logUnrecorded(log, rerr, "hand back job", "err", err)
 		} else {
-			log.Warn("job handed back: the store is unavailable", "err", err, "pause", storeDownPause)
+			log.Warn("job handed back: the store is unavailable", agentmem.LogErr, err, "pause", storeDownPause)
 		}
 	default:
 		attrs := []any{"err", err, "duration", time.Since(start)}
@@ -443,7 +441,7 @@ func (p *Pool) releaseOrphans(ctx context.Context, c *config, log *slog.Logger, 
 		}
 		for _, j := range jobs {
 			if j.LeaseOwner == c.owner && !running[jobKey{j.UserID, j.ID}] {
-				log.Info("job claimed by a claim that seemed to fail: handed back", "job", j.ID, "user", j.UserID, "kind", j.Kind)
+				log.Info("job claimed by a claim that seemed to fail: handed back", agentmem.LogJob, j.ID, agentmem.LogUser, j.UserID, agentmem.LogKind, j.Kind)
 				p.release(ctx, c, log, j)
 			}
 		}

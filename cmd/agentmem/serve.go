@@ -65,7 +65,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	model, space := mem.Model()
 	log.Info("embedder", "embedder", cfg.Embedder, "space", space)
 	if model {
-		log.Info("model configured: summaries and memory extraction by the model", "model", cfg.LLMModel)
+		log.Info("model configured: summaries and memory extraction by the model", agentmem.LogModel, cfg.LLMModel)
 	} else {
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
