@@ -298,16 +298,33 @@ func ThreadOrSession(ctx context.Context, svc ThreadService, userID, agentID, th
 
 // AppendBeginning appends msgs to the user's thread threadID as
 // ThreadService.AppendMessages does, and first begins the thread (of
-// agentID) when the user has none of that ID: for clients that name a
-// conversation before it exists (the MCP tools, the langchaingo adapter).
-// A soft-deleted thread keeps its ID: appending to it stays ENOTFOUND.
+// agentID) when the user has none of that ID (see BeginThread): for
+// clients that name a conversation before it exists (the tools, the
+// langchaingo adapter, library mode's After). A soft-deleted thread keeps
+// its ID: appending to it stays ENOTFOUND.
 func AppendBeginning(ctx context.Context, svc ThreadService, userID, agentID, threadID string, msgs []*Message) ([]*Message, error) {
 	stored, err := svc.AppendMessages(ctx, userID, threadID, msgs, "")
 	if ErrorCode(err) != ENOTFOUND {
 		return stored, err
 	}
-	if err := svc.CreateThread(ctx, userID, &Thread{ID: threadID, AgentID: agentID}); err != nil && ErrorCode(err) != ECONFLICT {
+	if _, err := BeginThread(ctx, svc, userID, agentID, threadID); err != nil {
 		return nil, err
 	}
 	return svc.AppendMessages(ctx, userID, threadID, msgs, "")
+}
+
+// BeginThread returns the user's thread threadID, created (of agentID)
+// when the user has none of that ID; a concurrent call's creation is
+// found, not an error. A soft-deleted thread keeps its ID: ENOTFOUND.
+func BeginThread(ctx context.Context, svc ThreadService, userID, agentID, threadID string) (*Thread, error) {
+	th, err := svc.FindThreadByID(ctx, userID, threadID)
+	if ErrorCode(err) != ENOTFOUND {
+		return th, err
+	}
+	th = &Thread{ID: threadID, AgentID: agentID}
+	err = svc.CreateThread(ctx, userID, th)
+	if ErrorCode(err) == ECONFLICT { // created meanwhile (or soft-deleted: ENOTFOUND again)
+		return svc.FindThreadByID(ctx, userID, threadID)
+	}
+	return th, err
 }

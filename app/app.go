@@ -519,7 +519,7 @@ func (a *App) Close() error {
 // of the thread for input (which is not stored yet), created with the
 // thread when it does not exist.
 func (a *App) Before(ctx context.Context, userID, threadID, input string, req agentmem.ContextRequest) (*agentmem.Context, error) {
-	if err := a.ensureThread(ctx, userID, threadID); err != nil {
+	if _, err := agentmem.BeginThread(ctx, a, userID, "", threadID); err != nil {
 		return nil, err
 	}
 	req.Input = input
@@ -529,9 +529,6 @@ func (a *App) Before(ctx context.Context, userID, threadID, input string, req ag
 // After is seed 001's context provider after a model call: it records the
 // turn, the user's input and the model's reply, in one batch.
 func (a *App) After(ctx context.Context, userID, threadID, input string, reply *agentmem.Message) error {
-	if err := a.ensureThread(ctx, userID, threadID); err != nil {
-		return err
-	}
 	msgs := []*agentmem.Message{{Role: agentmem.RoleUser, Content: input}}
 	if reply != nil {
 		if reply.Role == "" {
@@ -539,18 +536,7 @@ func (a *App) After(ctx context.Context, userID, threadID, input string, reply *
 		}
 		msgs = append(msgs, reply)
 	}
-	_, err := a.AppendMessages(ctx, userID, threadID, msgs, "")
-	return err
-}
-
-func (a *App) ensureThread(ctx context.Context, userID, threadID string) error {
-	_, err := a.FindThreadByID(ctx, userID, threadID)
-	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
-		err = a.CreateThread(ctx, userID, &agentmem.Thread{ID: threadID})
-		if agentmem.ErrorCode(err) == agentmem.ECONFLICT {
-			err = nil // created meanwhile
-		}
-	}
+	_, err := agentmem.AppendBeginning(ctx, a, userID, "", threadID, msgs)
 	return err
 }
 
