@@ -65,6 +65,23 @@ type EntityExport struct {
 	References []*EntityRef `json:"references,omitempty"`
 }
 
+// The formats of an export (ExportOptions.Format; the REST API's
+// ?format=, the command line's --format).
+const (
+	ExportJSON     = "json"     // what an import takes (the default)
+	ExportMarkdown = "markdown" // to read
+)
+
+// CheckExportFormat returns EINVALID unless format is ExportJSON,
+// ExportMarkdown or "" (ExportJSON).
+func CheckExportFormat(format string) error {
+	switch format {
+	case "", ExportJSON, ExportMarkdown:
+		return nil
+	}
+	return Errorf(EINVALID, "format must be %s or %s, not %q.", ExportJSON, ExportMarkdown, format)
+}
+
 // ExportOptions tune a user's export.
 type ExportOptions struct {
 	// IncludeDeleted exports soft-deleted threads too (they are left out

@@ -20,6 +20,9 @@ import (
 // succeeded; an error after the first write leaves w with a truncated
 // document, which the caller must not present as complete.
 func (s *Service) ExportUser(ctx context.Context, userID string, opt agentmem.ExportOptions, w io.Writer) error {
+	if err := agentmem.CheckExportFormat(opt.Format); err != nil {
+		return err
+	}
 	u, err := s.resolve(ctx, userID)
 	if err != nil {
 		return err
@@ -29,10 +32,7 @@ func (s *Service) ExportUser(ctx context.Context, userID string, opt agentmem.Ex
 		return err
 	}
 	defer release()
-	switch opt.Format {
-	case "", "json":
-		return s.exportJSON(ctx, u, opt, w)
-	case "markdown":
+	if opt.Format == agentmem.ExportMarkdown {
 		// Markdown is for reading: the export is built whole, then written.
 		var buf bytes.Buffer
 		if err := s.exportJSON(ctx, u, opt, &buf); err != nil {
@@ -45,7 +45,7 @@ func (s *Service) ExportUser(ctx context.Context, userID string, opt agentmem.Ex
 		_, err := io.WriteString(w, x.Markdown())
 		return err
 	}
-	return agentmem.Errorf(agentmem.EINVALID, "format must be json or markdown, not %q.", opt.Format)
+	return s.exportJSON(ctx, u, opt, w)
 }
 
 // exportJSON writes the JSON export of u; see ExportUser.

@@ -19,14 +19,14 @@ func handleExportThread(log *slog.Logger, svc agentmem.ThreadService) http.Handl
 			return err
 		}
 		format := r.URL.Query().Get("format")
-		if format != "" && format != "json" && format != "markdown" {
-			return agentmem.Errorf(agentmem.EINVALID, "format must be json or markdown, not %q.", format)
+		if err := agentmem.CheckExportFormat(format); err != nil {
+			return err
 		}
 		x, err := svc.ExportThread(r.Context(), p.user, p.thread)
 		if err != nil {
 			return err
 		}
-		if format != "markdown" {
+		if format != agentmem.ExportMarkdown {
 			encode(w, r, log, http.StatusOK, x)
 			return nil
 		}
@@ -88,7 +88,7 @@ func handleExportUser(log *slog.Logger, svc agentmem.UserService) http.Handler {
 			return err
 		}
 		out := &startWriter{w: w, start: func() {
-			if opt.Format == "markdown" {
+			if opt.Format == agentmem.ExportMarkdown {
 				w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 			} else {
 				w.Header().Set("Content-Type", "application/json")

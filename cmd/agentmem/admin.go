@@ -70,8 +70,9 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("export: unexpected argument %q", fs.Arg(0))
 	case a.user == "":
 		return errors.New("--user is required")
-	case a.format != "json" && a.format != "markdown":
-		return fmt.Errorf("--format must be json or markdown")
+	}
+	if err := agentmem.CheckExportFormat(a.format); err != nil {
+		return fmt.Errorf("--%s", agentmem.ErrorMessage(err))
 	}
 	if err := cfg.checkDBExists(); err != nil {
 		return err
@@ -88,7 +89,7 @@ func runExport(ctx context.Context, args []string, getenv func(string) string, s
 			if err != nil {
 				return err
 			}
-			if a.format == "markdown" {
+			if a.format == agentmem.ExportMarkdown {
 				_, err = io.WriteString(w, x.Markdown())
 				return err
 			}
