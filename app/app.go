@@ -190,7 +190,6 @@ type App struct {
 	store    agentmem.Store // the store itself, closed by Close
 	pool     *worker.Pool
 	searcher *retrieve.Searcher
-	svc      *core.Service
 	reemb    *reembed.Reembedder
 	idle     time.Duration
 	// retention is how long done jobs are kept (0: for ever).
@@ -336,7 +335,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 		FactsMinScore:    cmp.Or(cfg.FactsMinScore, retrieve.DefaultMinRelevance),
 		Admitter:         admitter,
 	})
-	return &App{Service: svc, svc: svc, store: raw, pool: pool, searcher: searcher, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
+	return &App{Service: svc, store: raw, pool: pool, searcher: searcher, reemb: reemb, idle: cfg.IdleTimeout, retention: cfg.DoneJobsRetention, log: log, chat: chat, space: space}, nil
 }
 
 // Model reports whether a model is configured (summaries, extraction and
@@ -473,7 +472,7 @@ func every(ctx context.Context, interval time.Duration, fn func()) {
 // of it (at least each second, at most each minute), until ctx ends.
 func (a *App) sweepIdle(ctx context.Context) {
 	every(ctx, min(max(a.idle/10, time.Second), time.Minute), func() {
-		n, err := a.svc.EndIdleThreads(ctx, time.Now().Add(-a.idle))
+		n, err := a.EndIdleThreads(ctx, time.Now().Add(-a.idle))
 		if err != nil && ctx.Err() == nil {
 			a.log.WarnContext(ctx, "idle sweep failed", agentmem.LogErr, err)
 		} else if n > 0 {

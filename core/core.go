@@ -2,8 +2,9 @@
 // the methods of Service (agentmem.Service), over the stores, the context
 // builder (window), search (retrieve), indexing (index), reflection
 // (reflection) and profiles (profile).
-// The faces (httpapi, the command line, the idle sweep, and the MCP
-// server, proxy and web UI to come) decode, call one method, encode.
+// The faces (the REST API, the OpenAI-compatible proxy, the MCP server,
+// the command line, the idle sweep) decode, call one method, encode;
+// package app wires a Service to its store, model and workers.
 //
 // Who may reach whose data is decided here, once: the identity in ctx
 // (agentmem.IdentityFromContext) and the user ID the caller gives are
