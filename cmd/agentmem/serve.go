@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/web"
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,7 +53,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	// Every store call of the API, the builder and the workers is timed.
-	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return httpapi.InstrumentStore(s, reg) }
+	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return metrics.Store(s, reg, nil) }
 	// A database that does not answer yet does not stop the server: it
 	// listens, /readyz and the API answer 503 until the database does.
 	acfg.ConnectInBackground = true
@@ -70,7 +71,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
 	popt := cfg.proxyOptions(getenv)
-	popt.Registry = reg
+	popt.Metrics = metrics.NewProxy(reg)
 	if popt.Upstream == nil {
 		log.Info("proxy: no model server configured; /openai/v1 answers 503 until --proxy-upstream or OPENAI_API_KEY is set")
 	}
@@ -146,9 +147,11 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (Co
 // timeouts.
 func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config, proxyHandler, mcpHandler http.Handler) *http.Server {
 	proxies, _ := cfg.trustedProxies() // checked by Validate
+	metrics.RegisterStats(reg, svc, log)
 	handler := httpapi.NewHandler(log, svc, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
-		Registry:     reg,
+		Middleware:   metrics.HTTP(reg, httpapi.Served),
+		Metrics:      metrics.Handler(reg),
 		Version:      version(),
 		Auth: httpapi.Auth{
 			Mode:           cfg.Auth,
