@@ -54,6 +54,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// Every store call of the API, the builder and the workers is timed.
 	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return metrics.Store(s, reg, nil) }
+	// Every model call is counted, with its tokens.
+	acfg.WrapChat = func(c agentmem.Chat, model string) agentmem.Chat { return metrics.Chat(c, model, reg, nil) }
+	acfg.WrapEmbedder = func(e agentmem.Embedder, space string) agentmem.Embedder { return metrics.Embedder(e, space, reg, nil) }
 	// A database that does not answer yet does not stop the server: it
 	// listens, /readyz and the API answer 503 until the database does.
 	acfg.ConnectInBackground = true
