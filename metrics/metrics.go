@@ -13,7 +13,7 @@
 //     (backlog, admission, indexing, the context cache).
 //   - NewProxy records the OpenAI-compatible proxy's requests
 //     (proxy.Options.Metrics).
-//   - NewTracerProvider exports spans over OTLP/HTTP when the standard
+//   - Tracing exports spans over OTLP/HTTP when the standard
 //     OTEL_EXPORTER_OTLP_* variables say where.
 //
 // A nil Registerer records no metrics and a nil TracerProvider no spans:

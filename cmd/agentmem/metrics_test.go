@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem/llm/llmtest"
@@ -54,5 +59,69 @@ func TestServe_ModelMetrics(t *testing.T) {
 		if !want.MatchString(body) {
 			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(body, "agentmem_model"))
 		}
+	}
+}
+
+// TestServe_Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT, serve exports its
+// spans over OTLP/HTTP to ENDPOINT/v1/traces, flushing them as it stops:
+// a request's span under its route, the store's call under it, the
+// service named by OTEL_SERVICE_NAME.
+func TestServe_Tracing(t *testing.T) {
+	var mu sync.Mutex
+	var received []byte
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" {
+			http.NotFound(w, r)
+			return
+		}
+		var body io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			gz, err := gzip.NewReader(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = gz
+		}
+		b, _ := io.ReadAll(body)
+		mu.Lock()
+		received = append(received, b...)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer collector.Close()
+
+	srv := MustServeEnv(t, filepath.Join(t.TempDir(), "agentmem.db"), map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL,
+		"OTEL_SERVICE_NAME":           "agentmem-traced",
+	})
+	resp, err := http.Post(srv.URL+"/v1/users/alice/threads", "application/json", strings.NewReader(`{"id":"t"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create thread: %d", resp.StatusCode)
+	}
+	srv.Stop(t)
+
+	mu.Lock()
+	defer mu.Unlock()
+	// The spans are protobuf, whose strings are their bytes.
+	for _, want := range []string{"POST /v1/users/{user}/threads", "store.create_thread", "agentmem-traced"} {
+		if !bytes.Contains(received, []byte(want)) {
+			t.Errorf("the collector received no %q (%d bytes)", want, len(received))
+		}
+	}
+}
+
+// TestServe_TracingEndpoint: an OTLP endpoint that is not an http(s) URL
+// stops serve at start, rather than exporting nowhere.
+func TestServe_TracingEndpoint(t *testing.T) {
+	env := map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "localhost:4318"}
+	err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "agentmem.db")},
+		func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "OTLP traces endpoint") {
+		t.Fatalf("serve returned %v, want the endpoint refused", err)
 	}
 }
