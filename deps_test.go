@@ -21,9 +21,13 @@ var allowed = map[string][]string{
 	"storetest": {"."},
 	"tokens":    {"."},
 	"httpapi":   {".", "core", "tools", "internal/httpx"}, // handlers call the core, and run the tools for agents not on MCP
-	// The proxy calls the core, and shares httpapi's error statuses,
-	// metric registration and authentication (httpapi serves it).
+	// The proxy calls the core, and shares httpapi's authentication
+	// (httpapi serves it).
 	"proxy": {".", "core", "httpapi", "internal/httpx"},
+	// metrics owns Prometheus and OpenTelemetry: the faces take its
+	// middleware and recorders through their options, cmd/agentmem wires
+	// them; it reads the service's stats through an interface of its own.
+	"metrics": {"."},
 	// The tools for agents, defined once (MCP and REST adapt them), call
 	// the service, in process or over REST.
 	"tools": {"."},

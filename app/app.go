@@ -180,6 +180,12 @@ type Config struct {
 	// WrapStore, when set, wraps the store every part uses (serve times
 	// every call with it).
 	WrapStore func(agentmem.Store) agentmem.Store
+	// WrapChat, when set, wraps the model every part calls, when one is
+	// configured; model is the one a request that names none gets.
+	// WrapEmbedder, when set, wraps each embedder, with the vector space
+	// it embeds in. Serve counts and traces every model call with them.
+	WrapChat     func(c agentmem.Chat, model string) agentmem.Chat
+	WrapEmbedder func(e agentmem.Embedder, space string) agentmem.Embedder
 }
 
 // App is agentmem opened in process: the use cases of core.Service, and
@@ -247,6 +253,12 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	embs, err := newEmbedders(ctx, cfg, getenv)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.WrapEmbedder != nil {
+		embs.Emb, embs.Queries = cfg.WrapEmbedder(embs.Emb, embs.Space), cfg.WrapEmbedder(embs.Queries, embs.Space)
+		if b := embs.Bulk; b != nil {
+			embs.Bulk = &agentmem.Embedding{Embedder: cfg.WrapEmbedder(b.Embedder, b.Space), Space: b.Space}
+		}
 	}
 	emb, queries, space, bulk := embs.Emb, embs.Queries, embs.Space, embs.Bulk
 	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Lease: cfg.JobLease, Log: log, Backoff: cfg.JobBackoff, Poll: cfg.JobPoll}
@@ -604,6 +616,9 @@ func newChat(cfg Config, getenv func(string) string) (agentmem.Chat, error) {
 	c, err := openai.New(oc)
 	if err != nil {
 		return nil, fmt.Errorf("model client: %w", err)
+	}
+	if cfg.WrapChat != nil {
+		return cfg.WrapChat(c, cmp.Or(oc.Model, openai.DefaultModel)), nil
 	}
 	return c, nil
 }

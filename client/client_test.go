@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/agentmem/agentmem/reflection"
 	"github.com/agentmem/agentmem/storetest"
 	"github.com/google/go-cmp/cmp"
@@ -36,7 +37,8 @@ import (
 func MustServe(tb testing.TB) (*client.Client, agentmem.Store) {
 	tb.Helper()
 	s := testutil.MustOpenSQLite(tb)
-	srv := httptest.NewServer(httpapi.NewHandler(nil, core.New(s, core.Options{}), httpapi.Options{Registry: prometheus.NewRegistry()}))
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(httpapi.NewHandler(nil, core.New(s, core.Options{}), httpapi.Options{Middleware: metrics.HTTP(reg, httpapi.Served), Metrics: metrics.Handler(reg)}))
 	tb.Cleanup(srv.Close)
 	return client.New(srv.URL+"/", srv.Client()), s
 }

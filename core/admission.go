@@ -180,13 +180,7 @@ func busy(w Work) error {
 }
 
 // AdmissionStats is what an Admitter reports of a class, for metrics.
-type AdmissionStats struct {
-	Work     Work
-	Size     int64  // the semaphore's weight (0: no bound)
-	Running  int64  // weight held now
-	Waiting  int64  // requests waiting now
-	Rejected uint64 // requests refused since the start
-}
+type AdmissionStats = agentmem.AdmissionStats
 
 // Stats reports each class, in the order of Works (none for a nil
 // Admitter).
@@ -197,7 +191,7 @@ func (a *Admitter) Stats() []AdmissionStats {
 	out := make([]AdmissionStats, 0, len(Works))
 	for _, w := range Works {
 		c := a.classes[w]
-		out = append(out, AdmissionStats{Work: w, Size: c.size, Running: c.running.Load(), Waiting: c.waiting.Load(), Rejected: c.rejected.Load()})
+		out = append(out, AdmissionStats{Work: string(w), Size: c.size, Running: c.running.Load(), Waiting: c.waiting.Load(), Rejected: c.rejected.Load()})
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 
 func stats(a *core.Admitter, w core.Work) core.AdmissionStats {
 	for _, st := range a.Stats() {
-		if st.Work == w {
+		if st.Work == string(w) {
 			return st
 		}
 	}

@@ -53,7 +53,7 @@ func TestAdmission_SearchFlood(t *testing.T) {
 		searcher := retrieve.New(held, nil, "", retrieve.Options{Admit: adm.SearchAdmit()})
 		win := window.New(held, held, window.Options{Memories: &retrieve.MemoryProvider{Searcher: searcher}})
 		reg := prometheus.NewRegistry()
-		srv := MustServeCore(t, held, core.Options{Searcher: searcher, Window: win, Admitter: adm}, httpapi.Options{Registry: reg})
+		srv := MustServeMetered(t, held, core.Options{Searcher: searcher, Window: win, Admitter: adm}, httpapi.Options{}, reg)
 		base := srv.URL + "/v1/users/alice"
 		if resp, b := Do(t, http.MethodPost, base+"/threads", nil, `{"id":"t"}`); resp.StatusCode != http.StatusCreated {
 			t.Fatalf("create thread: %d %s", resp.StatusCode, b)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,7 +65,7 @@ func (panicStore) Stats(context.Context) (*agentmem.Stats, error) { panic("boom"
 
 func TestHandler_RecoverPanic(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	srv := MustServe(t, panicStore{testutil.MustOpenSQLite(t)}, httpapi.Options{Registry: reg})
+	srv := MustServeMetered(t, panicStore{testutil.MustOpenSQLite(t)}, core.Options{}, httpapi.Options{}, reg)
 	resp, body := Do(t, "GET", srv.URL+"/v1/stats", nil, "")
 	if resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("status=%d, want 500", resp.StatusCode)
@@ -408,8 +409,8 @@ func TestHandler_DeleteUser(t *testing.T) {
 
 func TestHandler_Metrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	store := httpapi.InstrumentStore(testutil.MustOpenSQLite(t), reg)
-	srv := MustServe(t, store, httpapi.Options{Registry: reg})
+	store := metrics.Store(testutil.MustOpenSQLite(t), reg, nil)
+	srv := MustServeMetered(t, store, core.Options{}, httpapi.Options{}, reg)
 	Do(t, "POST", srv.URL+"/v1/users/u/threads", nil, `{"id":"t"}`)
 	Do(t, "GET", srv.URL+"/v1/users/u/threads", nil, "")
 	Do(t, "GET", srv.URL+"/v1/users/u/threads/missing", nil, "")
@@ -449,7 +450,7 @@ func TestHandler_Metrics(t *testing.T) {
 	t.Run("SharedRegistry", func(t *testing.T) {
 		// A second handler and store wrapper on the same registry share
 		// the collectors rather than panicking.
-		httpapi.NewHandler(nil, core.New(httpapi.InstrumentStore(testutil.MustOpenSQLite(t), reg), core.Options{}), httpapi.Options{Registry: reg})
+		MustServeMetered(t, metrics.Store(testutil.MustOpenSQLite(t), reg, nil), core.Options{}, httpapi.Options{}, reg)
 	})
 	t.Run("NoRegistry", func(t *testing.T) {
 		srv := MustServe(t, testutil.MustOpenSQLite(t), httpapi.Options{})

@@ -1,8 +1,8 @@
 // Package httpapi is agentmem's REST API: NewHandler serves the routes of
 // routes.go over the application core (core.Service), each handler
 // decoding a request, calling one method of it and encoding the answer,
-// with JSON errors, request logging, panic recovery and Prometheus
-// metrics.
+// with JSON errors, request logging and panic recovery; metrics and
+// traces are a middleware's (Options.Middleware).
 package httpapi
 
 import (
@@ -19,7 +19,6 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/internal/httpx"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Options.MaxBodyBytes is 0.
@@ -30,9 +29,15 @@ type Options struct {
 	// MaxBodyBytes bounds every request body (DefaultMaxBodyBytes when 0);
 	// a larger body is answered 413. Thread imports are bounded by it too.
 	MaxBodyBytes int64
-	// Registry receives the HTTP metrics and is served at /metrics. When
-	// nil, no metrics are recorded and /metrics is not served.
-	Registry *prometheus.Registry
+	// Middleware, when set, wraps the handling of every request, inside
+	// the request log and outside everything else (body and query limits,
+	// panic recovery, authentication, routing): metrics.HTTP counts and
+	// times requests in it, metrics.TraceHTTP traces them. Once the next
+	// handler returns, Served reports the route and status.
+	Middleware func(http.Handler) http.Handler
+	// Metrics, when set, is served to admins at GET /metrics
+	// (metrics.Handler).
+	Metrics http.Handler
 	// Version is the server's version, reported by /healthz.
 	Version string
 	// Auth says how callers are identified; the zero value is AuthNone.
@@ -89,14 +94,8 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	h = limitQuery(opt.MaxQueryBytes)(h)
 	h = recoverPanics(log)(h)
 	h = limitBody(opt.MaxBodyBytes)(h)
-	if opt.Registry != nil {
-		h = newHTTPMetrics(opt.Registry).measure(h)
-		registerContextCache(opt.Registry, svc)
-		registerIndexShedding(opt.Registry, svc)
-		registerExtractionFallbacks(opt.Registry, svc)
-		Register(opt.Registry, prometheus.Collector(&backlogCollector{svc: svc, log: log}))
-		Register(opt.Registry, prometheus.Collector(&admissionCollector{svc: svc}))
-		Register(opt.Registry, prometheus.Collector(&indexStagesCollector{svc: svc}))
+	if opt.Middleware != nil {
+		h = opt.Middleware(h)
 	}
 	h = foreground(h)
 	return logRequests(log)(h)
@@ -167,6 +166,19 @@ func routeLabel(pattern string) string {
 }
 
 type infoKey struct{}
+
+// Served reports, to a middleware of Options.Middleware once its next
+// handler has returned, the route pattern the request matched, without
+// its method ("/v1/users/{user}/threads"; "unmatched" for none), and the
+// status sent (200 when the handler wrote nothing). Patterns, unlike
+// paths, hold no user data, so they are safe as metric labels.
+func Served(r *http.Request) (route string, status int) {
+	info, ok := r.Context().Value(infoKey{}).(*requestInfo)
+	if !ok {
+		return routeLabel(""), http.StatusOK
+	}
+	return info.routeLabel(), info.code()
+}
 
 // track returns the request's info, creating it on first use together with
 // a ResponseWriter that records the status and a request carrying the info

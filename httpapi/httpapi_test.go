@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,7 +56,7 @@ func wantHeader(name, want string) func(*testing.T, *http.Response, []byte) {
 func TestHandler_Scenarios(t *testing.T) {
 	store := testutil.MustOpenSQLite(t)
 	seed(t, store)
-	srv := MustServe(t, store, httpapi.Options{Registry: prometheus.NewRegistry(), Version: "test"})
+	srv := MustServeMetered(t, store, core.Options{}, httpapi.Options{Version: "test"}, prometheus.NewRegistry())
 
 	big := strings.Repeat("a", agentmem.DefaultMaxMessageBytes+1)
 	jsonHeader := http.Header{"Content-Type": {"application/json"}}

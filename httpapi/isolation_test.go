@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -200,7 +201,7 @@ func TestIsolation(t *testing.T) {
 }
 
 func testIsolation(t *testing.T, open func(testing.TB) agentmem.Store) {
-	table := httpapi.RouteTable(httpapi.Options{Registry: prometheus.NewRegistry()})
+	table := httpapi.RouteTable(httpapi.Options{Metrics: metrics.Handler(prometheus.NewRegistry())})
 	for _, rt := range table {
 		if _, ok := routeCases[rt.Pattern]; !ok {
 			t.Errorf("route %s has no case in routeCases: add one so that the isolation matrix covers it", rt.Pattern)
@@ -235,14 +236,14 @@ func testIsolation(t *testing.T, open func(testing.TB) agentmem.Store) {
 				wrongSecret = admin[:len(admin)-4] + "BBBB"
 			}
 
-			opt := httpapi.Options{Registry: prometheus.NewRegistry()}
+			opt := httpapi.Options{Metrics: metrics.Handler(prometheus.NewRegistry())}
 			servers := map[string]string{}
 			opt.Auth = httpapi.Auth{Mode: httpapi.AuthAPIKey}
 			servers["apikey"] = MustServe(t, store, opt).URL
-			opt.Registry = prometheus.NewRegistry()
+			opt.Metrics = metrics.Handler(prometheus.NewRegistry())
 			opt.Auth = httpapi.Auth{Mode: httpapi.AuthHeader, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 			servers["header"] = MustServe(t, store, opt).URL
-			opt.Registry = prometheus.NewRegistry()
+			opt.Metrics = metrics.Handler(prometheus.NewRegistry())
 			opt.Auth = httpapi.Auth{Mode: httpapi.AuthHeader, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
 			servers["untrusted"] = MustServe(t, store, opt).URL
 

@@ -12,6 +12,8 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // MustServe serves the real handler over store, logging into tb. Every
@@ -28,6 +30,20 @@ func MustServeCore(tb testing.TB, store agentmem.Store, copt core.Options, opt h
 	copt.Log = NewLogger(tb)
 	srv := httptest.NewServer(Validating(tb, httpapi.NewHandler(copt.Log, core.New(store, copt), opt)))
 	tb.Cleanup(srv.Close) // registered after the store's Close, so it runs before it
+	return srv
+}
+
+// MustServeMetered is MustServeCore with the metrics of serve recorded
+// into reg: the service's stats, the requests counted and timed, and
+// /metrics served.
+func MustServeMetered(tb testing.TB, store agentmem.Store, copt core.Options, opt httpapi.Options, reg *prometheus.Registry) *httptest.Server {
+	tb.Helper()
+	copt.Log = NewLogger(tb)
+	svc := core.New(store, copt)
+	metrics.RegisterStats(reg, svc, copt.Log)
+	opt.Middleware, opt.Metrics = metrics.HTTP(reg, httpapi.Served), metrics.Handler(reg)
+	srv := httptest.NewServer(Validating(tb, httpapi.NewHandler(copt.Log, svc, opt)))
+	tb.Cleanup(srv.Close)
 	return srv
 }
 

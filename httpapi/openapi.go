@@ -437,7 +437,7 @@ const docDescription = "agentmem remembers conversations for LLM agents: threads
 	"Each response carries an `X-Request-ID` (the request's, when it sends a well-formed one)."
 
 // openAPIDocument returns the OpenAPI document of the API that
-// NewHandler serves with opt: its routes (GET /metrics with a Registry),
+// NewHandler serves with opt: its routes (GET /metrics with Options.Metrics),
 // and the authentication of opt.Auth (none: no security requirement).
 func openAPIDocument(opt Options) ([]byte, error) {
 	g := newSchemaGen()

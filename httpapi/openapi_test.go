@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite docs/openapi.json from the code
 // documentOptions are those of the document in the repository: every
 // route (with /metrics), and API keys.
 func documentOptions() httpapi.Options {
-	return httpapi.Options{Registry: prometheus.NewRegistry(), Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}}
+	return httpapi.Options{Metrics: metrics.Handler(prometheus.NewRegistry()), Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}}
 }
 
 // TestOpenAPI_Document keeps docs/openapi.json what the code generates:
@@ -141,7 +142,7 @@ func TestOpenAPI_Auth(t *testing.T) {
 				t.Errorf("apiKeyAuth=%+v, want X-API-Key in header", got)
 			}
 			if _, ok := doc.Paths["/metrics"]; ok {
-				t.Errorf("/metrics is documented, but is not served without a Registry")
+				t.Errorf("/metrics is documented, but is not served without Metrics")
 			}
 		})
 	}

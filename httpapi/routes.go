@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem/core"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // route is one line of the API surface: its ServeMux pattern, who may
@@ -103,8 +102,8 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 	if opt.Web != nil {
 		rs = append(rs, route{"/{$}", accessPublic, opt.Web}, route{"/static/", accessPublic, opt.Web})
 	}
-	if opt.Registry != nil {
-		metrics := describe(promhttp.HandlerFor(opt.Registry, promhttp.HandlerOpts{Registry: opt.Registry})).
+	if opt.Metrics != nil {
+		metrics := describe(opt.Metrics).
 			writesMedia(http.StatusOK, "text/plain", &jsonSchema{Type: "string", Description: "Prometheus' text exposition format."})
 		rs = append(rs, route{"GET /metrics", accessAdmin, metrics})
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/httpapi"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -104,7 +105,7 @@ var (
 func theDocument(tb testing.TB) *docValidator {
 	tb.Helper()
 	docOnce.Do(func() {
-		b, err := httpapi.OpenAPI(httpapi.Options{Registry: prometheus.NewRegistry(), Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}})
+		b, err := httpapi.OpenAPI(httpapi.Options{Metrics: metrics.Handler(prometheus.NewRegistry()), Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}})
 		if err == nil {
 			docV, err = newDocValidator(b)
 		}

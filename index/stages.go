@@ -3,6 +3,8 @@ package index
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/agentmem/agentmem"
 )
 
 // Stages of the index job, whose cost the Indexer accounts for (see
@@ -20,10 +22,7 @@ var stageNames = [...]string{StageWindows, StageChunks, StageExtract, StageConso
 
 // StageCost is the time the index jobs of an Indexer have spent in one
 // stage since it was made.
-type StageCost struct {
-	Stage string
-	Time  time.Duration
-}
+type StageCost = agentmem.StageCost
 
 // stageClock accumulates the time of each stage and the messages indexed.
 type stageClock struct {

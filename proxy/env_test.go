@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/goldenfile"
 	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -64,11 +65,11 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	t.Cleanup(func() { mem.Close() })
 	e.mem = mem
 	popt := o.proxy
-	popt.Registry = e.reg
+	popt.Metrics = metrics.NewProxy(e.reg)
 	if !o.noUp {
 		popt.Upstream = &proxy.Upstream{BaseURL: e.fake.BaseURL(), APIKey: "upstream-key"}
 	}
-	h := httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: o.auth, Registry: e.reg, Proxy: proxy.NewHandler(o.log, mem.Service, popt)})
+	h := httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: o.auth, Middleware: metrics.HTTP(e.reg, httpapi.Served), Metrics: metrics.Handler(e.reg), Proxy: proxy.NewHandler(o.log, mem.Service, popt)})
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
 	return e

@@ -1,51 +1,38 @@
 package proxy
 
 import (
-	"strconv"
+	"net/http"
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/httpapi"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are the proxy's Prometheus metrics; a nil *metrics records
-// nothing.
-type metrics struct {
-	requests      *prometheus.CounterVec   // by api, mode, status
-	latency       *prometheus.HistogramVec // upstream time to the answer's header, by api
-	contextTokens *prometheus.CounterVec   // by kind: sent, history
-	answers       *prometheus.CounterVec   // by api, outcome: stored, truncated, failed
+// Metrics records the proxy's work (metrics.NewProxy records it in
+// Prometheus).
+type Metrics interface {
+	// Request counts a request by API (chat, responses, embeddings),
+	// memory mode and the status it was answered with.
+	Request(api, mode string, status int)
+	// Upstream records how long the model server took to send the header
+	// of its answer.
+	Upstream(api string, d time.Duration)
+	// ContextTokens counts the tokens of a context sent and of the
+	// history it was drawn from: the difference is the saving.
+	ContextTokens(sent, history float64)
+	// Answer counts an answer by outcome: stored, truncated (stored cut
+	// to the store's bound on a message) or failed (not stored).
+	Answer(api, outcome string)
 }
 
-func newMetrics(reg *prometheus.Registry) *metrics {
-	if reg == nil {
+// metrics adapts the proxy's events to Options.Metrics; a nil *metrics
+// records nothing.
+type metrics struct{ m Metrics }
+
+func newMetrics(m Metrics) *metrics {
+	if m == nil {
 		return nil
 	}
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agentmem_proxy_requests_total",
-			Help: "Requests to the OpenAI-compatible proxy, by API, memory mode and status.",
-		}, []string{"api", "mode", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "agentmem_proxy_upstream_seconds",
-			Help:    "Time from forwarding a request to the model server until its answer's header arrived.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
-		}, []string{"api"}),
-		contextTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agentmem_proxy_context_tokens_total",
-			Help: "Tokens of the contexts the proxy sent (kind=sent) against the tokens of the histories they were drawn from (kind=history, estimated from the turns sent): the difference is the saving.",
-		}, []string{"kind"}),
-	}
-	m.answers = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "agentmem_proxy_answers_total",
-		Help: "Model answers the proxy stored, by API and outcome: stored, truncated (longer than the store's message bound: stored cut to it) or failed (not stored).",
-	}, []string{"api", "outcome"})
-	m.requests = httpapi.Register(reg, m.requests)
-	m.answers = httpapi.Register(reg, m.answers)
-	m.latency = httpapi.Register(reg, m.latency)
-	m.contextTokens = httpapi.Register(reg, m.contextTokens)
-	return m
+	return &metrics{m}
 }
 
 // request counts a request by its outcome.
@@ -53,16 +40,16 @@ func (m *metrics) request(api, mode string, err error) {
 	if m == nil {
 		return
 	}
-	status := "200"
+	status := http.StatusOK
 	if err != nil {
-		status = strconv.Itoa(errorOf(err).status)
+		status = errorOf(err).status
 	}
-	m.requests.WithLabelValues(api, mode, status).Inc()
+	m.m.Request(api, mode, status)
 }
 
 func (m *metrics) upstream(api string, d time.Duration) {
 	if m != nil {
-		m.latency.WithLabelValues(api).Observe(d.Seconds())
+		m.m.Upstream(api, d)
 	}
 }
 
@@ -72,17 +59,16 @@ func (m *metrics) tokens(t agentmem.Telemetry) {
 	if m == nil {
 		return
 	}
-	m.contextTokens.WithLabelValues("sent").Add(float64(t.UsedTokens))
 	history := float64(t.Sections["messages"])
 	if t.IncludedMessages > 0 {
 		history += float64(t.OmittedMessages) * history / float64(t.IncludedMessages)
 	}
-	m.contextTokens.WithLabelValues("history").Add(history)
+	m.m.ContextTokens(float64(t.UsedTokens), history)
 }
 
 // answer counts an answer stored, by outcome.
 func (m *metrics) answer(api, outcome string) {
 	if m != nil {
-		m.answers.WithLabelValues(api, outcome).Inc()
+		m.m.Answer(api, outcome)
 	}
 }

@@ -34,7 +34,6 @@ import (
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/internal/httpx"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Request headers a client may send to say whose memory and which of it.
@@ -93,8 +92,8 @@ type Options struct {
 	// clients do, has it stored with its next turn once the store is
 	// back (the proxy stores what the thread does not hold yet).
 	Degrade string
-	// Registry receives the proxy's metrics (nil: none).
-	Registry *prometheus.Registry
+	// Metrics receives the proxy's metrics (nil: none).
+	Metrics Metrics
 	// MaxBodyBytes bounds a request body (httpx.DefaultMaxBodyBytes
 	// when 0).
 	MaxBodyBytes int64
@@ -130,7 +129,7 @@ func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
 	opt.MaxBodyBytes = cmp.Or(opt.MaxBodyBytes, httpx.DefaultMaxBodyBytes)
 	opt.MaxAnswerBytes = cmp.Or(opt.MaxAnswerBytes, DefaultMaxAnswerBytes)
 	opt.MaxMessageBytes = cmp.Or(opt.MaxMessageBytes, agentmem.DefaultMaxMessageBytes)
-	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Registry)}
+	p := &proxy{log: log, svc: svc, opt: opt, up: opt.Upstream, m: newMetrics(opt.Metrics)}
 	mux := http.NewServeMux()
 	mux.Handle(Routes[0], p.handle(p.chat))
 	mux.Handle(Routes[1], p.handle(p.responses))

@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/internal/apptest"
 	"github.com/agentmem/agentmem/llm/llmtest"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/web"
 	"github.com/chromedp/cdproto/emulation"
@@ -113,10 +114,10 @@ func serveAuth(t *testing.T, auth httpapi.Auth, options ...func(*app.Config)) (*
 	mem := apptest.Open(t, options...)
 	fake := llmtest.NewServer(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
-		Auth:     auth,
-		Proxy:    proxy.NewHandler(nil, mem.Service, proxy.Options{Upstream: &proxy.Upstream{BaseURL: fake.BaseURL()}}),
-		Web:      web.NewHandler(),
-		Registry: prometheus.NewRegistry(),
+		Auth:    auth,
+		Proxy:   proxy.NewHandler(nil, mem.Service, proxy.Options{Upstream: &proxy.Upstream{BaseURL: fake.BaseURL()}}),
+		Web:     web.NewHandler(),
+		Metrics: metrics.Handler(prometheus.NewRegistry()),
 	}))
 	t.Cleanup(srv.Close)
 	return srv, mem

@@ -16,10 +16,12 @@ import (
 	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/mcp"
+	"github.com/agentmem/agentmem/metrics"
 	"github.com/agentmem/agentmem/proxy"
 	"github.com/agentmem/agentmem/web"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -47,12 +49,32 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Spans are exported over OTLP/HTTP when the OTEL_EXPORTER_OTLP_*
+	// variables say where; tp is nil otherwise, and nothing is traced.
+	tp, stopTracing, err := metrics.Tracing(ctx, getenv, version())
+	if err != nil {
+		return err
+	}
+	defer func() { // after the store closed: the last spans are flushed
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(stopCtx); err != nil {
+			log.Warn("tracing: spans not exported at shutdown", "err", err)
+		}
+	}()
+	if tp != nil {
+		log.Info("tracing: spans exported over OTLP/HTTP")
+	}
 	acfg, err := cfg.app(getenv, log)
 	if err != nil {
 		return err
 	}
-	// Every store call of the API, the builder and the workers is timed.
-	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return httpapi.InstrumentStore(s, reg) }
+	// Every store call of the API, the builder and the workers is timed,
+	// and traced within a request's trace.
+	acfg.WrapStore = func(s agentmem.Store) agentmem.Store { return metrics.Store(s, reg, tp) }
+	// Every model call is counted, with its tokens, and traced so.
+	acfg.WrapChat = func(c agentmem.Chat, model string) agentmem.Chat { return metrics.Chat(c, model, reg, tp) }
+	acfg.WrapEmbedder = func(e agentmem.Embedder, space string) agentmem.Embedder { return metrics.Embedder(e, space, reg, tp) }
 	// A database that does not answer yet does not stop the server: it
 	// listens, /readyz and the API answer 503 until the database does.
 	acfg.ConnectInBackground = true
@@ -70,7 +92,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("no model configured: extractive summaries, heuristic memory extraction (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)")
 	}
 	popt := cfg.proxyOptions(getenv)
-	popt.Registry = reg
+	popt.Metrics = metrics.NewProxy(reg)
 	if popt.Upstream == nil {
 		log.Info("proxy: no model server configured; /openai/v1 answers 503 until --proxy-upstream or OPENAI_API_KEY is set")
 	}
@@ -79,7 +101,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.Auth == httpapi.AuthNone {
 		mopt.LocalUser = proxy.DefaultLocalUser
 	}
-	srv := newHTTPServer(log, mem.Service, reg, cfg, proxy.NewHandler(log, mem.Service, popt), mcp.NewHTTPHandler(mem.Service, mopt))
+	// The MCP tools call the service traced; the REST API and the proxy
+	// take *core.Service, whose calls their requests' spans hold.
+	srv := newHTTPServer(log, mem.Service, reg, tp, cfg, proxy.NewHandler(log, mem.Service, popt), mcp.NewHTTPHandler(metrics.Service(mem.Service, tp), mopt))
 	log.Info("agentmem started", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB), "version", version())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 
@@ -143,12 +167,16 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (Co
 }
 
 // newHTTPServer returns the server of the REST API over svc, with its
-// timeouts.
-func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, cfg Config, proxyHandler, mcpHandler http.Handler) *http.Server {
+// timeouts, its requests measured into reg and traced with tp (none when
+// nil).
+func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry, tp trace.TracerProvider, cfg Config, proxyHandler, mcpHandler http.Handler) *http.Server {
 	proxies, _ := cfg.trustedProxies() // checked by Validate
+	metrics.RegisterStats(reg, svc, log)
+	measure, traced := metrics.HTTP(reg, httpapi.Served), metrics.TraceHTTP(tp, httpapi.Served)
 	handler := httpapi.NewHandler(log, svc, httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
-		Registry:     reg,
+		Middleware:   func(h http.Handler) http.Handler { return traced(measure(h)) },
+		Metrics:      metrics.Handler(reg),
 		Version:      version(),
 		Auth: httpapi.Auth{
 			Mode:           cfg.Auth,

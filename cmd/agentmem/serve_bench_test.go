@@ -24,6 +24,7 @@ import (
 	"github.com/agentmem/agentmem/index"
 	"github.com/agentmem/agentmem/internal/testutil"
 	"github.com/agentmem/agentmem/internal/workload"
+	"github.com/agentmem/agentmem/metrics"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of database/sql
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -137,14 +138,17 @@ func mustServeAPI(b *testing.B, db string, jobs bool) string {
 		b.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	measured := httpapi.InstrumentStore(store, reg)
+	measured := metrics.Store(store, reg, nil)
 	var ix *index.Indexer
 	if jobs {
 		ix = &index.Indexer{Store: measured, Jobs: measured}
 	}
-	handler := httpapi.NewHandler(newLogger(io.Discard, "warn"), core.New(measured, core.Options{Indexer: ix, MaxBatchMessages: cfg.MaxBatchMessages}), httpapi.Options{
+	svc := core.New(measured, core.Options{Indexer: ix, MaxBatchMessages: cfg.MaxBatchMessages})
+	metrics.RegisterStats(reg, svc, nil)
+	handler := httpapi.NewHandler(newLogger(io.Discard, "warn"), svc, httpapi.Options{
 		MaxBodyBytes:  cfg.MaxBodyBytes,
-		Registry:      reg,
+		Middleware:    metrics.HTTP(reg, httpapi.Served),
+		Metrics:       metrics.Handler(reg),
 		MaxQueryBytes: cfg.MaxQueryBytes,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
