@@ -49,6 +49,7 @@ CALLS: Dict[str, Call] = {
     "POST /v1/users/{user}/threads/{thread}/elements": lambda c, ids: c.elements.create("t", type="text", name="n"),
     "GET /v1/users/{user}/threads/{thread}/export": lambda c, ids: c.threads.export("t"),
     "POST /v1/users/{user}/threads/{thread}/context": lambda c, ids: c.threads.context("t", input="x"),
+    "POST /v1/users/{user}/turns": lambda c, ids: c.turns.begin([{"role": "user", "content": "x"}], thread_id="t"),
     "POST /v1/users/{user}/search": lambda c, ids: c.search("x"),
     "POST /v1/users/{user}/facts": lambda c, ids: c.facts("x"),
     "GET /v1/users/{user}/memories": lambda c, ids: c.memories.list(),

@@ -1,5 +1,5 @@
-"""Threads, messages, elements, sessions, contexts, reflections and thread
-exports, through both clients."""
+"""Threads, messages, elements, sessions, contexts, turns, reflections and
+thread exports, through both clients."""
 
 from __future__ import annotations
 
@@ -212,6 +212,58 @@ def test_context(client: Any) -> None:
     with pytest.raises(agentmem.UnprocessableError) as e:
         client.threads.context("t", input="x", budget_tokens=5, system="A long system prompt that does not fit.")
     assert e.value.status == 422
+
+
+def test_turn(client: Any) -> None:
+    ask = {"role": "user", "content": "Plan three days in Lisbon."}
+    turn = client.turns.begin([ask], thread_id="trip")
+    assert isinstance(turn, agentmem.Turn) and isinstance(turn.thread, agentmem.Thread)
+    assert isinstance(turn.context, agentmem.Context) and isinstance(turn.stored[0], agentmem.Message)
+    # The thread is begun, the message stored as seq 1, a full context built.
+    assert (turn.thread.id, turn.mode, [(m.seq, m.content) for m in turn.stored], turn.held) == (
+        "trip",
+        "full",
+        [(1, "Plan three days in Lisbon.")],
+        0,
+    )
+    assert turn.context.telemetry.format == "messages" and turn.context.messages
+    assert turn.context.messages[-1].content == "Plan three days in Lisbon."
+
+    reply = {"role": "assistant", "content": "Day 1: Alfama."}
+    client.messages.append("trip", [reply])
+    # The client resends its history with the new turn: only the new turn
+    # is stored, and its own messages are kept (augment).
+    turn = client.turns.begin(
+        [ask, reply, {"role": "user", "content": "And on day 2?"}],
+        thread_id="trip",
+        continue_=True,
+        context={"system": "You plan trips.", "budget_tokens": 8000},
+    )
+    assert turn.context is not None
+    assert (turn.mode, turn.held, [(m.seq, m.content) for m in turn.stored]) == (
+        "augment",
+        2,
+        [(3, "And on day 2?")],
+    )
+    assert turn.context.messages[0].role == "system" and "You plan trips." in turn.context.messages[0].content
+    assert turn.context.messages[-1].content == "And on day 2?"
+    assert turn.context.telemetry.budget_tokens == 8000
+    assert [m.seq for m in client.messages.list("trip")] == [1, 2, 3]
+
+    # Without a thread: the agent's active session, opened; mode off
+    # stores the turn and builds no context.
+    turn = client.turns.begin([{"role": "user", "content": "Hi"}], agent_id="planner", mode="off")
+    assert turn.thread is not None and turn.context is None and turn.mode == "off"
+    assert client.sessions.get("planner").thread_id == turn.thread.id
+    assert [m.content for m in client.messages.list(turn.thread.id)] == ["Hi"]
+
+    with pytest.raises(agentmem.NotFoundError) as e:
+        client.turns.begin([{"role": "user", "content": "And on day 2?"}], thread_id="nope", continue_=True)
+    assert (e.value.code, e.value.status) == ("not_found", 404)
+    with pytest.raises(agentmem.InvalidError) as e:
+        client.turns.begin([{"role": "user", "content": "And on day 2?"}], mode="sometimes")
+    assert (e.value.code, e.value.status) == ("invalid", 400)
+    assert [m.seq for m in client.messages.list("trip")] == [1, 2, 3]
 
 
 def test_thread_export_and_import(client: Any, user: str) -> None:

@@ -30,6 +30,8 @@ import type {
   SearchResponse,
   Session,
   Thread,
+  Turn,
+  TurnRequest,
 } from "./types.js";
 
 /** ClientOptions configure an AgentmemClient. */
@@ -278,6 +280,23 @@ export class AgentmemClient {
   /** buildContext builds the context of a thread's next model call within a token budget. */
   buildContext(threadId: string, request: ContextRequest = {}, options?: CallOptions): Promise<Context> {
     return this.call("buildContext", { path: { thread: threadId }, body: request }, options);
+  }
+
+  /**
+   * beginTurn is what agentmem's OpenAI proxy does before it calls the
+   * model, for an app that calls its model itself. It finds the thread
+   * (thread_id, begun when it does not exist, not_found instead with
+   * continue; without one, the active session of agent_id), stores the
+   * messages the thread does not hold yet (a resent history stores only
+   * what follows the thread's newest messages), and answers the thread,
+   * the messages stored, how many it held already and the context of the
+   * mode (auto, full, augment or off: none), in the messages format.
+   * Append the model's reply afterwards (appendMessages(turn.thread.id, …)).
+   * It is not retried: its messages may have been stored before an answer
+   * was lost.
+   */
+  beginTurn(request: TurnRequest, options?: CallOptions): Promise<Turn> {
+    return this.call("beginTurn", { body: request }, options);
   }
 
   /** search searches the user's memories, messages, chunks and summaries. */

@@ -279,6 +279,74 @@ forEachBackend((backend) => {
       await rejectsWith(c.buildContext("t", { budget_tokens: 1, input: "And on day 2?" }), "unprocessable", 422);
     });
 
+    it("turns: begin a thread, store only what a resent history adds, augment", async () => {
+      const c = new AgentmemClient({ ...opts, user: "turn" });
+      const ask = { role: "user", content: "Plan three days in Lisbon." } as const;
+      let turn = await c.beginTurn({ thread_id: "trip", messages: [ask] });
+      // The thread is begun, the message stored as seq 1, a full context built.
+      assert.equal(turn.thread?.id, "trip");
+      assert.equal(turn.mode, "full");
+      assert.deepEqual(
+        turn.stored.map((m) => [m.seq, m.content]),
+        [[1, "Plan three days in Lisbon."]],
+      );
+      assert.equal(turn.held, 0);
+      assert.ok(turn.context && "messages" in turn.context && turn.context.messages.length > 0);
+      assert.equal(turn.context.telemetry.format, "messages");
+
+      const reply = { role: "assistant", content: "Day 1: Alfama." } as const;
+      await c.appendMessages("trip", [reply]);
+      // The client resends its history with the new turn: only the new
+      // turn is stored, and its own messages are kept (augment).
+      const { fetch, requests } = recordingFetch();
+      turn = await new AgentmemClient({ ...opts, user: "turn", fetch }).beginTurn({
+        thread_id: "trip",
+        continue: true,
+        messages: [ask, reply, { role: "user", content: "And on day 2?" }],
+        context: { system: "You plan trips.", budget_tokens: 8000 },
+      });
+      assert.equal(requests.length, 1);
+      assert.equal(requests[0]!.method, "POST");
+      assert.equal(new URL(requests[0]!.url).pathname, "/v1/users/turn/turns");
+      assert.equal(turn.mode, "augment");
+      assert.equal(turn.held, 2);
+      assert.deepEqual(
+        turn.stored.map((m) => [m.seq, m.content]),
+        [[3, "And on day 2?"]],
+      );
+      assert.ok(turn.context && "messages" in turn.context);
+      assert.equal(turn.context.messages.at(-1)?.content, "And on day 2?");
+      assert.equal(turn.context.telemetry.budget_tokens, 8000);
+
+      // Without a thread: the agent's active session; mode off builds no context.
+      turn = await c.beginTurn({ agent_id: "planner", mode: "off", messages: [{ role: "user", content: "Hi" }] });
+      assert.equal(turn.context, undefined);
+      assert.equal((await c.getSession("planner")).thread_id, turn.thread?.id);
+
+      const next = { role: "user", content: "And on day 2?" } as const;
+      await rejectsWith(c.beginTurn({ thread_id: "nope", continue: true, messages: [next] }), "not_found", 404);
+      await rejectsWith(c.beginTurn({ mode: "sometimes", messages: [next] }), "invalid", 400);
+      assert.deepEqual(
+        (await collect(c.allMessages("trip"))).map((m) => m.seq),
+        [1, 2, 3],
+      );
+
+      // It is not retried: the turn may have been stored before a 503.
+      const once = recordingFetch(
+        () =>
+          new Response(JSON.stringify({ error: { code: "unavailable", message: "Busy." } }), {
+            status: 503,
+            headers: { "Content-Type": "application/json", "Retry-After": "0" },
+          }),
+      );
+      await rejectsWith(
+        new AgentmemClient({ ...opts, user: "turn", fetch: once.fetch }).beginTurn({ messages: [next] }),
+        "unavailable",
+        503,
+      );
+      assert.equal(once.requests.length, 1);
+    });
+
     it("memories and search", async () => {
       const c = new AgentmemClient({ ...opts, user: "mem" });
       const m = await c.createMemory({ text: "User is vegetarian.", category: "preference", agent_id: "planner" });

@@ -2,7 +2,7 @@
 // parameters and results follow docs/openapi.json.
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import type { AgentmemClient, Message, Result, Thread } from "../src/index.js";
+import type { AgentmemClient, Message, Result, Thread, Turn } from "../src/index.js";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function expectType<T extends true>(_: T) {}
@@ -19,12 +19,17 @@ async function typeChecks(c: AgentmemClient) {
     expectType<Equal<typeof m, Message>>(true);
   }
   await c.call("getProfile"); // the path's user is the client's
+  const turn = await c.beginTurn({ thread_id: "t", messages: [{ role: "user", content: "hi" }] });
+  expectType<Equal<typeof turn, Turn>>(true);
+  expectType<Equal<typeof turn.stored, Message[]>>(true);
   // @ts-expect-error the thread is required
   await c.call("getThread", { path: {} });
   // @ts-expect-error an unknown operation
   await c.call("getThreads", {});
   // @ts-expect-error a role the API does not take
   await c.appendMessages("t", [{ role: "robot", content: "hi" }]);
+  // @ts-expect-error a turn needs its messages
+  await c.beginTurn({ thread_id: "t" });
   // @ts-expect-error search needs a query
   await c.search({ top_k: 5 });
   // @ts-expect-error listThreads takes no such parameter

@@ -41,6 +41,7 @@ from ._types import (
     CleanupResult,
     Context,
     ContextInclude,
+    ContextPolicy,
     Counts,
     Element,
     Entity,
@@ -80,6 +81,7 @@ from ._types import (
     ToolCallParam,
     ToolFunctionSpec,
     ToolSpec,
+    Turn,
     UserExport,
     UserSummary,
 )
@@ -142,10 +144,12 @@ __all__ = [
     "ThreadExport",
     "ThreadRange",
     "ToolCall",
+    "Turn",
     "UserExport",
     "UserSummary",
     # request fields
     "ContextInclude",
+    "ContextPolicy",
     "FunctionCallParam",
     "MessageParam",
     "SearchFilters",

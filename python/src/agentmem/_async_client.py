@@ -27,6 +27,7 @@ from ._types import (
     CleanupResult,
     Context,
     ContextInclude,
+    ContextPolicy,
     Counts,
     Element,
     Entity,
@@ -52,6 +53,7 @@ from ._types import (
     Thread,
     ThreadExport,
     ToolSpec,
+    Turn,
     UserExport,
     UserSummary,
 )
@@ -97,6 +99,7 @@ class AsyncClient:
         self.messages = AsyncMessages(self)
         self.elements = AsyncElements(self)
         self.sessions = AsyncSessions(self)
+        self.turns = AsyncTurns(self)
         self.memories = AsyncMemories(self)
         self.entities = AsyncEntities(self)
         self.profile = AsyncProfiles(self)
@@ -690,6 +693,48 @@ class AsyncSessions(_AsyncResource):
             "PUT", self._path(user, "agents", agent_id, "session"), b.model(Session), body=b.body(thread_id=thread_id)
         )
         return await self._client._send(call)
+
+
+class AsyncTurns(_AsyncResource):
+    """Model calls an app makes itself, given memory: /v1/users/{user}/turns."""
+
+    async def begin(
+        self,
+        messages: Sequence[Union[MessageParam, Message, Mapping[str, Any]]],
+        user: Optional[str] = None,
+        *,
+        thread_id: Optional[str] = None,
+        continue_: bool = False,
+        agent_id: Optional[str] = None,
+        mode: Optional[str] = None,
+        context: Optional[ContextPolicy] = None,
+    ) -> Turn:
+        """POST …/turns: what agentmem's OpenAI proxy does before it calls
+        the model, for an app that calls its model itself. Finds the
+        thread: ``thread_id``, begun when it does not exist (NotFoundError
+        instead with ``continue_``), or without one the active session of
+        ``agent_id`` ("default" when None), opened when there is none.
+        Stores the client's ``messages`` (without its system prompt, oldest
+        first) that the thread does not hold yet: a resent history stores
+        only what follows the thread's newest messages. Builds the context
+        of ``mode``: "full" (from the stored thread), "augment" (the
+        client's messages, memory added), "off" (none), or "auto" (the
+        default: augment when the messages hold an assistant message, else
+        full). Append the model's reply to the thread afterwards
+        (``messages.append(turn.thread.id, …)``).
+
+        Not retried: its messages may have been stored before an answer
+        was lost (calling again with the same history stores nothing
+        twice)."""
+        body = b.body(
+            thread_id=thread_id,
+            agent_id=agent_id,
+            messages=[_message(m) for m in messages],
+            mode=mode,
+            context=context,
+            **{"continue": True if continue_ else None},
+        )
+        return await self._client._send(b.Call("POST", self._path(user, "turns"), b.model(Turn), body=body))
 
 
 class AsyncMemories(_AsyncResource):

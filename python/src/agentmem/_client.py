@@ -20,6 +20,7 @@ from ._types import (
     CleanupResult,
     Context,
     ContextInclude,
+    ContextPolicy,
     Counts,
     Element,
     Entity,
@@ -45,6 +46,7 @@ from ._types import (
     Thread,
     ThreadExport,
     ToolSpec,
+    Turn,
     UserExport,
     UserSummary,
 )
@@ -90,6 +92,7 @@ class Client:
         self.messages = Messages(self)
         self.elements = Elements(self)
         self.sessions = Sessions(self)
+        self.turns = Turns(self)
         self.memories = Memories(self)
         self.entities = Entities(self)
         self.profile = Profiles(self)
@@ -683,6 +686,48 @@ class Sessions(_Resource):
             "PUT", self._path(user, "agents", agent_id, "session"), b.model(Session), body=b.body(thread_id=thread_id)
         )
         return self._client._send(call)
+
+
+class Turns(_Resource):
+    """Model calls an app makes itself, given memory: /v1/users/{user}/turns."""
+
+    def begin(
+        self,
+        messages: Sequence[Union[MessageParam, Message, Mapping[str, Any]]],
+        user: Optional[str] = None,
+        *,
+        thread_id: Optional[str] = None,
+        continue_: bool = False,
+        agent_id: Optional[str] = None,
+        mode: Optional[str] = None,
+        context: Optional[ContextPolicy] = None,
+    ) -> Turn:
+        """POST …/turns: what agentmem's OpenAI proxy does before it calls
+        the model, for an app that calls its model itself. Finds the
+        thread: ``thread_id``, begun when it does not exist (NotFoundError
+        instead with ``continue_``), or without one the active session of
+        ``agent_id`` ("default" when None), opened when there is none.
+        Stores the client's ``messages`` (without its system prompt, oldest
+        first) that the thread does not hold yet: a resent history stores
+        only what follows the thread's newest messages. Builds the context
+        of ``mode``: "full" (from the stored thread), "augment" (the
+        client's messages, memory added), "off" (none), or "auto" (the
+        default: augment when the messages hold an assistant message, else
+        full). Append the model's reply to the thread afterwards
+        (``messages.append(turn.thread.id, …)``).
+
+        Not retried: its messages may have been stored before an answer
+        was lost (calling again with the same history stores nothing
+        twice)."""
+        body = b.body(
+            thread_id=thread_id,
+            agent_id=agent_id,
+            messages=[_message(m) for m in messages],
+            mode=mode,
+            context=context,
+            **{"continue": True if continue_ else None},
+        )
+        return self._client._send(b.Call("POST", self._path(user, "turns"), b.model(Turn), body=body))
 
 
 class Memories(_Resource):

@@ -179,6 +179,21 @@ class Context(Model):
 
 
 @dataclass
+class Turn(Model):
+    """What turns.begin did: the thread, the client's messages it stored,
+    and the context to send the model."""
+
+    thread: Optional[Thread] = None
+    mode: str = ""  # the mode applied: full, augment or off ("auto" resolved)
+    stored: List[Message] = field(default_factory=list)  # the client's messages stored by this call
+    held: int = 0  # how many of the client's messages were stored already (the resent history)
+    # The context, in the messages format (None with mode "off"): with
+    # "augment" its last telemetry.included_messages messages are the
+    # newest of the client's messages, kept.
+    context: Optional[Context] = None
+
+
+@dataclass
 class Reflection(Model):
     """What reflection found in an ended thread."""
 
@@ -601,6 +616,23 @@ class ContextInclude(TypedDict, total=False):
     summary: bool
     memories: bool
     messages: bool
+
+
+class ContextPolicy(TypedDict, total=False):
+    """The policy of the context a turn builds (turns.begin): the fields of
+    threads.context but those the turn sets itself (the input, the query,
+    drawn from the newest user message, and the format, messages).
+    ``system`` is the client's own system prompt."""
+
+    budget_tokens: int
+    model: str
+    strategy: str  # trim, window or summarize
+    window_messages: int
+    window_turns: int
+    summarize: SummarizePolicy
+    include: ContextInclude
+    system: str
+    prompt: str
 
 
 class SearchFilters(TypedDict, total=False):

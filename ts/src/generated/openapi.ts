@@ -831,6 +831,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{user}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the user's side of a model call and get the context to send the model.
+         * @description What the OpenAI-compatible proxy does before it calls the model, for an app that calls its model itself: the thread (thread_id, begun when it does not exist unless continue; the active session of the agent when none), the client's messages not stored yet (a resent history stores only what follows the thread's newest messages), and the context of the mode. Append the model's reply to the thread afterwards.
+         */
+        post: operations["beginTurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1764,6 +1784,22 @@ export interface components {
             function?: components["schemas"]["FunctionCallInput"];
             id?: string;
             type?: string;
+        };
+        Turn: {
+            context?: components["schemas"]["Context"];
+            /** Format: int64 */
+            held: number;
+            mode: string;
+            stored: components["schemas"]["Message"][];
+            thread: components["schemas"]["Thread"] | null;
+        };
+        TurnRequest: {
+            agent_id?: string;
+            context?: components["schemas"]["ContextRequest"];
+            continue?: boolean;
+            messages: components["schemas"]["MessageInput"][];
+            mode?: string;
+            thread_id?: string;
         };
         UserExport: {
             entities: components["schemas"]["EntityExport"][];
@@ -4661,6 +4697,53 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             414: components["responses"]["URITooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+            /** @description Any other error. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    beginTurn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The user's ID, as the caller names them (an admin names a tenant's user tenant:TENANT/user:USER, the slash escaped). A user the caller may not reach is 404, as one who does not exist. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TurnRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Turn"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            414: components["responses"]["URITooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

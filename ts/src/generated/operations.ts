@@ -62,6 +62,7 @@ export const operations = {
   retryReflection: {"method":"POST","path":"/v1/users/{user}/threads/{thread}/reflection/retry","body":false},
   restoreThread: {"method":"POST","path":"/v1/users/{user}/threads/{thread}/restore","body":false},
   callTool: {"method":"POST","path":"/v1/users/{user}/tools/{name}","body":true},
+  beginTurn: {"method":"POST","path":"/v1/users/{user}/turns","body":true},
 } as const;
 
 /** OperationID names an operation of the REST API. */
