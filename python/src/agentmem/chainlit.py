@@ -639,14 +639,21 @@ class AgentmemDataLayer(BaseDataLayer):  # type: ignore[misc,unused-ignore]  # A
     # Reading.
 
     async def _read_thread(self, uid: str, thread_id: str) -> Optional[ThreadDict]:
-        try:
-            thread, messages, elements = await asyncio.gather(
-                self.client.threads.get(thread_id, uid),
-                _collect(self.client.messages.iter(thread_id, uid, limit=PAGE)),
-                _collect(self.client.elements.iter(thread_id, uid, limit=PAGE)),
-            )
-        except NotFoundError:
-            return None
+        # All three are awaited to the end (return_exceptions), so that none
+        # is left running to fail later, unawaited, when the thread is gone.
+        results = await asyncio.gather(
+            self.client.threads.get(thread_id, uid),
+            _collect(self.client.messages.iter(thread_id, uid, limit=PAGE)),
+            _collect(self.client.elements.iter(thread_id, uid, limit=PAGE)),
+            return_exceptions=True,
+        )
+        for r in results:
+            if isinstance(r, NotFoundError):
+                return None
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        thread, messages, elements = cast("Tuple[Thread, List[Message], List[Element]]", results)
         d = _thread_dict(thread)
         d["steps"], d["elements"] = await self._assemble(uid, thread_id, messages, elements)
         return cast("ThreadDict", d)
