@@ -264,6 +264,10 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	pool := &worker.Pool{Jobs: store, Handlers: map[string]worker.Handler{}, Lease: cfg.JobLease, Log: log, Backoff: cfg.JobBackoff, Poll: cfg.JobPoll}
 	// Every part enqueues through a store that wakes the pool when a job
 	// is stored, so that it runs at once rather than at the next poll.
+	// Search, which enqueues nothing, reads the store itself: the wrapper
+	// hides the stores' optional ways of reading vectors (ScanVectors…),
+	// and search's cache would load them through FindVectors.
+	reads := store
 	store = worker.Notifying(store, pool.Notify)
 	jobs := agentmem.JobStore(store)
 
@@ -310,7 +314,7 @@ func wire(ctx context.Context, cfg Config, raw agentmem.Store, log *slog.Logger)
 	searchOpt.OwnNames = func(ctx context.Context, userID string) ([]string, error) {
 		return extract.OwnNames(ctx, store, userID)
 	}
-	searcher := retrieve.New(store, queries, space, searchOpt)
+	searcher := retrieve.New(reads, queries, space, searchOpt)
 	// A context opens with what agentmem learned: the profile, the agent's
 	// notes, the summaries of the user's recent threads, the entities the
 	// input names.

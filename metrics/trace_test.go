@@ -138,6 +138,12 @@ func TestTrace_REST(t *testing.T) {
 			t.Errorf("span %s is in trace %s, not the request's", s.Name, s.SpanContext.TraceID())
 		}
 	}
+	// Search's cache loads the user's vectors as the store keeps them
+	// (ScanVectors), not decoded through FindVectors: the wrappers between
+	// search and the store keep the store's optional methods.
+	if len(tree.paths("store.scan_vectors")) == 0 || len(tree.paths("store.find_vectors")) > 0 {
+		t.Errorf("vectors loaded by %v and %v; want scan_vectors alone", tree.paths("store.scan_vectors"), tree.paths("store.find_vectors"))
+	}
 }
 
 // TestTrace_MCP: an MCP tool call over the REST handler's /mcp is traced
