@@ -4,6 +4,7 @@ import (
 	"go/build"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,10 +21,11 @@ var allowed = map[string][]string{
 	"postgres":  {".", "internal/vecenc"},
 	"storetest": {"."},
 	"tokens":    {"."},
-	"httpapi":   {".", "core", "tools", "internal/httpx"}, // handlers call the core, and run the tools for agents not on MCP
-	// The proxy calls the core, and shares httpapi's authentication
-	// (httpapi serves it).
-	"proxy": {".", "core", "httpapi", "internal/httpx"},
+	// The faces (httpapi, proxy, mcp, web, langchaingo, client) call
+	// agentmem.Service, never core, and never each other: what two HTTP
+	// faces share is in internal/httpx, the tools in tools.
+	"httpapi": {".", "tools", "internal/httpx"}, // handlers call the service, and run the tools for agents not on MCP
+	"proxy":   {".", "internal/httpx"},          // served by httpapi (Options.Proxy), which authenticates its callers
 	// metrics owns Prometheus and OpenTelemetry: the faces take its
 	// middleware and recorders through their options, cmd/agentmem wires
 	// them; it reads the service's stats through an interface of its own.
@@ -150,4 +152,31 @@ func allowedImport(rules []string, imp string) bool {
 		}
 	}
 	return false
+}
+
+// faces are the packages through which agentmem is reached: each calls
+// agentmem.Service. Only the wiring (cmd/agentmem, app's examples and
+// tests) may import them.
+var faces = []string{"httpapi", "proxy", "mcp", "web", "langchaingo", "client", "tools"}
+
+// TestLayers: whatever the allow-list above says, no face imports core or
+// another face (tools, which two faces adapt, aside), and no package
+// below the faces (the service, engines, stores, the domain) imports a
+// face: the import graph runs faces → service → engines → domain, with
+// no arrow back up. The entries of allowed may not grant an exception.
+func TestLayers(t *testing.T) {
+	isFace := func(p string) bool { return slices.Contains(faces, p) }
+	for pkg, rules := range allowed {
+		for _, r := range rules {
+			switch {
+			case r == "*" || r == "std" || r == ".":
+			case isFace(pkg) && r == "core":
+				t.Errorf("face %s may import core: faces call agentmem.Service", pkg)
+			case isFace(pkg) && isFace(r) && r != "tools":
+				t.Errorf("face %s may import face %s", pkg, r)
+			case !isFace(pkg) && isFace(r) && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, "examples/") && !strings.HasPrefix(pkg, "internal/"):
+				t.Errorf("%s, below the faces, may import face %s", pkg, r)
+			}
+		}
+	}
 }

@@ -193,6 +193,9 @@ type KnowledgeService interface {
 // identity (EFORBIDDEN otherwise); EraseUser needs an admin or the user's
 // tenant.
 type AdminService interface {
+	// Ready returns nil when the service and its store answer (any
+	// caller may ask: it tells nothing of anyone's data).
+	Ready(ctx context.Context) error
 	// EraseUser deletes everything of a user (recorded in the audit log).
 	EraseUser(ctx context.Context, userID string) (Counts, error)
 	// Cleanup deletes every user's threads not updated since cutoff (seed

@@ -94,6 +94,9 @@ func New(store agentmem.Store, opt Options) *Service {
 // checks, metrics).
 func (s *Service) Store() agentmem.Store { return s.store }
 
+// Ready implements agentmem.AdminService: the store answers.
+func (s *Service) Ready(ctx context.Context) error { return s.store.Ping(ctx) }
+
 // ContextCacheStats reports how many context builds the builder's cache
 // answered (hits) and how many it built (misses), for metrics.
 func (s *Service) ContextCacheStats() (hits, misses uint64) { return s.opt.Window.CacheStats() }

@@ -3,12 +3,13 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/internal/testutil"
-	"github.com/agentmem/agentmem/worker"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
+	"github.com/agentmem/agentmem/worker"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"

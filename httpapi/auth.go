@@ -40,6 +40,9 @@ type Auth struct {
 	// Rate 0 means no limit.
 	Rate  float64 // requests per second
 	Burst int     // bucket size; at least 1 when Rate is set
+	// Keys are the API keys callers present: required with AuthAPIKey
+	// and AuthHeader (which takes keys too); NewHandler panics without.
+	Keys agentmem.KeyStore
 }
 
 // access says who may call a route.
@@ -61,13 +64,13 @@ func (a access) String() string {
 // info and context (agentmem.IdentityFromContext); a failure is stored
 // too and answered by authorize, since only the route knows whether it
 // needs an identity. It also applies the per-identity rate limit.
-func authenticate(opt Auth, keys agentmem.KeyStore) func(http.Handler) http.Handler {
+func authenticate(opt Auth) func(http.Handler) http.Handler {
 	limiter := newRateLimiter(opt.Rate, opt.Burst)
 	header := http.CanonicalHeaderKey(cmp.Or(opt.UserHeader, DefaultUserHeader))
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			info, w, r := track(w, r)
-			id, err := identify(r, opt, header, keys)
+			id, err := identify(r, opt, header, opt.Keys)
 			if err != nil {
 				info.authErr = err
 			} else {

@@ -2,10 +2,11 @@ package httpapi_test
 
 import (
 	"context"
-	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/internal/testutil"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 
 	"github.com/agentmem/agentmem/httpapi"
 	"github.com/agentmem/agentmem/index"

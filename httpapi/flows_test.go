@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/internal/testutil"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"

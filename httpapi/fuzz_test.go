@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentmem/agentmem/core"
-	"github.com/agentmem/agentmem/internal/testutil"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +15,9 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem/internal/testutil"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/httpapi"

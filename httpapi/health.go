@@ -7,7 +7,6 @@ import (
 	"reflect"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/core"
 )
 
 // handleHealth answers while the process serves: liveness, no store call.
@@ -22,12 +21,12 @@ func handleHealth(log *slog.Logger, version string) http.Handler {
 }
 
 // handleReady answers 200 when the store answers, 503 otherwise.
-func handleReady(log *slog.Logger, svc *core.Service) http.Handler {
+func handleReady(log *slog.Logger, svc agentmem.AdminService) http.Handler {
 	type response struct {
 		Status string `json:"status"`
 	}
 	return describe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := svc.Store().Ping(r.Context()); err != nil {
+		if err := svc.Ready(r.Context()); err != nil {
 			if agentmem.ErrorCode(err) == agentmem.EINTERNAL { // not ready is 503, whatever the cause
 				err = errors.Join(agentmem.Errorf(agentmem.EUNAVAILABLE, "The database does not answer."), err)
 			}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/internal/httpx"
 )
 
@@ -81,13 +80,16 @@ func (o Options) WithDefaults() Options {
 // NewHandler returns the REST API of svc: each route decodes its
 // request, calls one method of svc and encodes the answer. A nil log
 // discards.
-func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
+func NewHandler(log *slog.Logger, svc agentmem.Service, opt Options) http.Handler {
 	log = agentmem.LoggerOr(log)
 	opt = opt.WithDefaults()
+	if opt.Auth.Mode != "" && opt.Auth.Mode != AuthNone && opt.Auth.Keys == nil {
+		panic("httpapi: Auth.Keys is required with auth mode " + opt.Auth.Mode)
+	}
 	mux := http.NewServeMux()
 	addRoutes(mux, log, svc, opt)
 	var h http.Handler = serveMux(mux)
-	h = authenticate(opt.Auth, svc.Store())(h)
+	h = authenticate(opt.Auth)(h)
 	h = requireJSON(h) // see browser.go: the three checks of what a web page can send
 	h = checkOrigin(opt.AllowedOrigins)(h)
 	h = checkHost(opt.Auth.Mode, opt.AllowedHosts)(h)

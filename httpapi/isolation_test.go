@@ -58,6 +58,7 @@ var routeCases = map[string]routeCase{
 	"POST /v1/users/{user}/threads/{thread}/elements":    {"/v1/users/{user}/threads/{thread}/elements", `{"name":"note","content":"c"}`, 201},
 	"GET /v1/users/{user}/threads/{thread}/export":       {"/v1/users/{user}/threads/{thread}/export", "", 200},
 	"POST /v1/users/{user}/threads/{thread}/context":     {"/v1/users/{user}/threads/{thread}/context", `{"input":"hello","budget_tokens":1000}`, 200},
+	"POST /v1/users/{user}/turns":                        {"/v1/users/{user}/turns", `{"thread_id":"t1","continue":true,"messages":[{"role":"user","content":"more"}],"context":{"budget_tokens":1000}}`, 200},
 	"POST /v1/users/{user}/facts":                        {"/v1/users/{user}/facts", `{"query":"SECRET"}`, 200},
 	"POST /v1/users/{user}/search":                       {"/v1/users/{user}/search", `{"query":"SECRET"}`, 200},
 	"GET /v1/users/{user}/memories":                      {"/v1/users/{user}/memories", "", 200},

@@ -28,6 +28,7 @@ func MustServe(tb testing.TB, store agentmem.Store, opt httpapi.Options) *httpte
 func MustServeCore(tb testing.TB, store agentmem.Store, copt core.Options, opt httpapi.Options) *httptest.Server {
 	tb.Helper()
 	copt.Log = NewLogger(tb)
+	opt.Auth.Keys = store
 	srv := httptest.NewServer(Validating(tb, httpapi.NewHandler(copt.Log, core.New(store, copt), opt)))
 	tb.Cleanup(srv.Close) // registered after the store's Close, so it runs before it
 	return srv
@@ -42,6 +43,7 @@ func MustServeMetered(tb testing.TB, store agentmem.Store, copt core.Options, op
 	svc := core.New(store, copt)
 	metrics.RegisterStats(reg, svc, copt.Log)
 	opt.Middleware, opt.Metrics = metrics.HTTP(reg, httpapi.Served), metrics.Handler(reg)
+	opt.Auth.Keys = store
 	srv := httptest.NewServer(Validating(tb, httpapi.NewHandler(copt.Log, svc, opt)))
 	tb.Cleanup(srv.Close)
 	return srv

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/agentmem/agentmem/core"
+	"github.com/agentmem/agentmem"
 )
 
 // route is one line of the API surface: its ServeMux pattern, who may
@@ -19,7 +19,7 @@ type route struct {
 // routes is the whole API surface, one line per route. Every route says
 // who may call it; the isolation tests are built from this table, so a
 // route added here without its cases fails them.
-func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
+func routes(log *slog.Logger, svc agentmem.Service, opt Options) []route {
 	rs := []route{
 		{"GET /healthz", accessPublic, handleHealth(log, opt.Version)},
 		{"GET /readyz", accessPublic, handleReady(log, svc)},
@@ -111,7 +111,7 @@ func routes(log *slog.Logger, svc *core.Service, opt Options) []route {
 }
 
 // addRoutes registers the routes of routes, each behind authorize.
-func addRoutes(mux *http.ServeMux, log *slog.Logger, svc *core.Service, opt Options) {
+func addRoutes(mux *http.ServeMux, log *slog.Logger, svc agentmem.Service, opt Options) {
 	for _, rt := range routes(log, svc, opt) {
 		mux.Handle(rt.pattern, authorize(log, rt.access, rt.handler))
 	}

@@ -43,7 +43,7 @@ func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestHTTP(t *testing.T) {
 	mem := apptest.Open(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
-		Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey},
+		Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey, Keys: mem.Store()},
 		MCP:  mcp.NewHTTPHandler(mem.Service, mcp.HTTPOptions{}),
 	}))
 	t.Cleanup(srv.Close)
@@ -139,7 +139,7 @@ func newMCPServer(t testing.TB, opt mcp.HTTPOptions) *mcpServer {
 	t.Helper()
 	mem := apptest.Open(t)
 	h := mcp.NewHTTPHandler(mem.Service, opt)
-	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey}, MCP: h}))
+	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: httpapi.Auth{Mode: httpapi.AuthAPIKey, Keys: mem.Store()}, MCP: h}))
 	t.Cleanup(srv.Close)
 	return &mcpServer{t: t, mem: mem, url: srv.URL + "/mcp", mcp: h}
 }

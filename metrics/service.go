@@ -56,6 +56,12 @@ func (d *service) BeginTurn(ctx context.Context, userID string, req agentmem.Tur
 	return d.next.BeginTurn(ctx, userID, req)
 }
 
+func (d *service) Ready(ctx context.Context) (err error) {
+	ctx, span := d.start(ctx, "ready")
+	defer d.end(span, &err)
+	return d.next.Ready(ctx)
+}
+
 func (d *service) BuildContext(ctx context.Context, userID, threadID string, req agentmem.ContextRequest) (_ *agentmem.Context, err error) {
 	ctx, span := d.start(ctx, "build_context")
 	defer d.end(span, &err)

@@ -69,6 +69,7 @@ func newEnv(t testing.TB, opts ...func(*envOptions)) *env {
 	if !o.noUp {
 		popt.Upstream = &proxy.Upstream{BaseURL: e.fake.BaseURL(), APIKey: "upstream-key"}
 	}
+	o.auth.Keys = mem.Store()
 	h := httpapi.NewHandler(nil, mem.Service, httpapi.Options{Auth: o.auth, Middleware: metrics.HTTP(e.reg, httpapi.Served), Metrics: metrics.Handler(e.reg), Proxy: proxy.NewHandler(o.log, mem.Service, popt)})
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)

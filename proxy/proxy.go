@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem"
-	"github.com/agentmem/agentmem/core"
 	"github.com/agentmem/agentmem/internal/httpx"
 )
 
@@ -122,7 +121,7 @@ var Routes = []string{
 }
 
 // NewHandler returns the proxy's routes (Routes) over svc.
-func NewHandler(log *slog.Logger, svc *core.Service, opt Options) http.Handler {
+func NewHandler(log *slog.Logger, svc agentmem.Service, opt Options) http.Handler {
 	log = agentmem.LoggerOr(log)
 	opt.Mode = cmp.Or(opt.Mode, agentmem.MemoryAuto)
 	opt.Timeout = cmp.Or(opt.Timeout, DefaultTimeout)
@@ -169,7 +168,7 @@ func (p *proxy) handle(h func(w http.ResponseWriter, r *http.Request) error) htt
 // proxy is the state the handlers share.
 type proxy struct {
 	log *slog.Logger
-	svc *core.Service
+	svc agentmem.Service
 	opt Options
 	up  *Upstream
 	m   *metrics

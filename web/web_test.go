@@ -114,7 +114,7 @@ func serveAuth(t *testing.T, auth httpapi.Auth, options ...func(*app.Config)) (*
 	mem := apptest.Open(t, options...)
 	fake := llmtest.NewServer(t)
 	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
-		Auth:    auth,
+		Auth:    withKeys(auth, mem),
 		Proxy:   proxy.NewHandler(nil, mem.Service, proxy.Options{Upstream: &proxy.Upstream{BaseURL: fake.BaseURL()}}),
 		Web:     web.NewHandler(),
 		Metrics: metrics.Handler(prometheus.NewRegistry()),
@@ -344,4 +344,10 @@ func TestProfileAndKeyboard(t *testing.T) {
 	if errs := consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)
 	}
+}
+
+// withKeys is auth with mem's API keys.
+func withKeys(auth httpapi.Auth, mem *app.App) httpapi.Auth {
+	auth.Keys = mem.Store()
+	return auth
 }

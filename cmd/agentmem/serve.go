@@ -103,7 +103,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// The MCP tools call the service traced; the REST API and the proxy
 	// take *core.Service, whose calls their requests' spans hold.
-	srv := newHTTPServer(log, mem.Service, reg, tp, cfg, proxy.NewHandler(log, mem.Service, popt), mcp.NewHTTPHandler(metrics.Service(mem.Service, tp), mopt))
+	srv := newHTTPServer(log, mem.Service, reg, tp, cfg, proxy.NewHandler(log, metrics.Service(mem.Service, tp), popt), mcp.NewHTTPHandler(metrics.Service(mem.Service, tp), mopt))
 	log.Info("agentmem started", "addr", ln.Addr().String(), "db", redactDSN(cfg.DB), "version", version())
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
 
@@ -173,7 +173,7 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 	proxies, _ := cfg.trustedProxies() // checked by Validate
 	metrics.RegisterStats(reg, svc, log)
 	measure, traced := metrics.HTTP(reg, httpapi.Served), metrics.TraceHTTP(tp, httpapi.Served)
-	handler := httpapi.NewHandler(log, svc, httpapi.Options{
+	handler := httpapi.NewHandler(log, metrics.Service(svc, tp), httpapi.Options{
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Middleware:   func(h http.Handler) http.Handler { return traced(measure(h)) },
 		Metrics:      metrics.Handler(reg),
@@ -184,6 +184,7 @@ func newHTTPServer(log *slog.Logger, svc *core.Service, reg *prometheus.Registry
 			TrustedProxies: proxies,
 			Rate:           cfg.RateLimit,
 			Burst:          cfg.RateBurst,
+			Keys:           svc.Store(),
 		},
 		MaxQueryBytes:  cfg.MaxQueryBytes,
 		AllowedOrigins: cfg.AllowedOrigins,
