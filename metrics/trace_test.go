@@ -36,7 +36,7 @@ func tracedServer(t *testing.T) (*httptest.Server, *tracetest.InMemoryExporter) 
 		cfg.WrapEmbedder = func(e agentmem.Embedder, space string) agentmem.Embedder { return metrics.Embedder(e, space, reg, tp) }
 	})
 	measure, traced := metrics.HTTP(reg, httpapi.Served), metrics.TraceHTTP(tp, httpapi.Served)
-	srv := httptest.NewServer(httpapi.NewHandler(nil, mem.Service, httpapi.Options{
+	srv := httptest.NewServer(httpapi.NewHandler(nil, metrics.Service(mem.Service, tp), httpapi.Options{
 		Middleware: func(h http.Handler) http.Handler { return traced(measure(h)) },
 		MCP:        mcp.NewHTTPHandler(metrics.Service(mem.Service, tp), mcp.HTTPOptions{LocalUser: "alice"}),
 	}))
@@ -88,10 +88,9 @@ func (tree spanTree) paths(prefix string) []string {
 }
 
 // TestTrace_REST: one REST request, a facts question, is one trace: the
-// server span of its route, and under it the model's calls (where to
-// search, the answer), the query's embedding and the store's calls.
-// (The REST handler takes *core.Service: the service's span joins these
-// once it takes an agentmem.Service, which metrics.Service decorates.)
+// server span of its route, under it the service's call (metrics.Service),
+// and under that the model's calls (where to search, the answer), the
+// query's embedding and the store's calls.
 func TestTrace_REST(t *testing.T) {
 	srv, exp := tracedServer(t)
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/users/alice/facts", strings.NewReader(`{"query":"Where does Alice live?"}`))
@@ -128,7 +127,7 @@ func TestTrace_REST(t *testing.T) {
 			t.Errorf("no %s… span: %v", prefix, tree.paths(""))
 		}
 		for _, p := range paths {
-			if !strings.HasPrefix(p, "? > POST /v1/users/{user}/facts > ") {
+			if !strings.HasPrefix(p, "? > POST /v1/users/{user}/facts > service.facts > ") {
 				t.Errorf("span %s is not under the request's", p)
 			}
 		}
