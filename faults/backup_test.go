@@ -16,6 +16,7 @@ import (
 // at its seqs, with each thread's seqs gap-free, and that it passes
 // SQLite's integrity checks. (PostgreSQL is backed up with pg_dump.)
 func TestBackup(t *testing.T) {
+	Long(t)
 	ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "agentmem.db")

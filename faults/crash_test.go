@@ -25,6 +25,7 @@ const crashKills = 6
 // with their key were stored once, every background job is done once,
 // and (SQLite) the file is sound. See the package doc.
 func TestCrash(t *testing.T) {
+	Long(t)
 	Backends(t, func(t *testing.T, b Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 		defer cancel()

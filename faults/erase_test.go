@@ -20,6 +20,7 @@ import (
 // vector, every job done (CheckJobs, CheckIndex). It prints the rows each
 // erasure left behind.
 func TestEraseUnderLoad(t *testing.T) {
+	Long(t)
 	Backends(t, func(t *testing.T, b Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 		defer cancel()

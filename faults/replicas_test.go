@@ -51,6 +51,7 @@ const (
 // PostgreSQL only: SQLite is single-process by design (one serve per
 // file). See the package doc.
 func TestReplicas(t *testing.T) {
+	Long(t)
 	b := PostgreSQL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 	defer cancel()

@@ -21,6 +21,7 @@ const shutdownStops = 3
 // running under a lease once it has exited, and then every check of
 // TestCrash holds. See the package doc.
 func TestShutdown(t *testing.T) {
+	Long(t)
 	Backends(t, func(t *testing.T, b Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 		defer cancel()
