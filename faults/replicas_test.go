@@ -86,6 +86,7 @@ func TestReplicas(t *testing.T) {
 	checkSpread(t, load, urls)
 	memories := CheckMemories(ctx, t, c, load.cfg)
 	jobs := CheckJobs(t, db)
+	WaitReflected(ctx, t, db, 10*time.Second)
 	CheckIndex(t, b, db)
 	expect := map[JobRef]int{}
 	for _, j := range kill.jobs {
@@ -362,6 +363,7 @@ func checkConcurrentEnds(ctx context.Context, t *testing.T, db *sql.DB, b Backen
 		}
 	}
 	CheckJobs(t, db)
+	WaitReflected(ctx, t, db, 10*time.Second)
 	CheckIndex(t, b, db)
 	return most
 }
