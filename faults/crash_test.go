@@ -45,7 +45,7 @@ func TestCrash(t *testing.T) {
 			srv.Kill()
 			recovery = append(recovery, srv.Restart(ctx))
 		}
-		time.Sleep(time.Second) // the last server serves the load for a while
+		time.Sleep(time.Second) // a gap: the last server serves the load for a while
 		load.Stop()
 
 		c := NewClient(srv.URL)

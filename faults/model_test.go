@@ -311,7 +311,7 @@ func testModelOutage(t *testing.T, name string, fault llmtest.Reply) {
 	// done, and queries have their vectors again.
 	fake.Up()
 	up := time.Now()
-	time.Sleep(breakerCooldown)
+	time.Sleep(breakerCooldown) // a gap: the breakers' cooldown expires
 	for _, j := range dead {
 		s.must(http.StatusOK, http.MethodPost, "/v1/users/"+user+"/jobs/"+j.ID+"/retry", nil)
 	}

@@ -52,6 +52,7 @@ func TestShutdown(t *testing.T) {
 			}
 			recovery = append(recovery, srv.Restart(ctx))
 		}
+		// A gap: the last server serves the load for a while.
 		time.Sleep(500 * time.Millisecond)
 		load.Stop() // fails the test for any answer but 2xx, a connection error or 503
 
