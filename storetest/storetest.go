@@ -193,6 +193,48 @@ func wantSeqs(tb testing.TB, msgs []*agentmem.Message, n int) {
 	}
 }
 
+// mustFindThread returns a user's thread, failing tb if it cannot.
+func mustFindThread(tb testing.TB, s agentmem.ThreadStore, user, id string) *agentmem.Thread {
+	tb.Helper()
+	th, err := s.FindThreadByID(ctx, user, id)
+	if err != nil {
+		tb.Fatalf("FindThreadByID(%q, %q): %v", user, id, err)
+	}
+	return th
+}
+
+// mustFindThreads returns the first page of a user's threads, failing tb
+// if it cannot.
+func mustFindThreads(tb testing.TB, s agentmem.ThreadStore, user string, f agentmem.ThreadFilter) []*agentmem.Thread {
+	tb.Helper()
+	page, _, err := s.FindThreads(ctx, user, f)
+	if err != nil {
+		tb.Fatalf("FindThreads(%q, %+v): %v", user, f, err)
+	}
+	return page
+}
+
+// mustFindUserIDs returns up to limit user IDs after after, failing tb if
+// it cannot.
+func mustFindUserIDs(tb testing.TB, s agentmem.UserStore, after string, limit int) []string {
+	tb.Helper()
+	ids, err := s.FindUserIDs(ctx, after, limit)
+	if err != nil {
+		tb.Fatalf("FindUserIDs(%q, %d): %v", after, limit, err)
+	}
+	return ids
+}
+
+// mustMarshal returns v's JSON, failing tb if it cannot.
+func mustMarshal(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatalf("json.Marshal(%T): %v", v, err)
+	}
+	return b
+}
+
 func testCreateThread(t *testing.T, s agentmem.Store) {
 	th := MustCreateThread(t, s, &agentmem.Thread{UserID: "alice", AgentID: "helper", Metadata: json.RawMessage(` {"k": [1, 2]} `), Tags: []string{"a", "b", "a"}})
 	if th.ID == "" || th.Status != agentmem.ThreadActive || th.CreatedAt.IsZero() || !th.CreatedAt.Equal(th.UpdatedAt) {
@@ -344,7 +386,7 @@ func testUpdateThread(t *testing.T, s agentmem.Store) {
 	if got.Title != "new" || string(got.Metadata) != `{"x":1}` || len(got.Tags) != 1 || !got.UpdatedAt.After(th.UpdatedAt) {
 		t.Fatalf("updated thread = %+v", got)
 	}
-	found, _ := s.FindThreadByID(ctx, "alice", th.ID)
+	found := mustFindThread(t, s, "alice", th.ID)
 	if diff := cmp.Diff(got, found, jsonEqual()); diff != "" {
 		t.Fatalf("stored update mismatch (-want +got):\n%s", diff)
 	}
@@ -368,11 +410,11 @@ func testUpdateThread(t *testing.T, s agentmem.Store) {
 		if err != nil || again.Status != agentmem.ThreadEnded || again.JustEnded || !again.EndedAt.Equal(*ended.EndedAt) {
 			t.Fatalf("thread ended again = %+v, %v; want ended at %v, not JustEnded", again, err, ended.EndedAt)
 		}
-		if read, _ := s.FindThreadByID(ctx, "alice", th.ID); read.JustEnded {
+		if read := mustFindThread(t, s, "alice", th.ID); read.JustEnded {
 			t.Fatal("a thread read has JustEnded")
 		}
 		MustAppend(t, s, "alice", th.ID, agentmem.RoleUser, "back again")
-		got, _ := s.FindThreadByID(ctx, "alice", th.ID)
+		got := mustFindThread(t, s, "alice", th.ID)
 		if got.Status != agentmem.ThreadActive || got.EndedAt != nil {
 			t.Fatalf("after append to ended thread: status %q ended_at %v, want active and nil", got.Status, got.EndedAt)
 		}
@@ -457,11 +499,11 @@ func testDeleteThread(t *testing.T, s agentmem.Store) {
 	wantCode(t, err, agentmem.ENOTFOUND)
 	wantCode(t, s.DeleteThread(ctx, "alice", soft.ID, false), agentmem.ENOTFOUND)
 	wantCode(t, s.CreateThread(ctx, &agentmem.Thread{UserID: "alice", ID: soft.ID}), agentmem.ECONFLICT)
-	page, _, _ := s.FindThreads(ctx, "alice", agentmem.ThreadFilter{})
+	page := mustFindThreads(t, s, "alice", agentmem.ThreadFilter{})
 	if len(page) != 0 {
 		t.Fatalf("soft-deleted thread still listed")
 	}
-	page, _, _ = s.FindThreads(ctx, "alice", agentmem.ThreadFilter{IncludeDeleted: true})
+	page = mustFindThreads(t, s, "alice", agentmem.ThreadFilter{IncludeDeleted: true})
 	if len(page) != 1 || page[0].DeletedAt == nil {
 		t.Fatalf("IncludeDeleted listed %v, want the soft-deleted thread with deleted_at", page)
 	}
@@ -645,7 +687,7 @@ func testAppendMessages(t *testing.T, s agentmem.Store) {
 		t.Fatalf("tool call fields not kept: %+v %+v", stored[2], stored[3])
 	}
 
-	got, _ := s.FindThreadByID(ctx, "alice", th.ID)
+	got := mustFindThread(t, s, "alice", th.ID)
 	if want := agentmem.AutoTitle(long); got.Title != want || len([]rune(want)) != agentmem.AutoTitleRunes {
 		t.Fatalf("auto title=%q, want %q (80 characters)", got.Title, want)
 	}
@@ -656,7 +698,7 @@ func testAppendMessages(t *testing.T, s agentmem.Store) {
 	if next[0].Seq != 5 {
 		t.Fatalf("next seq=%d, want 5", next[0].Seq)
 	}
-	if got, _ := s.FindThreadByID(ctx, "alice", th.ID); got.Title != agentmem.AutoTitle(long) {
+	if got := mustFindThread(t, s, "alice", th.ID); got.Title != agentmem.AutoTitle(long) {
 		t.Fatalf("title changed to %q by a later message", got.Title)
 	}
 
@@ -825,7 +867,7 @@ func testConcurrentAppends(t *testing.T, s agentmem.Store) {
 		}
 		seen[m.Content] = true
 	}
-	got, _ := s.FindThreadByID(ctx, "alice", th.ID)
+	got := mustFindThread(t, s, "alice", th.ID)
 	if got.MessageCount != writers*each || got.LastSeq != writers*each {
 		t.Fatalf("thread count=%d last_seq=%d, want %d", got.MessageCount, got.LastSeq, writers*each)
 	}
@@ -1142,7 +1184,7 @@ func testImportExport(t *testing.T, s agentmem.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(x)
+	b := mustMarshal(t, x)
 	var copyX agentmem.ThreadExport
 	if err := json.Unmarshal(b, &copyX); err != nil {
 		t.Fatal(err)
@@ -1207,7 +1249,10 @@ func testDeleteUser(t *testing.T, s agentmem.Store) {
 	}
 	fill("alice")
 	fill("bob")
-	before, _ := agentmem.ExportThread(ctx, s, "bob", "shared-id")
+	before, err := agentmem.ExportThread(ctx, s, "bob", "shared-id")
+	if err != nil {
+		t.Fatalf("ExportThread: %v", err)
+	}
 
 	c, err := s.DeleteUser(ctx, "alice")
 	if err != nil {
@@ -1240,7 +1285,7 @@ func testDeleteUser(t *testing.T, s agentmem.Store) {
 	if err != nil || !cmp.Equal(ids, []string{"alice", "bob"}) {
 		t.Fatalf("FindUserIDs = %v, %v", ids, err)
 	}
-	ids, _ = s.FindUserIDs(ctx, "alice", 10)
+	ids = mustFindUserIDs(t, s, "alice", 10)
 	if !cmp.Equal(ids, []string{"bob"}) {
 		t.Fatalf("FindUserIDs after alice = %v", ids)
 	}
