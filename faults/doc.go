@@ -102,11 +102,11 @@
 // with AGENTMEM_SOAK_PLOTS=DIR it draws its latencies and resources as
 // PNG charts.
 //
-// The long tests (TestCrash, TestShutdown, TestReplicas, TestEraseUnderLoad,
-// TestBackup, TestSoak and the others that call Long) run only with
-// AGENTMEM_FAULTS=1, and otherwise skip, naming the variable, so that a
-// plain `go test ./...` stays quick for the person editing; the quick ones
-// run always. ./test sets it (unless it is set already), and so does
+// The long tests (all but TestOutage_SQLiteDiskFull and
+// TestModel_ChunkDescriptionNotJSON, which take a few seconds in process:
+// those that call Long) run only with AGENTMEM_FAULTS=1, and otherwise
+// skip, naming the variable, so that a plain `go test ./...` stays quick
+// for the person editing; the quick ones run always. ./test sets it (unless it is set already), and so does
 // .ci/run: CI runs every test. It is an environment variable, not a test
 // flag, because `go test ./...` would pass a flag to every package, and
 // the others define none.

@@ -226,6 +226,7 @@ type contextTelemetry struct {
 // so). Once the model is back, the breakers close after their cooldown:
 // the dead jobs, retried, are done, and search has its vectors again.
 func TestModel_Outage(t *testing.T) {
+	Long(t)
 	for _, tc := range []struct {
 		name  string
 		fault llmtest.Reply

@@ -355,6 +355,7 @@ func (s *inproc) allJobs(within time.Duration) (done, dead []agentmem.Job) {
 // Idempotency-Key are stored once each, without gaps, and every job
 // drains, none dead, so that every acknowledged batch is indexed.
 func TestOutage_PostgreSQL(t *testing.T) {
+	Long(t)
 	for _, tc := range []struct {
 		name string
 		mode int
