@@ -295,11 +295,13 @@ const unreflected = `SELECT t.user_id, t.id, t.last_seq, r.status, r.through_seq
 // WaitReflected waits until every ended thread is reflected on through
 // its last message (what CheckIndex checks), for at most within or until
 // ctx ends, and then returns: CheckIndex reports what is still not. A
-// reflection is written by a background job, and reading the table once,
-// the moment WaitJobs returned, failed once on a quiet machine with a
-// reflection still pending; waiting on the condition itself leaves the
-// check no race with the job. A reflection that stays pending with no job
-// left to write it still fails, once within has passed.
+// reflection is written by a background job, and the check read the
+// table once, the moment WaitJobs returned; waiting on the condition
+// itself leaves it no race with the job. A reflection that stays pending
+// with no job left to write it still fails, once within has passed: as
+// when an end that lost a race with another marks the reflection pending
+// after the winner's job has run (its reason then says the reflection is
+// queued, and its updated_at is later than the last reflect job's).
 func WaitReflected(ctx context.Context, t testing.TB, db *sql.DB, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
