@@ -29,7 +29,7 @@ func TestBackgroundCPU(t *testing.T) {
 					n := running.Add(1)
 					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 					}
-					time.Sleep(5 * time.Millisecond)
+					time.Sleep(5 * time.Millisecond) // a gap: the unit's work, so that units overlap
 					running.Add(-1)
 					done()
 				}

@@ -16,6 +16,7 @@ import (
 // at its seqs, with each thread's seqs gap-free, and that it passes
 // SQLite's integrity checks. (PostgreSQL is backed up with pg_dump.)
 func TestBackup(t *testing.T) {
+	Long(t)
 	ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "agentmem.db")
@@ -24,7 +25,7 @@ func TestBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := StartLoad(ctx, t, srv.URL, DefaultLoad)
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // a gap: the load runs a while before the backup
 
 	// What was acknowledged before the backup began must be in it.
 	type acked struct {
@@ -47,7 +48,7 @@ func TestBackup(t *testing.T) {
 	if !strings.Contains(printed, "integrity ok") {
 		t.Errorf("agentmem backup printed %q", printed)
 	}
-	time.Sleep(500 * time.Millisecond) // the load goes on after it
+	time.Sleep(500 * time.Millisecond) // a gap: the load goes on after it
 	load.Stop()
 	fi, err := os.Stat(out)
 	if err != nil {

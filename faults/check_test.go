@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/internal/vecenc"
@@ -260,13 +261,8 @@ func CheckIndex(t testing.TB, b Backend, db *sql.DB) {
 			WHERE b.through_seq <= a.through_seq LIMIT 5`); len(rows) > 0 {
 		t.Errorf("summary versions that cover no more than the one before (a summary written twice): %v", rows)
 	}
-	// A thread reopened by an append is reflected on at its next end: its
-	// reflection may stay pending. An ended thread's must be done, through
-	// its last message.
-	if rows := query(t, db, `SELECT t.user_id, t.id, t.last_seq, r.status, r.through_seq, r.reason FROM threads t
-			LEFT JOIN reflections r ON r.user_id = t.user_id AND r.thread_id = t.id
-			WHERE t.status = 'ended' AND (r.status IS NULL OR r.status IN ('pending', 'failed') OR r.through_seq <> t.last_seq) LIMIT 5`); len(rows) > 0 {
-		t.Errorf("ended threads not reflected on through their last message: %v", rows)
+	if rows := query(t, db, unreflected); len(rows) > 0 {
+		t.Errorf("ended threads not reflected on through their last message (user, thread, last_seq, status, through_seq, reason, reflection updated_at, last reflect job done at): %v", rows)
 	}
 	chunks := query(t, db, `SELECT user_id, thread_id, seq_from, seq_to FROM chunks ORDER BY user_id, thread_id, seq_from`)
 	var thread string
@@ -282,6 +278,39 @@ func CheckIndex(t testing.TB, b Backend, db *sql.DB) {
 			t.Errorf("%s: chunk %d..%d, want one from seq %d: chunks must cover a thread without overlap or gap", thread, from, to, next)
 		}
 		next = to + 1
+	}
+}
+
+// unreflected selects up to 5 ended threads that are not reflected on
+// through their last message, with their reflection (when it was last
+// written) and when their last reflect job was done. A thread reopened by
+// an append is reflected on at its next end: its reflection may stay
+// pending. An ended thread's must be done, through its last message.
+const unreflected = `SELECT t.user_id, t.id, t.last_seq, r.status, r.through_seq, r.reason, r.updated_at,
+		(SELECT max(j.updated_at) FROM jobs j WHERE j.user_id = t.user_id AND j.kind = 'reflect' AND j.status = 'done'
+			AND j.key IN (t.id, t.id || '/next'))
+	FROM threads t LEFT JOIN reflections r ON r.user_id = t.user_id AND r.thread_id = t.id
+	WHERE t.status = 'ended' AND (r.status IS NULL OR r.status IN ('pending', 'failed') OR r.through_seq <> t.last_seq) LIMIT 5`
+
+// WaitReflected waits until every ended thread is reflected on through
+// its last message (what CheckIndex checks), for at most within or until
+// ctx ends, and then returns: CheckIndex reports what is still not. A
+// reflection is written by a background job, and the check read the
+// table once, the moment WaitJobs returned; waiting on the condition
+// itself leaves it no race with the job. A reflection that stays pending
+// with no job left to write it still fails, once within has passed: as
+// when an end that lost a race with another marks the reflection pending
+// after the winner's job has run (its reason then says the reflection is
+// queued, and its updated_at is later than the last reflect job's).
+func WaitReflected(ctx context.Context, t testing.TB, db *sql.DB, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for len(query(t, db, unreflected)) > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 

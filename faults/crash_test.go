@@ -25,6 +25,7 @@ const crashKills = 6
 // with their key were stored once, every background job is done once,
 // and (SQLite) the file is sound. See the package doc.
 func TestCrash(t *testing.T) {
+	Long(t)
 	Backends(t, func(t *testing.T, b Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 		defer cancel()
@@ -44,7 +45,7 @@ func TestCrash(t *testing.T) {
 			srv.Kill()
 			recovery = append(recovery, srv.Restart(ctx))
 		}
-		time.Sleep(time.Second) // the last server serves the load for a while
+		time.Sleep(time.Second) // a gap: the last server serves the load for a while
 		load.Stop()
 
 		c := NewClient(srv.URL)

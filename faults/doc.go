@@ -60,7 +60,7 @@
 // visibility delay (median and maximum), and the requests each replica
 // allowed. Run it with
 //
-//	CI=true go test ./faults -count=1 -v -run TestReplicas | grep 'faults:'
+//	AGENTMEM_FAULTS=1 CI=true go test ./faults -count=1 -v -run TestReplicas | grep 'faults:'
 //
 // TestOutage_PostgreSQL and TestOutage_SQLiteDiskFull (outage_test.go)
 // run agentmem in process and take its database away under load: a TCP
@@ -102,6 +102,15 @@
 // with AGENTMEM_SOAK_PLOTS=DIR it draws its latencies and resources as
 // PNG charts.
 //
+// The long tests (all but TestOutage_SQLiteDiskFull and
+// TestModel_ChunkDescriptionNotJSON, which take a few seconds in process:
+// those that call Long) run only with AGENTMEM_FAULTS=1, and otherwise
+// skip, naming the variable, so that a plain `go test ./...` stays quick
+// for the person editing; the quick ones run always. ./test sets it (unless it is set already), and so does
+// .ci/run: CI runs every test. It is an environment variable, not a test
+// flag, because `go test ./...` would pass a flag to every package, and
+// the others define none.
+//
 // The tests read AGENTMEM_TEST_POSTGRES for the PostgreSQL runs, each of
 // which has a schema of its own, and fail without it when CI=true (see
 // internal/testutil). They talk to 127.0.0.1 only; the child processes
@@ -109,7 +118,7 @@
 // model is the fake one in the test process. All the figures of
 // docs/reliability.md come from
 //
-//	CI=true go test ./faults -count=1 -v | grep 'faults:'
+//	AGENTMEM_FAULTS=1 CI=true go test ./faults -count=1 -v | grep 'faults:'
 //
 // (the soak's with AGENTMEM_SOAK=10m). Each backend's run is bounded by a
 // 60 s deadline (the soak by its duration), and the whole package takes

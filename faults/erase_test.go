@@ -20,6 +20,7 @@ import (
 // vector, every job done (CheckJobs, CheckIndex). It prints the rows each
 // erasure left behind.
 func TestEraseUnderLoad(t *testing.T) {
+	Long(t)
 	Backends(t, func(t *testing.T, b Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 		defer cancel()
@@ -63,7 +64,7 @@ func TestEraseUnderLoad(t *testing.T) {
 				t.Errorf("erasing %s erased no message", user)
 			}
 		}
-		time.Sleep(time.Second) // the load goes on for the other users
+		time.Sleep(time.Second) // a gap: the load goes on for the other users
 		load.Stop()
 		if err := WaitJobs(ctx, c); err != nil {
 			t.Fatal(err)

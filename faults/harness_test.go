@@ -41,6 +41,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// LongEnv is the environment variable that turns on the suite's long
+// tests: AGENTMEM_FAULTS=1. An environment variable rather than a test
+// flag, so that `go test ./...`, whose other packages define no such
+// flag, can carry it; ./test and .ci/run set it.
+const LongEnv = "AGENTMEM_FAULTS"
+
+// Long skips tb, saying why, unless AGENTMEM_FAULTS=1: the tests that
+// build the binary, put it under load for seconds on each backend, soak
+// it, or wait out connect timeouts, and take most of `go test ./...`'s
+// time. The quick ones (the model's faults, in process) run always.
+func Long(tb testing.TB) {
+	tb.Helper()
+	if os.Getenv(LongEnv) != "1" {
+		tb.Skipf("long fault test: runs with %s=1 (./test and .ci/run set it)", LongEnv)
+	}
+}
+
 // build builds cmd/agentmem once per test process, on first use, so that
 // a run that selects no test of the suite builds nothing.
 var build = sync.OnceValues(func() (string, error) {

@@ -226,6 +226,7 @@ type contextTelemetry struct {
 // so). Once the model is back, the breakers close after their cooldown:
 // the dead jobs, retried, are done, and search has its vectors again.
 func TestModel_Outage(t *testing.T) {
+	Long(t)
 	for _, tc := range []struct {
 		name  string
 		fault llmtest.Reply
@@ -311,7 +312,7 @@ func testModelOutage(t *testing.T, name string, fault llmtest.Reply) {
 	// done, and queries have their vectors again.
 	fake.Up()
 	up := time.Now()
-	time.Sleep(breakerCooldown)
+	time.Sleep(breakerCooldown) // a gap: the breakers' cooldown expires
 	for _, j := range dead {
 		s.must(http.StatusOK, http.MethodPost, "/v1/users/"+user+"/jobs/"+j.ID+"/retry", nil)
 	}

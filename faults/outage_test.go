@@ -355,6 +355,7 @@ func (s *inproc) allJobs(within time.Duration) (done, dead []agentmem.Job) {
 // Idempotency-Key are stored once each, without gaps, and every job
 // drains, none dead, so that every acknowledged batch is indexed.
 func TestOutage_PostgreSQL(t *testing.T) {
+	Long(t)
 	for _, tc := range []struct {
 		name string
 		mode int
@@ -390,7 +391,7 @@ func testOutagePostgres(t *testing.T, name string, mode int) {
 		l.run(user)
 	}()
 
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a gap: the load runs a while before the outage
 	l.outage.Store(true)
 	proxy.Cut(mode)
 	cut := time.Now()
@@ -429,7 +430,17 @@ func testOutagePostgres(t *testing.T, name string, mode int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	readyMs := time.Since(restored).Milliseconds()
-	time.Sleep(500 * time.Millisecond)
+	// The load goes on for at least 500 ms after PostgreSQL came back, and
+	// until an append has been acknowledged since (l.recovered, checked
+	// below), for at most 10 s.
+	for deadline := restored.Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		l.mu.Lock()
+		recovered := l.recovered != 0
+		l.mu.Unlock()
+		if recovered && time.Since(restored) >= 500*time.Millisecond {
+			break
+		}
+	}
 	l.stop.Store(true)
 	<-loaded
 

@@ -51,6 +51,7 @@ const (
 // PostgreSQL only: SQLite is single-process by design (one serve per
 // file). See the package doc.
 func TestReplicas(t *testing.T) {
+	Long(t)
 	b := PostgreSQL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 	defer cancel()
@@ -85,6 +86,7 @@ func TestReplicas(t *testing.T) {
 	checkSpread(t, load, urls)
 	memories := CheckMemories(ctx, t, c, load.cfg)
 	jobs := CheckJobs(t, db)
+	WaitReflected(ctx, t, db, 10*time.Second)
 	CheckIndex(t, b, db)
 	expect := map[JobRef]int{}
 	for _, j := range kill.jobs {
@@ -361,6 +363,7 @@ func checkConcurrentEnds(ctx context.Context, t *testing.T, db *sql.DB, b Backen
 		}
 	}
 	CheckJobs(t, db)
+	WaitReflected(ctx, t, db, 10*time.Second)
 	CheckIndex(t, b, db)
 	return most
 }

@@ -21,6 +21,7 @@ const shutdownStops = 3
 // running under a lease once it has exited, and then every check of
 // TestCrash holds. See the package doc.
 func TestShutdown(t *testing.T) {
+	Long(t)
 	Backends(t, func(t *testing.T, b Backend) {
 		ctx, cancel := context.WithTimeout(context.Background(), BackendTimeout)
 		defer cancel()
@@ -51,6 +52,7 @@ func TestShutdown(t *testing.T) {
 			}
 			recovery = append(recovery, srv.Restart(ctx))
 		}
+		// A gap: the last server serves the load for a while.
 		time.Sleep(500 * time.Millisecond)
 		load.Stop() // fails the test for any answer but 2xx, a connection error or 503
 

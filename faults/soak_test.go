@@ -58,6 +58,7 @@ type soakLatency struct {
 // operation) and the samples; with AGENTMEM_SOAK_PLOTS=DIR it draws them
 // as PNG charts there (docs/soak-*.png).
 func TestSoak(t *testing.T) {
+	Long(t)
 	duration := 30 * time.Second
 	if v := os.Getenv("AGENTMEM_SOAK"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -28,6 +28,7 @@ import (
 // outage is indeed not stored, as the client was told, until the
 // client's next turn, which carries it in its history, stores it.
 func TestStartWhileDown_PostgreSQL(t *testing.T) {
+	Long(t)
 	for _, tc := range []struct {
 		name string
 		mode int

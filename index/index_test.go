@@ -238,7 +238,7 @@ func TestIndexer_Shed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(2100 * time.Millisecond) // shedCheck
+	time.Sleep(2100 * time.Millisecond) // a gap: the indexer looks at its backlog again only once shedCheck (2 s) has passed
 	c, ents = index1("caught-up")
 	if c.Summary != "From the model." || ents == 0 || ix.Shedding() {
 		t.Fatalf("caught up: summary %q, %d entities, shedding %v; want the model's, some, false", c.Summary, ents, ix.Shedding())

@@ -28,6 +28,7 @@ func chatParams(msgs ...openai.ChatCompletionMessageParamUnion) openai.ChatCompl
 // new turn, as the SDK's simplest use does, gets the thread's history in
 // full mode, and in a new thread what it told agentmem before.
 func TestChat_RemembersAcrossSessions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client()
 	var res *http.Response
@@ -92,6 +93,7 @@ func memoryTexts(ms []*agentmem.Memory) []string {
 // TestChat_Stream: a streamed answer reaches the client chunk by chunk
 // and is stored once it ends.
 func TestChat_Stream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client()
 	stream := c.Chat.Completions.NewStreaming(ctx, chatParams(openai.UserMessage("tell me a story about a cat")), header(proxy.HeaderThread, "s1"))
@@ -117,6 +119,7 @@ func TestChat_Stream(t *testing.T) {
 // streamed and not; the client's tool answer and the model's final answer
 // are stored in order, each once, although the client resends them.
 func TestChat_ToolCalls(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		name := map[bool]string{false: "Complete", true: "Stream"}[streamed]
 		t.Run(name, func(t *testing.T) {
@@ -237,6 +240,7 @@ func TestChat_UpstreamFails(t *testing.T) {
 // and resends it whole on every call, as most do, has each turn stored
 // once, on SQLite and PostgreSQL.
 func TestChat_ResendsHistory(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"SQLite", "PostgreSQL"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t, func(o *envOptions) {
@@ -268,6 +272,7 @@ func TestChat_ResendsHistory(t *testing.T) {
 // turn stored once, the answers as the model gave them, while the model
 // is sent the application's versions; on SQLite and PostgreSQL.
 func TestChat_EditedAnswers(t *testing.T) {
+	t.Parallel()
 	for _, backend := range []string{"SQLite", "PostgreSQL"} {
 		t.Run(backend, func(t *testing.T) {
 			e := newEnv(t, func(o *envOptions) {
@@ -311,6 +316,7 @@ func TestChat_EditedAnswers(t *testing.T) {
 // untouched, and an Azure OpenAI upstream is called at its deployment's
 // path with its api-key.
 func TestChat_Passthrough(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client()
 	_, err := c.Chat.Completions.New(ctx, chatParams(openai.UserMessage("hi")),
@@ -375,6 +381,7 @@ func TestChat_LongerThanWriteTimeout(t *testing.T) {
 // place; the call and its answer are not stored, the turns around them
 // are.
 func TestChat_LegacyFunctions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	body := `{"model":"gpt-4o","messages":[` +
 		`{"role":"user","content":"Weather in Oslo?"},` +

@@ -46,6 +46,7 @@ func openAIError(t testing.TB, res *http.Response) (typ, code, param, message st
 // 400 in OpenAI's shape and never reaches the upstream, however it is
 // encoded.
 func TestModels_PlainIDOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, id := range []string{
 		"..%2F..%2Fv1%2Ffiles%3Fpurpose%3Dfine-tune",
@@ -110,6 +111,7 @@ func TestModels_PlainIDOnly(t *testing.T) {
 // rest of the API does: text/plain, a form, or no Content-Type is 415 in
 // OpenAI's shape, nothing is stored and the upstream is not called.
 func TestJSONBodiesOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	chat := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"metadata":{"thread_id":"typed"}}`
 	resp := `{"model":"gpt-4o","input":"hi","metadata":{"thread_id":"typed"}}`
@@ -260,6 +262,7 @@ func TestUpstreamErrors_Hidden(t *testing.T) {
 // streamed answer's line over it ends the stream with an error event.
 // The user's turn is stored all the same.
 func TestAnswerTooLarge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *envOptions) { o.proxy.MaxAnswerBytes = 64 << 10 })
 	big := strings.Repeat("many words ", 10<<10) // 110 KiB
 	for _, c := range []struct{ path, body string }{
@@ -300,6 +303,7 @@ func TestAnswerTooLarge(t *testing.T) {
 // is not streamed is told by X-Agentmem-Answer-Truncated, and /metrics
 // counts it, for both APIs, streamed and not.
 func TestAnswerOverMessageLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	word := strings.Repeat("é", 500) + " " // 1001 bytes, a 2-byte character to cut
 	big := strings.Repeat(word, 1500)      // 1.43 MiB
@@ -360,6 +364,7 @@ func TestAnswerOverMessageLimit(t *testing.T) {
 // client with its type and code, and the proxy's message, not the
 // upstream's.
 func TestUpstreamErrors_InAnswers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sse := func(events ...string) llmtest.Reply {
 		return llmtest.Reply{ContentType: "text/event-stream", Body: strings.Join(events, "\n\n") + "\n\n"}

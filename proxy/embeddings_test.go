@@ -21,6 +21,7 @@ import (
 // usage and model, and the request's own fields passed on. Nothing is
 // stored.
 func TestEmbeddings_RoundTrip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client()
 	want := [][]float32{{0.1, -0.25, 3.5e-7, 1}, {-1, 0, 0.333333, 42.5}}
@@ -92,6 +93,7 @@ func TestEmbeddings_RoundTrip(t *testing.T) {
 // TestEmbeddings_Azure: with Azure OpenAI upstream, the request goes to
 // the deployment the model names, with the api-key header.
 func TestEmbeddings_Azure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *envOptions) { o.noUp = true })
 	fake := llmtest.NewServer(t)
 	e.srv.Config.Handler = httpapi.NewHandler(nil, e.mem.Service, httpapi.Options{Proxy: proxy.NewHandler(nil, e.mem.Service, proxy.Options{
@@ -113,6 +115,7 @@ func TestEmbeddings_Azure(t *testing.T) {
 // TestEmbeddings_BadInput: what the proxy must check itself is a 400 in
 // OpenAI's shape naming the field, and never reaches the upstream.
 func TestEmbeddings_BadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
 		body, param string

@@ -34,6 +34,7 @@ func sdkError(t testing.TB, what string, err error) *openai.Error {
 // OpenAI's type, code and param, whoever answers it: authentication, the
 // router, the proxy's checks or the upstream's absence.
 func TestErrors_OpenAIShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *envOptions) { o.auth = httpapi.Auth{Mode: httpapi.AuthAPIKey} })
 	k, err := e.mem.CreateKey(ctx, agentmem.KeyInput{Scope: "user:alice"})
 	if err != nil {
@@ -126,6 +127,7 @@ func TestErrors_OpenAIShape(t *testing.T) {
 // TestErrors_RateLimited: the REST API's own rate limit answers a proxy
 // request in OpenAI's shape too, with its Retry-After.
 func TestErrors_RateLimited(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *envOptions) { o.auth = httpapi.Auth{Mode: httpapi.AuthAPIKey, Rate: 0.001, Burst: 1} })
 	k, err := e.mem.CreateKey(ctx, agentmem.KeyInput{Scope: "user:alice"})
 	if err != nil {

@@ -54,6 +54,7 @@ func (e *env) seed(t testing.TB, user, thread string) {
 // makes of the same call (golden files), and the thread stores the new
 // turn once in every mode.
 func TestModes(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{agentmem.MemoryAuto, agentmem.MemoryFull, agentmem.MemoryAugment, agentmem.MemoryOff} {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnv(t)
@@ -86,6 +87,7 @@ func TestModes(t *testing.T) {
 
 // TestModes_Responses: the Responses API's full mode, golden.
 func TestModes_Responses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.seed(t, "ada", "trip")
 	c := e.client(header(proxy.HeaderUser, "ada"), header(proxy.HeaderThread, "trip"))
@@ -99,6 +101,7 @@ func TestModes_Responses(t *testing.T) {
 // TestAuth: with API keys, a user's key speaks for its user only; a
 // tenant's names its user by header; an admin's may use the body's user.
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *envOptions) { o.auth = httpapi.Auth{Mode: httpapi.AuthAPIKey} })
 	key := func(scope string) string {
 		k, err := e.mem.CreateKey(ctx, agentmem.KeyInput{Scope: scope})
@@ -195,6 +198,7 @@ func (s downStore) FindThreadByID(ctx context.Context, userID, threadID string) 
 // memory was unavailable; either way the outage is logged once, as an
 // error, with its cause.
 func TestStoreDown(t *testing.T) {
+	t.Parallel()
 	for name, degrade := range map[string]string{"fail": "", "passthrough": proxy.DegradePassthrough} {
 		t.Run(name, func(t *testing.T) {
 			down := false
@@ -239,6 +243,7 @@ func TestStoreDown(t *testing.T) {
 // the model list is the upstream's; an unknown path is an OpenAI-shaped
 // 404.
 func TestMetricsAndModels(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client()
 	if _, err := c.Chat.Completions.New(ctx, chatParams(openai.UserMessage("hello"))); err != nil {
@@ -273,6 +278,7 @@ func TestMetricsAndModels(t *testing.T) {
 // TestUpstreamWithoutV1: an upstream base URL without its /v1 (a common
 // slip with Ollama) gets a 404 that says what to check.
 func TestUpstreamWithoutV1(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(o *envOptions) { o.noUp = true })
 	fake := llmtest.NewServer(t)
 	e.srv.Config.Handler = httpapi.NewHandler(nil, e.mem.Service, httpapi.Options{Proxy: proxy.NewHandler(nil, e.mem.Service, proxy.Options{

@@ -12,6 +12,7 @@ import (
 // TestOddInputs: requests an application may well send are answered, and
 // what they carry is stored as far as it is text.
 func TestOddInputs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
 		name, body string

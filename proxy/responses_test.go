@@ -64,6 +64,7 @@ func respond(t *testing.T, c openai.Client, streamed bool, params responses.Resp
 // new input, never the previous_response_id, and each turn is stored
 // once; streamed and not.
 func TestResponses_Continue(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Complete", true: "Stream"}[streamed], func(t *testing.T) {
 			e := newEnv(t)
@@ -100,6 +101,7 @@ func TestResponses_Continue(t *testing.T) {
 // TestResponses_ToolCalls: a function call reaches the client; its output,
 // sent with previous_response_id, reaches the model paired with the call.
 func TestResponses_ToolCalls(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "Complete", true: "Stream"}[streamed], func(t *testing.T) {
 			e := newEnv(t)
@@ -140,6 +142,7 @@ func TestResponses_ToolCalls(t *testing.T) {
 // and resends every item (store: false) is augmented, and nothing is
 // stored twice.
 func TestResponses_Stateless(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client(header(proxy.HeaderThread, "stateless"))
 	input := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("My cat is called Miso.", responses.EasyInputMessageRoleUser)}
@@ -158,6 +161,7 @@ func TestResponses_Stateless(t *testing.T) {
 // not give passes through untouched (the upstream holds that history); one
 // that names another user's thread is refused.
 func TestResponses_ForeignOrStolenID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client()
 	if _, err := c.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-4o", Input: textInput("hi"), PreviousResponseID: openai.String("resp_upstream123")}); err != nil {

@@ -366,13 +366,23 @@ func TestSearcher_Warm(t *testing.T) {
 	}
 }
 
-// gatedStore holds every full load until its gate opens.
+// gatedStore holds every full load until its gate opens, and counts the
+// callers that have read the vectors' state (the step before they ask
+// for the load) and the loads that wait at the gate.
 type gatedStore struct {
 	*countingStore
-	gate chan struct{}
+	gate            chan struct{}
+	states, waiting atomic.Int64
+}
+
+func (s *gatedStore) VectorsState(ctx context.Context, user, space string) (agentmem.VectorsState, error) {
+	st, err := s.countingStore.VectorsState(ctx, user, space)
+	s.states.Add(1)
+	return st, err
 }
 
 func (s *gatedStore) ScanVectors(ctx context.Context, user, space string, fn func(scope, id string, b []byte) error) error {
+	s.waiting.Add(1)
 	<-s.gate
 	return s.countingStore.ScanVectors(ctx, user, space, fn)
 }
@@ -401,7 +411,16 @@ func TestVectorCache_OneLoad(t *testing.T) {
 			errs <- err
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // all nine wait on the gate, or on the load
+	// All nine have read the state, and the load waits at the gate; a
+	// moment more and each waits on the load. (Were one late, it would
+	// find the load or its result all the same: the gap only makes the
+	// impatient caller's leaving happen while the others wait.)
+	for deadline := time.Now().Add(10 * time.Second); s.states.Load() < 9 || s.waiting.Load() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, %d of 9 callers read the state, %d loads wait at the gate", s.states.Load(), s.waiting.Load())
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
 	cancel()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the impatient caller: %v, want context.Canceled", err)

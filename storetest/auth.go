@@ -27,6 +27,17 @@ func MustCreateKey(tb testing.TB, s agentmem.Store, sc agentmem.Scope, now time.
 	return token, k
 }
 
+// mustParseKey returns an API key token's ID and secret, failing tb if
+// it is no token.
+func mustParseKey(tb testing.TB, token string) (id, secret string) {
+	tb.Helper()
+	id, secret, err := agentmem.ParseAPIKey(token)
+	if err != nil {
+		tb.Fatalf("ParseAPIKey(%q): %v", token, err)
+	}
+	return id, secret
+}
+
 // allKeys pages through FindKeys with f (its Limit per page) and returns
 // every key listed and the number of pages.
 func allKeys(tb testing.TB, s agentmem.Store, f agentmem.KeyFilter) ([]*agentmem.APIKey, int) {
@@ -86,14 +97,17 @@ func testKeys(t *testing.T, s agentmem.Store) {
 		if err := stored.Verify(secret, time.Now()); err != nil {
 			t.Fatalf("Verify with the right secret: %v", err)
 		}
-		otherToken, _, _ := agentmem.NewAPIKey(admin, "", time.Now(), 0)
-		_, otherSecret, _ := agentmem.ParseAPIKey(otherToken)
+		otherToken, _, err := agentmem.NewAPIKey(admin, "", time.Now(), 0)
+		if err != nil {
+			t.Fatalf("NewAPIKey: %v", err)
+		}
+		_, otherSecret := mustParseKey(t, otherToken)
 		wantCode(t, stored.Verify(otherSecret, time.Now()), agentmem.EUNAUTHORIZED)
 
 		// A key made two hours ago to last one hour.
 		made := time.Now().Add(-2 * time.Hour)
 		expToken, _ := MustCreateKey(t, s, agentmem.Scope{Kind: agentmem.ScopeUser, UserID: "alice"}, made, time.Hour)
-		expID, expSecret, _ := agentmem.ParseAPIKey(expToken)
+		expID, expSecret := mustParseKey(t, expToken)
 		exp, err := s.FindKeyByID(ctx, expID)
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +122,7 @@ func testKeys(t *testing.T, s agentmem.Store) {
 		wantCode(t, exp.Verify(expSecret, time.Now()), agentmem.EUNAUTHORIZED)
 
 		revToken, _ := MustCreateKey(t, s, agentmem.Scope{Kind: agentmem.ScopeTenant, TenantID: "acme"}, time.Now(), 24*time.Hour)
-		revID, revSecret, _ := agentmem.ParseAPIKey(revToken)
+		revID, revSecret := mustParseKey(t, revToken)
 		revoked, err := s.RevokeKey(ctx, revID)
 		if err != nil {
 			t.Fatal(err)

@@ -242,3 +242,61 @@ func testErasureRequestsInFlight(t *testing.T, s agentmem.Store) {
 		t.Errorf("rows of the erased user after the requests' writes: %s", formatRows(left))
 	}
 }
+
+func testDeleteUser(t *testing.T, s agentmem.Store) {
+	fill := func(user string) {
+		th := MustCreateThread(t, s, &agentmem.Thread{UserID: user, ID: "shared-id", AgentID: "helper"})
+		msgs := MustAppend(t, s, user, th.ID, "user", "hi "+user, "assistant", "hello")
+		if err := s.CreateElement(ctx, user, th.ID, &agentmem.Element{MessageID: msgs[1].ID, Name: "ref"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetSession(ctx, user, "helper", th.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AppendMessages(ctx, user, th.ID, []*agentmem.Message{{Role: "user", Content: "k"}}, agentmem.AppendOptions{IdempotencyKey: "k"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill("alice")
+	fill("bob")
+	before, err := agentmem.ExportThread(ctx, s, "bob", "shared-id")
+	if err != nil {
+		t.Fatalf("ExportThread: %v", err)
+	}
+
+	c, err := s.DeleteUser(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (agentmem.Counts{Users: 1, Threads: 1, Messages: 3, Elements: 1, Sessions: 1}); c != want {
+		t.Fatalf("DeleteUser counts=%+v, want %+v", c, want)
+	}
+	_, err = s.FindThreadByID(ctx, "alice", "shared-id")
+	wantCode(t, err, agentmem.ENOTFOUND)
+	_, err = s.FindSession(ctx, "alice", "helper")
+	wantCode(t, err, agentmem.ENOTFOUND)
+	after, err := agentmem.ExportThread(ctx, s, "bob", "shared-id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after, jsonEqual()); diff != "" {
+		t.Fatalf("bob's thread changed by erasing alice (-before +after):\n%s", diff)
+	}
+	if _, err := s.FindSession(ctx, "bob", "helper"); err != nil {
+		t.Fatalf("bob's session: %v", err)
+	}
+	// Alice can start again from nothing, with the same ids and keys.
+	fill("alice")
+	wantSeqs(t, allMessages(t, s, "alice", "shared-id"), 3)
+	if c, err := s.DeleteUser(ctx, "nobody"); err != nil || c != (agentmem.Counts{}) {
+		t.Fatalf("DeleteUser(nobody) = %+v, %v", c, err)
+	}
+	ids, err := s.FindUserIDs(ctx, "", 10)
+	if err != nil || !cmp.Equal(ids, []string{"alice", "bob"}) {
+		t.Fatalf("FindUserIDs = %v, %v", ids, err)
+	}
+	ids = mustFindUserIDs(t, s, "alice", 10)
+	if !cmp.Equal(ids, []string{"bob"}) {
+		t.Fatalf("FindUserIDs after alice = %v", ids)
+	}
+}

@@ -169,7 +169,7 @@ func testImportUserConflicts(t *testing.T, s agentmem.Store) {
 		t.Fatalf("a failed import wrote thread new: %v", err)
 	}
 
-	res, err := s.ImportUser(ctx, "bob", richCopy(x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictSkip})
+	res, err := s.ImportUser(ctx, "bob", richCopy(t, x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictSkip})
 	if err != nil || res.Imported.Threads != 1 || res.Skipped.Threads != 2 || res.Skipped.Memories != 2 || res.Imported.Memories != 0 {
 		t.Fatalf("skip: %+v, %v", res, err)
 	}
@@ -180,7 +180,7 @@ func testImportUserConflicts(t *testing.T, s agentmem.Store) {
 		t.Fatalf("skip did not import the new thread: %v", err)
 	}
 
-	res, err = s.ImportUser(ctx, "bob", richCopy(x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictReplace})
+	res, err = s.ImportUser(ctx, "bob", richCopy(t, x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictReplace})
 	if err != nil || res.Replaced.Threads != 3 || res.Replaced.Memories != 2 || res.Imported.Threads != 3 {
 		t.Fatalf("replace: %+v, %v", res, err)
 	}
@@ -198,16 +198,18 @@ func testImportUserConflicts(t *testing.T, s agentmem.Store) {
 	if err != nil || len(notes) != 2 {
 		t.Fatalf("replaced notes: %d versions, %v; want the export's 2", len(notes), err)
 	}
-	_, err = s.ImportUser(ctx, "bob", richCopy(x), agentmem.ImportOptions{OnConflict: "merge"})
+	_, err = s.ImportUser(ctx, "bob", richCopy(t, x), agentmem.ImportOptions{OnConflict: "merge"})
 	wantCode(t, err, agentmem.EINVALID)
 }
 
 // richCopy returns a deep copy of x, since an import prepares what it is
 // given.
-func richCopy(x *agentmem.UserExport) *agentmem.UserExport {
-	b, _ := json.Marshal(x)
+func richCopy(tb testing.TB, x *agentmem.UserExport) *agentmem.UserExport {
+	tb.Helper()
 	var out agentmem.UserExport
-	_ = json.Unmarshal(b, &out)
+	if err := json.Unmarshal(mustMarshal(tb, x), &out); err != nil {
+		tb.Fatalf("copy a user's export: %v", err)
+	}
 	return &out
 }
 

@@ -161,7 +161,7 @@ func testImportUserMaxVersion(t *testing.T, s agentmem.Store) {
 // imported.
 func testImportUserDuplicates(t *testing.T, s agentmem.Store) {
 	x := richExport()
-	again := richCopy(x)
+	again := richCopy(t, x)
 	x.Threads = append(x.Threads, again.Threads[0])
 	x.Sessions = append(x.Sessions, again.Sessions[0])
 	x.Notes = append(x.Notes, again.Notes[0])
@@ -256,16 +256,16 @@ func testImportUserStoredClashes(t *testing.T, s agentmem.Store) {
 	}
 	x := &agentmem.UserExport{Version: agentmem.ExportVersion,
 		Reflections: []*agentmem.Reflection{{ThreadID: "done", Status: agentmem.ReflectionNoInsight, Reason: "theirs"}}}
-	_, err = s.ImportUser(ctx, "fay", richCopy(x), agentmem.ImportOptions{})
+	_, err = s.ImportUser(ctx, "fay", richCopy(t, x), agentmem.ImportOptions{})
 	wantCode(t, err, agentmem.ECONFLICT)
 	if r, err := s.FindReflection(ctx, "fay", "done"); err != nil || r.Reason != "mine" {
 		t.Fatalf("a refused import changed the reflection: %+v, %v", r, err)
 	}
-	res, err = s.ImportUser(ctx, "fay", richCopy(x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictSkip})
+	res, err = s.ImportUser(ctx, "fay", richCopy(t, x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictSkip})
 	if err != nil || res.Skipped.Reflections != 1 || res.Imported.Reflections != 0 {
 		t.Fatalf("skip: %+v, %v", res, err)
 	}
-	res, err = s.ImportUser(ctx, "fay", richCopy(x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictReplace})
+	res, err = s.ImportUser(ctx, "fay", richCopy(t, x), agentmem.ImportOptions{OnConflict: agentmem.OnConflictReplace})
 	if err != nil || res.Replaced.Reflections != 1 {
 		t.Fatalf("replace: %+v, %v", res, err)
 	}

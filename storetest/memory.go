@@ -50,6 +50,16 @@ func memoryIDs(mems []*agentmem.Memory) []string {
 	return ids
 }
 
+// mustFindMemory returns a user's memory, failing tb if it cannot.
+func mustFindMemory(tb testing.TB, s agentmem.MemoryStore, user, id string) *agentmem.Memory {
+	tb.Helper()
+	m, err := s.FindMemoryByID(ctx, user, id)
+	if err != nil {
+		tb.Fatalf("FindMemoryByID(%q, %q): %v", user, id, err)
+	}
+	return m
+}
+
 // mustHistory returns the memory's history and checks its versions run
 // 1, 2, 3… with the ops given.
 func mustHistory(tb testing.TB, s agentmem.MemoryStore, user, id string, ops ...string) []*agentmem.MemoryChange {
@@ -102,14 +112,14 @@ func testCreateMemory(t *testing.T, s agentmem.Store) {
 		validFrom := time.Date(2024, 5, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
 		m := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", ID: "diet", Kind: agentmem.MemoryInsight, Text: "x", ValidFrom: validFrom,
 			Source: agentmem.SourceExtracted})
-		if got, _ := s.FindMemoryByID(ctx, "alice", "diet"); !got.ValidFrom.Equal(validFrom.Truncate(time.Microsecond)) ||
+		if got := mustFindMemory(t, s, "alice", "diet"); !got.ValidFrom.Equal(validFrom.Truncate(time.Microsecond)) ||
 			got.Kind != agentmem.MemoryInsight || got.Source != agentmem.SourceExtracted || !got.ValidFrom.Equal(m.ValidFrom) {
 			t.Fatalf("memory with a client ID = %+v", got)
 		}
 		wantCode(t, s.CreateMemory(ctx, &agentmem.Memory{UserID: "alice", ID: "diet", Text: "again"}), agentmem.ECONFLICT)
 		// IDs are per user: bob may use the same one.
 		MustCreateMemory(t, s, &agentmem.Memory{UserID: "bob", ID: "diet", Text: "Bob eats fish."})
-		if got, _ := s.FindMemoryByID(ctx, "alice", "diet"); got.Text != "x" {
+		if got := mustFindMemory(t, s, "alice", "diet"); got.Text != "x" {
 			t.Fatalf("alice's memory became %q", got.Text)
 		}
 	})
@@ -158,7 +168,7 @@ func testUpdateMemory(t *testing.T, s agentmem.Store) {
 		got.SeqTo != 9 || !got.UpdatedAt.After(m.UpdatedAt) || !got.CreatedAt.Equal(m.CreatedAt) || !got.ValidFrom.Equal(m.ValidFrom) || string(got.Metadata) != `{"k":1}` {
 		t.Fatalf("updated memory = %+v", got)
 	}
-	if stored, _ := s.FindMemoryByID(ctx, "alice", m.ID); !cmp.Equal(got, stored, jsonEqual()) {
+	if stored := mustFindMemory(t, s, "alice", m.ID); !cmp.Equal(got, stored, jsonEqual()) {
 		t.Fatalf("stored memory mismatch (-returned +stored):\n%s", cmp.Diff(got, stored, jsonEqual()))
 	}
 	h := mustHistory(t, s, "alice", m.ID, agentmem.OpAdd, agentmem.OpUpdate)
@@ -456,7 +466,7 @@ func testMemoryErasure(t *testing.T, s agentmem.Store) {
 	if hits := mustSearch(t, s, "alice", agentmem.TextQuery{Query: "boat sailing"}); len(hits) != 0 {
 		t.Fatalf("search after DeleteUser = %+v", hits)
 	}
-	if ids, _ := s.FindUserIDs(ctx, "", 10); !cmp.Equal(ids, []string{"bob"}) {
+	if ids := mustFindUserIDs(t, s, "", 10); !cmp.Equal(ids, []string{"bob"}) {
 		t.Fatalf("FindUserIDs after DeleteUser = %v", ids)
 	}
 
@@ -500,7 +510,7 @@ func testMemoriesConcurrent(t *testing.T, s agentmem.Store) {
 		ops = append(ops, agentmem.OpUpdate)
 	}
 	h := mustHistory(t, s, "alice", m.ID, ops...)
-	if got, _ := s.FindMemoryByID(ctx, "alice", m.ID); got.Version != n+1 || got.Text != h[n].Text {
+	if got := mustFindMemory(t, s, "alice", m.ID); got.Version != n+1 || got.Text != h[n].Text {
 		t.Fatalf("memory after %d racing updates = %+v, want version %d with the last entry's text", n, got, n+1)
 	}
 

@@ -42,6 +42,17 @@ func AllNotesHistory(tb testing.TB, s agentmem.NotesStore, user, agent string, l
 	}
 }
 
+// mustFindNotes returns an agent's notes on a user, failing tb if it
+// cannot.
+func mustFindNotes(tb testing.TB, s agentmem.NotesStore, user, agent string) *agentmem.Notes {
+	tb.Helper()
+	n, err := s.FindNotes(ctx, user, agent)
+	if err != nil {
+		tb.Fatalf("FindNotes(%q, %q): %v", user, agent, err)
+	}
+	return n
+}
+
 // wantNotesVersions fails unless history lists versions n, n-1, …, 1.
 func wantNotesVersions(tb testing.TB, history []*agentmem.Notes, n int64) {
 	tb.Helper()
@@ -118,7 +129,7 @@ func testNotes(t *testing.T, s agentmem.Store) {
 		if msg := agentmem.ErrorMessage(err); !strings.Contains(msg, "version 3") || !strings.Contains(msg, "version 1") {
 			t.Fatalf("conflict message %q does not name both versions", msg)
 		}
-		if got, _ := s.FindNotes(ctx, "alice", "planner"); !cmp.Equal(third, got) {
+		if got := mustFindNotes(t, s, "alice", "planner"); !cmp.Equal(third, got) {
 			t.Fatalf("refused puts changed the notes: %+v", got)
 		}
 	})
@@ -229,7 +240,7 @@ func testNotesErasure(t *testing.T, s agentmem.Store) {
 		MustPutNotes(t, s, user, "coach", agentmem.NotesOp{Operation: agentmem.NotesAppend, Content: "Coaching."})
 	}
 	// Notes alone make a user.
-	if ids, _ := s.FindUserIDs(ctx, "", 10); !cmp.Equal(ids, []string{"alice", "bob"}) {
+	if ids := mustFindUserIDs(t, s, "", 10); !cmp.Equal(ids, []string{"alice", "bob"}) {
 		t.Fatalf("FindUserIDs = %v, want the users with notes", ids)
 	}
 	if _, err := s.DeleteUser(ctx, "alice"); err != nil {
@@ -243,11 +254,11 @@ func testNotesErasure(t *testing.T, s agentmem.Store) {
 			t.Fatalf("alice's %s history after DeleteUser has %d versions", agent, len(h))
 		}
 	}
-	if ids, _ := s.FindUserIDs(ctx, "", 10); !cmp.Equal(ids, []string{"bob"}) {
+	if ids := mustFindUserIDs(t, s, "", 10); !cmp.Equal(ids, []string{"bob"}) {
 		t.Fatalf("FindUserIDs after DeleteUser = %v", ids)
 	}
 	// Bob keeps everything.
-	if got, _ := s.FindNotes(ctx, "bob", "planner"); got.Version != 2 || got.Content != "# bob\n\nMore." {
+	if got := mustFindNotes(t, s, "bob", "planner"); got.Version != 2 || got.Content != "# bob\n\nMore." {
 		t.Fatalf("bob's notes after alice's erasure = %+v", got)
 	}
 	wantNotesVersions(t, AllNotesHistory(t, s, "bob", "planner", 0), 2)

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -64,6 +63,16 @@ func mustPutProfile(tb testing.TB, s agentmem.ProfileStore, user string, after i
 	p := &agentmem.Profile{UserID: user, Text: text, Method: agentmem.ProfileLLM, Model: "m", Sources: processed}
 	if err := s.PutProfile(ctx, p, after, processed); err != nil {
 		tb.Fatalf("PutProfile(after %d): %v", after, err)
+	}
+	return p
+}
+
+// mustFindProfile returns a user's profile, failing tb if it cannot.
+func mustFindProfile(tb testing.TB, s agentmem.ProfileStore, user string) *agentmem.Profile {
+	tb.Helper()
+	p, err := s.FindProfile(ctx, user)
+	if err != nil {
+		tb.Fatalf("FindProfile(%q): %v", user, err)
 	}
 	return p
 }
@@ -150,7 +159,7 @@ func testPutReflections(t *testing.T, s agentmem.Store) {
 		// The memories' full-text index has them.
 		wantHits(t, mustSearch(t, s, "alice", agentmem.TextQuery{Query: "carriages", Scopes: []string{agentmem.ScopeMemories}}),
 			key(agentmem.ScopeMemories, insights[1].ID))
-		if b, _ := json.Marshal(insights[0]); strings.Contains(string(b), "processed_at") {
+		if b := mustMarshal(t, insights[0]); strings.Contains(string(b), "processed_at") {
 			t.Fatalf("an unprocessed insight's JSON has processed_at: %s", b)
 		}
 		// An insight ID is taken like any memory's.
@@ -348,7 +357,7 @@ func testProfiles(t *testing.T, s agentmem.Store) {
 	if third.Version != 3 {
 		t.Fatalf("third profile = %+v", third)
 	}
-	if got, _ := s.FindProfile(ctx, "alice"); got.Version != 3 || got.Text != "third" || got.Method != agentmem.ProfileLLM || got.Model != "m" {
+	if got := mustFindProfile(t, s, "alice"); got.Version != 3 || got.Text != "third" || got.Method != agentmem.ProfileLLM || got.Model != "m" {
 		t.Fatalf("newest profile = %+v", got)
 	}
 	// Another user's profiles are their own, numbered from 1.
@@ -365,7 +374,7 @@ func testProfiles(t *testing.T, s agentmem.Store) {
 				t.Fatalf("conflict message %q does not name versions 3 and %d", msg, after)
 			}
 		}
-		if got, _ := s.FindProfile(ctx, "alice"); got.Version != 3 {
+		if got := mustFindProfile(t, s, "alice"); got.Version != 3 {
 			t.Fatalf("after conflicts the newest profile is %+v", got)
 		}
 	})
@@ -384,7 +393,7 @@ func testProfiles(t *testing.T, s agentmem.Store) {
 		}
 		big := &agentmem.Profile{UserID: "alice", Text: strings.Repeat("x", agentmem.MaxProfileBytes+1), Method: agentmem.ProfileLLM}
 		wantCode(t, s.PutProfile(ctx, big, -1, nil), agentmem.ETOOLARGE)
-		if got, _ := s.FindProfile(ctx, "alice"); got.Version != 3 {
+		if got := mustFindProfile(t, s, "alice"); got.Version != 3 {
 			t.Fatalf("after refused puts the newest profile is %+v", got)
 		}
 	})
@@ -421,7 +430,7 @@ func testProfileProcessed(t *testing.T, s agentmem.Store) {
 		&agentmem.Memory{ID: "i2", Kind: agentmem.MemoryInsight, Text: "Alice books early."})
 	fact := MustCreateMemory(t, s, &agentmem.Memory{UserID: "alice", ID: "f1", Text: "Alice lives in Lyon."})
 	bobs := MustCreateMemory(t, s, &agentmem.Memory{UserID: "bob", ID: "i1", Kind: agentmem.MemoryInsight, Text: "Bob's insight."})
-	i1, _ := s.FindMemoryByID(ctx, "alice", "i1")
+	i1 := mustFindMemory(t, s, "alice", "i1")
 
 	unprocessed := AllMemories(t, s, "alice", agentmem.MemoryFilter{Processed: ptr(false)})
 	if len(unprocessed) != 3 {
@@ -442,10 +451,10 @@ func testProfileProcessed(t *testing.T, s agentmem.Store) {
 		t.Fatalf("processed insight changed (-before +after):\n%s", diff)
 	}
 	mustHistory(t, s, "alice", "i1", agentmem.OpAdd)
-	if got, _ := s.FindMemoryByID(ctx, "alice", fact.ID); got.ProcessedAt == nil {
+	if got := mustFindMemory(t, s, "alice", fact.ID); got.ProcessedAt == nil {
 		t.Fatalf("the fact among processed was not marked")
 	}
-	if got, _ := s.FindMemoryByID(ctx, "bob", bobs.ID); got.ProcessedAt != nil {
+	if got := mustFindMemory(t, s, "bob", bobs.ID); got.ProcessedAt != nil {
 		t.Fatalf("another user's memory of the same ID was marked processed")
 	}
 	if got := memoryIDs(AllMemories(t, s, "alice", agentmem.MemoryFilter{Processed: ptr(true)})); len(got) != 2 {
@@ -458,8 +467,8 @@ func testProfileProcessed(t *testing.T, s agentmem.Store) {
 	if got := AllMemories(t, s, "alice", agentmem.MemoryFilter{}); len(got) != 3 {
 		t.Fatalf("%d memories without the filter, want 3", len(got))
 	}
-	processed, _ := s.FindMemoryByID(ctx, "alice", "i1")
-	if b, _ := json.Marshal(processed); !strings.Contains(string(b), `"processed_at":`) {
+	processed := mustFindMemory(t, s, "alice", "i1")
+	if b := mustMarshal(t, processed); !strings.Contains(string(b), `"processed_at":`) {
 		t.Fatalf("a processed insight's JSON lacks processed_at: %s", b)
 	}
 	// Invalidation keeps the mark; an update is a new version, not yet in
@@ -475,13 +484,13 @@ func testProfileProcessed(t *testing.T, s agentmem.Store) {
 	} else if m.ProcessedAt != nil {
 		t.Fatalf("updated insight's ProcessedAt = %v, want none", m.ProcessedAt)
 	}
-	if got, _ := s.FindMemoryByID(ctx, "alice", "i1"); got.ProcessedAt != nil {
+	if got := mustFindMemory(t, s, "alice", "i1"); got.ProcessedAt != nil {
 		t.Fatalf("stored updated insight's ProcessedAt = %v, want none", got.ProcessedAt)
 	}
 	// A put that fails marks nothing.
 	err = s.PutProfile(ctx, &agentmem.Profile{UserID: "alice", Text: "stale", Method: agentmem.ProfileLLM}, 0, []string{"i2"})
 	wantCode(t, err, agentmem.ECONFLICT)
-	if got, _ := s.FindMemoryByID(ctx, "alice", "i2"); got.ProcessedAt != nil {
+	if got := mustFindMemory(t, s, "alice", "i2"); got.ProcessedAt != nil {
 		t.Fatal("a refused PutProfile marked an insight processed")
 	}
 }
@@ -529,7 +538,7 @@ func testPutProfileConcurrent(t *testing.T, s agentmem.Store) {
 		if want := fmt.Sprintf("round %d, refresh %d", round, winner); got.Version != after+1 || got.Text != want {
 			t.Fatalf("round %d: newest profile = %+v, want version %d, %q", round, got, after+1, want)
 		}
-		m, _ := s.FindMemoryByID(ctx, "alice", ids[round*n+winner])
+		m := mustFindMemory(t, s, "alice", ids[round*n+winner])
 		if m.ProcessedAt == nil || !m.ProcessedAt.Equal(got.CreatedAt) {
 			t.Fatalf("round %d: the winner's insight = %+v", round, m)
 		}
@@ -603,7 +612,7 @@ func testReflectionErasure(t *testing.T, s agentmem.Store) {
 	if got := allProfiles(t, s, "bob", 0); !cmp.Equal(got, []int{2, 1}) {
 		t.Fatalf("bob's profiles = %v", got)
 	}
-	if m, _ := s.FindMemoryByID(ctx, "bob", "t1-i"); m == nil || m.ProcessedAt == nil {
+	if m := mustFindMemory(t, s, "bob", "t1-i"); m == nil || m.ProcessedAt == nil {
 		t.Fatalf("bob's processed insight = %+v", m)
 	}
 }

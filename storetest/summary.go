@@ -22,6 +22,16 @@ func MustPutSummary(tb testing.TB, s agentmem.SummaryStore, user, thread string,
 	return out
 }
 
+// mustFindSummary returns a thread's summary, failing tb if it cannot.
+func mustFindSummary(tb testing.TB, s agentmem.SummaryStore, user, thread string) *agentmem.Summary {
+	tb.Helper()
+	sum, err := s.FindSummary(ctx, user, thread)
+	if err != nil {
+		tb.Fatalf("FindSummary(%q, %q): %v", user, thread, err)
+	}
+	return sum
+}
+
 // mustAppendN appends n user messages to a thread.
 func mustAppendN(tb testing.TB, s agentmem.Store, user, thread string, n int) {
 	tb.Helper()
@@ -64,7 +74,7 @@ func testPutSummary(t *testing.T, s agentmem.Store) {
 				t.Fatalf("stale put (through %d) mismatch (-newest +got):\n%s", through, diff)
 			}
 		}
-		if got, _ := s.FindSummary(ctx, "alice", th.ID); got.Version != 1 || got.Text != first.Text {
+		if got := mustFindSummary(t, s, "alice", th.ID); got.Version != 1 || got.Text != first.Text {
 			t.Fatalf("after stale puts: %+v", got)
 		}
 	})

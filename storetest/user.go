@@ -103,3 +103,42 @@ func testFindUsers(t *testing.T, s agentmem.Store) {
 		}
 	})
 }
+
+// mustFindUserIDs returns up to limit user IDs after after, failing tb if
+// it cannot.
+func mustFindUserIDs(tb testing.TB, s agentmem.UserStore, after string, limit int) []string {
+	tb.Helper()
+	ids, err := s.FindUserIDs(ctx, after, limit)
+	if err != nil {
+		tb.Fatalf("FindUserIDs(%q, %d): %v", after, limit, err)
+	}
+	return ids
+}
+
+func testStats(t *testing.T, s agentmem.Store) {
+	for _, user := range []string{"alice", "bob"} {
+		th := MustCreateThread(t, s, &agentmem.Thread{UserID: user})
+		MustAppend(t, s, user, th.ID, "user", "a", "assistant", "b")
+	}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Users != 2 || st.Threads != 2 || st.Messages != 4 || st.StoreBytes <= 0 {
+		t.Fatalf("stats = %+v", st)
+	}
+	// Per table, largest first, the messages among them.
+	bytes := map[string]int64{}
+	for i, tb := range st.Tables {
+		bytes[tb.Table] = tb.Bytes
+		if tb.Bytes < 0 || i > 0 && tb.Bytes > st.Tables[i-1].Bytes {
+			t.Fatalf("tables %+v, want bytes largest first", st.Tables)
+		}
+	}
+	if bytes["messages"] <= 0 || bytes["threads"] <= 0 {
+		t.Fatalf("tables %+v, want the messages and the threads measured", st.Tables)
+	}
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -58,6 +58,19 @@ func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool
 	}
 }
 
+// claimCounting counts the ClaimJobs calls that have returned, so that a
+// test can wait for a pool's first claim rather than sleep through it.
+type claimCounting struct {
+	agentmem.JobStore
+	n atomic.Int32
+}
+
+func (s *claimCounting) ClaimJobs(ctx context.Context, owner string, kinds []string, n int, lease time.Duration) ([]*agentmem.Job, error) {
+	jobs, err := s.JobStore.ClaimJobs(ctx, owner, kinds, n, lease)
+	s.n.Add(1)
+	return jobs, err
+}
+
 // waitStatus waits until the job has the status and returns it.
 func waitStatus(tb testing.TB, s agentmem.JobStore, j *agentmem.Job, status string) *agentmem.Job {
 	tb.Helper()
@@ -106,8 +119,9 @@ func TestPool_Complete(t *testing.T) {
 		payload  atomic.Value
 		deadline atomic.Value
 	)
+	claims := &claimCounting{JobStore: s}
 	p := &worker.Pool{
-		Jobs: s,
+		Jobs: claims,
 		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error {
 			runs.Add(1)
 			payload.Store(string(j.Payload))
@@ -121,7 +135,7 @@ func TestPool_Complete(t *testing.T) {
 		Poll:  time.Hour, // only Notify can start the job in time
 	}
 	MustRun(t, p)
-	time.Sleep(20 * time.Millisecond) // the pool's first claim finds nothing
+	waitFor(t, 5*time.Second, "the pool's first claim, which finds nothing", func() bool { return claims.n.Load() > 0 })
 	claimed := time.Now()
 	j := storetest.MustEnqueueJob(t, s, &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "t1", Payload: json.RawMessage(`{"thread_id":"t1"}`)})
 	p.Notify()
@@ -375,7 +389,7 @@ func TestPool_Concurrency(t *testing.T) {
 			defer running.Add(-1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // a gap: the handler's work, so that handlers overlap
 			ran.Add(1)
 			return nil
 		}},
@@ -405,7 +419,7 @@ func TestPool_Run(t *testing.T) {
 	ok := func(ctx context.Context, j *agentmem.Job) error { return nil }
 	start := time.Now()
 	stop := MustRun(t, &worker.Pool{Jobs: s, Handlers: map[string]worker.Handler{"x": ok}})
-	time.Sleep(10 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond) // a gap: Run is idle, waiting for its next poll
 	stop()
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("idle Run took %v to stop", d)
@@ -443,14 +457,15 @@ func TestExponentialBackoff(t *testing.T) {
 func TestNotifying(t *testing.T) {
 	s := testutil.MustOpenSQLite(t)
 	ran := make(chan string, 4)
+	claims := &claimCounting{JobStore: s}
 	p := &worker.Pool{
-		Jobs:     s,
+		Jobs:     claims,
 		Handlers: map[string]worker.Handler{"summarize": func(ctx context.Context, j *agentmem.Job) error { ran <- j.Key; return nil }},
 		Poll:     time.Hour,
 	}
 	store := worker.Notifying(s, p.Notify)
 	MustRun(t, p)
-	time.Sleep(20 * time.Millisecond) // the pool's first claim, at start, found nothing
+	waitFor(t, 5*time.Second, "the pool's first claim, at start, which finds nothing", func() bool { return claims.n.Load() > 0 })
 	if _, err := store.EnqueueJob(context.Background(), &agentmem.Job{UserID: "alice", Kind: "summarize", Key: "enqueued"}); err != nil {
 		t.Fatal(err)
 	}

@@ -326,7 +326,7 @@ func TestREADME_Variables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := map[string]bool{configEnv: true, proxyKeyEnv: true, apiKeyEnv: true, "AGENTMEM_TEST_POSTGRES": true}
+	known := map[string]bool{configEnv: true, proxyKeyEnv: true, apiKeyEnv: true, "AGENTMEM_TEST_POSTGRES": true, "AGENTMEM_FAULTS": true}
 	for _, s := range settings {
 		known[s.env()] = true
 	}

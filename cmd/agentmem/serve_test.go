@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -210,11 +211,29 @@ func TestServe_GracefulShutdown(t *testing.T) {
 	if _, err := io.WriteString(bodyW, `{"messages":[{"role":"user","content":`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the server is now reading the body
+	// A gap, not a wait on a result: the server has read the headers and
+	// the start of the body by now. (Were it later, the connection would
+	// still count: shutdown leaves a new connection 5 s to send its
+	// request.)
+	time.Sleep(100 * time.Millisecond)
 
 	stopped := make(chan struct{})
 	go func() { srv.Stop(t); close(stopped) }()
-	time.Sleep(200 * time.Millisecond) // shutdown has begun and waits for the request
+	// Shutdown has begun once the listener refuses new connections.
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("new connections still accepted 10 s after shutdown began")
+		}
+	}
+	// A gap: serve, were it not waiting for the request, would have
+	// returned by now.
+	time.Sleep(100 * time.Millisecond)
 	select {
 	case <-stopped:
 		t.Fatal("serve returned while a request was in flight")

@@ -41,11 +41,12 @@ func TestServe_Yesterday(t *testing.T) {
 		{"role":"assistant","content":"Hello Sam!"},
 		{"role":"user","content":"I am training for a marathon in October."},
 		{"role":"assistant","content":"Great goal. Let us plan your long runs."}]}`)
-	time.Sleep(200 * time.Millisecond) // the index job extracts the memories
+	waitIdle(t, srv) // the index job extracts the memories
 	srv.Stop(t)
 
 	// Today: the server starts again with an idle timeout the thread has
-	// passed; the sweep at start ends it, and its jobs learn from it.
+	// passed; the sweep at start ends it, and its jobs learn from it. (A
+	// gap, not a wait on a result: the thread is idle for over 1 s.)
 	time.Sleep(1100 * time.Millisecond)
 	srv = MustServe(t, db, "--idle-timeout", "1s")
 	defer srv.Stop(t)
