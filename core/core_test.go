@@ -210,13 +210,35 @@ func TestService_EndThreadConcurrently(t *testing.T) {
 				if !c.end(f.svc) {
 					t.Errorf("%s: the first call did not end the thread", c.name)
 				}
-				f.finishJobs(t, "alice")
+				js, err := f.store.ClaimJobs(ctx, "test", nil, 1000, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, j := range js {
+					if j.Kind == reflection.JobKind {
+						if err := f.opt.Reflector.Run(ctx, j); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := f.store.CompleteJob(ctx, j.UserID, j.ID, "test"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// The first end's reflection is done before the second
+				// end marks it pending: the race TestReplicas once lost.
+				if r, err := f.store.FindReflection(ctx, "alice", "t1"); err != nil || r.Status == agentmem.ReflectionPending {
+					t.Fatalf("%s: reflection after the first end's jobs ran: %+v, %v", c.name, r, err)
+				}
 			}
 			if c.end(other) {
 				t.Errorf("%s: the second call says it ended the thread that the first ended", c.name)
 			}
 			if stale.hook != nil {
 				t.Fatalf("%s: the thread was not read", c.name)
+			}
+			f.finishJobs(t, "alice")
+			if r, err := f.store.FindReflection(ctx, "alice", "t1"); err != nil || r.Status == agentmem.ReflectionPending {
+				t.Errorf("%s: reflection after both ends and every job: %+v, %v; want it done", c.name, r, err)
 			}
 			if n := f.jobs(t, "alice", index.JobKind) - index0; n != 1 {
 				t.Errorf("%s: %d index jobs for one end, want 1", c.name, n)

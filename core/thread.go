@@ -53,17 +53,21 @@ func (s *Service) UpdateThread(ctx context.Context, userID, threadID string, upd
 	if err != nil {
 		return nil, err
 	}
+	var marked **agentmem.Reflection
 	if upd.Status != nil && *upd.Status == agentmem.ThreadEnded {
 		before, err := s.store.FindThreadByID(ctx, u.id, threadID)
 		if err != nil {
 			return nil, err
 		}
 		if before.Status != agentmem.ThreadEnded {
-			s.ending(ctx, before)
+			marked = s.ending(ctx, before)
 		}
 	}
 	upd.EndJobs = s.endJobs
 	t, err := s.store.UpdateThread(ctx, u.id, threadID, upd)
+	if err == nil {
+		s.ended(ctx, t, marked)
+	}
 	u.show(t)
 	return t, err
 }
@@ -123,13 +127,17 @@ func (s *Service) endThread(ctx context.Context, userID, threadID string) (*agen
 		}
 		return before, nil
 	}
-	s.ending(ctx, before)
+	marked := s.ending(ctx, before)
 	// Another call (another replica's) may end it at the same time: the
 	// store queues the end's jobs (endJobs) only for the call whose update
 	// ended it (JustEnded), in that update's transaction, or the thread
 	// would be reflected on twice.
 	ended := agentmem.ThreadEnded
-	return s.store.UpdateThread(ctx, userID, threadID, agentmem.ThreadUpdate{Status: &ended, EndJobs: s.endJobs})
+	t, err := s.store.UpdateThread(ctx, userID, threadID, agentmem.ThreadUpdate{Status: &ended, EndJobs: s.endJobs})
+	if err == nil {
+		s.ended(ctx, t, marked)
+	}
+	return t, err
 }
 
 // endJobs are the jobs of a thread that ends, which the store queues with
@@ -156,12 +164,31 @@ func (s *Service) endJobs(t *agentmem.Thread) [][]*agentmem.Job {
 // reflect job (endJobs), so that the job, done, is never marked pending
 // again after it ran. A failure is logged, not returned: the job is
 // queued with the end whatever the status says.
-func (s *Service) ending(ctx context.Context, t *agentmem.Thread) {
+//
+// It returns, when it marked it, the reflection before the mark (a nil
+// pointed to when there was none), for Reflector.Unmark.
+func (s *Service) ending(ctx context.Context, t *agentmem.Thread) **agentmem.Reflection {
 	if t.LastSeq == 0 || s.opt.Reflector == nil {
+		return nil
+	}
+	before, err := s.opt.Reflector.MarkEnded(ctx, t.UserID, t.ID)
+	if err != nil {
+		s.log.WarnContext(ctx, "ending thread: reflection not marked pending", agentmem.LogThread, t.ID, agentmem.LogErr, err)
+		return nil
+	}
+	return &before
+}
+
+// ended follows an update that was to end t, with marked what ending
+// returned: when another call ended t first, its reflect job may have
+// run before this call marked the reflection pending, and that mark would
+// stay for good (Reflector.Unmark undoes it).
+func (s *Service) ended(ctx context.Context, t *agentmem.Thread, marked **agentmem.Reflection) {
+	if t.JustEnded || marked == nil {
 		return
 	}
-	if err := s.opt.Reflector.MarkEnded(ctx, t.UserID, t.ID); err != nil {
-		s.log.WarnContext(ctx, "ending thread: reflection not marked pending", agentmem.LogThread, t.ID, agentmem.LogErr, err)
+	if err := s.opt.Reflector.Unmark(ctx, t.UserID, t.ID, *marked); err != nil {
+		s.log.WarnContext(ctx, "ending thread: a concurrent end's reflection not restored", agentmem.LogThread, t.ID, agentmem.LogErr, err)
 	}
 }
 

@@ -110,7 +110,7 @@ type Reflector struct {
 // time, so that it is newer than any dead letter of an earlier job (see
 // Find).
 func (r *Reflector) Enqueue(ctx context.Context, userID, threadID string) error {
-	_, err := r.enqueueThread(ctx, userID, threadID, "The thread ended; its reflection is queued.")
+	_, err := r.enqueueThread(ctx, userID, threadID, endedReason)
 	return err
 }
 
@@ -156,28 +156,77 @@ func threadJobs(userID, threadID string) []*agentmem.Job {
 	return alts
 }
 
-// MarkEnded records that the reflection of a thread that has just ended is
-// queued (its Job stored with the end): the status a client reads until
-// the job has run. The job runs whether or not this is recorded.
-func (r *Reflector) MarkEnded(ctx context.Context, userID, threadID string) error {
-	_, err := r.markPending(ctx, userID, threadID, "The thread ended; its reflection is queued.")
-	return err
+// endedReason is the reason of a reflection MarkEnded marks pending.
+const endedReason = "The thread ended; its reflection is queued."
+
+// MarkEnded records that the reflection of a thread that is about to end
+// is queued (its Job stored with the end): the status a client reads
+// until the job has run. The job runs whether or not this is recorded. It
+// returns the reflection as it was before (nil when there was none), for
+// Unmark.
+func (r *Reflector) MarkEnded(ctx context.Context, userID, threadID string) (before *agentmem.Reflection, err error) {
+	_, before, err = r.markPendingFrom(ctx, userID, threadID, endedReason)
+	return before, err
+}
+
+// Unmark undoes MarkEnded for an end that lost the race to end the thread
+// to another call, whose reflect job may have run before the mark: that
+// mark would then stay for good. With a reflect job of the thread queued
+// or running, there is nothing to undo (it writes after the mark).
+// Otherwise a reflection still pending by the mark goes back to before,
+// the other call's job's, or, when before was pending itself (that job
+// ran between MarkEnded's read and its write), the job is queued again.
+func (r *Reflector) Unmark(ctx context.Context, userID, threadID string, before *agentmem.Reflection) error {
+	if before == nil {
+		return nil // the other call's job has written nothing yet: it writes after the mark
+	}
+	kind := JobKind
+	for _, status := range []string{agentmem.JobQueued, agentmem.JobRunning} {
+		jobs, _, err := r.Store.FindJobs(ctx, agentmem.JobFilter{Status: &status, Kind: &kind, UserID: &userID, Limit: agentmem.MaxPageSize})
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if j.Key == threadID || j.Key == threadID+"/next" {
+				return nil
+			}
+		}
+	}
+	now, err := r.Store.FindReflection(ctx, userID, threadID)
+	if err != nil || now.Status != agentmem.ReflectionPending || now.Reason != endedReason {
+		return err
+	}
+	if before.Status == agentmem.ReflectionPending {
+		_, err := agentmem.EnqueuePicked(ctx, r.Store, threadJobs(userID, threadID))
+		return err
+	}
+	return r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{before}, nil)
 }
 
 // markPending records the thread's reflection as pending, for reason.
 func (r *Reflector) markPending(ctx context.Context, userID, threadID, reason string) (*agentmem.Reflection, error) {
-	ref, err := r.Store.FindReflection(ctx, userID, threadID)
+	ref, _, err := r.markPendingFrom(ctx, userID, threadID, reason)
+	return ref, err
+}
+
+// markPendingFrom is markPending, returning the reflection before too
+// (nil when there was none).
+func (r *Reflector) markPendingFrom(ctx context.Context, userID, threadID, reason string) (ref, before *agentmem.Reflection, err error) {
+	ref, err = r.Store.FindReflection(ctx, userID, threadID)
 	if agentmem.ErrorCode(err) == agentmem.ENOTFOUND {
 		ref, err = &agentmem.Reflection{UserID: userID, ThreadID: threadID}, nil
+	} else if err == nil {
+		b := *ref
+		before = &b
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ref.Status, ref.Reason = agentmem.ReflectionPending, reason
 	if err := r.Store.PutReflections(ctx, userID, []*agentmem.Reflection{ref}, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ref, nil
+	return ref, before, nil
 }
 
 // Find returns a thread's reflection as its job stands: a pending

@@ -395,7 +395,7 @@ func TestReflect_EndedWhileReflecting(t *testing.T) {
 						return
 					}
 					// As the service ends a thread (core.Service.EndThread).
-					if err := f.rf.MarkEnded(ctx, "alice", "t1"); err != nil {
+					if _, err := f.rf.MarkEnded(ctx, "alice", "t1"); err != nil {
 						t.Fatal(err)
 					}
 					ended := agentmem.ThreadEnded
