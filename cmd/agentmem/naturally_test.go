@@ -166,6 +166,10 @@ func TestServe_CalledByName(t *testing.T) {
 	if joined := strings.Join(texts, "|"); !strings.Contains(joined, "User is called Sophie.") || !strings.Contains(joined, "Leeds") {
 		t.Fatalf("memories %q: want the name the assistant calls the user by, and where they live", texts)
 	}
+	// The memories are in before the index job is done (their vectors,
+	// the turns' windows): search once it is, or a loaded machine ranks
+	// by what is indexed so far.
+	waitIdle(t, srv)
 	res, err := c.Search(ctx, user, agentmem.SearchRequest{Query: "Where does Sophie live?", TopK: 5})
 	if err != nil {
 		t.Fatal(err)
