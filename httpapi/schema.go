@@ -140,6 +140,12 @@ var fieldRules = map[reflect.Type]map[string]fieldRule{
 	reflect.TypeFor[agentmem.Notes]():       {"operation": {enum: notesOps}},
 	reflect.TypeFor[agentmem.EntityRef]():   {"action": {enum: entityActions}},
 	reflect.TypeFor[agentmem.EntityInput](): {"action": {enum: entityActions}, "name": {required: true, minLength: 1}},
+	reflect.TypeFor[agentmem.TurnRequest](): {
+		"messages": {required: true},
+		"mode":     {enum: []string{agentmem.MemoryAuto, agentmem.MemoryFull, agentmem.MemoryAugment, agentmem.MemoryOff}},
+	},
+	// A turn's mode is the one applied: auto resolved.
+	reflect.TypeFor[agentmem.Turn](): {"thread": {required: true, nonNull: true}, "mode": {enum: []string{agentmem.MemoryFull, agentmem.MemoryAugment, agentmem.MemoryOff}}},
 	reflect.TypeFor[agentmem.SearchRequest](): {
 		"query":   {required: true, minLength: 1},
 		"scopes":  {enum: searchScopes},

@@ -325,7 +325,8 @@ forEachBackend((backend) => {
 
       const next = { role: "user", content: "And on day 2?" } as const;
       await rejectsWith(c.beginTurn({ thread_id: "nope", continue: true, messages: [next] }), "not_found", 404);
-      await rejectsWith(c.beginTurn({ mode: "sometimes", messages: [next] }), "invalid", 400);
+      // A mode the types refuse, as a JavaScript caller may send it.
+      await rejectsWith(c.beginTurn({ mode: "sometimes" as "auto", messages: [next] }), "invalid", 400);
       assert.deepEqual(
         (await collect(c.allMessages("trip"))).map((m) => m.seq),
         [1, 2, 3],

@@ -1789,16 +1789,18 @@ export interface components {
             context?: components["schemas"]["Context"];
             /** Format: int64 */
             held: number;
-            mode: string;
+            /** @enum {string} */
+            mode: "full" | "augment" | "off";
             stored: components["schemas"]["Message"][];
-            thread: components["schemas"]["Thread"] | null;
+            thread: components["schemas"]["Thread"];
         };
         TurnRequest: {
             agent_id?: string;
             context?: components["schemas"]["ContextRequest"];
             continue?: boolean;
             messages: components["schemas"]["MessageInput"][];
-            mode?: string;
+            /** @enum {string} */
+            mode?: "auto" | "full" | "augment" | "off";
             thread_id?: string;
         };
         UserExport: {
