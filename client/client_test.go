@@ -643,6 +643,12 @@ var routeCases = map[string]func(t *testing.T, c *client.Client, s agentmem.Stor
 		if last := turn.Context.Messages[len(turn.Context.Messages)-1]; fmt.Sprint(last.Content) != next.Content {
 			t.Fatalf("context ends with %v, want the new turn", last.Content)
 		}
+		// The same history again stores nothing: an empty list, not null
+		// (schemathesis found null against the OpenAPI document).
+		turn, err = c.BeginTurn(ctx, "alice", agentmem.TurnRequest{ThreadID: "trip", Messages: []*agentmem.Message{ask, reply, next}})
+		if err != nil || turn.Stored == nil || len(turn.Stored) != 0 || turn.Held != 3 {
+			t.Fatalf("BeginTurn(the same history)=%+v, %v; want nothing stored, an empty list, 3 held", turn, err)
+		}
 		_, err = c.BeginTurn(ctx, "alice", agentmem.TurnRequest{ThreadID: "nope", Continue: true, Messages: []*agentmem.Message{next}})
 		wantCode(t, err, agentmem.ENOTFOUND)
 		_, err = c.BeginTurn(ctx, "alice", agentmem.TurnRequest{Mode: "sometimes", Messages: []*agentmem.Message{next}})

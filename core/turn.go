@@ -72,7 +72,7 @@ func (s *Service) BeginTurn(ctx context.Context, userID string, req agentmem.Tur
 		history = append(history, asHeld(rest, held[len(held)-len(rest):])...)
 		n = len(req.Messages)
 	}
-	turn := &agentmem.Turn{Mode: mode, Held: n}
+	turn := &agentmem.Turn{Mode: mode, Held: n, Stored: []*agentmem.Message{}} // [] in JSON when nothing is new
 	for batch := range slices.Chunk(req.Messages[n:], s.opt.MaxBatchMessages) {
 		stored, err := s.AppendMessages(ctx, userID, th.ID, batch, "")
 		if err != nil {
