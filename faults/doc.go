@@ -12,7 +12,7 @@
 // retried with that key (after a connection error, 503 or 429) until
 // acknowledged, and 3 more build contexts, search and end threads (32
 // clients in all). Each time it restarts the server on the same database
-// and address, with --job-lease 5s so that the jobs a killed server held
+// and address, with --job-lease 10s so that the jobs a killed server held
 // run again within seconds. Once the load has stopped and the background
 // jobs have run, it proves that every acknowledged message is stored
 // exactly once, at the seq it was acknowledged with; that each thread's
@@ -36,7 +36,7 @@
 //
 // TestReplicas (PostgreSQL only: SQLite is one process's file by design)
 // runs three serve processes on one schema, each on its own port with
-// --job-lease 5s, as replicas behind a load balancer, and spreads the
+// --job-lease 10s, as replicas behind a load balancer, and spreads the
 // same load over them (StartLoadOn): each client sends to its replica
 // and, after a failure, retries through the next one with the same key.
 // After two seconds it stops one replica (SIGSTOP) until the jobs table

@@ -37,7 +37,7 @@ const (
 )
 
 // TestReplicas runs three serve processes on one PostgreSQL schema, each
-// with its own port and --job-lease 5s, as a deployment behind a load
+// with its own port and --job-lease 10s, as a deployment behind a load
 // balancer would, and spreads the suite's load over them (StartLoadOn).
 // It proves that appends to the same threads through different replicas
 // stay gap-free and ordered, each acknowledged batch stored exactly once;
