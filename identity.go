@@ -12,17 +12,25 @@ type Identity struct {
 	KeyID string // the API key's ID when Via is "apikey"
 }
 
+// How an identity was established (Identity.Via, Caller.Via).
+const (
+	ViaNone   = "none"   // authentication off: the local admin
+	ViaAPIKey = "apikey" // an API key
+	ViaHeader = "header" // a trusted proxy's header
+	ViaCLI    = "cli"    // the command line
+)
+
 // Actor names the identity in the audit log: "key:ID", "header:USER",
 // "local" when authentication is off, "cli" for the command line.
 func (id *Identity) Actor() string {
 	switch {
 	case id == nil:
 		return "unknown"
-	case id.Via == "apikey":
+	case id.Via == ViaAPIKey:
 		return "key:" + id.KeyID
-	case id.Via == "header":
+	case id.Via == ViaHeader:
 		return "header:" + id.Scope.StoredUserID(id.Scope.UserID)
-	case id.Via == "cli":
+	case id.Via == ViaCLI:
 		return "cli"
 	}
 	return "local"
@@ -50,10 +58,10 @@ type Caller struct {
 // admin without authentication.
 func CallerOf(id *Identity) *Caller {
 	if id == nil {
-		return &Caller{Kind: ScopeAdmin, Via: "none", DefaultUser: LocalUser}
+		return &Caller{Kind: ScopeAdmin, Via: ViaNone, DefaultUser: LocalUser}
 	}
 	c := &Caller{Kind: id.Scope.Kind, UserID: id.Scope.UserID, TenantID: id.Scope.TenantID, Via: id.Via, KeyID: id.KeyID}
-	if c.UserID == "" && c.Via == "none" {
+	if c.UserID == "" && c.Via == ViaNone {
 		c.DefaultUser = LocalUser
 	}
 	return c

@@ -53,7 +53,7 @@ func (s *Service) UpdateThread(ctx context.Context, userID, threadID string, upd
 	if err != nil {
 		return nil, err
 	}
-	var marked **agentmem.Reflection
+	var marked *endMark
 	if upd.Status != nil && *upd.Status == agentmem.ThreadEnded {
 		before, err := s.store.FindThreadByID(ctx, u.id, threadID)
 		if err != nil {
@@ -165,9 +165,8 @@ func (s *Service) endJobs(t *agentmem.Thread) [][]*agentmem.Job {
 // again after it ran. A failure is logged, not returned: the job is
 // queued with the end whatever the status says.
 //
-// It returns, when it marked it, the reflection before the mark (a nil
-// pointed to when there was none), for Reflector.Unmark.
-func (s *Service) ending(ctx context.Context, t *agentmem.Thread) **agentmem.Reflection {
+// It returns the mark (nil when it made none), for ended.
+func (s *Service) ending(ctx context.Context, t *agentmem.Thread) *endMark {
 	if t.LastSeq == 0 || s.opt.Reflector == nil {
 		return nil
 	}
@@ -176,18 +175,22 @@ func (s *Service) ending(ctx context.Context, t *agentmem.Thread) **agentmem.Ref
 		s.log.WarnContext(ctx, "ending thread: reflection not marked pending", agentmem.LogThread, t.ID, agentmem.LogErr, err)
 		return nil
 	}
-	return &before
+	return &endMark{before: before}
 }
+
+// endMark is a reflection marked pending by ending: before is the
+// reflection as it was (nil when there was none).
+type endMark struct{ before *agentmem.Reflection }
 
 // ended follows an update that was to end t, with marked what ending
 // returned: when another call ended t first, its reflect job may have
 // run before this call marked the reflection pending, and that mark would
 // stay for good (Reflector.Unmark undoes it).
-func (s *Service) ended(ctx context.Context, t *agentmem.Thread, marked **agentmem.Reflection) {
+func (s *Service) ended(ctx context.Context, t *agentmem.Thread, marked *endMark) {
 	if t.JustEnded || marked == nil {
 		return
 	}
-	if err := s.opt.Reflector.Unmark(ctx, t.UserID, t.ID, *marked); err != nil {
+	if err := s.opt.Reflector.Unmark(ctx, t.UserID, t.ID, marked.before); err != nil {
 		s.log.WarnContext(ctx, "ending thread: a concurrent end's reflection not restored", agentmem.LogThread, t.ID, agentmem.LogErr, err)
 	}
 }

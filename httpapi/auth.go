@@ -18,9 +18,9 @@ import (
 
 // Authentication modes.
 const (
-	AuthNone   = "none"   // every request is the local admin: for a loopback address only
-	AuthAPIKey = "apikey" // Authorization: Bearer KEY or X-API-Key: KEY
-	AuthHeader = "header" // a trusted proxy's identity header (or an API key)
+	AuthNone   = agentmem.ViaNone   // every request is the local admin: for a loopback address only
+	AuthAPIKey = agentmem.ViaAPIKey // Authorization: Bearer KEY or X-API-Key: KEY
+	AuthHeader = agentmem.ViaHeader // a trusted proxy's identity header (or an API key)
 )
 
 // DefaultUserHeader is the header of Azure App Service's Easy Auth (seed

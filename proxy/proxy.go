@@ -266,7 +266,7 @@ func (p *proxy) resolve(r *http.Request, bodyUser, threadID string) (*caller, er
 		agent:  r.Header.Get(HeaderAgent),
 		mode:   cmp.Or(r.Header.Get(HeaderMemory), p.opt.Mode),
 	}
-	authOff := id == nil || id.Via == "none" // authentication off: agentmem.Identity.Via
+	authOff := id == nil || id.Via == agentmem.ViaNone
 	names := []httpx.Name{{Where: HeaderUser, User: header}}
 	if id == nil || id.Scope.Kind != agentmem.ScopeTenant { // a tenant's key names its users in the header
 		names = append(names, httpx.Name{Where: `the body's "user"`, User: bodyUser})

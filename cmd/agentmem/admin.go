@@ -40,7 +40,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 // cliContext is ctx with the command line's identity: an admin, named
 // "cli" in the audit log.
 func cliContext(ctx context.Context) context.Context {
-	return agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Via: "cli", Scope: agentmem.Scope{Kind: agentmem.ScopeAdmin}})
+	return agentmem.NewContextWithIdentity(ctx, &agentmem.Identity{Via: agentmem.ViaCLI, Scope: agentmem.Scope{Kind: agentmem.ScopeAdmin}})
 }
 
 // exportArgs are export's arguments.
