@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -218,14 +217,15 @@ func TestErrors_UpstreamAddressHidden(t *testing.T) {
 }
 
 // refusingUpstream returns the base URL of an address that refuses
-// connections: a loopback port that was listened on and closed.
+// connections: loopback port 1, where nothing listens and which is no
+// ephemeral port. (A port listened on and closed was handed again to
+// another test's server, running in parallel, which answered 404.)
 func refusingUpstream(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	const addr = "127.0.0.1:1"
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("%s accepts connections: it cannot stand for an upstream that refuses them", addr)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return "http://127.0.0.1:" + strconv.Itoa(port)
+	return "http://" + addr
 }
